@@ -1,0 +1,1 @@
+"""questbot: quests from failing checks, driven by people at three checkpoints."""

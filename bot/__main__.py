@@ -1,0 +1,52 @@
+"""questbot's command line: ``python -m bot replay|serve|worker|demo``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from bot.replay import JournalFileError, read_journal, read_policy, replay, result_json, result_text
+
+
+def _replay(args: argparse.Namespace) -> int:
+    try:
+        policy = read_policy(args.policy)
+        if args.redis:
+            from bot.journal.recovery import replay_from_redis  # noqa: PLC0415
+
+            import asyncio  # noqa: PLC0415
+
+            result = asyncio.run(replay_from_redis(args.redis, args.journal, policy))
+        else:
+            result = replay(read_journal(Path(args.journal)), policy)
+    except (JournalFileError, OSError) as exc:
+        print(f"replay: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result_json(result), indent=2, sort_keys=True))
+    else:
+        print(result_text(result))
+    return 1 if result.invalid is not None else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    rp = sub.add_parser("replay", help="fold a quest's journal and print what it decided")
+    rp.add_argument("journal", help="an events .jsonl file, or with --redis a quest id")
+    rp.add_argument("--policy", type=Path, help="a policy JSON file (default: the default policy)")
+    rp.add_argument("--redis", metavar="URL", help="read the quest's journal from this Redis")
+    rp.add_argument("--json", action="store_true", help="print the result as JSON")
+    rp.set_defaults(func=_replay)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""The pure quest lifecycle (seed 000): no I/O, no clock, no randomness, no ids minted here.
+
+Import from here: ``step``, ``fold``, the models and the errors.
+"""
+
+from bot.core.canonical import canonical_digest, canonical_json
+from bot.core.effects import Effect, EffectType, effect_key
+from bot.core.errors import InvalidTransition, QuestError, Refusal, TableViolation
+from bot.core.events import (
+    EVENT_ADAPTER,
+    EVENT_TYPES,
+    Event,
+    Route,
+    Severity,
+    SignalKind,
+    Snapshot,
+    Verdict,
+)
+from bot.core.lifecycle import FoldResult, InvalidAt, Transition, fold, step
+from bot.core.policy import Checkpoint, CheckpointMode, Policy
+from bot.core.proof import CheckRecord, ProofBundle, Reproduction, Risk
+from bot.core.quest import Outcome, ParkReason, Quest
+from bot.core.states import ACTIVE, LIVE, TERMINAL, State
+
+__all__ = [
+    "ACTIVE", "EVENT_ADAPTER", "EVENT_TYPES", "LIVE", "TERMINAL", "CheckRecord", "Checkpoint",
+    "CheckpointMode", "Effect", "EffectType", "Event", "FoldResult", "InvalidAt",
+    "InvalidTransition", "Outcome", "ParkReason", "Policy", "ProofBundle", "Quest",
+    "QuestError", "Refusal", "Reproduction", "Risk", "Route", "Severity", "SignalKind",
+    "Snapshot", "State", "TableViolation", "Transition", "Verdict", "canonical_digest",
+    "canonical_json", "effect_key", "fold", "step",
+]

@@ -1,0 +1,296 @@
+"""Events: everything that can happen to a quest, as frozen, JSON round-trippable models.
+
+Each event carries a stable ``id`` (a GitHub delivery id plus an index, a comment id, a
+runner's receipt id, a timer's due time) and the time it happened, ``at``. The core never
+reads a clock or mints an id: both arrive here. ``actor`` is the GitHub login of the person
+who caused the event, or ``None`` for questbot, its agent and its runners.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
+
+from bot.core.policy import Checkpoint
+from bot.core.proof import ProofBundle, Risk
+
+
+class Route(StrEnum):
+    AUTO_FIX = "auto_fix"
+    RESEARCH_ONLY = "research_only"
+    HUMAN = "human"
+    IGNORE = "ignore"
+    DUPLICATE = "duplicate"
+    CONFLICT = "conflict"
+
+
+class SignalKind(StrEnum):
+    CHECK_FAILURE = "check_failure"
+    ISSUE = "issue"
+    COMMENT = "comment"
+    REGRESSION = "regression"
+
+
+class Severity(StrEnum):
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+    @property
+    def rank(self) -> int:
+        return _SEVERITY_RANK[self]
+
+
+_SEVERITY_RANK = {s: i for i, s in enumerate(Severity)}
+
+
+def max_severity(a: Severity, b: Severity) -> Severity:
+    return a if a.rank >= b.rank else b
+
+
+class Verdict(StrEnum):
+    APPROVE = "approve"
+    REVISE = "revise"
+    REJECT = "reject"
+
+
+class Snapshot(BaseModel):
+    """What a decision was made on. A decision counts only while the quest still shows it."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    revision: int
+    head: str | None = None
+    base: str | None = None
+    proof_digest: str | None = None
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1)
+    quest_id: str = Field(min_length=1)
+    at: datetime
+    actor: str | None = None
+
+
+class SignalSensed(_Event):
+    type: Literal["signal_sensed"] = "signal_sensed"
+    repo: str
+    fingerprint: str
+    kind: SignalKind
+    severity: Severity = Severity.MEDIUM
+    title: str = ""
+    source: str = ""
+    base: str | None = None
+
+
+class Triaged(_Event):
+    type: Literal["triaged"] = "triaged"
+    route: Route
+    risk: Risk = Risk.LOW
+    duplicate_of: str | None = None
+    parent: str | None = None
+
+    @model_validator(mode="after")
+    def _route_targets(self) -> Triaged:
+        if self.route is Route.DUPLICATE and not self.duplicate_of:
+            raise ValueError("route duplicate needs duplicate_of: the quest the signal joins")
+        if self.route is Route.CONFLICT and not self.parent:
+            raise ValueError("route conflict needs parent: the quest this one waits for")
+        return self
+
+
+class SignalAttached(_Event):
+    type: Literal["signal_attached"] = "signal_attached"
+    fingerprint: str
+    source: str = ""
+    severity: Severity = Severity.MEDIUM
+
+
+class HypothesisWritten(_Event):
+    type: Literal["hypothesis_written"] = "hypothesis_written"
+    summary: str
+    evidence_digest: str | None = None
+
+
+class Reproduced(_Event):
+    type: Literal["reproduced"] = "reproduced"
+    check: str
+    commit: str | None = None
+
+
+class ReproductionFailed(_Event):
+    type: Literal["reproduction_failed"] = "reproduction_failed"
+    reason: str
+
+
+class PlanWritten(_Event):
+    type: Literal["plan_written"] = "plan_written"
+    summary: str
+    risk: Risk = Risk.LOW
+
+
+class PatchPushed(_Event):
+    type: Literal["patch_pushed"] = "patch_pushed"
+    head: str
+    pusher: str
+
+
+class ProofCompleted(_Event):
+    type: Literal["proof_completed"] = "proof_completed"
+    bundle: ProofBundle
+    digest: str
+
+
+class ProofFailed(_Event):
+    type: Literal["proof_failed"] = "proof_failed"
+    head: str
+    reason: str
+    digest: str | None = None
+
+
+class CheckpointDecided(_Event):
+    type: Literal["checkpoint_decided"] = "checkpoint_decided"
+    checkpoint: Checkpoint
+    verdict: Verdict
+    automatic: bool = False
+    reason: str = ""
+    snapshot: Snapshot | None = None
+    """The snapshot the decider saw; a mismatch with the quest's makes the decision stale."""
+
+
+class Claimed(_Event):
+    type: Literal["claimed"] = "claimed"
+
+
+class Released(_Event):
+    type: Literal["released"] = "released"
+
+
+class Paused(_Event):
+    type: Literal["paused"] = "paused"
+    reason: str = ""
+
+
+class Resumed(_Event):
+    type: Literal["resumed"] = "resumed"
+
+
+class Killed(_Event):
+    type: Literal["killed"] = "killed"
+    reason: str = ""
+
+
+class HumanRevision(_Event):
+    type: Literal["human_revision"] = "human_revision"
+    head: str
+    pusher: str
+
+
+class BaseMoved(_Event):
+    type: Literal["base_moved"] = "base_moved"
+    base: str
+
+
+class Landed(_Event):
+    type: Literal["landed"] = "landed"
+    merge_sha: str
+
+
+class WatchClean(_Event):
+    type: Literal["watch_clean"] = "watch_clean"
+
+
+class RegressionDetected(_Event):
+    type: Literal["regression_detected"] = "regression_detected"
+    source: str = ""
+
+
+class RollbackConfirmed(_Event):
+    type: Literal["rollback_confirmed"] = "rollback_confirmed"
+    revert_sha: str
+
+
+class Reopened(_Event):
+    type: Literal["reopened"] = "reopened"
+    fingerprint: str
+    source: str = ""
+    severity: Severity = Severity.MEDIUM
+
+
+class ParentLanded(_Event):
+    type: Literal["parent_landed"] = "parent_landed"
+    parent: str
+
+
+class ChildEvidence(_Event):
+    type: Literal["child_evidence"] = "child_evidence"
+    child: str
+
+
+class SpendRequested(_Event):
+    type: Literal["spend_requested"] = "spend_requested"
+    amount_cents: int = Field(ge=0)
+    purpose: str
+
+
+class SpendDecided(_Event):
+    type: Literal["spend_decided"] = "spend_decided"
+    request_id: str
+    approved: bool
+
+
+class UsageRecorded(_Event):
+    type: Literal["usage_recorded"] = "usage_recorded"
+    tokens: int = Field(default=0, ge=0)
+    cost_cents: int = Field(default=0, ge=0)
+
+
+class CommentPosted(_Event):
+    type: Literal["comment_posted"] = "comment_posted"
+    comment_id: int
+
+
+Event = Annotated[
+    SignalSensed
+    | Triaged
+    | SignalAttached
+    | HypothesisWritten
+    | Reproduced
+    | ReproductionFailed
+    | PlanWritten
+    | PatchPushed
+    | ProofCompleted
+    | ProofFailed
+    | CheckpointDecided
+    | Claimed
+    | Released
+    | Paused
+    | Resumed
+    | Killed
+    | HumanRevision
+    | BaseMoved
+    | Landed
+    | WatchClean
+    | RegressionDetected
+    | RollbackConfirmed
+    | Reopened
+    | ParentLanded
+    | ChildEvidence
+    | SpendRequested
+    | SpendDecided
+    | UsageRecorded
+    | CommentPosted,
+    Field(discriminator="type"),
+]
+
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+
+EVENT_TYPES: tuple[str, ...] = tuple(
+    cls.model_fields["type"].default for cls in _Event.__subclasses__()
+)

@@ -1,0 +1,145 @@
+"""``step`` and ``fold``: the quest lifecycle of seed 000 as one pure function and its replay.
+
+Theory of operation. A quest is a frozen record; an event is a frozen record with a stable id.
+``step(quest, event, policy)`` looks the event up in ``table.TABLE``: if the table lists no move
+for the quest's state, the event is refused with ``InvalidTransition`` naming the state, the
+event and the reason, and the caller keeps the quest it had. Otherwise the event's handler in
+``rules`` returns the next quest and the effects to ask for; ``step`` checks that the next
+state is one the table lists and gives each effect its key. Two exceptions to "undefined is an
+error": a terminal quest absorbs events (reported as ``absorbed``) except usage receipts, which
+are still recorded, and — for ``closed`` — ``reopened``; and a claimed review refuses workflow
+actions from anyone but its owner before the table is consulted.
+
+``fold`` runs a journal through ``step`` in order. An event id seen before is absorbed (GitHub
+redelivers with the same id), so the same journal always gives the same quest and keys.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from bot.core import rules
+from bot.core.effects import Effect, effect_key
+from bot.core.errors import InvalidTransition, Refusal, TableViolation
+from bot.core.events import Event
+from bot.core.policy import Policy
+from bot.core.quest import Quest
+from bot.core.states import TERMINAL, State
+from bot.core.table import TABLE
+
+CLAIM_GUARDED: frozenset[str] = frozenset(
+    {"checkpoint_decided", "claimed", "released", "paused", "resumed", "killed", "triaged"}
+)
+"""Workflow actions and decisions a claimed review accepts only from its owner."""
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    quest: Quest
+    effects: tuple[Effect, ...]
+    absorbed: bool = False
+    """The quest is terminal and the event changed nothing (it is still journaled)."""
+
+
+def step(quest: Quest | None, event: Event, policy: Policy) -> Transition:
+    etype = event.type
+    moves = TABLE[etype]
+    if quest is None:
+        if None not in moves:
+            raise InvalidTransition("none", etype, "no quest exists yet; a quest starts with "
+                                    "signal_sensed", Refusal.UNDEFINED)
+    else:
+        if event.quest_id != quest.id:
+            raise InvalidTransition(quest.state.value, etype, f"the event is for quest "
+                                    f"{event.quest_id}, not {quest.id}", Refusal.BAD_EVENT)
+        state = quest.state
+        if state in TERMINAL and state not in moves:
+            return Transition(quest, (), absorbed=True)
+        if state is State.HANDED_OFF and etype in CLAIM_GUARDED and event.actor != quest.owner:
+            raise InvalidTransition(state.value, etype, f"the review is claimed by @{quest.owner}; "
+                                    "ask them, or wait for /release", Refusal.CLAIMED)
+        if state not in moves:
+            raise InvalidTransition(state.value, etype, _undefined_reason(state, etype),
+                                    Refusal.UNDEFINED)
+    nq, asks = rules.HANDLERS[etype](quest, event, policy)  # type: ignore[arg-type]
+    source = quest.state if quest is not None else None
+    if nq.state not in moves[source]:
+        raise TableViolation(f"{etype} moved {source} to {nq.state}, which the table does not list")
+    effects = _keyed(nq, event.id, asks)
+    return Transition(nq, effects)
+
+
+def _keyed(quest: Quest, event_id: str, asks: rules.Asks) -> tuple[Effect, ...]:
+    if not asks:
+        return ()
+    seen: dict[str, int] = {}
+    out = []
+    for etype, payload in asks:
+        occurrence = seen.get(etype, 0)
+        seen[etype] = occurrence + 1
+        out.append(Effect.model_construct(
+            key=effect_key(quest.id, quest.revision, etype.value, event_id, occurrence),
+            type=etype, quest_id=quest.id, revision=quest.revision, event_id=event_id,
+            occurrence=occurrence, payload=payload,
+        ))
+    return tuple(out)
+
+
+def _undefined_reason(state: State, etype: str) -> str:
+    allowed = sorted(str(s) for s in TABLE[etype] if s is not None)
+    where = ", ".join(allowed) if allowed else "no state"
+    return f"{etype} is only defined in {where}"
+
+
+@dataclass(frozen=True, slots=True)
+class InvalidAt:
+    """The first refused event of a fold."""
+
+    index: int
+    event_id: str
+    event_type: str
+    state: str
+    reason: str
+    code: Refusal
+
+
+@dataclass(frozen=True, slots=True)
+class FoldResult:
+    quest: Quest | None
+    effects: tuple[Effect, ...]
+    invalid: InvalidAt | None = None
+    applied: int = 0
+    absorbed: tuple[str, ...] = field(default=())
+    """Ids of events that changed nothing: redeliveries and events after a terminal state."""
+
+
+def fold(events: Iterable[Event], policy: Policy, *, stop_at_invalid: bool = True,
+         quest: Quest | None = None) -> FoldResult:
+    """Replay ``events`` in order. With ``stop_at_invalid`` (the default) replay stops at the
+    first refused event; otherwise refused events are skipped, as the live path skips them."""
+    effects: list[Effect] = []
+    seen: set[str] = set()
+    absorbed: list[str] = []
+    invalid: InvalidAt | None = None
+    applied = 0
+    for index, event in enumerate(events):
+        if event.id in seen:
+            absorbed.append(event.id)
+            continue
+        seen.add(event.id)
+        try:
+            t = step(quest, event, policy)
+        except InvalidTransition as exc:
+            if invalid is None:
+                invalid = InvalidAt(index, event.id, event.type, exc.state, exc.reason, exc.code)
+            if stop_at_invalid:
+                break
+            continue
+        if t.absorbed:
+            absorbed.append(event.id)
+        quest = t.quest
+        effects.extend(t.effects)
+        applied += 1
+    return FoldResult(quest, tuple(effects), invalid, applied, tuple(absorbed))
+

@@ -1,0 +1,112 @@
+"""The quest record: everything the lifecycle needs to decide, and nothing that grows without
+bound (signals, comments and decisions are counted here and kept in full in the journal)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.core.events import Route, Severity, SignalKind, Snapshot
+from bot.core.proof import Risk
+from bot.core.states import State
+
+
+class ParkReason(StrEnum):
+    PAUSED = "paused"
+    ATTEMPTS_EXHAUSTED = "attempts_exhausted"
+    CANNOT_REPRODUCE = "cannot_reproduce"
+    WAITING_FOR_PARENT = "waiting_for_parent"
+    RESEARCH_COMPLETE = "research_complete"
+
+
+class Outcome(StrEnum):
+    """Why a quest ended, for the terminal states."""
+
+    CLOSED = "closed"
+    KILLED = "killed"
+    REJECTED = "rejected"
+    IGNORED = "ignored"
+    DUPLICATE = "duplicate"
+
+
+class Quest(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    repo: str
+    state: State
+    revision: int = 1
+    fingerprint: str
+    kind: SignalKind
+    title: str = ""
+    severity: Severity = Severity.MEDIUM
+    severity_floor: Severity = Severity.LOW
+    risk: Risk = Risk.LOW
+    route: Route | None = None
+    awaiting_person: bool = False
+
+    signals: int = 1
+    last_signal: str = ""
+
+    base: str | None = None
+    head: str | None = None
+    head_pusher: str | None = None
+    hypothesis: str | None = None
+    reproduction: str | None = None
+    plan: str | None = None
+    attempts: int = 0
+    proof: Snapshot | None = None
+    """The snapshot (with digest) the completed proof was bound to."""
+    c_approval: Snapshot | None = None
+    """The snapshot a C approval was given on; it counts only while it equals ``snapshot``."""
+    merge_sha: str | None = None
+
+    resume_state: State | None = None
+    park_reason: ParkReason | None = None
+    claimed_from: State | None = None
+    owner: str | None = None
+
+    parent: str | None = None
+    children: tuple[str, ...] = ()
+    duplicate_of: str | None = None
+    outcome: Outcome | None = None
+
+    spend_pending: tuple[str, ...] = ()
+    spend_approved: int = 0
+    usage_tokens: int = 0
+    usage_cost_cents: int = 0
+    decisions: int = 0
+    recorded_only_decisions: int = 0
+    comments: int = 0
+
+    @property
+    def snapshot(self) -> Snapshot:
+        return Snapshot(
+            revision=self.revision,
+            head=self.head,
+            base=self.base,
+            proof_digest=self.proof.proof_digest if self.proof else None,
+        )
+
+    @property
+    def proof_bound(self) -> bool:
+        """The completed proof was made on exactly this revision, head and base."""
+        proof = self.proof
+        return (
+            proof is not None
+            and proof.revision == self.revision
+            and proof.head == self.head
+            and proof.base == self.base
+        )
+
+    @property
+    def c_approval_counts(self) -> bool:
+        return self.c_approval is not None and self.c_approval == self.snapshot
+
+    @property
+    def checkpoint_state(self) -> State:
+        """The state whose checkpoint is open: through a claim, the one it was claimed from."""
+        if self.state is State.HANDED_OFF and self.claimed_from is not None:
+            return self.claimed_from
+        return self.state

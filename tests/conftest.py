@@ -1,0 +1,46 @@
+"""Shared fixtures: a real Redis for every test that needs one."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+
+import pytest
+import redis
+import redis.asyncio
+
+from tests.redis_server import RedisServer, external_url
+
+
+@pytest.fixture(scope="session")
+def redis_url() -> Iterator[str]:
+    """The URL of a real Redis: ``REDIS_URL`` if set, else a ``redis-server`` of our own."""
+    url = external_url()
+    if url is not None:
+        yield url
+        return
+    server = RedisServer()
+    server.start()
+    try:
+        yield server.url
+    finally:
+        server.cleanup()
+
+
+@pytest.fixture
+def redis_sync(redis_url: str) -> Iterator[redis.Redis]:
+    client = redis.Redis.from_url(redis_url)
+    client.flushdb()
+    try:
+        yield client
+    finally:
+        client.close()
+
+
+@pytest.fixture
+async def redis_async(redis_url: str) -> AsyncIterator[redis.asyncio.Redis]:
+    client = redis.asyncio.Redis.from_url(redis_url)
+    await client.flushdb()
+    try:
+        yield client
+    finally:
+        await client.aclose()
