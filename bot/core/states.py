@@ -61,3 +61,23 @@ AGENT_STATES: frozenset[State] = frozenset(
 
 PROOF_BOUND_STATES: frozenset[State] = frozenset({State.PROVING, State.READY, State.LANDING})
 """States whose proof or approval a base change or a human revision invalidates."""
+
+MEANING: dict[State, str] = {
+    State.SENSED: "A signal arrived.",
+    State.TRIAGED: "A route was chosen.",
+    State.RESEARCHING: "Evidence is being gathered.",
+    State.HYPOTHESISED: "A hypothesis is written. Checkpoint A.",
+    State.REPRODUCING: "A failing check is being written.",
+    State.PLANNED: "The failure is reproduced and a plan exists. Checkpoint B.",
+    State.PATCHING: "A fix is being written.",
+    State.PROVING: "The proof bundle is being assembled.",
+    State.READY: "Proof is complete. Checkpoint C.",
+    State.LANDING: "The reviewed commit is being written.",
+    State.WATCHING: "Deployed and under observation.",
+    State.CLOSED: "Watched clean. Terminal.",
+    State.ROLLED_BACK: "A regression was seen; waiting for the rollback receipt.",
+    State.PARKED: "Stopped, with a reason. Resumable.",
+    State.HANDED_OFF: "A person holds the review.",
+    State.ABANDONED: "Killed or rejected. Terminal.",
+}
+"""Seed 000's words for each state, shown in docs and in the status comment."""

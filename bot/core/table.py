@@ -68,7 +68,7 @@ TABLE: dict[str, Moves] = {
     # the forge moving under the quest
     "human_revision": {
         **_same([S.SENSED, S.TRIAGED, S.RESEARCHING, S.HYPOTHESISED, S.REPRODUCING, S.PLANNED]),
-        S.PATCHING: _to(S.PROVING),
+        S.PATCHING: _to(S.PROVING, S.PATCHING),  # stays when the head is already recorded
         S.PROVING: _to(S.PROVING),
         S.READY: _to(S.PROVING, S.READY),
         S.LANDING: _to(S.PROVING, S.LANDING),
@@ -78,9 +78,10 @@ TABLE: dict[str, Moves] = {
     "base_moved": {
         **_same(s for s in _LIVE_ORDERED if s not in {S.PROVING, S.READY, S.LANDING,
                                                      S.HANDED_OFF}),
-        S.PROVING: _to(S.PATCHING),
-        S.READY: _to(S.PATCHING),
-        S.LANDING: _to(S.PATCHING),
+        # a base already recorded (a redelivered push) leaves the quest where it is
+        S.PROVING: _to(S.PATCHING, S.PROVING),
+        S.READY: _to(S.PATCHING, S.READY),
+        S.LANDING: _to(S.PATCHING, S.LANDING),
         S.HANDED_OFF: _to(S.PATCHING, S.HANDED_OFF),
     },
     # landing and after

@@ -1,0 +1,153 @@
+"""Generate ``docs/lifecycle.md`` from the core's table, so the docs cannot drift from the code
+(``scripts/gen_lifecycle_docs.py`` writes it; a test checks the file is current)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from bot.core.states import CHECKPOINT_AT, MEANING, TERMINAL, State
+from bot.core.table import TABLE
+
+INTERPRETATIONS = """\
+## Interpretations
+
+Where seed 000 leaves a point open, the core settles it as `../shared/DESIGN.md` says, and as
+follows. Each is enforced in `bot/core/rules.py` and tested in `tests/core/`.
+
+1. **Events are journaled only when applied.** A refused event (an undefined move, a stale or
+   unauthorised decision) raises `InvalidTransition` with the state, the event and the reason;
+   the quest is unchanged and the worker replies to the person instead of journaling it.
+2. **Human route** leaves the quest in `triaged`, marked `awaiting_person`, and asks for
+   `notify_inbox`. A person starts it with `/quest fix` or `/quest research` (a `triaged` event
+   with an actor) or kills it.
+3. **Duplicate** ends the new quest at once as `abandoned` with outcome `duplicate` and asks for
+   `merge_signal` into the existing quest, which records it as `signal_attached`. No live quest
+   is created, and it never counts against the live-quest cap.
+4. **Conflict** parks the child (`waiting_for_parent`) and asks for `deliver_child_evidence`, so
+   the parent records the child (`child_evidence`). When the parent lands it asks for one
+   `resume_dependents` per child, which arrives at the child as `parent_landed` and starts its
+   research. A child registered after its parent landed is resumed at once.
+5. **Revise** at A returns to `researching`; at B to `reproducing` (the reproduction stands; the
+   agent is asked for a new plan, `stage: plan`); at C to `patching`.
+6. **Advisory and shadow.** An automatic decision (`automatic: true`) advances an advisory
+   checkpoint; at a blocking checkpoint, or in shadow mode, it is recorded and the quest stays.
+   People's decisions act as usual in every mode.
+7. **A C approval is a snapshot** (revision, head, base, proof digest) and counts only while the
+   quest still shows it; `land` carries that snapshot and its head. New proof, a base change and
+   a human revision change the snapshot; a new signal during proof clears the approval. A
+   decision event may carry the snapshot its author saw; a mismatch is refused as stale.
+8. **Producer is not reviewer.** The account that pushed the head under review cannot approve it
+   at C.
+9. **Claims.** `/claim` works only at a checkpoint and moves the quest to `handed_off`. While held,
+   decisions and workflow actions (`checkpoint_decided`, `claimed`, `released`, `paused`,
+   `resumed`, `killed`, `triaged`) from anyone but the owner are refused; comments, signals,
+   usage and proof events still apply. The owner's decision ends the claim and applies. A human
+   revision during a claim re-runs the proof with the review still held; if proof then succeeds
+   the review stays held at C; if it fails, or the base moves, the owner is cleared first.
+10. **Base moved** in `proving`, `ready` or `landing` goes to `patching` and asks for `rebase`
+    (the seed names `landing`; a proof or an approval on the old base is just as stale in the
+    other two). Elsewhere the new base is recorded.
+11. **Human revision** that changes the head increments the revision. In `patching`, `proving`,
+    `ready`, `landing` (and a claim held over them) it asks for `run_proof` (and `stop_agent`
+    when the agent was patching). Before a patch exists it is recorded. A parked quest resumes
+    into `proving` to prove the person's head.
+12. **Proof** completes only with a recorded patch head and a bundle whose quest id, revision,
+    risk, base and head match the quest, sent with the canonical digest of the bundle:
+    SHA-256 over `json.dumps(bundle, sort_keys=True, separators=(",", ":"),
+    ensure_ascii=False)` encoded as UTF-8 (`bot/core/canonical.py`). A bundle that records a
+    failing check or an unconfirmed reproduction is refused: a failed verification is never
+    accepted as proof. `proof_failed` for a head the quest has moved past is refused as stale.
+13. **Attempts** count patches pushed. With attempts left a failed proof returns to `patching`
+    with the failing output (`repair`); when they are spent the quest parks
+    (`attempts_exhausted`), and `/resume` gives it a fresh set.
+14. **Pause and resume.** Any live state but `parked` pauses to `parked` (`stop_agent` if an agent
+    was running); `/resume` returns to the state it was in and asks again for that state's work.
+    Resuming into `landing` whose approval no longer counts goes to `ready` instead. A finished
+    research-only quest (approved at A) does not resume: `/quest fix` turns it into a fix.
+15. **Terminal states** absorb every event except `usage_recorded` (still summed) and, for
+    `closed`, `reopened`: a regression signal with the quest's fingerprint keeps its id, raises
+    its severity to at least its floor, attaches the signal, increments the revision and starts
+    research again. `rollback_confirmed` likewise starts research at revision + 1.
+16. **Redelivery.** `fold` absorbs an event whose id it has already applied.
+17. **Status comment and check run** are a projection of the quest after each applied event,
+    kept by the GitHub adapter, not effects of the core: the seed's effect list stays exact.
+"""
+
+
+def _targets(event_type: str, state: State | None) -> str:
+    moves = TABLE[event_type][state]
+    if moves == frozenset({state}):
+        return "(stays)"
+    return ", ".join(sorted(s.value for s in moves))
+
+
+def state_table() -> str:
+    rows = ["| state | meaning | checkpoint | terminal |", "|---|---|---|---|"]
+    for s in State:
+        cp = CHECKPOINT_AT.get(s)
+        rows.append(f"| `{s.value}` | {MEANING[s]} | {cp.value if cp else ''} | "
+                    f"{'yes' if s in TERMINAL else ''} |")
+    return "\n".join(rows)
+
+
+def transition_table() -> str:
+    rows = ["| event | from | to |", "|---|---|---|"]
+    for event_type, moves in TABLE.items():
+        by_target: dict[str, list[str]] = defaultdict(list)
+        for source in moves:
+            label = "(no quest)" if source is None else f"`{source.value}`"
+            by_target[_targets(event_type, source)].append(label)
+        for target, sources in by_target.items():
+            rows.append(f"| `{event_type}` | {', '.join(sources)} | {target} |")
+    return "\n".join(rows)
+
+
+def mermaid() -> str:
+    """Edges that change the state, labelled by the events that take them. The bookkeeping
+    events that keep the state (usage, comments, signals) are left out to keep it readable."""
+    edges: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for event_type, moves in TABLE.items():
+        for source, targets in moves.items():
+            for target in sorted(targets, key=list(State).index):
+                if target == source:
+                    continue
+                src = "[*]" if source is None else source.value
+                edges[(src, target.value)].append(event_type)
+    lines = ["stateDiagram-v2"]
+    for (src, dst), events in edges.items():
+        label = ", ".join(sorted(set(events)))
+        if len(events) > 3:
+            label = ", ".join(sorted(set(events))[:3]) + ", …"
+        lines.append(f"    {src} --> {dst}: {label}")
+    lines.extend(f"    {s.value} --> [*]" for s in State if s in TERMINAL)
+    return "\n".join(lines)
+
+
+def render() -> str:
+    return "\n".join([
+        "# The quest lifecycle",
+        "",
+        "<!-- Generated by scripts/gen_lifecycle_docs.py from bot/core/table.py; do not edit."
+        " tests/core/test_docs.py fails when this file is out of date. -->",
+        "",
+        "Seed 000's sixteen states as `bot/core` implements them: `step(quest, event, policy)`",
+        "looks the event up in `bot/core/table.py`, and the handler in `bot/core/rules.py` picks",
+        "among the moves listed here. Anything not listed is refused with `InvalidTransition`;",
+        "terminal states absorb instead (see Interpretations).",
+        "",
+        "## States",
+        "",
+        state_table(),
+        "",
+        "## Transitions",
+        "",
+        transition_table(),
+        "",
+        "## Diagram",
+        "",
+        "```mermaid",
+        mermaid(),
+        "```",
+        "",
+        INTERPRETATIONS,
+    ])
