@@ -1,0 +1,48 @@
+"""A local fake of the GitHub REST API and webhook sender, shared by the tests and the demo.
+
+Start it with ``async with FakeGitHub() as fake:`` and point a gidgethub client at ``fake.url``;
+arrange scenes with :class:`~tests.fakegithub.actions.Actions` helpers (``create_repository``,
+``push``, ``comment``, ``fail_check``…); end with ``fake.assert_clean()``. Every request is checked
+against ``../shared/github/rest-subset.openapi.json``.
+"""
+
+from tests.fakegithub.calls import GitHubError, Reply
+from tests.fakegithub.keys import KeyPair, app_jwt, generate_key_pair, shared_key_pair
+from tests.fakegithub.openapi import OpenAPI
+from tests.fakegithub.server import Exchange, FakeGitHub
+from tests.fakegithub.state import Permission
+from tests.fakegithub.webhooks import (
+    Delivery,
+    DeliveryResult,
+    Example,
+    build_delivery,
+    build_payload,
+    deep_merge,
+    example_files,
+    load_example,
+    send,
+    signature_headers,
+)
+
+__all__ = [
+    "Delivery",
+    "DeliveryResult",
+    "Example",
+    "Exchange",
+    "FakeGitHub",
+    "GitHubError",
+    "KeyPair",
+    "OpenAPI",
+    "Permission",
+    "Reply",
+    "app_jwt",
+    "build_delivery",
+    "build_payload",
+    "deep_merge",
+    "example_files",
+    "generate_key_pair",
+    "load_example",
+    "send",
+    "shared_key_pair",
+    "signature_headers",
+]

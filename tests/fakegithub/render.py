@@ -1,0 +1,359 @@
+"""Turn the fake's state into GitHub's JSON, starting from GitHub's own documented examples.
+
+Each answer begins as a deep copy of the matching ``components/examples`` value from the REST
+description and has the fields the fake knows overwritten. Fields the fake does not model keep
+GitHub's example values, so every answer has GitHub's full shape, and the server's response
+validation catches any field set to the wrong type.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+from typing import Any
+
+from tests.fakegithub.openapi import OpenAPI
+from tests.fakegithub.state import (
+    CheckRun,
+    Comment,
+    CommitStatus,
+    Installation,
+    Issue,
+    PullRequest,
+    Repository,
+    Review,
+    WorkflowRun,
+    World,
+)
+
+
+def user_id(login: str) -> int:
+    """A stable numeric id for a login; the fake has no user table."""
+    return int(hashlib.sha256(login.encode()).hexdigest()[:7], 16)
+
+
+class Renderer:
+    """Renders state for one server; ``base`` is the fake's URL, used in every ``url`` field."""
+
+    def __init__(self, api: OpenAPI, world: World, base: str) -> None:
+        self.api = api
+        self.world = world
+        self.base = base.rstrip("/")
+
+    def repo_url(self, repo: Repository) -> str:
+        return f"{self.base}/repos/{repo.full_name}"
+
+    def user(self, login: str, kind: str | None = None) -> dict[str, Any]:
+        out: dict[str, Any] = self.api.example("pull-request")["user"]
+        kind = kind or ("Bot" if login.endswith("[bot]") else "User")
+        out.update(
+            login=login,
+            id=user_id(login),
+            node_id=f"U_{user_id(login)}",
+            url=f"{self.base}/users/{login}",
+            html_url=f"https://github.com/{login}",
+            type=kind,
+        )
+        return out
+
+    def repository(self, repo: Repository) -> dict[str, Any]:
+        out: dict[str, Any] = self.api.example("pull-request")["head"]["repo"]
+        out.update(
+            id=repo.id,
+            node_id=f"R_{repo.id}",
+            name=repo.name,
+            full_name=repo.full_name,
+            owner=self.user(repo.owner, "Organization"),
+            private=repo.private,
+            default_branch=repo.default_branch,
+            url=self.repo_url(repo),
+            html_url=f"https://github.com/{repo.full_name}",
+        )
+        return out
+
+    def label(self, repo: Repository, name: str) -> dict[str, Any]:
+        out: dict[str, Any] = self.api.example("label-items")[0]
+        out.update(
+            id=user_id(f"{repo.full_name}#{name}"),
+            name=name,
+            url=f"{self.repo_url(repo)}/labels/{name}",
+            description=None,
+            default=False,
+        )
+        return out
+
+    def issue(self, repo: Repository, issue: Issue) -> dict[str, Any]:
+        out: dict[str, Any] = self.api.example("issue")
+        url = f"{self.repo_url(repo)}/issues/{issue.number}"
+        out.update(
+            id=repo.id * 100000 + issue.number,
+            node_id=f"I_{repo.id}_{issue.number}",
+            url=url,
+            repository_url=self.repo_url(repo),
+            labels_url=f"{url}/labels{{/name}}",
+            comments_url=f"{url}/comments",
+            events_url=f"{url}/events",
+            html_url=f"https://github.com/{repo.full_name}/issues/{issue.number}",
+            number=issue.number,
+            state=issue.state,
+            title=issue.title,
+            body=issue.body,
+            user=self.user(issue.user),
+            labels=[self.label(repo, name) for name in issue.labels],
+            assignee=None,
+            assignees=[],
+            milestone=None,
+            comments=len(issue.comments),
+            created_at=issue.created_at,
+            updated_at=issue.created_at,
+            closed_at=None,
+            closed_by=None,
+            author_association="MEMBER" if repo.permission(issue.user) != "none" else "NONE",
+            state_reason=None,
+        )
+        if not issue.is_pull_request:
+            out.pop("pull_request", None)
+        else:
+            out["pull_request"]["url"] = f"{self.repo_url(repo)}/pulls/{issue.number}"
+        return out
+
+    def comment(self, repo: Repository, comment: Comment) -> dict[str, Any]:
+        out: dict[str, Any] = self.api.example("issue-comment")
+        out.update(
+            id=comment.id,
+            node_id=f"IC_{comment.id}",
+            url=f"{self.repo_url(repo)}/issues/comments/{comment.id}",
+            html_url=f"https://github.com/{repo.full_name}/issues/{comment.issue_number}"
+            f"#issuecomment-{comment.id}",
+            issue_url=f"{self.repo_url(repo)}/issues/{comment.issue_number}",
+            body=comment.body,
+            user=self.user(comment.user),
+            created_at=comment.created_at,
+            updated_at=comment.updated_at,
+        )
+        return out
+
+    def pull_request(self, repo: Repository, pr: PullRequest) -> dict[str, Any]:
+        issue = repo.issues[pr.number]
+        out: dict[str, Any] = self.api.example("pull-request")
+        out.update({k: v for k, v in self.issue(repo, issue).items() if k in out})
+        url = f"{self.repo_url(repo)}/pulls/{pr.number}"
+        out.update(
+            url=url,
+            issue_url=f"{self.repo_url(repo)}/issues/{pr.number}",
+            html_url=f"https://github.com/{repo.full_name}/pull/{pr.number}",
+            state="closed" if pr.merged else issue.state,
+            draft=pr.draft,
+            merged=pr.merged,
+            merged_at=pr.merged_at,
+            merged_by=self.user(pr.merged_by) if pr.merged_by else None,
+            merge_commit_sha=pr.merge_commit_sha,
+            mergeable=None if pr.merged else True,
+            mergeable_state="clean",
+            requested_reviewers=[self.user(login) for login in pr.requested_reviewers],
+            requested_teams=[],
+            auto_merge=None,
+        )
+        sides = (("head", pr.head_ref, pr.head_sha), ("base", pr.base_ref, pr.base_sha))
+        for side, ref, sha in sides:
+            out[side].update(
+                label=f"{repo.owner}:{ref}",
+                ref=ref,
+                sha=sha,
+                user=self.user(repo.owner, "Organization"),
+                repo=self.repository(repo),
+            )
+        return out
+
+    def pull_simple(self, repo: Repository, pr: PullRequest) -> dict[str, Any]:
+        out: dict[str, Any] = self.api.example("pull-request-simple")
+        full = self.pull_request(repo, pr)
+        out.update({k: v for k, v in full.items() if k in out})
+        return out
+
+    def review(self, repo: Repository, number: int, review: Review) -> dict[str, Any]:
+        out: dict[str, Any] = self.api.example("pull-request-review")
+        out.update(
+            id=review.id,
+            node_id=f"PRR_{review.id}",
+            user=self.user(review.user),
+            body=review.body,
+            state=review.state,
+            commit_id=review.commit_id,
+            submitted_at=review.submitted_at,
+            pull_request_url=f"{self.repo_url(repo)}/pulls/{number}",
+        )
+        return out
+
+    def check_run(self, repo: Repository, run: CheckRun) -> dict[str, Any]:
+        out: dict[str, Any] = self.api.example("check-run")
+        output = out["output"]
+        output.update(title=None, summary=None, text=None, annotations_count=0)
+        output.update({k: v for k, v in run.output.items() if k in ("title", "summary", "text")})
+        out.update(
+            id=run.id,
+            node_id=f"CR_{run.id}",
+            head_sha=run.head_sha,
+            name=run.name,
+            external_id=run.external_id,
+            url=f"{self.repo_url(repo)}/check-runs/{run.id}",
+            html_url=f"https://github.com/{repo.full_name}/runs/{run.id}",
+            details_url=run.details_url,
+            status=run.status,
+            conclusion=run.conclusion,
+            started_at=run.started_at,
+            completed_at=run.completed_at,
+            output=output,
+            pull_requests=[],
+        )
+        out["app"].update(id=self.world.app_id, slug=run.app_slug)
+        return out
+
+    def status(self, repo: Repository, status: CommitStatus) -> dict[str, Any]:
+        out: dict[str, Any] = self.api.example("status")
+        out.update(
+            id=status.id,
+            url=f"{self.repo_url(repo)}/statuses/{status.sha}",
+            state=status.state,
+            description=status.description,
+            target_url=status.target_url,
+            context=status.context,
+            created_at=status.created_at,
+            updated_at=status.created_at,
+        )
+        return out
+
+    def content_file(self, repo: Repository, ref: str, path: str, sha: str) -> dict[str, Any]:
+        data = repo.git.blobs[sha]
+        # GitHub wraps the base64 text at 60 columns with "\n"; clients must tolerate that.
+        encoded = base64.encodebytes(data).decode()
+        out: dict[str, Any] = self.api.example("content-file-response-if-content-is-a-file")
+        blob_url = f"{self.repo_url(repo)}/git/blobs/{sha}"
+        self_url = f"{self.repo_url(repo)}/contents/{path}?ref={ref}"
+        html = f"https://github.com/{repo.full_name}/blob/{ref}/{path}"
+        out.update(
+            size=len(data),
+            name=path.rsplit("/", 1)[-1],
+            path=path,
+            content=encoded,
+            sha=sha,
+            url=self_url,
+            git_url=blob_url,
+            html_url=html,
+            download_url=None,
+            _links={"git": blob_url, "self": self_url, "html": html},
+        )
+        return out
+
+    def git_commit(self, repo: Repository, sha: str) -> dict[str, Any]:
+        commit = repo.git.commits[sha]
+        out: dict[str, Any] = self.api.example("git-commit")
+        person = {"date": commit.date, "name": commit.author, "email": commit.email}
+        out.update(
+            sha=sha,
+            node_id=f"C_{sha}",
+            url=f"{self.repo_url(repo)}/git/commits/{sha}",
+            html_url=f"https://github.com/{repo.full_name}/commit/{sha}",
+            author=person,
+            committer=person,
+            message=commit.message,
+            tree={"sha": commit.tree, "url": f"{self.repo_url(repo)}/git/trees/{commit.tree}"},
+            parents=[
+                {
+                    "sha": p,
+                    "url": f"{self.repo_url(repo)}/git/commits/{p}",
+                    "html_url": f"https://github.com/{repo.full_name}/commit/{p}",
+                }
+                for p in commit.parents
+            ],
+        )
+        return out
+
+    def commit(self, repo: Repository, sha: str) -> dict[str, Any]:
+        """The "commit" shape (``POST /merges``): a git commit plus GitHub's decorations."""
+        git = self.git_commit(repo, sha)
+        out: dict[str, Any] = self.api.example("commit")
+        out.update(
+            url=f"{self.repo_url(repo)}/commits/{sha}",
+            sha=sha,
+            node_id=git["node_id"],
+            html_url=git["html_url"],
+            comments_url=f"{self.repo_url(repo)}/commits/{sha}/comments",
+            parents=git["parents"],
+            files=[],
+        )
+        out["commit"].update(
+            url=git["url"],
+            author=git["author"],
+            committer=git["committer"],
+            message=git["message"],
+            tree=git["tree"],
+        )
+        return out
+
+    def git_ref(self, repo: Repository, ref: str) -> dict[str, Any]:
+        sha = repo.refs[ref]
+        return {
+            "ref": ref,
+            "node_id": f"REF_{repo.id}_{ref}",
+            "url": f"{self.repo_url(repo)}/git/{ref}",
+            "object": {
+                "type": "commit",
+                "sha": sha,
+                "url": f"{self.repo_url(repo)}/git/commits/{sha}",
+            },
+        }
+
+    def git_tree(self, repo: Repository, sha: str) -> dict[str, Any]:
+        entries = []
+        for entry in repo.git.trees[sha]:
+            item: dict[str, Any] = {
+                "path": entry.path,
+                "mode": entry.mode,
+                "type": entry.type,
+                "sha": entry.sha,
+                "url": f"{self.repo_url(repo)}/git/{entry.type}s/{entry.sha}",
+            }
+            if entry.type == "blob":
+                item["size"] = len(repo.git.blobs[entry.sha])
+            entries.append(item)
+        url = f"{self.repo_url(repo)}/git/trees/{sha}"
+        return {"sha": sha, "url": url, "tree": entries, "truncated": False}
+
+    def installation(self, installation: Installation) -> dict[str, Any]:
+        out: dict[str, Any] = self.api.example("installation")
+        out.update(
+            id=installation.id,
+            account=self.user(installation.account, installation.account_type),
+            app_id=self.world.app_id,
+            app_slug=self.world.app_slug,
+            target_id=user_id(installation.account),
+            access_tokens_url=f"{self.base}/app/installations/{installation.id}/access_tokens",
+            repositories_url=f"{self.base}/installation/repositories",
+        )
+        return out
+
+    def app(self) -> dict[str, Any]:
+        out: dict[str, Any] = self.api.example("integration")
+        out.update(id=self.world.app_id, slug=self.world.app_slug, name=self.world.app_slug)
+        return out
+
+    def workflow_run(self, repo: Repository, run: WorkflowRun) -> dict[str, Any]:
+        out: dict[str, Any] = self.api.example("workflow-run")
+        url = f"{self.repo_url(repo)}/actions/runs/{run.id}"
+        out.update(
+            id=run.id,
+            name=run.name,
+            head_branch=run.head_branch,
+            head_sha=run.head_sha,
+            status=run.status,
+            conclusion=run.conclusion,
+            run_attempt=run.run_attempt,
+            url=url,
+            logs_url=f"{url}/logs",
+            rerun_url=f"{url}/rerun",
+            pull_requests=[],
+        )
+        out["repository"].update(id=repo.id, name=repo.name, full_name=repo.full_name)
+        out["head_repository"].update(id=repo.id, name=repo.name, full_name=repo.full_name)
+        return out

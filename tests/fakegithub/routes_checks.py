@@ -1,0 +1,174 @@
+"""Handlers for the App itself, check runs, commit statuses, Actions runs and permissions."""
+
+from __future__ import annotations
+
+import time
+
+from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
+from tests.fakegithub.state import CheckRun, CommitStatus, iso
+
+
+async def get_app(call: Call) -> Reply:
+    return Reply(200, call.render.app())
+
+
+async def create_from_manifest(call: Call) -> Reply:
+    # The manifest flow needs a browser round trip; the fake has no pending manifests.
+    raise not_found()
+
+
+async def create_access_token(call: Call) -> Reply:
+    installation = call.world.installations.get(call.int_param("installation_id"))
+    if installation is None:
+        raise not_found()
+    token = call.fake.installation_token(installation.id)
+    body = call.render.api.example("installation-token")
+    body.pop("repositories", None)
+    body.update(
+        token=token,
+        expires_at=iso(call.world.tokens[token].expires_at),
+        repository_selection="all",
+    )
+    if isinstance(call.body, dict) and "permissions" in call.body:
+        body["permissions"] = call.body["permissions"]
+    return Reply(201, body)
+
+
+async def get_repo_installation(call: Call) -> Reply:
+    installation = call.world.installations[call.repository.installation_id]
+    return Reply(200, call.render.installation(installation))
+
+
+async def create_check_run(call: Call) -> Reply:
+    repo, body = call.repository, call.body
+    if body["head_sha"] not in repo.git.commits:
+        raise GitHubError(422, "No commit found for SHA: " + body["head_sha"])
+    conclusion = body.get("conclusion")
+    status = "completed" if conclusion else body.get("status", "queued")
+    run = CheckRun(
+        id=call.world.new_id(),
+        head_sha=body["head_sha"],
+        name=body["name"],
+        status=status,
+        conclusion=conclusion,
+        external_id=body.get("external_id", ""),
+        started_at=body.get("started_at", iso()),
+        completed_at=body.get("completed_at", iso()) if status == "completed" else None,
+        details_url=body.get("details_url"),
+        output=dict(body.get("output", {})),
+        actions=list(body.get("actions", [])),
+        app_slug=call.world.app_slug,
+    )
+    repo.check_runs[run.id] = run
+    return Reply(201, call.render.check_run(repo, run))
+
+
+async def update_check_run(call: Call) -> Reply:
+    repo, body = call.repository, call.body
+    run = repo.check_runs.get(call.int_param("check_run_id"))
+    if run is None:
+        raise not_found()
+    for key in ("name", "external_id", "details_url", "started_at", "completed_at", "status"):
+        if key in body:
+            setattr(run, key, body[key])
+    if "output" in body:
+        run.output = dict(body["output"])
+    if "actions" in body:
+        run.actions = list(body["actions"])
+    if body.get("conclusion"):
+        run.conclusion = body["conclusion"]
+        run.status = "completed"
+    if run.status == "completed" and run.completed_at is None:
+        run.completed_at = iso()
+    return Reply(200, call.render.check_run(repo, run))
+
+
+async def list_check_runs(call: Call) -> Reply:
+    repo = call.repository
+    sha = repo.resolve(call.params["ref"])
+    if sha is None:
+        raise GitHubError(422, f"No commit found for SHA: {call.params['ref']}")
+    runs = [r for r in repo.check_runs.values() if r.head_sha == sha]
+    if "check_name" in call.query:
+        runs = [r for r in runs if r.name == call.query["check_name"]]
+    if "status" in call.query:
+        runs = [r for r in runs if r.status == call.query["status"]]
+    if call.query.get("filter", "latest") == "latest":
+        latest = {r.name: r for r in sorted(runs, key=lambda r: r.id)}
+        runs = list(latest.values())
+    runs.sort(key=lambda r: -r.id)
+    rendered = [call.render.check_run(repo, r) for r in runs]
+    return Reply(200, {"total_count": len(rendered), "check_runs": rendered})
+
+
+async def create_status(call: Call) -> Reply:
+    repo, body = call.repository, call.body
+    sha = call.params["sha"]
+    if sha not in repo.git.commits:
+        raise GitHubError(422, f"No commit found for SHA: {sha}")
+    status = CommitStatus(
+        id=call.world.new_id(),
+        sha=sha,
+        state=body["state"],
+        context=body.get("context", "default"),
+        description=body.get("description"),
+        target_url=body.get("target_url"),
+        created_at=iso(),
+    )
+    repo.statuses.append(status)
+    return Reply(201, call.render.status(repo, status))
+
+
+async def get_permission(call: Call) -> Reply:
+    repo = call.repository
+    login = call.params["username"]
+    permission = repo.permission(login)
+    body = call.render.api.example(
+        "repository-collaborator-permission-response-if-user-has-admin-permissions"
+    )
+    user = call.render.user(login)
+    user["role_name"] = permission.value
+    body.update(permission=permission.value, role_name=permission.value, user=user)
+    return Reply(200, body)
+
+
+async def get_workflow_run(call: Call) -> Reply:
+    run = call.repository.workflow_runs.get(call.int_param("run_id"))
+    if run is None:
+        raise not_found()
+    return Reply(200, call.render.workflow_run(call.repository, run))
+
+
+async def rerun_workflow(call: Call) -> Reply:
+    run = call.repository.workflow_runs.get(call.int_param("run_id"))
+    if run is None:
+        raise not_found()
+    run.run_attempt += 1
+    run.status, run.conclusion = "queued", None
+    return Reply(201, {})
+
+
+async def download_logs(call: Call) -> Reply:
+    repo = call.repository
+    run_id = call.int_param("run_id")
+    if run_id not in repo.workflow_runs:
+        raise not_found()
+    # GitHub redirects to a short-lived archive URL; the fake serves it under /_fake/.
+    location = f"{call.fake.url}/_fake/logs/{repo.full_name}/{run_id}?expires={int(time.time())}"
+    return Reply(302, headers={"Location": location})
+
+
+HANDLERS: dict[str, Handler] = {
+    "apps/get-authenticated": get_app,
+    "apps/create-from-manifest": create_from_manifest,
+    "apps/create-installation-access-token": create_access_token,
+    "apps/get-repo-installation": get_repo_installation,
+    "checks/create": create_check_run,
+    "checks/update": update_check_run,
+    "checks/list-for-ref": list_check_runs,
+    "repos/create-commit-status": create_status,
+    "repos/get-collaborator-permission-level": get_permission,
+    "actions/get-workflow-run": get_workflow_run,
+    "actions/re-run-workflow": rerun_workflow,
+    "actions/download-workflow-run-logs": download_logs,
+}

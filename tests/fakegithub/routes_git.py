@@ -1,0 +1,184 @@
+"""Handlers for repository contents and the Git database: blobs, trees, commits, refs, merges."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from typing import Any
+
+from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
+from tests.fakegithub.state import iso
+
+
+async def get_content(call: Call) -> Reply:
+    repo = call.repository
+    ref = call.query.get("ref", repo.default_branch)
+    sha = repo.resolve(ref)
+    if sha is None:
+        raise GitHubError(404, f"No commit found for the ref {ref}")
+    path = call.params["path"].strip("/")
+    files = repo.git.files(sha)
+    if path in files:
+        if "raw" in call.accept:
+            raw = repo.git.blobs[files[path]]
+            return Reply(200, raw=raw, content_type="application/vnd.github.raw")
+        return Reply(200, call.render.content_file(repo, ref, path, files[path]))
+    prefix = path + "/"
+    listing = sorted({p[len(prefix) :].split("/", 1)[0] for p in files if p.startswith(prefix)})
+    if not listing:
+        raise not_found()
+    entries = []
+    for name in listing:
+        child = prefix + name
+        if child in files:
+            item = call.render.content_file(repo, ref, child, files[child])
+            item.pop("content"), item.pop("encoding")
+        else:
+            item = {
+                "type": "dir",
+                "size": 0,
+                "name": name,
+                "path": child,
+                "sha": "0" * 40,
+                "url": "",
+                "git_url": None,
+                "html_url": None,
+                "download_url": None,
+                "_links": {"git": None, "html": None, "self": ""},
+            }
+        entries.append(item)
+    return Reply(200, entries)
+
+
+async def create_blob(call: Call) -> Reply:
+    repo, body = call.repository, call.body
+    if body.get("encoding", "utf-8") == "base64":
+        try:
+            data = base64.b64decode(body["content"], validate=False)
+        except binascii.Error as exc:
+            raise GitHubError(422, "content is not valid Base64") from exc
+    else:
+        data = body["content"].encode()
+    sha = repo.git.put_blob(data)
+    return Reply(201, {"url": f"{call.render.repo_url(repo)}/git/blobs/{sha}", "sha": sha})
+
+
+async def create_tree(call: Call) -> Reply:
+    repo, body = call.repository, call.body
+    files: dict[str, str] = {}
+    if "base_tree" in body:
+        if body["base_tree"] not in repo.git.trees:
+            raise GitHubError(422, "Invalid tree info: base_tree does not exist")
+        files = repo.git.tree_files(body["base_tree"])
+    for entry in body["tree"]:
+        path = entry.get("path", "")
+        if "content" in entry and entry.get("sha") is not None:
+            raise GitHubError(422, "Only tree.sha or content may be specified, not both")
+        if "content" in entry:
+            files[path] = repo.git.put_blob(entry["content"].encode())
+        elif entry.get("sha") is None:
+            files = {p: s for p, s in files.items() if p != path and not p.startswith(path + "/")}
+        elif entry.get("type") == "tree":
+            if entry["sha"] not in repo.git.trees:
+                raise GitHubError(422, f"Invalid tree info: tree {entry['sha']} does not exist")
+            for sub, sha in repo.git.tree_files(entry["sha"]).items():
+                files[f"{path}/{sub}"] = sha
+        else:
+            if entry["sha"] not in repo.git.blobs:
+                raise GitHubError(422, f"Invalid tree info: blob {entry['sha']} does not exist")
+            files[path] = entry["sha"]
+    sha = repo.git.write_files(files)
+    return Reply(201, call.render.git_tree(repo, sha))
+
+
+async def create_commit(call: Call) -> Reply:
+    repo, body = call.repository, call.body
+    if body["tree"] not in repo.git.trees:
+        raise GitHubError(422, "Tree SHA does not exist")
+    parents = body.get("parents", [])
+    for parent in parents:
+        if parent not in repo.git.commits:
+            raise GitHubError(422, "Parent SHA does not exist or is not a commit object")
+    author: dict[str, Any] = body.get("author") or {}
+    commit = repo.git.put_commit(
+        body["tree"],
+        parents,
+        body["message"],
+        author=author.get("name", f"{call.world.app_slug}[bot]"),
+        email=author.get("email", "bot@example.com"),
+        date=author.get("date", iso()),
+    )
+    return Reply(201, call.render.git_commit(repo, commit.sha))
+
+
+async def get_ref(call: Call) -> Reply:
+    repo = call.repository
+    ref = "refs/" + call.params["ref"]
+    if ref not in repo.refs:
+        raise not_found()
+    return Reply(200, call.render.git_ref(repo, ref))
+
+
+async def create_ref(call: Call) -> Reply:
+    repo, body = call.repository, call.body
+    ref, sha = body["ref"], body["sha"]
+    if not ref.startswith("refs/") or ref.count("/") < 2:
+        raise GitHubError(422, "Reference name must start with 'refs/' and have two slashes")
+    if ref in repo.refs:
+        raise GitHubError(422, "Reference already exists")
+    if sha not in repo.git.commits:
+        raise GitHubError(422, "Object does not exist")
+    repo.refs[ref] = sha
+    await call.fake.ref_moved(repo, ref, "0" * 40, sha, pusher=f"{call.world.app_slug}[bot]")
+    return Reply(201, call.render.git_ref(repo, ref))
+
+
+async def update_ref(call: Call) -> Reply:
+    repo, body = call.repository, call.body
+    ref = "refs/" + call.params["ref"]
+    if ref not in repo.refs:
+        raise GitHubError(422, "Reference does not exist")
+    before, sha = repo.refs[ref], body["sha"]
+    if sha not in repo.git.commits:
+        raise GitHubError(422, "Object does not exist")
+    if not body.get("force") and not repo.git.is_ancestor(before, sha):
+        raise GitHubError(422, "Update is not a fast forward")
+    repo.refs[ref] = sha
+    await call.fake.ref_moved(repo, ref, before, sha, pusher=f"{call.world.app_slug}[bot]")
+    return Reply(200, call.render.git_ref(repo, ref))
+
+
+async def merge_branches(call: Call) -> Reply:
+    repo, body = call.repository, call.body
+    base_ref = f"refs/heads/{body['base']}"
+    if base_ref not in repo.refs:
+        raise GitHubError(404, "Base does not exist")
+    head = repo.resolve(body["head"])
+    if head is None:
+        raise GitHubError(404, "Head does not exist")
+    base = repo.refs[base_ref]
+    if repo.git.is_ancestor(head, base):
+        return Reply(204)
+    files = repo.git.merge_files(base, head)
+    if files is None:
+        raise GitHubError(409, "Merge conflict")
+    message = body.get("commit_message") or f"Merge {body['head']} into {body['base']}"
+    commit = repo.git.put_commit(
+        repo.git.write_files(files), [base, head], message, author=f"{call.world.app_slug}[bot]"
+    )
+    repo.refs[base_ref] = commit.sha
+    pusher = f"{call.world.app_slug}[bot]"
+    await call.fake.ref_moved(repo, base_ref, base, commit.sha, pusher=pusher)
+    return Reply(201, call.render.commit(repo, commit.sha))
+
+
+HANDLERS: dict[str, Handler] = {
+    "repos/get-content": get_content,
+    "git/create-blob": create_blob,
+    "git/create-tree": create_tree,
+    "git/create-commit": create_commit,
+    "git/get-ref": get_ref,
+    "git/create-ref": create_ref,
+    "git/update-ref": update_ref,
+    "repos/merge": merge_branches,
+}

@@ -1,0 +1,127 @@
+"""Handlers for issues, issue comments, reactions and labels (pull requests share these)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
+from tests.fakegithub.state import Comment, Issue, Repository, iso
+
+BOT_SUFFIX = "[bot]"
+
+
+def bot_login(call: Call) -> str:
+    """Who an installation token acts as: the App's bot account."""
+    return f"{call.world.app_slug}{BOT_SUFFIX}"
+
+
+def find_issue(repo: Repository, number: int) -> Issue:
+    issue = repo.issues.get(number)
+    if issue is None:
+        raise not_found()
+    return issue
+
+
+def label_names(body: Any) -> list[str]:
+    """Labels from any of the body shapes GitHub accepts for add-labels."""
+    items = body.get("labels", []) if isinstance(body, dict) else body
+    if isinstance(items, str):
+        items = [items]
+    return [item["name"] if isinstance(item, dict) else str(item) for item in items]
+
+
+async def create_issue(call: Call) -> Reply:
+    repo, body = call.repository, call.body
+    issue = Issue(
+        number=repo.take_number(),
+        title=str(body["title"]),
+        body=body.get("body"),
+        user=bot_login(call),
+        created_at=iso(),
+        labels=label_names({"labels": body.get("labels", [])}),
+    )
+    repo.issues[issue.number] = issue
+    return Reply(201, call.render.issue(repo, issue))
+
+
+async def update_issue(call: Call) -> Reply:
+    repo, body = call.repository, call.body
+    issue = find_issue(repo, call.int_param("issue_number"))
+    if "title" in body and body["title"] is not None:
+        issue.title = str(body["title"])
+    if "body" in body:
+        issue.body = body["body"]
+    if "state" in body:
+        issue.state = body["state"]
+    if "labels" in body:
+        issue.labels = label_names({"labels": body["labels"]})
+    out = call.render.issue(repo, issue)
+    return Reply(200, out)
+
+
+async def create_comment(call: Call) -> Reply:
+    repo = call.repository
+    issue = find_issue(repo, call.int_param("issue_number"))
+    comment = call.fake.add_comment(repo, issue, call.body["body"], bot_login(call))
+    return Reply(201, call.render.comment(repo, comment))
+
+
+async def update_comment(call: Call) -> Reply:
+    repo = call.repository
+    comment = repo.comments.get(call.int_param("comment_id"))
+    if comment is None:
+        raise not_found()
+    if comment.user != bot_login(call):
+        raise GitHubError(403, "Resource not accessible by integration")
+    comment.body = call.body["body"]
+    comment.updated_at = iso()
+    return Reply(200, call.render.comment(repo, comment))
+
+
+async def create_reaction(call: Call) -> Reply:
+    repo = call.repository
+    comment: Comment | None = repo.comments.get(call.int_param("comment_id"))
+    if comment is None:
+        raise not_found()
+    reaction = (bot_login(call), call.body["content"])
+    status = 200 if reaction in comment.reactions else 201
+    if status == 201:
+        comment.reactions.append(reaction)
+    body = call.render.api.example("reaction")
+    body.update(
+        id=call.world.new_id(),
+        user=call.render.user(reaction[0]),
+        content=reaction[1],
+        created_at=iso(),
+    )
+    return Reply(status, body)
+
+
+async def add_labels(call: Call) -> Reply:
+    repo = call.repository
+    issue = find_issue(repo, call.int_param("issue_number"))
+    for name in label_names(call.body):
+        if name not in issue.labels:
+            issue.labels.append(name)
+    return Reply(200, [call.render.label(repo, name) for name in issue.labels])
+
+
+async def remove_label(call: Call) -> Reply:
+    repo = call.repository
+    issue = find_issue(repo, call.int_param("issue_number"))
+    name = call.params["name"]
+    if name not in issue.labels:
+        raise GitHubError(404, "Label does not exist")
+    issue.labels.remove(name)
+    return Reply(200, [call.render.label(repo, label) for label in issue.labels])
+
+
+HANDLERS: dict[str, Handler] = {
+    "issues/create": create_issue,
+    "issues/update": update_issue,
+    "issues/create-comment": create_comment,
+    "issues/update-comment": update_comment,
+    "reactions/create-for-issue-comment": create_reaction,
+    "issues/add-labels": add_labels,
+    "issues/remove-label": remove_label,
+}

@@ -1,0 +1,310 @@
+"""The fake GitHub REST server: one aiohttp app, all state in memory, every exchange checked.
+
+Each request goes through the same steps GitHub's front door takes, in this order: the
+rate-limit knob, route matching against the REST description (404 if undocumented), JSON
+parsing (400), authentication (401), parameter and body validation (422), the repository lookup
+(404 if the installation cannot see it), and only then the handler. The handler's JSON answer is
+validated against the documented schema for its status. Everything that does not match the
+description is appended to :attr:`FakeGitHub.violations`; tests end with
+:meth:`FakeGitHub.assert_clean`.
+
+GETs get an ``ETag`` and answer 304 to a matching ``If-None-Match`` without spending rate limit,
+as GitHub does (https://docs.github.com/en/rest/using-the-rest-api/best-practices-for-using-the-rest-api).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import unquote
+
+from aiohttp import web
+
+from tests.fakegithub.actions import Actions
+from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
+from tests.fakegithub.keys import JWTRejected, KeyPair, shared_key_pair, verify_app_jwt
+from tests.fakegithub.openapi import Match, OpenAPI, shared_api
+from tests.fakegithub.render import Renderer
+from tests.fakegithub.routes_checks import HANDLERS as CHECKS
+from tests.fakegithub.routes_git import HANDLERS as GIT
+from tests.fakegithub.routes_issues import HANDLERS as ISSUES
+from tests.fakegithub.routes_pulls import HANDLERS as PULLS
+from tests.fakegithub.state import Token, World
+
+HANDLERS: dict[str, Handler] = {**CHECKS, **GIT, **ISSUES, **PULLS}
+RATE_LIMIT = 5000
+_JWT_PATHS = ("/app", "/app/")
+
+
+@dataclass
+class Exchange:
+    """One request the fake received, in arrival order, with the status it answered."""
+
+    method: str
+    path: str
+    query: dict[str, str]
+    json: Any
+    status: int = 0
+    operation_id: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class _Throttle:
+    remaining: int = 0
+    status: int = 403
+    retry_after: int = 1
+
+
+class FakeGitHub(Actions):
+    """A local GitHub: ``async with FakeGitHub() as fake:`` then point clients at ``fake.url``.
+
+    ``keys`` is the App's key pair (the bot signs JWTs with ``keys.private_pem``);
+    ``webhook_url``/``webhook_secret`` say where the helpers in :class:`Actions` deliver events.
+    """
+
+    def __init__(
+        self,
+        *,
+        app_id: int = 4242,
+        app_slug: str = "questbot",
+        keys: KeyPair | None = None,
+        webhook_url: str | None = None,
+        webhook_secret: str = "webhook-secret",
+        host: str = "127.0.0.1",
+        port: int = 0,
+        api: OpenAPI | None = None,
+    ) -> None:
+        self.keys = keys or shared_key_pair()
+        self.world = World(app_id=app_id, app_slug=app_slug)
+        self.api = api or shared_api()
+        self.host, self.port = host, port
+        self.webhook_url = webhook_url
+        self.webhook_secret = webhook_secret
+        self.violations: list[str] = []
+        self.requests: list[Exchange] = []
+        self.render = Renderer(self.api, self.world, f"http://{host}:{port}")
+        self._throttle = _Throttle()
+        self._used: dict[str, int] = {}
+        self._reset_at = int(time.time()) + 3600
+        self._runner: web.AppRunner | None = None
+        super().__init__()
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The base URL to hand to clients, e.g. ``GitHubAPI(..., base_url=fake.url)``."""
+        return f"http://{self.host}:{self.port}"
+
+    def make_app(self) -> web.Application:
+        app = web.Application(client_max_size=50 * 1024 * 1024)
+        app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        return app
+
+    async def start(self) -> None:
+        self._runner = web.AppRunner(self.make_app())
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self.host, self.port)
+        await site.start()
+        server = site._server
+        if self.port == 0 and server is not None:
+            self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
+        self.render.base = self.url
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def __aenter__(self) -> FakeGitHub:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    # -- knobs and assertions --------------------------------------------------------------
+
+    def throttle(self, requests: int, *, status: int = 403, retry_after: int = 1) -> None:
+        """Answer the next ``requests`` requests with a rate-limit error (403 or 429)."""
+        self._throttle = _Throttle(requests, status, retry_after)
+
+    def assert_clean(self) -> None:
+        """Fail if any exchange broke the REST description; call it at fixture teardown."""
+        if self.violations:
+            listing = "\n  ".join(self.violations)
+            raise AssertionError(f"{len(self.violations)} GitHub API violation(s):\n  {listing}")
+
+    def calls(
+        self, operation_id: str | None = None, *, method: str | None = None
+    ) -> list[Exchange]:
+        """Logged exchanges, optionally only one operation (``"pulls/merge"``) or method."""
+        return [
+            e
+            for e in self.requests
+            if (operation_id is None or e.operation_id == operation_id)
+            and (method is None or e.method == method)
+        ]
+
+    def installation_token(self, installation_id: int, *, lifetime: float = 3600) -> str:
+        """Mint an installation token directly, for tests that do not exercise the JWT flow."""
+        token = "ghs_" + secrets.token_urlsafe(27)[:36]
+        self.world.tokens[token] = Token(token, installation_id, time.time() + lifetime)
+        return token
+
+    # -- the request pipeline --------------------------------------------------------------
+
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        raw_path = request.raw_path.split("?", 1)[0]
+        raw_body = await request.read()
+        exchange = Exchange(request.method, unquote(raw_path), dict(request.query), None)
+        exchange.headers = {k.lower(): v for k, v in request.headers.items()}
+        self.requests.append(exchange)
+        if raw_path.startswith("/_fake/logs/"):
+            exchange.status = 200
+            return web.Response(body=self._logs(raw_path), content_type="application/zip")
+        reply, identity = await self._answer(request, exchange, raw_path, raw_body)
+        exchange.status = reply.status
+        return self._finish(request, exchange, reply, identity)
+
+    async def _answer(
+        self, request: web.Request, exchange: Exchange, raw_path: str, raw_body: bytes
+    ) -> tuple[Reply, str]:
+        where = f"{request.method} {exchange.path}"
+        identity = request.headers.get("Authorization", "anonymous")
+        if self._throttle.remaining > 0:
+            self._throttle.remaining -= 1
+            return self._throttled(), identity
+        found = self.api.match(request.method, raw_path)
+        if not isinstance(found, Match):
+            problem = "method not documented for this path" if found else "no such operation"
+            self.violations.append(f"{where}: {problem} in the REST description")
+            return not_found().reply(), identity
+        op = found.operation
+        exchange.operation_id = op.operation_id
+        body: Any = None
+        if raw_body:
+            try:
+                body = json.loads(raw_body)
+            except ValueError:
+                self.violations.append(f"{where}: body is not JSON")
+                return GitHubError(400, "Problems parsing JSON").reply(), identity
+        exchange.json = body
+        try:
+            installation_id = self._authenticate(request, raw_path)
+            problems = self.api.check_request(found, request.query, body, bool(raw_body))
+            if problems:
+                self.violations.extend(f"{where} ({op.operation_id}): {p}" for p in problems)
+                raise GitHubError(422, "Invalid request.", errors=problems)
+            params = found.path_params
+            repo = None
+            if "owner" in params and "repo" in params:
+                repo = self.world.repository(f"{params['owner']}/{params['repo']}")
+                if repo is None or (
+                    installation_id is not None and repo.installation_id != installation_id
+                ):
+                    raise not_found()
+            call = Call(
+                self,
+                params,
+                dict(request.query),
+                body,
+                repo,
+                installation_id,
+                request.headers.get("Accept", ""),
+            )
+            reply = await HANDLERS[op.operation_id](call)
+        except GitHubError as exc:
+            reply = exc.reply()
+        if reply.raw is None and reply.body is not None:
+            problems = self.api.check_response(op, reply.status, reply.body)
+            self.violations.extend(f"{where} ({op.operation_id}): {p}" for p in problems)
+        return reply, identity
+
+    def _authenticate(self, request: web.Request, raw_path: str) -> int | None:
+        """Check credentials; returns the installation id a token belongs to (None for JWTs)."""
+        header = request.headers.get("Authorization", "")
+        scheme, _, credential = header.partition(" ")
+        needs_jwt = (
+            raw_path == "/app"
+            or raw_path.startswith("/app/")
+            or (raw_path.startswith("/repos/") and raw_path.endswith("/installation"))
+        )
+        if raw_path.startswith("/app-manifests/"):
+            return None
+        if not credential:
+            raise GitHubError(401, "Requires authentication")
+        if needs_jwt:
+            if scheme.lower() != "bearer":
+                raise GitHubError(401, "A JSON web token could not be decoded")
+            try:
+                public = self.keys.public_pem
+                verify_app_jwt(credential, app_id=self.world.app_id, public_pem=public)
+            except JWTRejected as exc:
+                raise GitHubError(401, str(exc)) from exc
+            return None
+        token = self.world.tokens.get(credential)
+        if scheme.lower() not in ("token", "bearer") or token is None:
+            raise GitHubError(401, "Bad credentials")
+        if token.expires_at < time.time():
+            raise GitHubError(401, "Bad credentials")
+        return token.installation_id
+
+    def _throttled(self) -> Reply:
+        status = self._throttle.status
+        message = (
+            "API rate limit exceeded for installation."
+            if status == 403
+            else "You have exceeded a secondary rate limit. Please wait a few minutes."
+        )
+        reply = GitHubError(status, message).reply()
+        reply.headers["retry-after"] = str(self._throttle.retry_after)
+        reply.headers["x-ratelimit-remaining"] = "0"
+        return reply
+
+    def _finish(
+        self, request: web.Request, exchange: Exchange, reply: Reply, identity: str
+    ) -> web.Response:
+        if reply.raw is not None:
+            payload = reply.raw
+        elif reply.body is None:
+            payload = b""
+        else:
+            payload = json.dumps(reply.body).encode()
+        headers = dict(reply.headers)
+        headers["x-github-request-id"] = secrets.token_hex(8).upper()
+        etag = None
+        if request.method == "GET" and reply.status == 200:
+            etag = f'W/"{hashlib.sha256(identity.encode() + payload).hexdigest()}"'
+            headers["ETag"] = etag
+        not_modified = etag is not None and request.headers.get("If-None-Match") == etag
+        if not not_modified:
+            self._used[identity] = self._used.get(identity, 0) + 1
+        used = self._used.get(identity, 0)
+        headers.setdefault("x-ratelimit-remaining", str(max(RATE_LIMIT - used, 0)))
+        headers.update(
+            {
+                "x-ratelimit-limit": str(RATE_LIMIT),
+                "x-ratelimit-reset": str(self._reset_at),
+                "x-ratelimit-used": str(used),
+                "x-ratelimit-resource": "core",
+            }
+        )
+        if not_modified:
+            exchange.status = 304
+            return web.Response(status=304, headers=headers)
+        if not payload:
+            return web.Response(status=reply.status, headers=headers)
+        headers["Content-Type"] = reply.content_type
+        return web.Response(status=reply.status, body=payload, headers=headers)
+
+    def _logs(self, raw_path: str) -> bytes:
+        owner, repo, run_id = raw_path.removeprefix("/_fake/logs/").split("/")
+        found = self.world.repository(f"{owner}/{repo}")
+        run = found.workflow_runs.get(int(run_id)) if found else None
+        return run.logs if run else b""

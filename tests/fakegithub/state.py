@@ -1,0 +1,211 @@
+"""What the fake GitHub knows: installations, repositories and everything inside them.
+
+Plain mutable dataclasses, owned by one :class:`World`. Numbering follows GitHub: issues and
+pull requests share one counter per repository (a pull request *is* an issue with extra parts),
+while comments, check runs, reviews and other objects get ids from one global counter. Handlers
+and test helpers change the world; :mod:`tests.fakegithub.render` turns it into GitHub's JSON.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from enum import StrEnum
+
+from tests.fakegithub.gitstore import Commit, GitStore
+
+
+class Permission(StrEnum):
+    """Collaborator permission levels as ``GET .../collaborators/{u}/permission`` reports them."""
+
+    ADMIN = "admin"
+    WRITE = "write"
+    READ = "read"
+    NONE = "none"
+
+
+def iso(moment: float | None = None) -> str:
+    """GitHub's timestamp format: UTC, second precision, ``Z`` suffix."""
+    when = datetime.fromtimestamp(time.time() if moment is None else moment, UTC)
+    return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class Installation:
+    id: int
+    account: str
+    account_type: str = "Organization"
+
+
+@dataclass
+class Token:
+    token: str
+    installation_id: int
+    expires_at: float
+
+
+@dataclass
+class Comment:
+    id: int
+    issue_number: int
+    body: str
+    user: str
+    created_at: str
+    updated_at: str
+    reactions: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class Issue:
+    number: int
+    title: str
+    body: str | None
+    user: str
+    created_at: str
+    state: str = "open"
+    labels: list[str] = field(default_factory=list)
+    comments: list[int] = field(default_factory=list)
+    is_pull_request: bool = False
+
+
+@dataclass
+class Review:
+    id: int
+    user: str
+    state: str
+    body: str
+    commit_id: str
+    submitted_at: str
+
+
+@dataclass
+class PullRequest:
+    number: int
+    head_ref: str
+    base_ref: str
+    head_sha: str
+    base_sha: str
+    draft: bool = False
+    merged: bool = False
+    merged_by: str | None = None
+    merge_commit_sha: str | None = None
+    merged_at: str | None = None
+    requested_reviewers: list[str] = field(default_factory=list)
+    reviews: list[Review] = field(default_factory=list)
+
+
+@dataclass
+class CheckRun:
+    id: int
+    head_sha: str
+    name: str
+    status: str
+    conclusion: str | None
+    external_id: str
+    started_at: str
+    completed_at: str | None = None
+    details_url: str | None = None
+    output: dict[str, object] = field(default_factory=dict)
+    actions: list[dict[str, object]] = field(default_factory=list)
+    app_slug: str = "questbot"
+
+
+@dataclass
+class CommitStatus:
+    id: int
+    sha: str
+    state: str
+    context: str
+    description: str | None
+    target_url: str | None
+    created_at: str
+
+
+@dataclass
+class WorkflowRun:
+    id: int
+    name: str
+    head_sha: str
+    head_branch: str
+    status: str = "completed"
+    conclusion: str | None = "failure"
+    run_attempt: int = 1
+    logs: bytes = b"PK\x05\x06" + bytes(18)  # an empty zip archive
+
+
+@dataclass
+class Repository:
+    id: int
+    owner: str
+    name: str
+    default_branch: str
+    installation_id: int
+    private: bool = False
+    git: GitStore = field(default_factory=GitStore)
+    refs: dict[str, str] = field(default_factory=dict)  # "refs/heads/main" -> commit sha
+    issues: dict[int, Issue] = field(default_factory=dict)
+    pulls: dict[int, PullRequest] = field(default_factory=dict)
+    comments: dict[int, Comment] = field(default_factory=dict)
+    check_runs: dict[int, CheckRun] = field(default_factory=dict)
+    statuses: list[CommitStatus] = field(default_factory=list)
+    workflow_runs: dict[int, WorkflowRun] = field(default_factory=dict)
+    permissions: dict[str, Permission] = field(default_factory=dict)
+    next_number: int = 1
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+    def branch_sha(self, branch: str) -> str | None:
+        return self.refs.get(f"refs/heads/{branch}")
+
+    def resolve(self, ref: str) -> str | None:
+        """A commit SHA for a SHA, a branch name, ``heads/x``, ``refs/heads/x`` or ``tags/x``."""
+        if ref in self.git.commits:
+            return ref
+        for candidate in (ref, f"refs/{ref}", f"refs/heads/{ref}", f"refs/tags/{ref}"):
+            if candidate in self.refs:
+                return self.refs[candidate]
+        return None
+
+    def head_commit(self, branch: str) -> Commit:
+        return self.git.commits[self.refs[f"refs/heads/{branch}"]]
+
+    def permission(self, login: str) -> Permission:
+        if login == self.owner:
+            return Permission.ADMIN
+        return self.permissions.get(login, Permission.NONE)
+
+    def take_number(self) -> int:
+        number = self.next_number
+        self.next_number += 1
+        return number
+
+
+@dataclass
+class World:
+    """All state of one fake GitHub; ids come from one counter so they never collide."""
+
+    app_id: int
+    app_slug: str = "questbot"
+    installations: dict[int, Installation] = field(default_factory=dict)
+    repositories: dict[str, Repository] = field(default_factory=dict)  # lowercased full name
+    tokens: dict[str, Token] = field(default_factory=dict)
+    ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1000))
+
+    def new_id(self) -> int:
+        return next(self.ids)
+
+    def repository(self, full_name: str) -> Repository | None:
+        # GitHub treats owner and repository names case-insensitively.
+        return self.repositories.get(full_name.lower())
+
+    def installation_for(self, account: str) -> Installation:
+        for installation in self.installations.values():
+            if installation.account.lower() == account.lower():
+                return installation
+        installation = Installation(self.new_id(), account)
+        self.installations[installation.id] = installation
+        return installation
