@@ -1,0 +1,68 @@
+"""Putting untrusted text into GitHub Markdown without letting it speak for us.
+
+Hypotheses, claims, quotes, plans, reasons and check names come from models, reviewers and
+repository files. Rendered raw, such text could open a heading, ping a team with ``@org/team``,
+inject HTML or links, or simply print "✅ verified" inside a report about a failed run. So
+every piece of untrusted text goes through one of three functions here:
+
+* ``inline_code`` — one line, in a code span whose backtick fence is longer than any run of
+  backticks inside (CommonMark's rule), so nothing in it renders or notifies;
+* ``code_block`` — many lines, in a fenced block chosen the same way;
+* ``plain`` — prose-position text with Markdown punctuation backslash-escaped and ``@``
+  mentions broken by a zero-width space.
+
+All three strip control and bidirectional-override characters, cap the length (saying how
+much was cut), and replace success marks (``✅``, ``✔`` …) with ``(check mark)``: the only
+success mark a report may show is the one the renderer itself prints for a verified result.
+"""
+
+from __future__ import annotations
+
+import re
+
+SUCCESS_MARKS: tuple[str, ...] = ("✅", "✔️", "✔", "☑️", "☑", "✓", "🟢", "🎉", "👍")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_BACKTICKS = re.compile(r"`+")
+_MARKDOWN_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~=:])")
+
+
+def neutralise(text: str) -> str:
+    """``text`` without control characters and with every success mark spelled out."""
+    text = _CONTROL.sub("", text)
+    for mark in SUCCESS_MARKS:
+        text = text.replace(mark, "(check mark)")
+    return text
+
+
+def _cap(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    return text[:limit] + f" … ({len(text) - limit} more characters)"
+
+
+def _fence(text: str, minimum: int) -> str:
+    longest = max((len(run) for run in _BACKTICKS.findall(text)), default=0)
+    return "`" * max(minimum, longest + 1)
+
+
+def inline_code(text: str, limit: int = 200) -> str:
+    """``text`` as one inert code span (whitespace collapsed, capped at ``limit`` characters)."""
+    flat = _cap(" ".join(neutralise(text).split()), limit)
+    if not flat:
+        return "*(empty)*"
+    fence = _fence(flat, 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def code_block(text: str, limit: int = 4000) -> str:
+    """``text`` as an inert fenced block (capped at ``limit`` characters)."""
+    body = _cap(neutralise(text).rstrip("\n"), limit)
+    fence = _fence(body, 3)
+    return f"{fence}text\n{body}\n{fence}"
+
+
+def plain(text: str, limit: int = 300) -> str:
+    """``text`` as escaped prose on one line: no formatting, links, HTML or mentions."""
+    flat = _cap(" ".join(neutralise(text).split()), limit)
+    return _MARKDOWN_PUNCT.sub(r"\\\1", flat).replace("@", "@\u200b")
