@@ -1,0 +1,300 @@
+"""Per-repository settings, read from ``.github/questbot.yml`` on the default branch.
+
+The file is optional and every setting has a default, so an empty or absent file means "the
+defaults". A file that cannot be used is never half-applied: ``parse_settings`` either returns
+complete ``Settings`` or raises one ``SettingsError`` listing every problem, each with its field
+path and, where the YAML says, its line. The caller keeps the last good settings in force and
+posts ``render_settings_problem`` where the maintainer will see it (the check run on the push
+that changed the file, or the inbox issue).
+
+Unknown keys are errors, not silently ignored: a misspelt ``max_live_quest`` that quietly did
+nothing would be worse than a message naming it and the setting it was probably meant to be.
+Duplicate keys are errors for the same reason (plain YAML keeps the last one).
+
+Example::
+
+    label: questbot
+    routes: {check_failure: auto_fix, issue: human, comment: ignore}
+    checkpoints: {A: blocking, B: blocking, C: advisory}
+    shadow: false
+    max_attempts: 3
+    max_live_quests: 7
+    reviewers: [octocat]
+    watch_window_minutes: 60
+    proof:
+      commands:
+        - pytest -q
+        - [ruff, check, .]
+    agent: {kind: command, command: ./scripts/agent, timeout_seconds: 1800}
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from enum import StrEnum
+from typing import Annotated, Any, Self
+
+import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from bot.core.policy import Checkpoint, CheckpointMode, Policy
+from bot.github.settings_problems import (
+    SETTINGS_PATH,
+    SettingsError,
+    SettingsProblem,
+    describe,
+    key_lines,
+    kind_of,
+    render_settings_problem,
+)
+
+__all__ = [
+    "SETTINGS_PATH",
+    "Agent",
+    "AgentKind",
+    "Checkpoints",
+    "Mode",
+    "Proof",
+    "Route",
+    "Routes",
+    "Settings",
+    "SettingsError",
+    "SettingsProblem",
+    "parse_settings",
+    "render_settings_problem",
+]
+
+MAX_SETTINGS_BYTES = 64 * 1024
+"""Settings are a screenful; anything much larger is a mistake, not configuration."""
+
+
+class Route(StrEnum):
+    """What triage does with a new signal of one kind (seed 000, "How a quest starts")."""
+
+    AUTO_FIX = "auto_fix"
+    RESEARCH_ONLY = "research_only"
+    HUMAN = "human"
+    IGNORE = "ignore"
+
+
+class Mode(StrEnum):
+    BLOCKING = "blocking"
+    ADVISORY = "advisory"
+
+
+class AgentKind(StrEnum):
+    SCRIPTED = "scripted"
+    """The built-in scripted agent (tests and demos)."""
+    COMMAND = "command"
+    """An external program, run in the quest's worktree."""
+
+
+def _argv(value: object) -> object:
+    """A command as an argv list; a string is split as a POSIX shell would (no shell runs it)."""
+    if isinstance(value, str):
+        try:
+            return shlex.split(value)
+        except ValueError as exc:
+            raise ValueError(f"could not be split into words ({exc}); check its quotes") from exc
+    return value
+
+
+Argv = Annotated[
+    tuple[Annotated[str, Field(min_length=1)], ...],
+    BeforeValidator(_argv),
+    Field(min_length=1),
+]
+
+_LOGIN = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}")
+
+
+def _login(value: str) -> str:
+    login = value.removeprefix("@")
+    if not _LOGIN.fullmatch(login):
+        raise ValueError(f"must be a GitHub login such as octocat (got {value!r})")
+    return login
+
+
+Login = Annotated[str, AfterValidator(_login)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_means_default(cls, data: object) -> object:
+        """``key:`` with no value (often everything below it commented out) means the default."""
+        if isinstance(data, dict):
+            return {key: value for key, value in data.items() if value is not None}
+        return data
+
+
+class Routes(_Section):
+    """Where each kind of signal goes. Issues and comments wait for a person by default:
+    anyone can comment on a public repository, and nobody should spend agent time by doing so."""
+
+    check_failure: Route = Route.AUTO_FIX
+    issue: Route = Route.HUMAN
+    comment: Route = Route.IGNORE
+
+
+class Checkpoints(_Section):
+    A: Mode = Mode.BLOCKING
+    B: Mode = Mode.BLOCKING
+    C: Mode = Mode.BLOCKING
+
+
+class Proof(_Section):
+    commands: tuple[Argv, ...] = ()
+    """The repository's own checks, each run as a program with arguments, in order."""
+
+
+class Agent(_Section):
+    kind: AgentKind = AgentKind.SCRIPTED
+    command: Argv | None = None
+    """Required when ``kind`` is ``command``; kept but unused when it is ``scripted``."""
+    timeout_seconds: StrictInt = Field(default=1800, ge=1, le=24 * 3600)
+
+    @model_validator(mode="after")
+    def _command_for_kind(self) -> Self:
+        if self.kind is AgentKind.COMMAND and self.command is None:
+            raise ValueError("`agent.command` is required when `agent.kind` is command")
+        return self
+
+
+class Settings(_Section):
+    """Everything a repository may set; ``Settings()`` is the defaults."""
+
+    label: str = Field(default="questbot", min_length=1, max_length=50)
+    """The label that turns an issue into a signal (GitHub caps label names at 50)."""
+    routes: Routes = Routes()
+    checkpoints: Checkpoints = Checkpoints()
+    shadow: StrictBool = False
+    max_attempts: StrictInt = Field(default=3, ge=1, le=100)
+    mute_hours: StrictInt = Field(default=24, ge=1)
+    max_live_quests: StrictInt = Field(default=7, ge=1)
+    reviewers: tuple[Login, ...] = ()
+    """Logins asked to review at blocking checkpoints; they may also act without write access."""
+    watch_window_minutes: StrictInt = Field(default=60, ge=1)
+    proof: Proof = Proof()
+    agent: Agent = Agent()
+
+    @field_validator("label")
+    @classmethod
+    def _label_is_trimmed(cls, value: str) -> str:
+        if value != value.strip():
+            raise ValueError("must not start or end with spaces")
+        return value
+
+    @field_validator("reviewers")
+    @classmethod
+    def _once_each(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        """Logins are case-insensitive on GitHub; keep the first spelling of each."""
+        seen: dict[str, str] = {}
+        for login in value:
+            seen.setdefault(login.lower(), login)
+        return tuple(seen.values())
+
+    def to_policy(self) -> Policy:
+        """The core's view of these settings: what it needs to step a quest, and no more."""
+        modes = {"A": self.checkpoints.A, "B": self.checkpoints.B, "C": self.checkpoints.C}
+        return Policy(
+            checkpoints={
+                checkpoint: CheckpointMode(blocking=modes[checkpoint.value] is Mode.BLOCKING)
+                for checkpoint in Checkpoint
+            },
+            shadow=self.shadow,
+            max_attempts=self.max_attempts,
+            mute_hours=self.mute_hours,
+            max_live_quests=self.max_live_quests,
+            watch_window_minutes=self.watch_window_minutes,
+        )
+
+
+# --- parsing ----------------------------------------------------------------------------------
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """Safe YAML that refuses duplicate keys instead of keeping the last."""
+
+
+def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+    seen: set[Any] = set()
+    for key_node, _ in node.value:
+        key = loader.construct_object(key_node)
+        if not isinstance(key, str | int | float | bool):
+            continue  # complex keys are left for validation to refuse
+        if key in seen:
+            raise yaml.constructor.ConstructorError(
+                None, None, f"the key {key!r} appears twice", key_node.start_mark
+            )
+        seen.add(key)
+    loader.flatten_mapping(node)
+    return dict(loader.construct_pairs(node))
+
+
+_StrictLoader.add_constructor(
+    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
+    _construct_mapping,
+)
+
+
+def parse_settings(text: str) -> Settings:
+    """The settings ``text`` (the file's content) sets; raises ``SettingsError`` if unusable."""
+    if len(text.encode()) > MAX_SETTINGS_BYTES:
+        raise SettingsError(
+            [
+                SettingsProblem(
+                    path="",
+                    message=f"is larger than {MAX_SETTINGS_BYTES // 1024} KiB; "
+                    "settings are a few lines, so this is probably the wrong file",
+                )
+            ]
+        )
+    try:
+        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        what = exc.problem or exc.context or "unreadable"
+        message = f"is not valid YAML: {what}"
+        if mark is not None:
+            message += f" (column {mark.column + 1})"
+        line = None if mark is None else mark.line + 1
+        raise SettingsError([SettingsProblem(path="", message=message, line=line)]) from exc
+    except yaml.YAMLError as exc:
+        raise SettingsError(
+            [SettingsProblem(path="", message=f"is not valid YAML: {exc}")]
+        ) from exc
+    if data is None:
+        return Settings()
+    if not isinstance(data, dict):
+        raise SettingsError(
+            [
+                SettingsProblem(
+                    path="",
+                    message="must be a mapping of settings such as `label: questbot` at the "
+                    f"top level (got {kind_of(data)})",
+                    line=1,
+                )
+            ]
+        )
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        lines = key_lines(text)
+        problems = [describe(error, lines, Settings) for error in exc.errors(include_url=False)]
+        problems.sort(key=lambda problem: problem.line or 0)  # stable: file order, then pydantic's
+        raise SettingsError(problems) from exc
