@@ -14,9 +14,9 @@ def _replay(args: argparse.Namespace) -> int:
     try:
         policy = read_policy(args.policy)
         if args.redis:
-            from bot.journal.recovery import replay_from_redis  # noqa: PLC0415
+            import asyncio
 
-            import asyncio  # noqa: PLC0415
+            from bot.journal.recovery import replay_from_redis
 
             result = asyncio.run(replay_from_redis(args.redis, args.journal, policy))
         else:

@@ -27,7 +27,9 @@ class RedisServer:
     """One ``redis-server`` process the tests own; ``restart`` keeps its data directory."""
 
     port: int = field(default_factory=free_port)
-    directory: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="questbot-redis-")))
+    directory: Path = field(
+        default_factory=lambda: Path(tempfile.mkdtemp(prefix="questbot-redis-"))
+    )
     appendonly: bool = True
     process: subprocess.Popen[bytes] | None = None
 
@@ -38,7 +40,7 @@ class RedisServer:
     def start(self) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
-            raise RuntimeError("redis-server is not installed; run scripts/setup, which installs it")
+            raise RuntimeError("redis-server is not installed; run scripts/setup to install it")
         args = [
             binary,
             "--port", str(self.port),
@@ -49,7 +51,7 @@ class RedisServer:
             "--appendfsync", "always" if self.appendonly else "no",
             "--logfile", str(self.directory / "redis.log"),
         ]
-        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # noqa: S603
+        self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
             try:

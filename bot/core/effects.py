@@ -8,13 +8,15 @@ same journal always yields the same keys, and an adapter can use the key to do i
 
 from __future__ import annotations
 
-from enum import StrEnum
+from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import TypeAdapter
+
+from bot.core.names import Name
 
 
-class EffectType(StrEnum):
+class EffectType(Name):
     RUN_TRIAGE = "run_triage"
     START_AGENT = "start_agent"
     STOP_AGENT = "stop_agent"
@@ -40,8 +42,10 @@ def effect_key(quest_id: str, revision: int, type_: str, event_id: str, occurren
     return f"{quest_id}:{revision}:{type_}:{event_id}:{occurrence}"
 
 
-class Effect(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Effect:
+    """A keyed request for work. A dataclass rather than a model because ``step`` makes one
+    per effect on the hot path; ``EFFECT_ADAPTER`` validates and dumps it at the boundaries."""
 
     key: str
     type: EffectType
@@ -50,3 +54,6 @@ class Effect(BaseModel):
     event_id: str
     occurrence: int
     payload: dict[str, Any]
+
+
+EFFECT_ADAPTER: TypeAdapter[Effect] = TypeAdapter(Effect)

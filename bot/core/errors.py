@@ -3,14 +3,14 @@ the way forward, because the worker shows them to people as replies."""
 
 from __future__ import annotations
 
-from enum import StrEnum
+from bot.core.names import Name
 
 
 class QuestError(Exception):
     """Base of every error the core raises."""
 
 
-class Refusal(StrEnum):
+class Refusal(Name):
     """Why a transition was refused: the worker picks its reply from this."""
 
     UNDEFINED = "undefined"  # the table has no such move from this state
@@ -26,7 +26,7 @@ class InvalidTransition(QuestError):
     """An event the table does not allow in the quest's current state. The quest is unchanged."""
 
     def __init__(self, state: str, event_type: str, reason: str, code: Refusal) -> None:
-        self.state = state
+        self.state = str(state)
         self.event_type = event_type
         self.reason = reason
         self.code = code

@@ -9,16 +9,16 @@ who caused the event, or ``None`` for questbot, its agent and its runners.
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 
+from bot.core.names import Name
 from bot.core.policy import Checkpoint
 from bot.core.proof import ProofBundle, Risk
 
 
-class Route(StrEnum):
+class Route(Name):
     AUTO_FIX = "auto_fix"
     RESEARCH_ONLY = "research_only"
     HUMAN = "human"
@@ -27,14 +27,14 @@ class Route(StrEnum):
     CONFLICT = "conflict"
 
 
-class SignalKind(StrEnum):
+class SignalKind(Name):
     CHECK_FAILURE = "check_failure"
     ISSUE = "issue"
     COMMENT = "comment"
     REGRESSION = "regression"
 
 
-class Severity(StrEnum):
+class Severity(Name):
     LOW = "low"
     MEDIUM = "medium"
     HIGH = "high"
@@ -52,7 +52,7 @@ def max_severity(a: Severity, b: Severity) -> Severity:
     return a if a.rank >= b.rank else b
 
 
-class Verdict(StrEnum):
+class Verdict(Name):
     APPROVE = "approve"
     REVISE = "revise"
     REJECT = "reject"

@@ -20,11 +20,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from bot.core import rules
-from bot.core.effects import Effect, effect_key
+from bot.core.effects import Effect
 from bot.core.errors import InvalidTransition, Refusal, TableViolation
 from bot.core.events import Event
 from bot.core.policy import Policy
 from bot.core.quest import Quest
+from bot.core.rules import HANDLERS
 from bot.core.states import TERMINAL, State
 from bot.core.table import TABLE
 
@@ -46,47 +47,50 @@ def step(quest: Quest | None, event: Event, policy: Policy) -> Transition:
     etype = event.type
     moves = TABLE[etype]
     if quest is None:
-        if None not in moves:
+        targets = moves.get(None)
+        if targets is None:
             raise InvalidTransition("none", etype, "no quest exists yet; a quest starts with "
                                     "signal_sensed", Refusal.UNDEFINED)
     else:
-        if event.quest_id != quest.id:
-            raise InvalidTransition(quest.state.value, etype, f"the event is for quest "
-                                    f"{event.quest_id}, not {quest.id}", Refusal.BAD_EVENT)
         state = quest.state
-        if state in TERMINAL and state not in moves:
-            return Transition(quest, (), absorbed=True)
+        targets = moves.get(state)
+        if event.quest_id != quest.id:
+            raise InvalidTransition(state, etype, f"the event is for quest {event.quest_id}, "
+                                    f"not {quest.id}", Refusal.BAD_EVENT)
         if state is State.HANDED_OFF and etype in CLAIM_GUARDED and event.actor != quest.owner:
-            raise InvalidTransition(state.value, etype, f"the review is claimed by @{quest.owner}; "
+            raise InvalidTransition(state, etype, f"the review is claimed by @{quest.owner}; "
                                     "ask them, or wait for /release", Refusal.CLAIMED)
-        if state not in moves:
-            raise InvalidTransition(state.value, etype, _undefined_reason(state, etype),
-                                    Refusal.UNDEFINED)
-    nq, asks = rules.HANDLERS[etype](quest, event, policy)  # type: ignore[arg-type]
-    source = quest.state if quest is not None else None
-    if nq.state not in moves[source]:
+        if targets is None:
+            if state in TERMINAL:
+                return Transition(quest, (), absorbed=True)
+            raise InvalidTransition(state, etype, _undefined_reason(etype), Refusal.UNDEFINED)
+    nq, asks = HANDLERS[etype](quest, event, policy)  # type: ignore[arg-type]  # None only for signal_sensed
+    if nq.state not in targets:
+        source = quest.state if quest is not None else None
         raise TableViolation(f"{etype} moved {source} to {nq.state}, which the table does not list")
-    effects = _keyed(nq, event.id, asks)
-    return Transition(nq, effects)
+    return Transition(nq, _keyed(nq, event.id, asks) if asks else ())
 
 
 def _keyed(quest: Quest, event_id: str, asks: rules.Asks) -> tuple[Effect, ...]:
     if not asks:
         return ()
+    qid, rev = quest.id, quest.revision
+    if len(asks) == 1:  # the common case: no occurrence bookkeeping
+        etype, payload = asks[0]
+        return (Effect(key=f"{qid}:{rev}:{etype}:{event_id}:0", type=etype, quest_id=qid,
+                       revision=rev, event_id=event_id, occurrence=0, payload=payload),)
     seen: dict[str, int] = {}
     out = []
     for etype, payload in asks:
         occurrence = seen.get(etype, 0)
         seen[etype] = occurrence + 1
-        out.append(Effect.model_construct(
-            key=effect_key(quest.id, quest.revision, etype.value, event_id, occurrence),
-            type=etype, quest_id=quest.id, revision=quest.revision, event_id=event_id,
-            occurrence=occurrence, payload=payload,
-        ))
+        out.append(Effect(key=f"{qid}:{rev}:{etype}:{event_id}:{occurrence}", type=etype,
+                          quest_id=qid, revision=rev, event_id=event_id, occurrence=occurrence,
+                          payload=payload))
     return tuple(out)
 
 
-def _undefined_reason(state: State, etype: str) -> str:
+def _undefined_reason(etype: str) -> str:
     allowed = sorted(str(s) for s in TABLE[etype] if s is not None)
     where = ", ".join(allowed) if allowed else "no state"
     return f"{etype} is only defined in {where}"

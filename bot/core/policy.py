@@ -6,12 +6,12 @@ the same decisions. Repository settings (``.github/questbot.yml``) are turned in
 
 from __future__ import annotations
 
-from enum import StrEnum
-
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.core.names import Name
 
-class Checkpoint(StrEnum):
+
+class Checkpoint(Name):
     A = "A"  # hypothesis written
     B = "B"  # reproduced and planned
     C = "C"  # proof complete

@@ -8,15 +8,15 @@ ran — the proof runner and its records do that.
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.core.canonical import canonical_digest
+from bot.core.names import Name
 
 
-class Risk(StrEnum):
+class Risk(Name):
     LOW = "low"
     MEDIUM = "medium"
     HIGH = "high"

@@ -3,16 +3,17 @@ bound (signals, comments and decisions are counted here and kept in full in the 
 
 from __future__ import annotations
 
-from enum import StrEnum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
 from bot.core.events import Route, Severity, SignalKind, Snapshot
+from bot.core.names import Name
 from bot.core.proof import Risk
 from bot.core.states import State
 
 
-class ParkReason(StrEnum):
+class ParkReason(Name):
     PAUSED = "paused"
     ATTEMPTS_EXHAUSTED = "attempts_exhausted"
     CANNOT_REPRODUCE = "cannot_reproduce"
@@ -20,7 +21,7 @@ class ParkReason(StrEnum):
     RESEARCH_COMPLETE = "research_complete"
 
 
-class Outcome(StrEnum):
+class Outcome(Name):
     """Why a quest ended, for the terminal states."""
 
     CLOSED = "closed"
@@ -79,6 +80,19 @@ class Quest(BaseModel):
     decisions: int = 0
     recorded_only_decisions: int = 0
     comments: int = 0
+
+    def evolve(self, changes: dict[str, Any]) -> Quest:
+        """``model_copy(update=changes)`` without its generic deep-copy machinery: ``step``
+        makes one or two of these per event, and the fields are immutable values already.
+        Like ``model_copy`` it does not validate; the handlers only set typed values."""
+        new = object.__new__(Quest)
+        data = self.__dict__.copy()
+        data.update(changes)
+        object.__setattr__(new, "__dict__", data)
+        object.__setattr__(new, "__pydantic_fields_set__", self.__pydantic_fields_set__)
+        object.__setattr__(new, "__pydantic_extra__", None)
+        object.__setattr__(new, "__pydantic_private__", None)
+        return new
 
     @property
     def snapshot(self) -> Snapshot:

@@ -80,8 +80,7 @@ def refuse(q: Quest | None, e: _Event, reason: str, code: Refusal = Refusal.UNDE
 
 
 def _park(q: Quest, reason: ParkReason, resume: State, **changes: Any) -> Quest:
-    return q.model_copy(
-        update={"state": S.PARKED, "park_reason": reason, "resume_state": resume, **changes}
+    return q.evolve({"state": S.PARKED, "park_reason": reason, "resume_state": resume, **changes}
     )
 
 
@@ -92,9 +91,16 @@ def _checkpoint_request(q: Quest, checkpoint: Checkpoint, p: Policy) -> tuple[E,
             "checkpoint": checkpoint.value,
             "blocking": p.blocking(checkpoint),
             "shadow": p.shadow,
-            "snapshot": q.snapshot.model_dump(mode="json"),
+            "snapshot": _snapshot_json(q.revision, q.head, q.base, q.proof),
         },
     )
+
+
+def _snapshot_json(revision: int, head: str | None, base: str | None,
+                   proof: Snapshot | None) -> dict[str, Any]:
+    """``Snapshot.model_dump(mode="json")``, built directly: it is on every checkpoint's path."""
+    return {"revision": revision, "head": head, "base": base,
+            "proof_digest": proof.proof_digest if proof else None}
 
 
 def _start(stage: str, **extra: Any) -> tuple[E, dict[str, Any]]:
@@ -105,7 +111,8 @@ def _land(q: Quest) -> tuple[E, dict[str, Any]]:
     approval = q.c_approval
     assert approval is not None  # guarded by every caller
     return (E.LAND, {"head": approval.head, "base": approval.base,
-                     "snapshot": approval.model_dump(mode="json")})
+                     "snapshot": _snapshot_json(approval.revision, approval.head, approval.base,
+                                                approval)})
 
 
 def _enter(q: Quest, p: Policy) -> Asks:
@@ -158,23 +165,23 @@ def triaged(q: Quest, e: Triaged, p: Policy) -> Result:
         if q.park_reason is not ParkReason.RESEARCH_COMPLETE or e.route is not Route.AUTO_FIX:
             refuse(q, e, "only a finished research-only quest can be turned into a fix "
                    "(/quest fix); use /resume for other parked quests")
-        nq = q.model_copy(update={"state": S.REPRODUCING, "route": e.route, "park_reason": None,
+        nq = q.evolve({"state": S.REPRODUCING, "route": e.route, "park_reason": None,
                                   "resume_state": None})
         return nq, [_start("reproduce")]
-    q = q.model_copy(update={"route": e.route, "risk": e.risk})
+    q = q.evolve({"route": e.route, "risk": e.risk})
     if e.route in starts:
         return _research(q, e, route=e.route)
     if e.route is Route.HUMAN:
-        return q.model_copy(update={"state": S.TRIAGED, "awaiting_person": True}), [
+        return q.evolve({"state": S.TRIAGED, "awaiting_person": True}), [
             (E.NOTIFY_INBOX, {"reason": "routed to a person: start it with /quest fix or "
                               "/quest research, or /kill it"})]
     if e.route is Route.IGNORE:
         until = e.at + timedelta(hours=p.mute_hours)
-        return q.model_copy(update={"state": S.ABANDONED, "outcome": Outcome.IGNORED}), [
+        return q.evolve({"state": S.ABANDONED, "outcome": Outcome.IGNORED}), [
             (E.MUTE_FINGERPRINT, {"fingerprint": q.fingerprint, "hours": p.mute_hours,
                                   "until": until.isoformat()})]
     if e.route is Route.DUPLICATE:
-        nq = q.model_copy(update={"state": S.ABANDONED, "outcome": Outcome.DUPLICATE,
+        nq = q.evolve({"state": S.ABANDONED, "outcome": Outcome.DUPLICATE,
                                   "duplicate_of": e.duplicate_of})
         return nq, [(E.MERGE_SIGNAL, {"into": e.duplicate_of, "fingerprint": q.fingerprint,
                                       "source": q.last_signal, "severity": q.severity.value})]
@@ -184,7 +191,7 @@ def triaged(q: Quest, e: Triaged, p: Policy) -> Result:
 
 
 def _research(q: Quest, e: _Event, **changes: Any) -> Result:
-    nq = q.model_copy(update={"state": S.RESEARCHING, **changes})
+    nq = q.evolve({"state": S.RESEARCHING, **changes})
     return nq, [_start("research")]
 
 
@@ -193,19 +200,19 @@ def signal_attached(q: Quest, e: SignalAttached, _p: Policy) -> Result:
                                "severity": max_severity(q.severity, e.severity)}
     if q.state is S.PROVING or (q.state is S.HANDED_OFF and q.claimed_from is S.PROVING):
         changes["c_approval"] = None  # a new signal during proof ends an earlier C approval
-    return q.model_copy(update=changes), []
+    return q.evolve(changes), []
 
 
 # the main line
 
 
 def hypothesis_written(q: Quest, e: HypothesisWritten, p: Policy) -> Result:
-    nq = q.model_copy(update={"state": S.HYPOTHESISED, "hypothesis": e.summary})
+    nq = q.evolve({"state": S.HYPOTHESISED, "hypothesis": e.summary})
     return nq, [_checkpoint_request(nq, Checkpoint.A, p)]
 
 
 def reproduced(q: Quest, e: Reproduced, _p: Policy) -> Result:
-    return q.model_copy(update={"reproduction": e.check}), []
+    return q.evolve({"reproduction": e.check}), []
 
 
 def reproduction_failed(q: Quest, e: ReproductionFailed, _p: Policy) -> Result:
@@ -217,12 +224,12 @@ def plan_written(q: Quest, e: PlanWritten, p: Policy) -> Result:
     if q.reproduction is None:
         refuse(q, e, "no reproduction is recorded; a plan needs a failing check first",
                Refusal.BAD_EVENT)
-    nq = q.model_copy(update={"state": S.PLANNED, "plan": e.summary, "risk": e.risk})
+    nq = q.evolve({"state": S.PLANNED, "plan": e.summary, "risk": e.risk})
     return nq, [_checkpoint_request(nq, Checkpoint.B, p)]
 
 
 def patch_pushed(q: Quest, e: PatchPushed, _p: Policy) -> Result:
-    nq = q.model_copy(update={"state": S.PROVING, "head": e.head, "head_pusher": e.pusher,
+    nq = q.evolve({"state": S.PROVING, "head": e.head, "head_pusher": e.pusher,
                               "attempts": q.attempts + 1, "proof": None, "c_approval": None})
     return nq, [(E.RUN_PROOF, _proof_request(nq))]
 
@@ -253,7 +260,7 @@ def proof_completed(q: Quest, e: ProofCompleted, p: Policy) -> Result:
         changes["claimed_from"] = S.READY  # the review stays held, now at C
     else:
         changes["state"] = S.READY
-    nq = q.model_copy(update=changes)
+    nq = q.evolve(changes)
     return nq, [_checkpoint_request(nq, Checkpoint.C, p)]
 
 
@@ -263,9 +270,9 @@ def proof_failed(q: Quest, e: ProofFailed, p: Policy) -> Result:
     if e.head != q.head:
         refuse(q, e, f"the failure is for head {e.head}, the quest is at {q.head}",
                Refusal.STALE)
-    q = q.model_copy(update={"owner": None, "claimed_from": None, "proof": None})
+    q = q.evolve({"owner": None, "claimed_from": None, "proof": None})
     if q.attempts < p.max_attempts:
-        nq = q.model_copy(update={"state": S.PATCHING})
+        nq = q.evolve({"state": S.PATCHING})
         return nq, [_start("patch", repair=e.reason, attempt=q.attempts + 1)]
     nq = _park(q, ParkReason.ATTEMPTS_EXHAUSTED, S.PATCHING)
     return nq, [(E.NOTIFY_INBOX, {"reason": f"proof failed {q.attempts} times: {e.reason}"})]
@@ -285,47 +292,47 @@ def checkpoint_decided(q: Quest, e: CheckpointDecided, p: Policy) -> Result:
         refuse(q, e, "the quest changed since this decision was made (revision, head, base or "
                "proof); look again and decide on what it shows now", Refusal.STALE)
     if e.automatic and (p.shadow or p.blocking(e.checkpoint)):
-        return q.model_copy(update={"decisions": q.decisions + 1,
+        return q.evolve({"decisions": q.decisions + 1,
                                     "recorded_only_decisions": q.recorded_only_decisions + 1}), []
     if (e.checkpoint is Checkpoint.C and e.verdict is Verdict.APPROVE
             and e.actor is not None and e.actor == q.head_pusher):
         refuse(q, e, f"@{e.actor} pushed the head under review and cannot approve it; "
                "ask another maintainer", Refusal.PRODUCER)
-    q = q.model_copy(update={"decisions": q.decisions + 1, "state": at, "owner": None,
+    q = q.evolve({"decisions": q.decisions + 1, "state": at, "owner": None,
                              "claimed_from": None})
     if e.verdict is Verdict.REJECT:
-        return q.model_copy(update={"state": S.ABANDONED, "outcome": Outcome.REJECTED}), []
+        return q.evolve({"state": S.ABANDONED, "outcome": Outcome.REJECTED}), []
     if e.verdict is Verdict.REVISE:
         target, stage = {Checkpoint.A: (S.RESEARCHING, "research"),
                          Checkpoint.B: (S.REPRODUCING, "plan"),
                          Checkpoint.C: (S.PATCHING, "patch")}[e.checkpoint]
-        return q.model_copy(update={"state": target}), [_start(stage, revise=e.reason)]
+        return q.evolve({"state": target}), [_start(stage, revise=e.reason)]
     if e.checkpoint is Checkpoint.A:
         if q.route is Route.RESEARCH_ONLY:
             nq = _park(q, ParkReason.RESEARCH_COMPLETE, S.HYPOTHESISED)
             return nq, [(E.NOTIFY_INBOX, {"reason": "research complete: the hypothesis was "
                                           "approved; /quest fix to go on and patch"})]
-        return q.model_copy(update={"state": S.REPRODUCING}), [_start("reproduce")]
+        return q.evolve({"state": S.REPRODUCING}), [_start("reproduce")]
     if e.checkpoint is Checkpoint.B:
-        return q.model_copy(update={"state": S.PATCHING}), [_start("patch")]
+        return q.evolve({"state": S.PATCHING}), [_start("patch")]
     if not q.proof_bound:
         refuse(q, e, "the proof no longer matches this revision, head and base; wait for the "
                "new proof", Refusal.UNBOUND_PROOF)
-    nq = q.model_copy(update={"state": S.LANDING, "c_approval": q.snapshot})
+    nq = q.evolve({"state": S.LANDING, "c_approval": q.snapshot})
     return nq, [_land(nq)]
 
 
 def claimed(q: Quest, e: Claimed, _p: Policy) -> Result:
     if e.actor is None:
         refuse(q, e, "only a person can claim a review", Refusal.BAD_EVENT)
-    nq = q.model_copy(update={"state": S.HANDED_OFF, "owner": e.actor, "claimed_from": q.state})
+    nq = q.evolve({"state": S.HANDED_OFF, "owner": e.actor, "claimed_from": q.state})
     return nq, [(E.REPLY_COMMENT, {"to": e.actor, "message": f"@{e.actor} now holds this "
                                    "review; others' decisions wait until /release"})]
 
 
 def released(q: Quest, e: Released, p: Policy) -> Result:
     assert q.claimed_from is not None
-    nq = q.model_copy(update={"state": q.claimed_from, "owner": None, "claimed_from": None})
+    nq = q.evolve({"state": q.claimed_from, "owner": None, "claimed_from": None})
     asks: Asks = [(E.REPLY_COMMENT, {"to": e.actor, "message": "the review is released"})]
     if nq.state in CHECKPOINT_AT:  # ask the reviewers again; a running proof just goes on
         asks.append(_checkpoint_request(nq, CHECKPOINT_AT[nq.state], p))
@@ -348,14 +355,14 @@ def resumed(q: Quest, e: Resumed, p: Policy) -> Result:
     changes: dict[str, Any] = {"state": target, "park_reason": None, "resume_state": None}
     if reason is ParkReason.ATTEMPTS_EXHAUSTED:
         changes["attempts"] = 0  # a person gives it a fresh set of attempts
-    nq = q.model_copy(update=changes)
+    nq = q.evolve(changes)
     if target is S.LANDING and not nq.c_approval_counts:
-        nq = nq.model_copy(update={"state": S.READY, "c_approval": None})
+        nq = nq.evolve({"state": S.READY, "c_approval": None})
     return nq, _enter(nq, p)
 
 
 def killed(q: Quest, e: Killed, _p: Policy) -> Result:
-    nq = q.model_copy(update={"state": S.ABANDONED, "outcome": Outcome.KILLED, "owner": None})
+    nq = q.evolve({"state": S.ABANDONED, "outcome": Outcome.KILLED, "owner": None})
     return nq, [(E.STOP_AGENT, {"reason": "killed"})] if q.state in AGENT_STATES else []
 
 
@@ -365,37 +372,37 @@ def killed(q: Quest, e: Killed, _p: Policy) -> Result:
 def human_revision(q: Quest, e: HumanRevision, _p: Policy) -> Result:
     if e.head == q.head:
         return q, []
-    q = q.model_copy(update={"head": e.head, "head_pusher": e.pusher, "revision": q.revision + 1,
+    q = q.evolve({"head": e.head, "head_pusher": e.pusher, "revision": q.revision + 1,
                              "proof": None, "c_approval": None})
     state = q.checkpoint_state
     if state is S.PARKED:
         if q.park_reason in _WORK_PARKS:  # /resume will prove the person's head
-            return q.model_copy(update={"resume_state": S.PROVING, "owner": None,
+            return q.evolve({"resume_state": S.PROVING, "owner": None,
                                         "claimed_from": None}), []
         return q, []
     if state not in PROOF_BOUND_STATES and state is not S.PATCHING:
         return q, []
     asks: Asks = [(E.STOP_AGENT, {"reason": "a person pushed"})] if state is S.PATCHING else []
     if q.state is S.HANDED_OFF:
-        nq = q.model_copy(update={"claimed_from": S.PROVING})
+        nq = q.evolve({"claimed_from": S.PROVING})
     else:
-        nq = q.model_copy(update={"state": S.PROVING})
+        nq = q.evolve({"state": S.PROVING})
     return nq, [*asks, (E.RUN_PROOF, _proof_request(nq))]
 
 
 def base_moved(q: Quest, e: BaseMoved, _p: Policy) -> Result:
     if e.base == q.base:
         return q, []
-    q = q.model_copy(update={"base": e.base, "c_approval": None})
+    q = q.evolve({"base": e.base, "c_approval": None})
     if q.state is S.PARKED:
         held = q.claimed_from if q.resume_state is S.HANDED_OFF else q.resume_state
         if held in PROOF_BOUND_STATES:  # the proof is for the old base: patch again on resume
-            return q.model_copy(update={"resume_state": S.PATCHING, "proof": None,
+            return q.evolve({"resume_state": S.PATCHING, "proof": None,
                                         "owner": None, "claimed_from": None}), []
         return q, []
     if q.checkpoint_state not in PROOF_BOUND_STATES:
         return q, []
-    nq = q.model_copy(update={"state": S.PATCHING, "proof": None, "owner": None,
+    nq = q.evolve({"state": S.PATCHING, "proof": None, "owner": None,
                               "claimed_from": None})
     return nq, [(E.REBASE, {"base": e.base, "head": q.head})]
 
@@ -404,7 +411,7 @@ def base_moved(q: Quest, e: BaseMoved, _p: Policy) -> Result:
 
 
 def landed(q: Quest, e: Landed, p: Policy) -> Result:
-    nq = q.model_copy(update={"state": S.WATCHING, "merge_sha": e.merge_sha})
+    nq = q.evolve({"state": S.WATCHING, "merge_sha": e.merge_sha})
     asks: Asks = [
         (E.START_WATCH, {"window_minutes": p.watch_window_minutes,
                          "until": (e.at + timedelta(minutes=p.watch_window_minutes)).isoformat()}),
@@ -416,17 +423,17 @@ def landed(q: Quest, e: Landed, p: Policy) -> Result:
 
 
 def watch_clean(q: Quest, e: WatchClean, _p: Policy) -> Result:
-    return q.model_copy(update={"state": S.CLOSED, "outcome": Outcome.CLOSED,
+    return q.evolve({"state": S.CLOSED, "outcome": Outcome.CLOSED,
                                 "severity_floor": max_severity(q.severity_floor, q.severity)}), []
 
 
 def regression_detected(q: Quest, e: RegressionDetected, _p: Policy) -> Result:
-    nq = q.model_copy(update={"state": S.ROLLED_BACK, "last_signal": e.source})
+    nq = q.evolve({"state": S.ROLLED_BACK, "last_signal": e.source})
     return nq, [(E.ROLLBACK, {"merge_sha": q.merge_sha, "source": e.source})]
 
 
 def _research_again(q: Quest, **changes: Any) -> Result:
-    nq = q.model_copy(update={
+    nq = q.evolve({
         "state": S.RESEARCHING, "revision": q.revision + 1, "attempts": 0, "proof": None,
         "c_approval": None, "head": None, "head_pusher": None, "hypothesis": None,
         "reproduction": None, "plan": None, "outcome": None, **changes,
@@ -459,7 +466,7 @@ def parent_landed(q: Quest, e: ParentLanded, _p: Policy) -> Result:
 def child_evidence(q: Quest, e: ChildEvidence, _p: Policy) -> Result:
     if e.child in q.children:
         return q, []
-    nq = q.model_copy(update={"children": (*q.children, e.child)})
+    nq = q.evolve({"children": (*q.children, e.child)})
     if q.state is S.WATCHING:  # already landed: the child need not wait
         return nq, [(E.RESUME_DEPENDENTS, {"child": e.child, "parent": q.id})]
     return nq, []
@@ -469,7 +476,7 @@ def child_evidence(q: Quest, e: ChildEvidence, _p: Policy) -> Result:
 
 
 def spend_requested(q: Quest, e: SpendRequested, _p: Policy) -> Result:
-    nq = q.model_copy(update={"spend_pending": (*q.spend_pending, e.id)})
+    nq = q.evolve({"spend_pending": (*q.spend_pending, e.id)})
     return nq, [(E.REQUEST_SPEND, {"request_id": e.id, "amount_cents": e.amount_cents,
                                    "purpose": e.purpose})]
 
@@ -479,18 +486,18 @@ def spend_decided(q: Quest, e: SpendDecided, _p: Policy) -> Result:
         refuse(q, e, f"no spend request {e.request_id} is pending", Refusal.BAD_EVENT)
     pending = tuple(r for r in q.spend_pending if r != e.request_id)
     if not e.approved:
-        return q.model_copy(update={"spend_pending": pending}), []
-    nq = q.model_copy(update={"spend_pending": pending, "spend_approved": q.spend_approved + 1})
+        return q.evolve({"spend_pending": pending}), []
+    nq = q.evolve({"spend_pending": pending, "spend_approved": q.spend_approved + 1})
     return nq, [(E.START_RESPONDENT_RUN, {"request_id": e.request_id})]
 
 
 def usage_recorded(q: Quest, e: UsageRecorded, _p: Policy) -> Result:
-    return q.model_copy(update={"usage_tokens": q.usage_tokens + e.tokens,
+    return q.evolve({"usage_tokens": q.usage_tokens + e.tokens,
                                 "usage_cost_cents": q.usage_cost_cents + e.cost_cents}), []
 
 
 def comment_posted(q: Quest, e: CommentPosted, _p: Policy) -> Result:
-    return q.model_copy(update={"comments": q.comments + 1}), []
+    return q.evolve({"comments": q.comments + 1}), []
 
 
 HANDLERS: dict[str, Handler] = {

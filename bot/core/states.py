@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from enum import StrEnum
-
+from bot.core.names import Name
 from bot.core.policy import Checkpoint
 
 
-class State(StrEnum):
+class State(Name):
     SENSED = "sensed"
     TRIAGED = "triaged"
     RESEARCHING = "researching"

@@ -1,0 +1,179 @@
+"""Fold throughput: questbot's core beside the same lifecycle written with `transitions`.
+
+Builds a generated journal of about 100,000 events (the main line to `closed` and reopened,
+with failed proofs, pauses, claims, revisions and usage receipts mixed in), then folds it with
+`bot.core.fold` and replays the same events through a `transitions.Machine` that models the
+same states, main line and branches (guards as conditions, no effects, no keys), in one process,
+best of several rounds each. The last line is a JSON object of the figures.
+
+    .venv/bin/python scripts/bench_fold.py [--events N] [--rounds R]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from typing import Any
+
+from transitions import Machine
+
+from bot.core import ACTIVE, Event, State, fold
+from bot.core.states import CHECKPOINT_STATES, LIVE
+from bot.scenarios import JournalBuilder
+
+S = State
+
+
+def generate(n_events: int) -> JournalBuilder:
+    b = JournalBuilder("q-bench").sense()
+    cycle = 0
+    while len(b.events) < n_events:
+        cycle += 1
+        b.add("usage_recorded", tokens=1200, cost_cents=3)
+        b.add("hypothesis_written", summary="h")
+        if cycle % 3 == 0:
+            b.add("claimed", actor="alice")
+            b.add("released", actor="alice")
+        b.decide("A")
+        b.add("reproduced", check="t")
+        b.add("plan_written", summary="p")
+        b.decide("B")
+        b.add("patch_pushed", head=f"a{cycle}", pusher="questbot[bot]")
+        if cycle % 2 == 0:
+            b.add("proof_failed", head=f"a{cycle}", reason="red")
+            b.add("paused", actor="maintainer", reason="look")
+            b.add("resumed", actor="maintainer")
+            b.add("patch_pushed", head=f"b{cycle}", pusher="questbot[bot]")
+        b.prove()
+        b.decide("C")
+        b.add("landed", merge_sha=f"m{cycle}")
+        if cycle % 5 == 0:
+            b.add("regression_detected", source="r")
+            b.add("rollback_confirmed", revert_sha=f"r{cycle}")
+            continue
+        b.add("watch_clean")
+        b.add("reopened", fingerprint="fp-1")
+    return b
+
+
+class BaselineQuest:
+    """Just enough state for the guards; `transitions` keeps `state`."""
+
+    def __init__(self, max_attempts: int) -> None:
+        self.max_attempts = max_attempts
+        self.attempts = 0
+        self.resume: str | None = None
+        self.claimed_from: str | None = None
+        self.verdict = ""
+
+    # guards and callbacks
+    def attempts_left(self, ev: Any) -> bool:
+        return bool(self.attempts < self.max_attempts)
+
+    def approve(self, ev: Any) -> bool:
+        return bool(ev.kwargs["event"].verdict == "approve")
+
+    def revise(self, ev: Any) -> bool:
+        return bool(ev.kwargs["event"].verdict == "revise")
+
+    def count_attempt(self, ev: Any) -> None:
+        self.attempts += 1
+
+    def remember(self, ev: Any) -> None:
+        self.resume = ev.transition.source
+
+    def remember_claim(self, ev: Any) -> None:
+        self.claimed_from = ev.transition.source
+
+    def reset(self, ev: Any) -> None:
+        self.attempts = 0
+
+
+def baseline_machine(max_attempts: int) -> tuple[BaselineQuest, Machine]:
+    model = BaselineQuest(max_attempts)
+    names = [s.value for s in State]
+    t: list[dict[str, Any]] = []
+
+    def add(trigger: str, source: Any, dest: str, **kw: Any) -> None:
+        t.append({"trigger": trigger, "source": source, "dest": dest, **kw})
+
+    add("signal_sensed", "sensed", "sensed")
+    add("triaged", "sensed", "researching")
+    add("hypothesis_written", "researching", "hypothesised")
+    for src, ok, back in [("hypothesised", "reproducing", "researching"),
+                          ("planned", "patching", "reproducing"),
+                          ("ready", "landing", "patching")]:
+        add("checkpoint_decided", src, ok, conditions="approve")
+        add("checkpoint_decided", src, back, conditions="revise")
+        add("checkpoint_decided", src, "abandoned")
+    add("reproduced", "reproducing", "reproducing")
+    add("plan_written", "reproducing", "planned")
+    add("patch_pushed", "patching", "proving", before="count_attempt")
+    add("proof_completed", "proving", "ready")
+    add("proof_failed", "proving", "patching", conditions="attempts_left")
+    add("proof_failed", "proving", "parked", before="remember")
+    add("landed", "landing", "watching")
+    add("watch_clean", "watching", "closed")
+    add("regression_detected", "watching", "rolled_back")
+    add("rollback_confirmed", "rolled_back", "researching", after="reset")
+    add("reopened", "closed", "researching", after="reset")
+    add("paused", [s.value for s in ACTIVE], "parked", before="remember")
+    for target in ACTIVE:
+        add("resumed", "parked", target.value,
+            conditions=lambda ev, v=target.value: ev.model.resume == v)
+    add("killed", [s.value for s in LIVE], "abandoned")
+    add("claimed", [s.value for s in CHECKPOINT_STATES], "handed_off", before="remember_claim")
+    for target in CHECKPOINT_STATES:
+        add("released", "handed_off", target.value,
+            conditions=lambda ev, v=target.value: ev.model.claimed_from == v)
+    add("usage_recorded", "*", "=")
+    machine = Machine(model=model, states=names, transitions=t, initial="sensed",
+                      send_event=True, auto_transitions=False)
+    return model, machine
+
+
+def run_baseline(events: list[Event], max_attempts: int) -> str:
+    model, _machine = baseline_machine(max_attempts)
+    trigger = model.trigger  # type: ignore[attr-defined]
+    for ev in events[1:]:
+        trigger(ev.type, event=ev)
+    return str(model.state)  # type: ignore[attr-defined]
+
+
+def best_rate(fn: Any, n: int, rounds: int) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return n / best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+
+    b = generate(args.events)
+    events, policy = b.events, b.policy
+    result = fold(events, policy)
+    assert result.invalid is None and result.quest == b.quest
+    assert run_baseline(events, policy.max_attempts) == b.quest.state.value  # type: ignore[union-attr]
+
+    ours = best_rate(lambda: fold(events, policy), len(events), args.rounds)
+    base = best_rate(lambda: run_baseline(events, policy.max_attempts), len(events), args.rounds)
+    figures = {"events": len(events), "effects": len(result.effects),
+               "events_per_s": round(ours), "baseline_events_per_s": round(base),
+               "ratio": round(ours / base, 2)}
+    print(f"journal: {len(events)} events, {len(result.effects)} effects, final state "
+          f"{result.quest.state.value} at revision {result.quest.revision}")  # type: ignore[union-attr]
+    print(f"questbot fold:        {ours:>10,.0f} events/s (step + guards + effects + keys)")
+    print(f"transitions baseline: {base:>10,.0f} events/s (states + guards only)")
+    print(f"ratio:                {ours / base:>10.2f}x")
+    print(json.dumps(figures))
+
+
+if __name__ == "__main__":
+    main()
