@@ -121,6 +121,8 @@ class HypothesisWritten(_Event):
 class Reproduced(_Event):
     type: Literal["reproduced"] = "reproduced"
     check: str
+    command: tuple[str, ...] = ()
+    """The argv that runs the reproduction; the proof runs it on the base and the head."""
     commit: str | None = None
 
 

@@ -55,6 +55,7 @@ class Quest(BaseModel):
     head_pusher: str | None = None
     hypothesis: str | None = None
     reproduction: str | None = None
+    reproduction_command: tuple[str, ...] = ()
     plan: str | None = None
     attempts: int = 0
     proof: Snapshot | None = None

@@ -139,7 +139,8 @@ def _enter(q: Quest, p: Policy) -> Asks:
 
 def _proof_request(q: Quest) -> dict[str, Any]:
     return {"head": q.head, "base": q.base, "revision": q.revision, "risk": q.risk.value,
-            "attempt": q.attempts}
+            "attempt": q.attempts, "reproduction": q.reproduction,
+            "reproduction_command": list(q.reproduction_command)}
 
 
 # creation and triage
@@ -212,7 +213,7 @@ def hypothesis_written(q: Quest, e: HypothesisWritten, p: Policy) -> Result:
 
 
 def reproduced(q: Quest, e: Reproduced, _p: Policy) -> Result:
-    return q.evolve({"reproduction": e.check}), []
+    return q.evolve({"reproduction": e.check, "reproduction_command": e.command}), []
 
 
 def reproduction_failed(q: Quest, e: ReproductionFailed, _p: Policy) -> Result:
@@ -436,7 +437,8 @@ def _research_again(q: Quest, **changes: Any) -> Result:
     nq = q.evolve({
         "state": S.RESEARCHING, "revision": q.revision + 1, "attempts": 0, "proof": None,
         "c_approval": None, "head": None, "head_pusher": None, "hypothesis": None,
-        "reproduction": None, "plan": None, "outcome": None, **changes,
+        "reproduction": None, "reproduction_command": (), "plan": None, "outcome": None,
+        **changes,
     })
     return nq, [_start("research")]
 
