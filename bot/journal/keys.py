@@ -1,0 +1,98 @@
+"""The Redis key layout. Every key of one quest carries the hash tag ``{<quest id>}``, so the
+atomic apply (journal entry + snapshot + outbox) touches one Redis Cluster slot. Work that must
+be found without knowing a quest id lives under a shard tag ``{shard-<n>}``: the doorbell
+stream the effect runners consume and the timer sorted set. Repository indexes carry the
+repository as their tag. ``docs/storage.md`` describes each key and why it lives where it does.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+from bot.journal.errors import UnstorableId
+
+DEFAULT_SHARDS = 16
+RUNNERS_GROUP = "runners"
+
+
+def _tag(value: str) -> str:
+    if not value or "{" in value or "}" in value:
+        raise UnstorableId(f"id {value!r} cannot be stored: it is empty or holds a brace, which "
+                        "would break the cluster hash tag; use an id without braces")
+    return "{" + value + "}"
+
+
+def shard_of(quest_id: str, shards: int) -> int:
+    """The shard whose doorbell stream and timer set serve this quest (stable across runs)."""
+    return zlib.crc32(quest_id.encode()) % shards
+
+
+@dataclass(frozen=True, slots=True)
+class QuestKeys:
+    """All keys of one quest; they share the quest's hash tag."""
+
+    quest_id: str
+    snap: str
+    """Hash: ``v`` (journal length) and ``quest`` (the versioned quest JSON)."""
+    events: str
+    """Stream: the journal; one entry per applied event (``id``, ``v``, ``e``)."""
+    ids: str
+    """Hash: event id → journal version at which it was applied (redelivery dedupe)."""
+    outbox: str
+    """Stream: effects not yet delivered (``k`` key, ``e`` effect JSON); deleted once done."""
+    done: str
+    """Hash: effect key → ``ok`` or ``failed``: the delivered-key record."""
+    tries: str
+    """Hash: effect key → failed attempts so far."""
+    retry_at: str
+    """Hash: effect key → epoch milliseconds before which it is not tried again."""
+    failures: str
+    """Stream: permanent delivery failures, for people and for the status comment."""
+    lease: str
+    """String with a TTL: the runner currently delivering this quest's effects."""
+    children: str
+    """Set: quests that wait for this one (parent → children)."""
+
+
+def quest_keys(quest_id: str) -> QuestKeys:
+    p = f"q:{_tag(quest_id)}"
+    return QuestKeys(
+        quest_id=quest_id, snap=f"{p}:snap", events=f"{p}:events", ids=f"{p}:ids",
+        outbox=f"{p}:outbox", done=f"{p}:done", tries=f"{p}:tries", retry_at=f"{p}:retry",
+        failures=f"{p}:failures", lease=f"{p}:lease", children=f"{p}:children",
+    )
+
+
+def doorbell_key(shard: int) -> str:
+    """Stream with a consumer group: "quest X has effects in its outbox"."""
+    return f"outbox:{{shard-{shard}}}"
+
+
+def timers_key(shard: int) -> str:
+    """Sorted set: timer id → due time in epoch milliseconds."""
+    return f"timers:{{shard-{shard}}}"
+
+
+def timer_events_key(shard: int) -> str:
+    """Hash: timer id → the event JSON to apply when it is due (same slot as the set)."""
+    return f"timers:{{shard-{shard}}}:events"
+
+
+def repo_quests_key(repo: str) -> str:
+    return f"repo:{_tag(repo)}:quests"
+
+
+def repo_live_key(repo: str) -> str:
+    """Set of non-terminal quests: what the live-quest cap counts."""
+    return f"repo:{_tag(repo)}:live"
+
+
+def fingerprint_key(repo: str, fingerprint: str) -> str:
+    """Set of the quests ever opened for this fingerprint (duplicate and reopen lookups)."""
+    return f"repo:{_tag(repo)}:fp:{fingerprint}"
+
+
+def muted_key(repo: str, fingerprint: str) -> str:
+    """String with a TTL: present while the fingerprint is muted."""
+    return f"repo:{_tag(repo)}:muted:{fingerprint}"

@@ -1,0 +1,124 @@
+"""The Lua scripts that make each journal step atomic. Every script touches keys of one hash
+tag only (one quest, or one shard), so it runs unchanged on Redis Cluster.
+
+Scripts are called with ``EVALSHA`` inside pipelines; a server that lost its script cache (a
+restart, a failover, ``SCRIPT FLUSH``) answers ``NOSCRIPT``, nothing has run, and the caller
+loads the scripts and retries (see ``ScriptSet``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import redis.asyncio
+
+APPLY = """
+-- KEYS: snap, events, ids, outbox
+-- ARGV: expected version, event id, event json, quest json, then effect key/json pairs
+local seen = redis.call('HGET', KEYS[3], ARGV[2])
+if seen then
+  return {'dup', tonumber(seen), redis.call('XLEN', KEYS[4])}
+end
+local cur = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+if cur ~= tonumber(ARGV[1]) then
+  return {'conflict', cur, 0}
+end
+local v = cur + 1
+local entry = redis.call('XADD', KEYS[2], '*', 'id', ARGV[2], 'v', v, 'e', ARGV[3])
+redis.call('HSET', KEYS[3], ARGV[2], v)
+redis.call('HSET', KEYS[1], 'v', v, 'quest', ARGV[4])
+for i = 5, #ARGV, 2 do
+  redis.call('XADD', KEYS[4], '*', 'k', ARGV[i], 'e', ARGV[i + 1])
+end
+return {'ok', v, redis.call('XLEN', KEYS[4]), entry}
+"""
+
+DELIVERED = """
+-- KEYS: done, outbox, tries, retry_at; ARGV: effect key, outbox entry id, outcome
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
+redis.call('XDEL', KEYS[2], ARGV[2])
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1])
+return 1
+"""
+
+FAILED = """
+-- KEYS: done, outbox, tries, retry_at, failures
+-- ARGV: effect key, outbox entry id, then failure record field/value pairs
+local already = redis.call('HGET', KEYS[1], ARGV[1])
+if already then
+  redis.call('XDEL', KEYS[2], ARGV[2])
+  return 0
+end
+redis.call('HSET', KEYS[1], ARGV[1], 'failed')
+local fields = {}
+for i = 3, #ARGV do fields[#fields + 1] = ARGV[i] end
+redis.call('XADD', KEYS[5], '*', unpack(fields))
+redis.call('XDEL', KEYS[2], ARGV[2])
+redis.call('HDEL', KEYS[3], ARGV[1])
+redis.call('HDEL', KEYS[4], ARGV[1])
+return 1
+"""
+
+RETRY_LATER = """
+-- KEYS: tries, retry_at; ARGV: effect key, base ms, cap ms, now ms
+local n = redis.call('HINCRBY', KEYS[1], ARGV[1], 1)
+local delay = math.min(tonumber(ARGV[3]), tonumber(ARGV[2]) * (2 ^ (n - 1)))
+redis.call('HSET', KEYS[2], ARGV[1], math.floor(tonumber(ARGV[4]) + delay))
+return n
+"""
+
+RELEASE = """
+-- KEYS: lease; ARGV: token. Delete the lease only if we still hold it.
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+"""
+
+RENEW = """
+-- KEYS: lease; ARGV: token, ms. Extend the lease only if we still hold it.
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 0
+"""
+
+FIRE_DONE = """
+-- KEYS: timers zset, timer events hash; ARGV: timer id, due ms it was fired for.
+-- Remove the timer only if it was not rescheduled meanwhile.
+local due = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if due and tonumber(due) == tonumber(ARGV[2]) then
+  redis.call('ZREM', KEYS[1], ARGV[1])
+  redis.call('HDEL', KEYS[2], ARGV[1])
+  return 1
+end
+return 0
+"""
+
+
+def sha1(source: str) -> str:
+    return hashlib.sha1(source.encode()).hexdigest()  # noqa: S324 - Redis names scripts by SHA-1
+
+
+@dataclass
+class ScriptSet:
+    """The scripts' SHA-1s, and loading them into a server that does not have them."""
+
+    sources: dict[str, str] = field(default_factory=lambda: {
+        "apply": APPLY, "delivered": DELIVERED, "failed": FAILED, "retry_later": RETRY_LATER,
+        "release": RELEASE, "renew": RENEW, "fire_done": FIRE_DONE,
+    })
+
+    def sha(self, name: str) -> str:
+        return sha1(self.sources[name])
+
+    async def load(self, client: redis.asyncio.Redis) -> None:
+        for source in self.sources.values():
+            await client.script_load(source)
+
+    async def call(self, client: redis.asyncio.Redis, name: str, keys: list[str],
+                   args: list[str | int | float]) -> object:
+        """One script call outside a pipeline, loading the script if the server lacks it."""
+        try:
+            return await client.evalsha(self.sha(name), len(keys), *keys, *args)
+        except redis.exceptions.NoScriptError:
+            await client.script_load(self.sources[name])
+            return await client.evalsha(self.sha(name), len(keys), *keys, *args)

@@ -1,0 +1,349 @@
+"""The journal: applying events to quests stored in Redis, once each, atomically.
+
+Theory of operation. A quest is stored as a snapshot (its version — the journal's length — and
+the quest JSON) beside the journal stream it was folded from. ``apply`` reads the snapshot,
+runs ``core.step`` in this process, and sends one Lua script (``scripts.APPLY``) that, only if
+the snapshot still has the version it read and the event id is not yet in the journal,
+appends the journal entry, replaces the snapshot and appends the transition's effects to the
+quest's outbox. Otherwise nothing is written: a lost race is retried on the fresh snapshot
+(optimistic concurrency), a known event id is reported as a duplicate. An event the core
+refuses raises ``InvalidTransition`` and writes nothing.
+
+After the atomic step, outside it: the indexes are brought up to date and, if the outbox
+holds effects, the shard's doorbell is rung so an effect runner picks the quest up. Both are
+idempotent and are redone when a duplicate arrives, so a caller that retries until it gets an
+answer (the inbound consumer, the timer poller, the effect runner) heals a crash between the
+two steps.
+
+``apply_many`` pipelines the applies of different quests into one round trip each for read,
+write and follow-up; events of one quest are applied in order, one per round. Snapshots are
+cached in-process by version: the version check makes a stale cache entry cost one retry.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import redis.asyncio
+
+from bot.core import EVENT_ADAPTER, Effect, Event, InvalidTransition, Policy, Quest, step
+from bot.core.effects import EFFECT_ADAPTER
+from bot.core.serialize import SCHEMA_VERSION, RecordError, load_event
+from bot.core.serialize import load_quest as _load_quest
+from bot.journal.durability import Durability
+from bot.journal.errors import ConcurrencyError, CorruptJournal
+from bot.journal.indexes import queue_index_writes
+from bot.journal.keys import DEFAULT_SHARDS, doorbell_key, quest_keys, shard_of
+from bot.journal.scripts import ScriptSet
+
+PolicySource = Policy | Callable[[str], Policy]
+"""A policy for every quest, or a function from quest id to the quest's policy."""
+Clock = Callable[[], datetime]
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(frozen=True, slots=True)
+class Applied:
+    """The answer to one apply."""
+
+    event_id: str
+    quest: Quest
+    effects: tuple[Effect, ...]
+    """The effects this apply put in the outbox (none for a duplicate)."""
+    version: int
+    """The journal version the event holds (for a duplicate: where it was first applied)."""
+    duplicate: bool = False
+    """The event id was already in the journal; nothing was written."""
+    absorbed: bool = False
+    """The quest is terminal and the event changed nothing; it was journaled."""
+
+
+@dataclass(frozen=True, slots=True)
+class JournalEntry:
+    version: int
+    entry_id: str
+    event: Event
+
+
+@dataclass
+class _Item:
+    index: int
+    event: Event
+    before: Quest | None = None
+    version: int = 0
+    transition_quest: Quest | None = None
+    effects: tuple[Effect, ...] = ()
+    absorbed: bool = False
+    conflicts: int = 0
+    loaded: bool = False
+    """The snapshot was read from Redis this round (not taken from the cache)."""
+
+
+def _record(kind: str, data: str) -> str:
+    """The versioned envelope of ``bot.core.serialize``, with the data serialized by
+    pydantic-core (several times faster than ``json.dumps`` of ``model_dump``); the loaders in
+    ``bot.core.serialize`` read both."""
+    return f'{{"v":{SCHEMA_VERSION[kind]},"kind":"{kind}","data":{data}}}'
+
+
+def dump_event(event: Event) -> str:
+    return _record("event", EVENT_ADAPTER.dump_json(event).decode())
+
+
+def dump_quest(quest: Quest) -> str:
+    return _record("quest", quest.model_dump_json())
+
+
+def dump_effect(effect: Effect) -> str:
+    return _record("effect", EFFECT_ADAPTER.dump_json(effect).decode())
+
+
+def _s(value: Any) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def stream_rows(rows: Any) -> list[tuple[str, dict[str, Any]]]:
+    """Stream entries as ``(entry id, {field name: raw value})`` whatever the client decodes."""
+    return [(_s(entry_id), {_s(k): v for k, v in (fields or {}).items()})
+            for entry_id, fields in rows or ()]
+
+
+class Journal:
+    """Quests in Redis: ``apply`` events, read snapshots and journals, ring doorbells."""
+
+    def __init__(self, client: redis.asyncio.Redis, *, shards: int = DEFAULT_SHARDS,
+                 durable: bool = False, durability_timeout_ms: int = 1000,
+                 clock: Clock = utcnow, cache_size: int = 10_000,
+                 max_conflicts: int = 200) -> None:
+        self.client = client
+        self.shards = shards
+        self.durable = durable
+        self.durability = Durability(timeout_ms=durability_timeout_ms)
+        self.clock = clock
+        self.scripts = ScriptSet()
+        self.cache_size = cache_size
+        self.max_conflicts = max_conflicts
+        self._cache: OrderedDict[str, tuple[int, Quest]] = OrderedDict()
+
+    # -- writing ---------------------------------------------------------------------------
+
+    async def apply(self, event: Event, policy: PolicySource, *,
+                    durable: bool | None = None) -> Applied:
+        """Apply one event. Raises ``InvalidTransition`` (nothing written) if the core refuses
+        it; returns ``duplicate=True`` if its id is already in the journal."""
+        (result,) = await self.apply_many([event], policy, durable=durable)
+        if isinstance(result, InvalidTransition):
+            raise result
+        return result
+
+    async def apply_many(self, events: Sequence[Event], policy: PolicySource, *,
+                         durable: bool | None = None) -> list[Applied | InvalidTransition]:
+        """Apply events, pipelining different quests together; events of one quest are
+        applied in the order given. Refusals are returned in place, not raised."""
+        wait = self.durable if durable is None else durable
+        results: list[Applied | InvalidTransition | None] = [None] * len(events)
+        queue = [_Item(i, e) for i, e in enumerate(events)]
+        while queue:
+            this_round: list[_Item] = []
+            later: list[_Item] = []
+            seen: set[str] = set()
+            for item in queue:
+                qid = item.event.quest_id
+                (later if qid in seen else this_round).append(item)
+                seen.add(qid)
+            retry = await self._round(this_round, policy, results, wait)
+            if retry:
+                await asyncio.sleep(random.uniform(0, 0.002))  # noqa: S311 - jitter, not crypto
+            queue = sorted(retry + later, key=lambda it: it.index)
+        return [r for r in results if r is not None]
+
+    async def _round(self, items: list[_Item], policy: PolicySource,
+                     results: list[Applied | InvalidTransition | None],
+                     wait: bool) -> list[_Item]:
+        retry: list[_Item] = []
+        follow_up: list[tuple[Quest | None, Quest, tuple[Effect, ...], bool, int]] = []
+        # 1. read the snapshots we do not hold (with the dedupe check and the outbox length)
+        # a quest's first event needs no read: it is stepped on "no quest, version 0", and the
+        # script's version check sends it back here if the quest exists after all
+        fresh = [it for it in items if it.event.type == "signal_sensed" and it.conflicts == 0
+                 and it.event.quest_id not in self._cache]
+        for it in fresh:
+            it.loaded, it.version, it.before = True, 0, None
+        uncached = [it for it in items if it.event.quest_id not in self._cache
+                    and not it.loaded]
+        if uncached:
+            pipe = self.client.pipeline(transaction=False)
+            for it in uncached:
+                k = quest_keys(it.event.quest_id)
+                pipe.hmget(k.snap, ["v", "quest"])
+                pipe.hget(k.ids, it.event.id)
+                pipe.xlen(k.outbox)
+            replies = await pipe.execute()
+            for n, it in enumerate(uncached):
+                it.loaded = True
+                (v, qjson), seen_at, outbox_len = replies[3 * n: 3 * n + 3]
+                quest = _load(qjson) if qjson is not None else None
+                version = int(v) if v is not None else 0
+                if quest is not None:
+                    self._remember(it.event.quest_id, version, quest)
+                if seen_at is not None and quest is not None:
+                    results[it.index] = Applied(it.event.id, quest, (), int(seen_at),
+                                                duplicate=True)
+                    follow_up.append((None, quest, (), True, int(outbox_len)))
+                    it.version = -1  # done
+                else:
+                    it.version, it.before = version, quest
+        # 2. step each event on its snapshot
+        stepped: list[_Item] = []
+        for it in items:
+            if it.version == -1:
+                continue
+            qid = it.event.quest_id
+            cached = not it.loaded
+            it.loaded = False
+            if cached:
+                it.version, it.before = self._cache[qid]
+            try:
+                t = step(it.before, it.event, _policy(policy, qid))
+            except InvalidTransition as exc:
+                if cached:  # the refusal may be a redelivery: check against a fresh snapshot
+                    self._cache.pop(qid, None)
+                    retry.append(it)
+                else:
+                    results[it.index] = exc
+                continue
+            it.transition_quest, it.effects, it.absorbed = t.quest, t.effects, t.absorbed
+            stepped.append(it)
+        # 3. one atomic write per event, all in one round trip
+        if stepped:
+            pipe = self.client.pipeline(transaction=False)
+            for it in stepped:
+                assert it.transition_quest is not None
+                k = quest_keys(it.event.quest_id)
+                args: list[str | int] = [it.version, it.event.id, dump_event(it.event),
+                                         dump_quest(it.transition_quest)]
+                for effect in it.effects:
+                    args += [effect.key, dump_effect(effect)]
+                pipe.evalsha(self.scripts.sha("apply"), 4, k.snap, k.events, k.ids, k.outbox,
+                             *args)
+            waited = wait and self.durability.queue(pipe)
+            replies = await pipe.execute(raise_on_error=False)
+            if waited:
+                await self.durability.check(self.client, replies[-1])
+            reload_scripts = False
+            for it, reply in zip(stepped, replies, strict=False):
+                qid = it.event.quest_id
+                if isinstance(reply, redis.exceptions.NoScriptError):
+                    reload_scripts = True
+                    retry.append(it)
+                    continue
+                if isinstance(reply, Exception):
+                    raise reply
+                status = _s(reply[0])
+                if status == "ok":
+                    assert it.transition_quest is not None
+                    version = int(reply[1])
+                    self._remember(qid, version, it.transition_quest)
+                    results[it.index] = Applied(it.event.id, it.transition_quest, it.effects,
+                                                version, absorbed=it.absorbed)
+                    follow_up.append((it.before, it.transition_quest, it.effects, False,
+                                      int(reply[2])))
+                    continue
+                # conflict, or a duplicate the cache hid: redo on a fresh snapshot
+                self._cache.pop(qid, None)
+                if status == "dup":
+                    it.conflicts += 1  # read before the next try, even for a first event
+                if status == "conflict":
+                    it.conflicts += 1
+                    if it.conflicts > self.max_conflicts:
+                        raise ConcurrencyError(
+                            f"gave up applying {it.event.id} to quest {qid} after "
+                            f"{it.conflicts} lost races; another writer keeps winning")
+                retry.append(it)
+            if reload_scripts:
+                await self.scripts.load(self.client)
+        # 4. indexes and doorbells, outside the atomic step (idempotent)
+        if follow_up:
+            now = self.clock()
+            pipe = self.client.pipeline(transaction=False)
+            for before, after, effects, full, outbox_len in follow_up:
+                queue_index_writes(pipe, before, after, effects, now, full=full)
+                # ring when this apply made the outbox non-empty (a runner that is draining
+                # a non-empty outbox reads on until it is empty), or on a redelivery
+                if outbox_len and (full or (effects and outbox_len == len(effects))):
+                    pipe.xadd(doorbell_key(shard_of(after.id, self.shards)), {"q": after.id})
+            await pipe.execute()
+        return retry
+
+    def _remember(self, quest_id: str, version: int, quest: Quest) -> None:
+        self._cache[quest_id] = (version, quest)
+        self._cache.move_to_end(quest_id)
+        while len(self._cache) > self.cache_size:
+            self._cache.popitem(last=False)
+
+    def forget(self, quest_id: str | None = None) -> None:
+        """Drop cached snapshots (all, or one quest's); the next apply reads Redis."""
+        if quest_id is None:
+            self._cache.clear()
+        else:
+            self._cache.pop(quest_id, None)
+
+    async def ring(self, quest_id: str) -> None:
+        """Ring the quest's doorbell: an effect runner will look at its outbox."""
+        await self.client.xadd(doorbell_key(shard_of(quest_id, self.shards)), {"q": quest_id})
+
+    # -- reading ---------------------------------------------------------------------------
+
+    async def snapshot(self, quest_id: str) -> tuple[int, Quest | None]:
+        """The stored version and quest (``(0, None)`` for a quest never seen)."""
+        v, qjson = await self.client.hmget(quest_keys(quest_id).snap, ["v", "quest"])
+        return (int(v) if v is not None else 0), (_load(qjson) if qjson is not None else None)
+
+    async def entries(self, quest_id: str, *, batch: int = 1000) -> AsyncIterator[JournalEntry]:
+        """The journal of one quest, oldest first, read in batches."""
+        key = quest_keys(quest_id).events
+        start = "-"
+        while True:
+            rows = stream_rows(await self.client.xrange(key, min=start, max="+", count=batch))
+            for entry_id, f in rows:
+                try:
+                    event = load_event(f["e"])
+                except (KeyError, RecordError, ValueError) as exc:
+                    raise CorruptJournal(f"journal entry {entry_id} of quest {quest_id} "
+                                         f"cannot be read: {exc}") from exc
+                yield JournalEntry(int(f["v"]), entry_id, event)
+            if len(rows) < batch:
+                return
+            start = "(" + rows[-1][0]
+
+    async def events(self, quest_id: str) -> list[Event]:
+        return [entry.event async for entry in self.entries(quest_id)]
+
+    async def contains(self, quest_id: str, event_id: str) -> bool:
+        return bool(await self.client.hexists(quest_keys(quest_id).ids, event_id))
+
+    async def outbox(self, quest_id: str) -> list[tuple[str, str]]:
+        """Undelivered effects of a quest: ``(outbox entry id, effect key)``, oldest first."""
+        rows = stream_rows(await self.client.xrange(quest_keys(quest_id).outbox, "-", "+"))
+        return [(entry_id, _s(fields["k"])) for entry_id, fields in rows]
+
+
+def _policy(source: PolicySource, quest_id: str) -> Policy:
+    return source if isinstance(source, Policy) else source(quest_id)
+
+
+def _load(text: bytes | str) -> Quest:
+    try:
+        return _load_quest(text)
+    except (RecordError, ValueError) as exc:
+        raise CorruptJournal(f"stored snapshot cannot be read: {exc}; rebuild it from the "
+                             "journal with `python -m bot replay`") from exc

@@ -1,0 +1,170 @@
+"""The effect runner: each effect delivered once, outcomes applied, failures recorded."""
+
+from __future__ import annotations
+
+import redis.asyncio
+
+from bot.core import State
+from bot.journal import (
+    Backoff,
+    EffectRunner,
+    Failure,
+    Journal,
+    PermanentError,
+    delivered,
+    failures,
+)
+from bot.scenarios import JournalBuilder
+from tests.journal.conftest import POLICY, Recorder
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def drain(runner: EffectRunner, rounds: int = 20) -> None:
+    for _ in range(rounds):
+        await runner.run_once()
+
+
+async def test_each_effect_delivered_once(journal: Journal, recorder: Recorder,
+                                          redis_async: redis.asyncio.Redis) -> None:
+    builders = [JournalBuilder(f"q-{n}").sense() for n in range(5)]
+    for b in builders:
+        await journal.apply_many(b.events, POLICY)
+    runner = EffectRunner(journal, recorder.adapters(), POLICY, consumer="a")
+    await runner.setup()
+    await drain(runner)
+    expected = {e.key for b in builders for e in b.effects}
+    assert set(recorder.calls) == expected and set(recorder.calls.values()) == {1}
+    for b in builders:
+        assert await journal.outbox(b.quest_id) == []
+        assert set((await delivered(redis_async, b.quest_id)).values()) == {"ok"}
+    # a redelivered doorbell (or a redelivered event) finds nothing left to do
+    for b in builders:
+        assert (await journal.apply(b.events[1], POLICY)).duplicate
+        await journal.ring(b.quest_id)
+    await drain(runner)
+    assert set(recorder.calls.values()) == {1}
+
+
+async def test_outcome_events_go_through_apply(journal: Journal, recorder: Recorder) -> None:
+    b = JournalBuilder("q-1").sense()
+    await journal.apply_many(b.events, POLICY)
+    start = next(e for e in b.effects if e.type == "start_agent")
+    recorder.follow_up[start.key] = [b.event("hypothesis_written", summary="found it",
+                                             id="agent-receipt-1")]
+    runner = EffectRunner(journal, recorder.adapters(), POLICY, consumer="a")
+    await runner.setup()
+    await drain(runner)
+    _, quest = await journal.snapshot("q-1")
+    assert quest is not None and quest.state is State.HYPOTHESISED
+    # the checkpoint request the outcome asked for was delivered too
+    assert any(":request_checkpoint:agent-receipt-1:" in key for key in recorder.calls)
+
+
+async def test_transient_failure_retries_with_backoff(journal: Journal,
+                                                      recorder: Recorder) -> None:
+    clock = Clock()
+    b = JournalBuilder("q-1").sense()
+    await journal.apply_many(b.events, POLICY)
+    first = b.effects[0].key
+    recorder.fail[first] = ConnectionError("github is down")
+    runner = EffectRunner(journal, recorder.adapters(), POLICY, consumer="a", clock=clock,
+                          backoff=Backoff(base_s=10, cap_s=60, max_tries=5))
+    await runner.setup()
+    await drain(runner, 3)
+    assert recorder.calls[first] == 1  # waiting for its backoff; later effects wait too
+    assert len(recorder.calls) == 1
+    del recorder.fail[first]
+    clock.now += 11
+    await drain(runner, 3)
+    assert recorder.calls[first] == 2
+    assert {e.key for e in b.effects} == set(recorder.calls)
+
+
+async def test_permanent_failure_is_recorded_not_dropped(
+        journal: Journal, recorder: Recorder, redis_async: redis.asyncio.Redis) -> None:
+    clock = Clock()
+    seen: list[Failure] = []
+
+    async def on_failure(failure: Failure) -> None:
+        seen.append(failure)
+
+    b = JournalBuilder("q-1").sense()
+    await journal.apply_many(b.events, POLICY)
+    flaky, gone = b.effects[0].key, b.effects[1].key
+    recorder.fail[flaky] = TimeoutError("slow")
+    recorder.fail[gone] = PermanentError("the pull request is gone")
+    runner = EffectRunner(journal, recorder.adapters(), POLICY, consumer="a", clock=clock,
+                          backoff=Backoff(base_s=1, cap_s=1, max_tries=3),
+                          on_failure=on_failure)
+    await runner.setup()
+    for _ in range(6):
+        await drain(runner, 2)
+        clock.now += 2
+    assert recorder.calls[flaky] == 3 and recorder.calls[gone] == 1
+    recorded = await failures(redis_async, "q-1")
+    assert [(f.effect_key, f.tries) for f in recorded] == [(flaky, 3), (gone, 1)]
+    assert "PermanentError" in recorded[1].error
+    assert [f.effect_key for f in seen] == [flaky, gone]
+    record = await delivered(redis_async, "q-1")
+    assert record[flaky] == record[gone] == "failed"
+    assert await journal.outbox("q-1") == []
+
+
+async def test_missing_adapter_is_a_recorded_failure(journal: Journal,
+                                                     redis_async: redis.asyncio.Redis) -> None:
+    from bot.journal import Adapters
+
+    b = JournalBuilder("q-1").sense()
+    await journal.apply_many(b.events, POLICY)
+    runner = EffectRunner(journal, Adapters(), POLICY, consumer="a")
+    await runner.setup()
+    await drain(runner, 3)
+    recorded = await failures(redis_async, "q-1")
+    assert len(recorded) == len(b.effects)
+    assert "no adapter" in recorded[0].error
+
+
+async def test_dead_runner_doorbells_are_claimed(journal: Journal, recorder: Recorder,
+                                                 redis_async: redis.asyncio.Redis) -> None:
+    b = JournalBuilder("q-1").sense()
+    await journal.apply_many(b.events, POLICY)
+    dead = EffectRunner(journal, recorder.adapters(), POLICY, consumer="dead",
+                        claim_idle_s=0.05)
+    await dead.setup()
+    # the dead runner read the doorbells and never acknowledged them
+    await redis_async.xreadgroup("runners", "dead", {f"outbox:{{shard-{s}}}": ">"
+                                                     for s in range(4)})
+    alive = EffectRunner(journal, recorder.adapters(), POLICY, consumer="alive",
+                         claim_idle_s=0.05)
+    assert (await alive.run_once()).claimed == 0  # not idle long enough yet
+    import asyncio
+
+    await asyncio.sleep(0.1)
+    stats = await alive.run_once()
+    assert stats.claimed >= 1 and stats.delivered == len(b.effects)
+    assert set(recorder.calls.values()) == {1}
+
+
+async def test_one_lease_per_quest(journal: Journal, recorder: Recorder,
+                                   redis_async: redis.asyncio.Redis) -> None:
+    b = JournalBuilder("q-1").sense()
+    await journal.apply_many(b.events, POLICY)
+    one = EffectRunner(journal, recorder.adapters(), POLICY, consumer="one")
+    two = EffectRunner(journal, recorder.adapters(), POLICY, consumer="two")
+    await one.setup()
+    await redis_async.set("q:{q-1}:lease", "someone-else", px=200)
+    outcome = await two.deliver("q-1")
+    assert not outcome.drained and recorder.calls == {}
+    await redis_async.delete("q:{q-1}:lease")
+    import asyncio
+
+    await asyncio.gather(one.run_once(), two.run_once())
+    await drain(one, 3)
+    assert set(recorder.calls.values()) == {1}
