@@ -64,7 +64,8 @@ follows. Each is enforced in `bot/core/rules.py` and tested in `tests/core/`.
     was running); `/resume` returns to the state it was in and asks again for that state's work.
     Resuming into `landing` whose approval no longer counts goes to `ready` instead. A finished
     research-only quest (approved at A) does not resume: `/quest fix` turns it into a fix.
-15. **Terminal states** absorb every event except `usage_recorded` (still summed) and, for
+15. **Terminal states** absorb every event except `usage_recorded` (still summed),
+    `effect_failed` (an effect that could not be delivered is still recorded) and, for
     `closed`, `reopened`: a regression signal with the quest's fingerprint keeps its id, raises
     its severity to at least its floor, attaches the signal, increments the revision and starts
     research again. `rollback_confirmed` likewise starts research at revision + 1.

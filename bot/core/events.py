@@ -253,6 +253,16 @@ class UsageRecorded(_Event):
     cost_cents: int = Field(default=0, ge=0)
 
 
+class EffectFailed(_Event):
+    """An effect could not be delivered and will not be retried: journaled so people see it."""
+
+    type: Literal["effect_failed"] = "effect_failed"
+    effect_key: str
+    effect_type: str
+    error: str
+    tries: int = Field(default=1, ge=1)
+
+
 class CommentPosted(_Event):
     type: Literal["comment_posted"] = "comment_posted"
     comment_id: int
@@ -287,7 +297,8 @@ Event = Annotated[
     | SpendRequested
     | SpendDecided
     | UsageRecorded
-    | CommentPosted,
+    | CommentPosted
+    | EffectFailed,
     Field(discriminator="type"),
 ]
 

@@ -81,6 +81,9 @@ class Quest(BaseModel):
     decisions: int = 0
     recorded_only_decisions: int = 0
     comments: int = 0
+    failed_effects: int = 0
+    last_failure: str | None = None
+    """``<effect type>: <error>`` of the latest effect that could not be delivered."""
 
     def evolve(self, changes: dict[str, Any]) -> Quest:
         """``model_copy(update=changes)`` without its generic deep-copy machinery: ``step``

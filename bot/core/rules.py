@@ -27,6 +27,7 @@ from bot.core.events import (
     BaseMoved,
     CheckpointDecided,
     ChildEvidence,
+    EffectFailed,
     Claimed,
     CommentPosted,
     HumanRevision,
@@ -502,6 +503,11 @@ def comment_posted(q: Quest, e: CommentPosted, _p: Policy) -> Result:
     return q.evolve({"comments": q.comments + 1}), []
 
 
+def effect_failed(q: Quest, e: EffectFailed, _p: Policy) -> Result:
+    return q.evolve({"failed_effects": q.failed_effects + 1,
+                     "last_failure": f"{e.effect_type}: {e.error}"}), []
+
+
 HANDLERS: dict[str, Handler] = {
     "signal_sensed": signal_sensed,
     "triaged": triaged,
@@ -532,4 +538,5 @@ HANDLERS: dict[str, Handler] = {
     "spend_decided": spend_decided,
     "usage_recorded": usage_recorded,
     "comment_posted": comment_posted,
+    "effect_failed": effect_failed,
 }

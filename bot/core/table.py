@@ -98,6 +98,7 @@ TABLE: dict[str, Moves] = {
     "spend_decided": _same(_LIVE_ORDERED),
     "usage_recorded": _same(State),
     "comment_posted": _same(_LIVE_ORDERED),
+    "effect_failed": _same(State),
 }
 
 

@@ -106,6 +106,8 @@ def plausible(b: JournalBuilder, event_type: str, actor: str = "maintainer") -> 
                           "approved": True},
         "usage_recorded": {"tokens": 10, "cost_cents": 2},
         "comment_posted": {"comment_id": 1},
+        "effect_failed": {"effect_key": "q-1:1:land:e:0", "effect_type": "land",
+                          "error": "403 forbidden", "tries": 5},
     }[event_type] if event_type != "proof_completed" else _proof_fields(b)
     return b.event(event_type, **fields)
 

@@ -31,6 +31,7 @@ from bot.core.serialize import (
     load_quest,
 )
 from bot.core.states import CHECKPOINT_AT
+from bot.core.table import TABLE
 from bot.scenarios import JournalBuilder
 from tests.core.quests import plausible
 
@@ -69,7 +70,7 @@ class QuestMachine(RuleBasedStateMachine):
             assert self.b.quest is before and len(self.b.events) == n_events
             self.last_effects = []
             return
-        if before.state in TERMINAL and event.type not in ("usage_recorded", "reopened"):
+        if before.state in TERMINAL and before.state not in TABLE[event.type]:
             assert t.absorbed and t.quest == before and t.effects == ()
         self.b.quest = t.quest
         self.b.events.append(event)
