@@ -97,6 +97,8 @@ class ButtonPress:
     actor: str
     head_sha: str
     check_run_id: int
+    number: int
+    """The quest's pull request, from the check run's ``pull_requests`` (0 when absent)."""
 
 
 Intent = Installed | Failure | Passed | IssueSignal | QuestPush | BasePush | CommentCommands | \
@@ -245,9 +247,11 @@ async def _button(event: sansio.Event, out: Intents) -> None:
     action = (data.get("requested_action") or {}).get("identifier")
     if repo is None or not run.get("external_id") or not isinstance(action, str):
         return
+    pulls = [p for p in run.get("pull_requests") or [] if isinstance(p, dict)]
     out.items.append(ButtonPress(repo, str(run["external_id"]), action,
                                  str((data.get("sender") or {}).get("login") or ""),
-                                 str(run.get("head_sha") or ""), int(run.get("id") or 0)))
+                                 str(run.get("head_sha") or ""), int(run.get("id") or 0),
+                                 int(pulls[0].get("number") or 0) if pulls else 0))
 
 
 ROUTER = routing.Router(installations, failures, pushes, conversation)

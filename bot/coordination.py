@@ -1,0 +1,143 @@
+"""Adapters for the effects that stay inside questbot: triage, related quests, timers, probes.
+
+Each adapter reads what it needs, decides nothing the core should decide, and reports its
+outcome as events (ids from the effect key, so a redelivered effect reports the same event and
+the journal absorbs it). Effects that only bookkeep — a mute, a registered probe — are already
+recorded by the journal's indexes when the transition is applied; their adapters acknowledge.
+
+Triage routes a sensed quest, in this order: a muted fingerprint is ignored; the same
+fingerprint on a quest that is landing makes a *conflict* (wait for that fix to land, then look
+again); on any other live quest a *duplicate*; past the live-quest cap the quest waits for a
+person (*human*); otherwise the repository's route for that kind of signal.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from bot.context import AdapterContext, outcome_id
+from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, Quest, State
+from bot.core.states import LIVE
+from bot.journal import Indexes, PermanentError, Timers
+from bot.journal.outbox import Adapter
+
+log = logging.getLogger(__name__)
+
+WAITING = frozenset({State.SENSED, State.TRIAGED})
+"""Live quests that do no work yet: they do not count against the cap."""
+
+
+def _event(ctx: AdapterContext, effect: Effect, name: str, type_: str, quest_id: str | None = None,
+           **fields: Any) -> Event:
+    return EVENT_ADAPTER.validate_python({
+        "type": type_, "id": outcome_id(effect, name), "quest_id": quest_id or effect.quest_id,
+        "at": ctx.clock(), **fields})
+
+
+class Coordination:
+    def __init__(self, ctx: AdapterContext, indexes: Indexes, timers: Timers) -> None:
+        self.ctx = ctx
+        self.indexes = indexes
+        self.timers = timers
+
+    def adapters(self) -> dict[EffectType, Adapter]:
+        return {
+            EffectType.RUN_TRIAGE: self.run_triage,
+            EffectType.MERGE_SIGNAL: self.merge_signal,
+            EffectType.RESUME_DEPENDENTS: self.resume_dependents,
+            EffectType.DELIVER_CHILD_EVIDENCE: self.deliver_child_evidence,
+            EffectType.MUTE_FINGERPRINT: self.acknowledge,
+            EffectType.REGISTER_REGRESSION_PROBE: self.acknowledge,
+            EffectType.START_WATCH: self.start_watch,
+            EffectType.RUN_PROBES: self.run_probes,
+            EffectType.START_RESPONDENT_RUN: self.start_respondent_run,
+        }
+
+    async def _others(self, quest: Quest) -> list[Quest]:
+        found = []
+        for qid in sorted(await self.indexes.quests_with_fingerprint(quest.repo,
+                                                                    quest.fingerprint)):
+            if qid == quest.id:
+                continue
+            _v, other = await self.ctx.journal.snapshot(qid)
+            if other is not None and other.state in LIVE:
+                found.append(other)
+        return found
+
+    async def _working(self, repo: str, but: str) -> int:
+        count = 0
+        for qid in await self.indexes.live_quests(repo):
+            _v, other = await self.ctx.journal.snapshot(qid)
+            if qid != but and other is not None and other.state not in WAITING:
+                count += 1
+        return count
+
+    async def run_triage(self, effect: Effect) -> Sequence[Event] | None:
+        quest = await self.ctx.quest(effect.quest_id)
+        if quest.state is not State.SENSED:
+            return None  # a person already routed it (/quest fix on an issue)
+        settings = await self.ctx.settings.settings(quest.repo)
+        fields: dict[str, Any]
+        if await self.indexes.is_muted(quest.repo, quest.fingerprint):
+            fields = {"route": "ignore"}
+        elif landing := [o for o in await self._others(quest) if o.state is State.LANDING]:
+            fields = {"route": "conflict", "parent": landing[0].id}
+        elif others := await self._others(quest):
+            fields = {"route": "duplicate", "duplicate_of": others[0].id}
+        elif await self._working(quest.repo, quest.id) >= settings.max_live_quests:
+            fields = {"route": "human"}
+        else:
+            kind = "check_failure" if quest.kind == "regression" else quest.kind.value
+            fields = {"route": getattr(settings.routes, kind).value}
+        return [_event(self.ctx, effect, "triaged", "triaged", **fields)]
+
+    async def merge_signal(self, effect: Effect) -> Sequence[Event] | None:
+        p = effect.payload
+        return [_event(self.ctx, effect, "attached", "signal_attached", quest_id=p["into"],
+                       fingerprint=p["fingerprint"], source=p.get("source") or "",
+                       severity=p.get("severity") or "medium")]
+
+    async def resume_dependents(self, effect: Effect) -> Sequence[Event] | None:
+        p = effect.payload
+        return [_event(self.ctx, effect, "parent-landed", "parent_landed", quest_id=p["child"],
+                       parent=p["parent"])]
+
+    async def deliver_child_evidence(self, effect: Effect) -> Sequence[Event] | None:
+        p = effect.payload
+        return [_event(self.ctx, effect, "child", "child_evidence", quest_id=p["parent"],
+                       child=p["child"])]
+
+    async def acknowledge(self, effect: Effect) -> Sequence[Event] | None:
+        return None
+
+    async def start_watch(self, effect: Effect) -> Sequence[Event] | None:
+        p = effect.payload
+        until = p.get("until")
+        due = (datetime.fromisoformat(until) if isinstance(until, str)
+               else self.ctx.clock() + timedelta(minutes=int(p.get("window_minutes") or 60)))
+        await self.timers.schedule(_event(self.ctx, effect, "watch-clean", "watch_clean"), due)
+        return None
+
+    async def run_probes(self, effect: Effect) -> Sequence[Event] | None:
+        """Look at the checks GitHub already has for the landed commit: a failure of the
+        quest's own check is a regression; anything else leaves the watch to run its course."""
+        quest = await self.ctx.quest(effect.quest_id)
+        sha = effect.payload.get("merge_sha")
+        if not sha:
+            return None
+        gh = await self.ctx.clients.for_repo(quest.repo)
+        runs = await gh.getitem(f"/repos/{quest.repo}/commits/{sha}/check-runs")
+        for run in runs.get("check_runs") or []:
+            if (f"check:{run.get('name')}" == quest.fingerprint
+                    and run.get("conclusion") in ("failure", "timed_out")):
+                return [_event(self.ctx, effect, "regression", "regression_detected",
+                               source=str(run.get("html_url") or ""))]
+        return None
+
+    async def start_respondent_run(self, effect: Effect) -> Sequence[Event] | None:
+        raise PermanentError("respondent runs are not available in this installation: no "
+                             "respondent provider is configured, so the approved spend was "
+                             "not used")

@@ -1,0 +1,322 @@
+"""Intake: one webhook delivery → the core events it means, applied through the journal.
+
+``bot.github.signals`` reads a payload into intents without I/O. Here each intent is resolved
+against what questbot knows (which quest has this fingerprint, branch or pull request; who may
+act) and turned into core events with ids derived from the delivery, so a delivery processed
+twice is absorbed by the journal. Commands are authorized by repository permission, answered
+with a reaction, and every refusal gets a reply that says why and what to do instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.context import AdapterContext
+from bot.core import EVENT_ADAPTER, Event, InvalidTransition, Quest, Refusal, State
+from bot.core.states import CHECKPOINT_AT, LIVE, MEANING
+from bot.github.commands import Command, CommandName, CommandProblem
+from bot.github.conversation import Permissions, pull_head_ref, react, reply_once
+from bot.github.signals import (
+    QUEST_BRANCH_PREFIX,
+    BasePush,
+    ButtonPress,
+    CommentCommands,
+    Failure,
+    Installed,
+    Intent,
+    IssueSignal,
+    QuestPush,
+    read_intents,
+)
+from bot.journal import Applied, Indexes
+from bot.policybook import PolicyBook
+
+log = logging.getLogger(__name__)
+
+NO_PERMISSION = ("@{login} `/{command}` needs write access to this repository, or being one of "
+                 "the reviewers in `.github/questbot.yml`. Ask a maintainer to run it.")
+NO_QUEST = ("`/{command}`: there is no quest on this thread. Quests live on their `quest/…` "
+            "pull requests; on an issue, start one with `/quest fix` or `/quest research`.")
+
+
+def new_quest_id(delivery_id: str, fingerprint: str) -> str:
+    """Deterministic, so a delivery processed twice names the same quest; branch-safe."""
+    return "q" + hashlib.sha256(f"{delivery_id}:{fingerprint}".encode()).hexdigest()[:10]
+
+
+@dataclass
+class Outcome:
+    """What one delivery did, for logs, metrics and tests."""
+
+    applied: list[Applied] = field(default_factory=list)
+    refused: list[InvalidTransition] = field(default_factory=list)
+    replies: int = 0
+
+
+class Intake:
+    def __init__(self, ctx: AdapterContext, book: PolicyBook, indexes: Indexes, *,
+                 permissions: Permissions | None = None, app_slug: str = "questbot") -> None:
+        self.ctx = ctx
+        self.book = book
+        self.indexes = indexes
+        self.permissions = permissions or Permissions()
+        self.app_slug = app_slug
+
+    async def handle(self, event_name: str, payload: dict[str, Any],
+                     delivery_id: str) -> Outcome:
+        out = Outcome()
+        for intent in await read_intents(event_name, payload, delivery_id=delivery_id,
+                                         app_slug=self.app_slug):
+            await self._intent(intent, delivery_id, out)
+        return out
+
+    # -- applying ------------------------------------------------------------------------------
+
+    def _event(self, type_: str, event_id: str, quest_id: str, **fields: Any) -> Event:
+        return EVENT_ADAPTER.validate_python({"type": type_, "id": event_id,
+                                              "quest_id": quest_id, "at": self.ctx.clock(),
+                                              **fields})
+
+    async def _apply(self, event: Event, repo: str, out: Outcome) -> Applied | InvalidTransition:
+        await self.book.prepare(event.quest_id, repo)
+        try:
+            applied = await self.ctx.journal.apply(event, self.book)
+        except InvalidTransition as exc:
+            log.info("refused %s for %s: %s", event.type, event.quest_id, exc.reason)
+            out.refused.append(exc)
+            return exc
+        out.applied.append(applied)
+        return applied
+
+    async def _quests(self, repo: str, fingerprint: str) -> list[Quest]:
+        quests = []
+        for qid in sorted(await self.indexes.quests_with_fingerprint(repo, fingerprint)):
+            _v, quest = await self.ctx.journal.snapshot(qid)
+            if quest is not None:
+                quests.append(quest)
+        return quests
+
+    # -- intents -------------------------------------------------------------------------------
+
+    async def _intent(self, intent: Intent, delivery_id: str, out: Outcome) -> None:
+        if isinstance(intent, Installed):
+            for repo in intent.repos:
+                await self.ctx.clients.remember_installation(repo, intent.installation_id)
+        elif isinstance(intent, Failure):
+            await self._failure(intent, delivery_id, out)
+        elif isinstance(intent, IssueSignal):
+            await self._issue(intent, delivery_id, out)
+        elif isinstance(intent, QuestPush):
+            await self._quest_push(intent, delivery_id, out)
+        elif isinstance(intent, BasePush):
+            await self._base_push(intent, delivery_id, out)
+        elif isinstance(intent, CommentCommands):
+            await self._commands(intent, delivery_id, out)
+        elif isinstance(intent, ButtonPress):
+            await self._button(intent, delivery_id, out)
+
+    async def _failure(self, f: Failure, delivery_id: str, out: Outcome) -> None:
+        if await self.indexes.is_muted(f.repo, f.fingerprint):
+            log.info("%s %s is muted; ignoring the failure", f.repo, f.fingerprint)
+            return
+        quests = await self._quests(f.repo, f.fingerprint)
+        watching = [q for q in quests if q.state is State.WATCHING]
+        closed = [q for q in quests if q.state is State.CLOSED]
+        if watching:  # a failure matching a landed quest's probe: its fix regressed
+            q = watching[0]
+            await self._apply(self._event("regression_detected", f"{delivery_id}:regression",
+                                          q.id, source=f.source), f.repo, out)
+        elif closed:  # the quest was watched clean and closed: the regression reopens it
+            q = closed[-1]
+            await self._apply(self._event("reopened", f"{delivery_id}:reopen", q.id,
+                                          fingerprint=f.fingerprint, source=f.source,
+                                          severity="high"), f.repo, out)
+        else:
+            qid = new_quest_id(delivery_id, f.fingerprint)
+            await self._apply(self._event(
+                "signal_sensed", f"{delivery_id}:sensed", qid, repo=f.repo,
+                fingerprint=f.fingerprint, kind="check_failure", severity="high",
+                title=f.title, source=f.source, base=f.sha or None), f.repo, out)
+
+    async def _issue(self, i: IssueSignal, delivery_id: str, out: Outcome) -> None:
+        settings = await self.ctx.settings.settings(i.repo)
+        if settings.label not in i.labels:
+            return
+        fingerprint = f"issue:{i.number}"
+        if any(q.state in LIVE for q in await self._quests(i.repo, fingerprint)):
+            return  # labelled again, or opened with the label and then labelled
+        qid = new_quest_id(delivery_id, fingerprint)
+        await self._apply(self._event("signal_sensed", f"{delivery_id}:sensed", qid,
+                                      repo=i.repo, fingerprint=fingerprint, kind="issue",
+                                      severity="medium", title=i.title, source=i.source),
+                          i.repo, out)
+
+    async def _quest_push(self, p: QuestPush, delivery_id: str, out: Outcome) -> None:
+        if p.by_bot:
+            return  # questbot's own patch, rebase or reproduction commit
+        _v, quest = await self.ctx.journal.snapshot(p.quest_id)
+        if quest is None or quest.state not in LIVE:
+            return
+        await self._apply(self._event("human_revision", f"{delivery_id}:push", quest.id,
+                                      head=p.head, pusher=p.pusher, actor=p.pusher),
+                          p.repo, out)
+
+    async def _base_push(self, p: BasePush, delivery_id: str, out: Outcome) -> None:
+        for qid in sorted(await self.indexes.live_quests(p.repo)):
+            _v, quest = await self.ctx.journal.snapshot(qid)
+            if quest is None or quest.base == p.after:
+                continue
+            if quest.state is State.LANDING and p.pusher == self.ctx.bot_login:
+                continue  # questbot's own merge of this quest; `landed` reports it
+            await self._apply(self._event("base_moved", f"{delivery_id}:base:{qid}", qid,
+                                          base=p.after), p.repo, out)
+
+    # -- commands ------------------------------------------------------------------------------
+
+    async def _thread_quest(self, c: CommentCommands) -> Quest | None:
+        if c.is_pull_request:
+            gh = await self.ctx.clients.for_repo(c.repo)
+            pull = await pull_head_ref(gh, c.repo, c.number)
+            ref = str((pull.get("head") or {}).get("ref") or "")
+            if not ref.startswith(QUEST_BRANCH_PREFIX):
+                return None
+            _v, quest = await self.ctx.journal.snapshot(ref.removeprefix(QUEST_BRANCH_PREFIX))
+            return quest
+        quests = await self._quests(c.repo, f"issue:{c.number}")
+        live = [q for q in quests if q.state in LIVE]
+        candidates = live or quests
+        return candidates[-1] if candidates else None
+
+    async def _commands(self, c: CommentCommands, delivery_id: str, out: Outcome) -> None:
+        gh = await self.ctx.clients.for_repo(c.repo)
+        await react(gh, c.repo, c.comment_id)
+        settings = await self.ctx.settings.settings(c.repo)
+        quest = await self._thread_quest(c)
+
+        async def reply(line: int, body: str) -> None:
+            if await reply_once(gh, self.ctx.journal.client, c.repo, c.number,
+                                f"{delivery_id}:{line}", body):
+                out.replies += 1
+
+        for item in c.commands:
+            if isinstance(item, CommandProblem):
+                await reply(item.line, f"@{c.author} {item.message}")
+                continue
+            if item.name is CommandName.STATUS:
+                await reply(item.line, status_text(quest))
+                continue
+            if not await self.permissions.may_act(gh, c.repo, c.author, settings.reviewers):
+                await reply(item.line, NO_PERMISSION.format(login=c.author, command=item.name))
+                continue
+            event_id = f"comment-{c.comment_id}-{item.line}"
+            if quest is None:
+                if item.name is CommandName.QUEST and not c.is_pull_request:
+                    quest = await self._start_from_issue(c, item, event_id, out)
+                else:
+                    await reply(item.line, NO_QUEST.format(command=item.name))
+                continue
+            event = self._command_event(item, quest, c.author, event_id)
+            result = await self._apply(event, c.repo, out)
+            if isinstance(result, InvalidTransition):
+                await reply(item.line, refusal_text(item, result, quest, c.author))
+            else:
+                quest = result.quest
+
+    async def _start_from_issue(self, c: CommentCommands, item: Command, event_id: str,
+                                out: Outcome) -> Quest | None:
+        fingerprint = f"issue:{c.number}"
+        qid = new_quest_id(event_id, fingerprint)
+        sensed = await self._apply(self._event(
+            "signal_sensed", f"{event_id}-sensed", qid, repo=c.repo, fingerprint=fingerprint,
+            kind="issue", severity="medium", title=f"issue #{c.number}",
+            source=f"{c.repo}#{c.number}", actor=c.author), c.repo, out)
+        if isinstance(sensed, InvalidTransition):
+            return None
+        route = "research_only" if item.mode == "research" else "auto_fix"
+        started = await self._apply(self._event("triaged", event_id, qid, route=route,
+                                                actor=c.author), c.repo, out)
+        return None if isinstance(started, InvalidTransition) else started.quest
+
+    def _command_event(self, item: Command, quest: Quest, actor: str, event_id: str) -> Event:
+        name = item.name
+        if name in (CommandName.APPROVE, CommandName.REVISE, CommandName.REJECT):
+            open_cp = CHECKPOINT_AT.get(quest.checkpoint_state)
+            checkpoint = item.checkpoint or open_cp or "A"
+            return self._event("checkpoint_decided", event_id, quest.id, actor=actor,
+                               checkpoint=checkpoint, verdict=name.value,
+                               reason=item.reason or "")
+        if name is CommandName.QUEST:
+            route = "research_only" if item.mode == "research" else "auto_fix"
+            return self._event("triaged", event_id, quest.id, actor=actor, route=route)
+        simple = {CommandName.CLAIM: "claimed", CommandName.RELEASE: "released",
+                  CommandName.PAUSE: "paused", CommandName.RESUME: "resumed",
+                  CommandName.KILL: "killed"}
+        fields: dict[str, Any] = {}
+        if name in (CommandName.PAUSE, CommandName.KILL):
+            fields["reason"] = item.reason or ""
+        return self._event(simple[name], event_id, quest.id, actor=actor, **fields)
+
+    async def _button(self, b: ButtonPress, delivery_id: str, out: Outcome) -> None:
+        _v, quest = await self.ctx.journal.snapshot(b.quest_id)
+        if quest is None or b.action not in ("approve", "revise", "reject"):
+            return
+        gh = await self.ctx.clients.for_repo(b.repo)
+        settings = await self.ctx.settings.settings(b.repo)
+        command = Command(name=CommandName(b.action), line=1,
+                          reason=None if b.action == "approve" else "from the check run button")
+        number = b.number
+
+        async def reply(body: str) -> None:
+            if number and await reply_once(gh, self.ctx.journal.client, b.repo, number,
+                                           f"{delivery_id}:button", body):
+                out.replies += 1
+
+        if not await self.permissions.may_act(gh, b.repo, b.actor, settings.reviewers):
+            await reply(NO_PERMISSION.format(login=b.actor, command=b.action))
+            return
+        event = self._command_event(command, quest, b.actor, f"button-{delivery_id}")
+        if quest.head is not None and b.head_sha and b.head_sha != quest.head:
+            await reply(f"@{b.actor} that button was on `{b.head_sha[:7]}`, but the quest has "
+                        f"moved to `{quest.head[:7]}` since: the decision is stale. Look at "
+                        "the new head and use the buttons on its check run.")
+            return
+        result = await self._apply(event, b.repo, out)
+        if isinstance(result, InvalidTransition):
+            await reply(refusal_text(command, result, quest, b.actor))
+
+
+def status_text(quest: Quest | None) -> str:
+    if quest is None:
+        return "There is no quest on this thread."
+    open_cp = CHECKPOINT_AT.get(quest.checkpoint_state)
+    lines = [f"Quest `{quest.id}` is **{quest.state.value}** at revision {quest.revision}: "
+             f"{MEANING[quest.state]}"]
+    if open_cp is not None:
+        lines.append(f"Checkpoint {open_cp.value} is open: `/approve`, `/revise <why>`, "
+                     "`/reject <why>` or `/claim`.")
+    if quest.owner:
+        lines.append(f"The review is claimed by @{quest.owner}.")
+    if quest.last_failure:
+        lines.append(f"Last delivery failure: `{quest.last_failure}`.")
+    return "\n".join(lines)
+
+
+def refusal_text(item: Command, exc: InvalidTransition, quest: Quest, actor: str) -> str:
+    name = f"/{item.name.value}"
+    if exc.code is Refusal.CLAIMED:
+        return f"@{actor} `{name}` refused: {exc.reason}."
+    if exc.code is Refusal.PRODUCER:
+        return f"@{actor} `{name}` refused: {exc.reason}."
+    if exc.code is Refusal.STALE or (
+            exc.code is Refusal.NOT_AT_CHECKPOINT and item.name is CommandName.APPROVE
+            and quest.state in (State.PROVING, State.PATCHING)):
+        return (f"@{actor} `{name}` refused: stale — the head moved since the checkpoint; "
+                f"questbot is working on revision {quest.revision} "
+                f"(`{(quest.head or '')[:7]}`) now. Decide again when it asks at checkpoint C.")
+    if exc.code is Refusal.NOT_AT_CHECKPOINT:
+        return f"@{actor} `{name}` refused: {exc.reason}."
+    return (f"@{actor} `{name}` is not possible while the quest is {quest.state.value}: "
+            f"{exc.reason}. `/status` shows what is possible now.")

@@ -1,0 +1,197 @@
+"""The worker process: inbound deliveries → intake → journal; the effect runner; timers; the
+projection of every quest onto GitHub (status comment and check run).
+
+Everything is wired here, in one place, from the configuration (``build_worker``), so the
+demo, the end-to-end tests and ``python -m bot worker`` run the same assembly. Several workers
+may run against one Redis: deliveries are shared by a consumer group, effects by the doorbell
+streams, and a quest's effects are delivered by one runner at a time (its lease).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import socket
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis.asyncio
+
+from bot.context import AdapterContext, SettingsSource
+from bot.coordination import Coordination
+from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, InvalidTransition, Quest
+from bot.github.client import GitHubClients
+from bot.inbound import Inbound, InboundDelivery
+from bot.intake import Intake
+from bot.journal import Adapters, Applied, EffectRunner, Failure, Indexes, Journal, Timers
+from bot.journal.outbox import Adapter
+from bot.journal.store import PolicySource
+from bot.policybook import PolicyBook
+
+log = logging.getLogger(__name__)
+
+Sync = Callable[[Quest], Awaitable[None]]
+
+
+class ObservedJournal(Journal):
+    """A journal that tells listeners about every applied event, whoever applied it (intake,
+    an adapter's outcome, a timer), so the GitHub projection follows every transition."""
+
+    listeners: list[Callable[[Applied], None]]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.listeners = []
+
+    async def apply_many(self, events: Sequence[Event], policy: PolicySource, *,
+                         durable: bool | None = None) -> list[Applied | InvalidTransition]:
+        results = await super().apply_many(events, policy, durable=durable)
+        for result in results:
+            if isinstance(result, Applied) and not result.duplicate:
+                for listener in self.listeners:
+                    listener(result)
+        return results
+
+
+@dataclass
+class Projector:
+    """Brings quests' GitHub views up to date, latest state wins, one quest at a time each."""
+
+    sync: Sync
+    pending: dict[str, Quest] = field(default_factory=dict)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def notify(self, applied: Applied) -> None:
+        self.pending[applied.quest.id] = applied.quest
+        self.wake.set()
+
+    async def drain(self) -> int:
+        done = 0
+        while self.pending:
+            _qid, quest = self.pending.popitem()
+            try:
+                await self.sync(quest)
+            except Exception:  # a view is a projection: the next transition syncs it again
+                log.exception("could not bring quest %s's GitHub view up to date", quest.id)
+            done += 1
+        return done
+
+    async def run(self, stop: asyncio.Event) -> None:
+        while not stop.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.wake.wait(), timeout=1.0)
+            self.wake.clear()
+            await self.drain()
+
+
+def prepared(book: PolicyBook, adapter: Adapter) -> Adapter:
+    """Make sure the policy of every quest an adapter touches is loaded before its outcome
+    events are applied (``Journal.apply`` looks policies up synchronously)."""
+
+    async def run(effect: Effect) -> Sequence[Event] | None:
+        await book.prepare(effect.quest_id)
+        events = await adapter(effect)
+        for event in events or ():
+            await book.prepare(event.quest_id)
+        return events
+
+    return run
+
+
+@dataclass
+class Worker:
+    journal: ObservedJournal
+    inbound: Inbound
+    intake: Intake
+    runner: EffectRunner
+    timers: Timers
+    projector: Projector
+    consumer: str = field(default_factory=lambda: f"worker-{socket.gethostname()}")
+
+    async def handle(self, delivery: InboundDelivery) -> None:
+        try:
+            payload = json.loads(delivery.body)
+        except ValueError:
+            log.warning("delivery %s is not JSON; dropping it", delivery.delivery_id)
+            return
+        if isinstance(payload, dict):
+            await self.intake.handle(delivery.event, payload, delivery.delivery_id)
+
+    async def inbound_once(self, *, block_ms: int | None = None) -> int:
+        deliveries = await self.inbound.claim_stale(self.consumer)
+        deliveries += await self.inbound.read(self.consumer, block_ms=block_ms)
+        for delivery in deliveries:
+            try:
+                await self.handle(delivery)
+            except Exception:  # left pending: another worker claims it after the idle time
+                log.exception("delivery %s failed; it stays pending for a retry",
+                              delivery.delivery_id)
+                continue
+            await self.inbound.ack([delivery.entry_id])
+        return len(deliveries)
+
+    async def settle(self, *, rounds: int = 200) -> None:
+        """Run everything until nothing is left to do (tests and the demo drive time)."""
+        for _ in range(rounds):
+            busy = await self.inbound_once()
+            stats = await self.runner.run_once()
+            busy += stats.delivered + stats.retried + len(stats.failures)
+            busy += len(await self.timers.fire_due())
+            busy += await self.projector.drain()
+            if not busy:
+                return
+
+    async def run(self, stop: asyncio.Event) -> None:
+        async def inbound_loop() -> None:
+            while not stop.is_set():
+                await self.inbound_once(block_ms=1000)
+
+        await asyncio.gather(inbound_loop(), self.runner.run(stop), self.timers.run(stop),
+                             self.projector.run(stop))
+
+
+def failure_reporter(journal: Journal, book: PolicyBook) -> Callable[[Failure], Awaitable[None]]:
+    """A permanent delivery failure becomes an ``effect_failed`` event: journaled, shown."""
+
+    async def report(failure: Failure) -> None:
+        event = EVENT_ADAPTER.validate_python({
+            "type": "effect_failed", "id": f"failed:{failure.effect_key}",
+            "quest_id": failure.quest_id, "at": journal.clock(),
+            "effect_key": failure.effect_key, "effect_type": failure.effect_type,
+            "error": failure.error[:500], "tries": max(1, failure.tries)})
+        await book.prepare(failure.quest_id)
+        await journal.apply(event, book)
+
+    return report
+
+
+async def _no_sync(_quest: Quest) -> None:
+    return None
+
+
+def build_worker(client: redis.asyncio.Redis, clients: GitHubClients, settings: SettingsSource,
+                 adapters: dict[EffectType, Adapter], *, sync: Sync = _no_sync,
+                 durable: bool = True, claim_idle_s: float = 1860.0,
+                 ctx_hook: Callable[[AdapterContext, Indexes, Timers],
+                                    dict[EffectType, Adapter]] | None = None) -> Worker:
+    """Assemble a worker. ``adapters`` are the GitHub and agent adapters; the coordination
+    adapters are added here. ``claim_idle_s`` must exceed the slowest adapter (an agent run)."""
+    journal = ObservedJournal(client, durable=durable)
+    ctx = AdapterContext(journal=journal, clients=clients, settings=settings)
+    book = PolicyBook(settings, journal)
+    indexes = Indexes(client)
+    timers = Timers(journal, book)
+    every = {**Coordination(ctx, indexes, timers).adapters(), **adapters}
+    if ctx_hook is not None:
+        every.update(ctx_hook(ctx, indexes, timers))
+    runner = EffectRunner(journal, Adapters({t: prepared(book, a) for t, a in every.items()}),
+                          book, claim_idle_s=claim_idle_s,
+                          on_failure=failure_reporter(journal, book))
+    projector = Projector(sync)
+    journal.listeners.append(projector.notify)
+    return Worker(journal, Inbound(client, durable=durable), Intake(ctx, book, indexes), runner,
+                  timers, projector)
+
