@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any
 
 import aiohttp
 import redis.asyncio
+from cachetools import LRUCache
 from gidgethub.aiohttp import GitHubAPI
 from pydantic import SecretStr
 
 from bot.github.auth import InstallationTokens
 from bot.github.errors import GitHubAdapterError
+from bot.github.ratelimit import PacedGitHubAPI, RateLimits
 
 USER_AGENT = "questbot"
 INSTALLATIONS_KEY = "gh:installations"
@@ -32,11 +35,17 @@ class NotInstalled(GitHubAdapterError):
 class GitHubClients:
     def __init__(self, session: aiohttp.ClientSession, redis_client: redis.asyncio.Redis, *,
                  app_id: str | int, private_key: str | bytes | SecretStr, base_url: str,
-                 clock: Callable[[], datetime] | None = None) -> None:
+                 clock: Callable[[], datetime] | None = None,
+                 limits: RateLimits | None = None) -> None:
         self.session = session
         self.redis = redis_client
         self.base_url = base_url.rstrip("/")
-        self._app = GitHubAPI(session, USER_AGENT, base_url=self.base_url)
+        self.limits = limits or RateLimits()
+        self._etags: dict[int, LRUCache[Any, Any]] = {}
+        """Per installation: gidgethub's cache of ETags, so repeated reads are conditional
+        (a 304 does not count against the rate limit)."""
+        self._app = PacedGitHubAPI(session, USER_AGENT, limits=self.limits,
+                                   base_url=self.base_url)
         if clock is None:
             self.tokens = InstallationTokens(self._app, app_id=app_id, private_key=private_key)
         else:
@@ -58,7 +67,10 @@ class GitHubClients:
 
     async def for_installation(self, installation_id: int) -> GitHubAPI:
         token = await self.tokens.token(installation_id)
-        return GitHubAPI(self.session, USER_AGENT, oauth_token=token, base_url=self.base_url)
+        cache = self._etags.setdefault(installation_id, LRUCache(maxsize=500))
+        return PacedGitHubAPI(self.session, USER_AGENT, limits=self.limits,
+                              installation_id=installation_id, oauth_token=token,
+                              base_url=self.base_url, cache=cache)
 
     async def for_repo(self, repo: str) -> GitHubAPI:
         return await self.for_installation(await self.installation_of(repo))

@@ -1,0 +1,265 @@
+"""Effect adapters for GitHub: each effect type the core asks of the forge, done once.
+
+``github_adapters(ctx)`` returns the adapters by effect type for the effect runner;
+``GitHubEffects(ctx).sync`` is the projection the worker calls after every applied event.
+
+Idempotency by effect key. The runner may deliver an effect again after a crash, so each
+adapter first looks for its own earlier write: the merge by the pull request's ``merged``
+flag, the rebase by the head it recorded, the revert by its branch ``quest/<id>-revert-<rev>``
+and its pull request, a reply by the comment id remembered under the effect key, the check run
+by ``external_id``. Outcome events get ids from ``outcome_id(effect, name)``, so reporting the
+same outcome twice is absorbed by the journal.
+
+Where the world moved under an effect — the head changed before ``land`` or ``rebase`` —
+the adapter reports nothing: the push's own webhook becomes a ``human_revision`` and the quest
+learns from that. The reason is logged and kept under ``note:<effect key>``.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+
+import gidgethub
+
+from bot.context import AdapterContext, outcome_id
+from bot.core import Effect, EffectType, Event, Quest
+from bot.core.events import Landed, PatchPushed, RollbackConfirmed
+from bot.core.states import CHECKPOINT_AT
+from bot.github import render
+from bot.github.forge import Forge, is_permanent, refused, status_of
+from bot.github.inbox import Inbox
+from bot.github.projection import EvidenceLookup, Projection, quest_branch
+from bot.journal import Adapter, PermanentError
+
+log = logging.getLogger(__name__)
+
+ParentTree = Callable[[Forge, str], Awaitable[tuple[str, str]]]
+"""``(forge, merge_sha) → (first parent sha, its tree sha)``, for ``rollback``."""
+
+
+class GitHubEffects:
+    def __init__(self, ctx: AdapterContext, *, draft_pulls: bool = True,
+                 parent_tree: ParentTree | None = None,
+                 evidence: EvidenceLookup | None = None) -> None:
+        """``parent_tree`` reads a commit's first parent and its tree. The REST subset
+        questbot is held to has no ``git/get-commit``, so there is no default: without one,
+        ``rollback`` fails permanently with instructions (see ``rollback``)."""
+        self.ctx = ctx
+        self.projection = Projection(ctx, draft_pulls=draft_pulls, evidence=evidence)
+        self.memory = self.projection.memory
+        self.inbox = Inbox(ctx, self.memory)
+        self.parent_tree = parent_tree
+
+    def adapters(self) -> dict[EffectType, Adapter]:
+        return {
+            EffectType.REQUEST_CHECKPOINT: self.request_checkpoint,
+            EffectType.LAND: self.land,
+            EffectType.REBASE: self.rebase,
+            EffectType.ROLLBACK: self.rollback,
+            EffectType.NOTIFY_INBOX: self.notify_inbox,
+            EffectType.REPLY_COMMENT: self.reply_comment,
+        }
+
+    async def sync(self, quest: Quest) -> None:
+        """After every applied event: status comment, check run and inbox in line."""
+        await self.projection.sync(quest)
+        await self.inbox.sync_quest(quest)
+
+    async def react(self, repo: str, comment_id: int, content: str = "eyes") -> None:
+        """For the command handler: acknowledge a comment it read (idempotent on GitHub)."""
+        await (await self.projection.forge(repo)).react(comment_id, content)
+
+    async def _note(self, effect: Effect, why: str) -> None:
+        log.info("effect %s: %s", effect.key, why)
+        await self.memory.set_quest_field(effect.quest_id, f"note:{effect.key}", why)
+
+    async def _pr_number(self, effect: Effect) -> int:
+        number = await self.memory.quest_int(effect.quest_id, "pr")
+        if number is None:
+            raise PermanentError(f"quest {effect.quest_id} has no pull request recorded, so "
+                                 f"{effect.type.value} has nothing to act on; /kill the quest "
+                                 "or push to its branch to open one")
+        return number
+
+    # -- request_checkpoint ----------------------------------------------------------------
+
+    async def request_checkpoint(self, effect: Effect) -> Sequence[Event] | None:
+        quest = await self.ctx.quest(effect.quest_id)
+        forge = await self.projection.forge(quest.repo)
+        number = await self.projection.ensure_pull(quest, forge)
+        await self.projection.sync_with(quest, forge)
+        await self.inbox.sync_quest(quest)
+        still_open = (CHECKPOINT_AT.get(quest.state) is not None
+                      and CHECKPOINT_AT[quest.state].value == effect.payload.get("checkpoint")
+                      and quest.revision == effect.revision)
+        if not (effect.payload.get("blocking") and still_open and number is not None):
+            return None
+        done_field = f"reviews:{effect.key}"
+        if await self.memory.quest(quest.id, done_field):
+            return None
+        pull = await forge.pull(number)
+        skip = {pull.author.lower(), (quest.head_pusher or "").lower(),
+                self.ctx.bot_login.lower()}  # GitHub answers 422 for the PR's author
+        settings = await self.ctx.settings.settings(quest.repo)
+        reviewers = [r for r in settings.reviewers if r.lower() not in skip]
+        if reviewers:
+            await forge.request_reviewers(number, reviewers)
+        await self.memory.set_quest_field(quest.id, done_field, ",".join(reviewers) or "-")
+        return None
+
+    # -- land ------------------------------------------------------------------------------
+
+    async def land(self, effect: Effect) -> Sequence[Event] | None:
+        head = str(effect.payload["head"])
+        quest = await self.ctx.quest(effect.quest_id)
+        forge = await self.projection.forge(quest.repo)
+        number = await self._pr_number(effect)
+        pull = await forge.pull(number)
+        if pull.merged:
+            return self._landed(effect, pull.merge_commit_sha, pull.head_sha, head)
+        if pull.head_sha != head:
+            await self._note(effect, f"not merged: #{number}'s head is {pull.head_sha[:12]}, "
+                             f"the approval was for {head[:12]}")
+            return None
+        try:
+            merge_sha = await forge.merge(number, head, f"questbot: {quest.title or quest.id}"
+                                          f" (#{number})"[:250])
+        except gidgethub.BadRequest as exc:
+            if status_of(exc) == 409:  # the head moved between our read and the merge
+                await self._note(effect, f"not merged: #{number}'s head moved from "
+                                 f"{head[:12]} ({exc})")
+                return None
+            if status_of(exc) == 405:
+                again = await forge.pull(number)
+                if again.merged:
+                    return self._landed(effect, again.merge_commit_sha, again.head_sha, head)
+                draft = " it is a draft: mark it ready for review (the REST API cannot);" \
+                    if again.draft else ""
+                raise refused(exc, f"merge #{number} of {quest.repo} at {head[:12]}",
+                              f"it is not mergeable:{draft} resolve what GitHub shows on the "
+                              "pull request, then /pause and /resume the quest to land "
+                              "again") from exc
+            if is_permanent(exc):
+                raise refused(exc, f"merge #{number} of {quest.repo}", "check branch "
+                              "protection and the App's contents: write permission") from exc
+            raise
+        return [Landed(id=outcome_id(effect, "landed"), quest_id=effect.quest_id,
+                       at=self.ctx.clock(), merge_sha=merge_sha)]
+
+    def _landed(self, effect: Effect, merge_sha: str | None, merged_head: str,
+                approved: str) -> list[Event]:
+        if merge_sha is None or merged_head != approved:
+            raise PermanentError(f"pull request of quest {effect.quest_id} was merged at "
+                                 f"{merged_head[:12]}, not the approved {approved[:12]}; "
+                                 "questbot did not merge it — check the merge, then /kill or "
+                                 "let the watch judge it")
+        return [Landed(id=outcome_id(effect, "landed"), quest_id=effect.quest_id,
+                       at=self.ctx.clock(), merge_sha=merge_sha)]
+
+    # -- rebase ----------------------------------------------------------------------------
+
+    async def rebase(self, effect: Effect) -> Sequence[Event] | None:
+        expected = str(effect.payload["head"])
+        quest = await self.ctx.quest(effect.quest_id)
+        forge = await self.projection.forge(quest.repo)
+        number = await self._pr_number(effect)
+        done_field = f"rebased:{effect.key}"
+        done = await self.memory.quest(quest.id, done_field)
+        if done is None:
+            try:
+                await forge.update_branch(number, expected)
+            except gidgethub.BadRequest as exc:
+                text = str(exc).lower()
+                if status_of(exc) == 422 and "expected_head_sha" in text:
+                    await self._note(effect, f"not rebased: #{number}'s head moved from "
+                                     f"{expected[:12]} ({exc})")
+                    return None
+                if is_permanent(exc):
+                    raise refused(exc, f"update #{number} of {quest.repo} with its base",
+                                  f"resolve the conflict by pushing to {quest_branch(quest.id)}"
+                                  "; questbot proves the new head") from exc
+                raise
+            pull = await forge.pull(number)
+            if pull.head_sha == expected:  # GitHub updates the branch asynchronously (202)
+                raise RuntimeError(f"#{number} was accepted for update but its head is still "
+                                   f"{expected[:12]}; trying again shortly")
+            done = pull.head_sha
+            await self.memory.set_quest_field(quest.id, done_field, done)
+        return [PatchPushed(id=outcome_id(effect, "patch_pushed"), quest_id=quest.id,
+                            at=self.ctx.clock(), head=done, pusher=self.ctx.bot_login)]
+
+    # -- rollback --------------------------------------------------------------------------
+
+    async def rollback(self, effect: Effect) -> Sequence[Event] | None:
+        merge_sha = effect.payload.get("merge_sha")
+        quest = await self.ctx.quest(effect.quest_id)
+        if not merge_sha:
+            raise PermanentError(f"quest {quest.id} has no merge to roll back")
+        forge = await self.projection.forge(quest.repo)
+        pr_field = f"revert:{effect.key}"
+        number = await self.memory.quest_int(quest.id, pr_field)
+        if number is None:
+            branch = f"{quest_branch(quest.id)}-revert-{effect.revision}"
+            if await forge.ref_sha(branch) is None:
+                if self.parent_tree is None:
+                    raise PermanentError(
+                        f"cannot revert {merge_sha[:12]} for quest {quest.id}: reading a "
+                        "commit's tree needs git/get-commit, which questbot's REST subset "
+                        f"does not allow; revert it by hand on {quest.repo}, then /kill the "
+                        "quest or report the revert")
+                _parent, tree = await self.parent_tree(forge, merge_sha)
+                commit = await forge.create_commit(
+                    tree=tree, parents=[merge_sha],
+                    message=f"Revert {merge_sha[:12]}: questbot quest {quest.id} regressed")
+                await forge.ensure_branch(branch, commit)
+            base = await self.memory.default_branch(quest.repo)
+            pull = await forge.create_pull(
+                head=branch, base=base, title=f"Revert questbot quest {quest.id}"[:200],
+                body=f"{render.key_marker(effect.key)}\nA regression followed "
+                f"{render.sha(merge_sha)}; this reverts it.\n", draft=False)
+            number = pull.number
+            await self.memory.set_quest_field(quest.id, pr_field, number)
+        pull = await forge.pull(number)
+        if not pull.merged:
+            await forge.merge(number, pull.head_sha, f"Revert questbot quest {quest.id}")
+            pull = await forge.pull(number)
+        if pull.merge_commit_sha is None:
+            raise RuntimeError(f"revert #{number} merged but GitHub has not said its sha yet")
+        return [RollbackConfirmed(id=outcome_id(effect, "rollback_confirmed"),
+                                  quest_id=quest.id, at=self.ctx.clock(),
+                                  revert_sha=pull.merge_commit_sha)]
+
+    # -- messages to people ----------------------------------------------------------------
+
+    async def notify_inbox(self, effect: Effect) -> Sequence[Event] | None:
+        quest = await self.ctx.quest(effect.quest_id)
+        reason = str(effect.payload.get("reason") or "")
+        await self.memory.set_quest_field(quest.id, "inbox_reason", reason)
+        await self.inbox.refresh(quest.repo)
+        return None
+
+    async def reply_comment(self, effect: Effect) -> Sequence[Event] | None:
+        done_field = f"reply:{effect.key}"
+        if await self.memory.quest(effect.quest_id, done_field):
+            return None
+        quest = await self.ctx.quest(effect.quest_id)
+        target = (await self.memory.quest_int(quest.id, "pr")
+                  or await self.projection.source_issue(quest))
+        if target is None:
+            raise PermanentError(f"quest {quest.id} has no pull request or source issue to "
+                                 "reply on; the reply was: "
+                                 f"{str(effect.payload.get('message'))[:200]}")
+        forge = await self.projection.forge(quest.repo)
+        to = effect.payload.get("to")
+        comment = await forge.comment(target, render.reply(
+            str(to) if to else None, str(effect.payload.get("message") or ""), effect.key))
+        await self.memory.set_quest_field(quest.id, done_field, comment.id)
+        return None
+
+
+def github_adapters(ctx: AdapterContext, *, draft_pulls: bool = True,
+                    parent_tree: ParentTree | None = None) -> dict[EffectType, Adapter]:
+    """The GitHub adapters by effect type. To share state with ``sync``, build one
+    ``GitHubEffects`` and use its ``adapters()`` and ``sync`` instead."""
+    return GitHubEffects(ctx, draft_pulls=draft_pulls, parent_tree=parent_tree).adapters()

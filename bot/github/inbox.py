@@ -1,0 +1,64 @@
+"""The ``questbot inbox`` issue: one per repository, listing the quests that wait for a person.
+
+Opened once and remembered by number (the REST subset can neither search issues nor pin one,
+so pinning is left to a maintainer — one click, once). Its body is re-rendered from the
+repository's live quests whenever one starts or stops waiting for a person, and written only
+when it changed.
+"""
+
+from __future__ import annotations
+
+from bot.context import AdapterContext
+from bot.core import Quest
+from bot.core.states import CHECKPOINT_AT
+from bot.github import render
+from bot.github.forge import Forge
+from bot.github.memory import ForgeMemory
+from bot.github.projection import digest
+from bot.journal import Indexes
+
+
+class Inbox:
+    def __init__(self, ctx: AdapterContext, memory: ForgeMemory) -> None:
+        self.ctx = ctx
+        self.memory = memory
+        self.indexes = Indexes(ctx.journal.client)
+
+    async def _waits(self, quest: Quest) -> bool:
+        checkpoint = CHECKPOINT_AT.get(quest.state)
+        blocking = False
+        if checkpoint is not None:
+            settings = await self.ctx.settings.settings(quest.repo)
+            blocking = settings.to_policy().blocking(checkpoint)
+        return render.waits_for_person(quest, blocking)
+
+    async def sync_quest(self, quest: Quest) -> None:
+        """Refresh the inbox if this quest started or stopped waiting for a person."""
+        waits = "1" if await self._waits(quest) else "0"
+        listed = await self.memory.quest(quest.id, "inbox_listed") or "0"
+        if waits != listed:
+            await self.refresh(quest.repo)
+            await self.memory.set_quest_field(quest.id, "inbox_listed", waits)
+
+    async def refresh(self, repo: str) -> int:
+        """Re-render the inbox of ``repo``; returns its issue number."""
+        entries: list[render.InboxEntry] = []
+        for quest_id in sorted(await self.indexes.live_quests(repo)):
+            _version, quest = await self.ctx.journal.snapshot(quest_id)
+            if quest is None or not await self._waits(quest):
+                continue
+            pr = await self.memory.quest_int(quest.id, "pr")
+            source = await self.memory.quest_int(quest.id, "source_issue")
+            where = f"#{pr}" if pr else (f"#{source}" if source else None)
+            reason = await self.memory.quest(quest.id, "inbox_reason")
+            entries.append(render.InboxEntry(quest, where, reason))
+        body = render.inbox_body(entries)
+        number = await self.memory.repo(repo, "inbox")
+        if number is not None and await self.memory.repo(repo, "inbox_digest") == digest(body):
+            return int(number)
+        forge = Forge(await self.ctx.clients.for_repo(repo), repo)
+        if number is None or not await forge.edit_issue(int(number), body):
+            number = str(await forge.create_issue(render.INBOX_TITLE, body))
+            await self.memory.set_repo(repo, "inbox", number)
+        await self.memory.set_repo(repo, "inbox_digest", digest(body))
+        return int(number)

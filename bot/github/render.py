@@ -1,0 +1,284 @@
+"""Pure renderers for what people see of a quest on GitHub: the status comment, the check run
+and the inbox issue.
+
+Nothing here performs I/O; ``bot.github.projection`` decides where the text goes. Every piece
+of untrusted text — a quest title from an issue, a reason typed after ``/kill``, a login —
+passes through ``bot.agent.markdown`` (code spans or escaped prose), so it cannot ping anyone,
+open a heading or print a success mark. Success is said in one place only: a ``closed``
+quest's check run, which the core reaches only after a bound proof, an approval and a clean
+watch. Proof that failed or is not bound to the current head renders as exactly that.
+
+Each body carries a hidden marker (``<!-- questbot:... -->``) naming the quest or effect key,
+so a person — or a future listing call — can tell questbot's writes apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from bot.agent.evidence import EvidenceBundle, render_markdown
+from bot.agent.markdown import inline_code, plain
+from bot.agent.outcome import CheckConclusion
+from bot.core import Quest
+from bot.core.quest import Outcome, ParkReason
+from bot.core.states import CHECKPOINT_AT, MEANING, State
+from bot.github.views import allowed_commands, lifecycle_mermaid
+
+ACTIONS: tuple[dict[str, str], ...] = (
+    {"label": "Approve", "identifier": "approve", "description": "Approve this checkpoint"},
+    {"label": "Revise", "identifier": "revise", "description": "Send it back to be redone"},
+    {"label": "Reject", "identifier": "reject", "description": "Reject and abandon the quest"},
+)
+"""The check run's buttons at a checkpoint (GitHub: ≤ 3, label ≤ 20, description ≤ 40)."""
+
+_WORKING = {
+    State.SENSED: "questbot is triaging the signal.",
+    State.RESEARCHING: "The agent is gathering evidence; a hypothesis comes next (checkpoint A).",
+    State.REPRODUCING: "The agent is writing a failing check; a plan comes next (checkpoint B).",
+    State.PATCHING: "The agent is writing a fix; proof runs on the pushed head.",
+}
+_PARKED = {
+    ParkReason.PAUSED: "Paused by a person: `/resume` to go on, or `/kill <why>`.",
+    ParkReason.ATTEMPTS_EXHAUSTED: "Proof failed on every attempt: push a fix to the quest "
+    "branch, `/resume` for a fresh set of attempts, or `/kill <why>`.",
+    ParkReason.CANNOT_REPRODUCE: "The failure could not be reproduced: `/resume` to try "
+    "again, or `/kill <why>`.",
+    ParkReason.WAITING_FOR_PARENT: "Waiting for its parent quest to land; nothing to do.",
+    ParkReason.RESEARCH_COMPLETE: "Research is complete: `/quest fix` to go on and patch, or "
+    "`/kill <why>`.",
+}
+_ENDED = {
+    Outcome.CLOSED: "Landed and watched clean.",
+    Outcome.KILLED: "Killed by a person.",
+    Outcome.REJECTED: "Rejected at a checkpoint.",
+    Outcome.IGNORED: "Ignored by triage; the fingerprint is muted for a while.",
+    Outcome.DUPLICATE: "A duplicate; its signal joined another quest.",
+}
+
+
+def sha(value: str | None) -> str:
+    return inline_code(value[:12]) if value else "*(none)*"
+
+
+def quest_marker(quest_id: str) -> str:
+    return f"<!-- questbot:status quest={quest_id} -->"
+
+
+def key_marker(key: str) -> str:
+    return f"<!-- questbot:key={key} -->"
+
+
+def next_action(quest: Quest) -> str:
+    """One sentence: what happens next, and who does it."""
+    state = quest.state
+    if state in _WORKING:
+        return _WORKING[state]
+    checkpoint = CHECKPOINT_AT.get(state)
+    if checkpoint is not None:
+        what = {State.HYPOTHESISED: "the hypothesis", State.PLANNED: "the plan",
+                State.READY: f"the proof of head {sha(quest.head)}"}[state]
+        return (f"A person reviews {what}: `/approve {checkpoint.value}`, `/revise <why>` or "
+                f"`/reject <why>` (or the buttons on the `questbot` check run).")
+    if state is State.TRIAGED:
+        return ("Routed to a person: `/quest fix` or `/quest research` to start it, or "
+                "`/kill <why>`.")
+    if state is State.PROVING:
+        return f"The proof bundle is being assembled for head {sha(quest.head)}."
+    if state is State.LANDING:
+        approved = quest.c_approval.head if quest.c_approval else quest.head
+        return f"questbot merges the approved head {sha(approved)}, and nothing else."
+    if state is State.WATCHING:
+        return f"Landed as {sha(quest.merge_sha)}; watching the checks for regressions."
+    if state is State.ROLLED_BACK:
+        return (f"A regression was seen: questbot reverts {sha(quest.merge_sha)}, then "
+                f"research restarts at revision {quest.revision + 1}.")
+    if state is State.HANDED_OFF:
+        return (f"{_login(quest.owner)} holds the review and decides; `/release` hands it "
+                "back.")
+    if state is State.PARKED:
+        return _PARKED.get(quest.park_reason or ParkReason.PAUSED, _PARKED[ParkReason.PAUSED])
+    return _ENDED.get(quest.outcome or Outcome.CLOSED, "Nothing: the quest has ended.")
+
+
+def _login(login: str | None) -> str:
+    return inline_code(login) if login else "*(nobody)*"
+
+
+def _proof_line(quest: Quest) -> str:
+    if quest.proof is None:
+        return "- proof: none yet for this revision"
+    if not quest.proof_bound:
+        return "- proof: **not bound** to the current revision, head and base; it does not count"
+    return (f"- proof: bound to revision {quest.proof.revision}, head {sha(quest.proof.head)}, "
+            f"digest {inline_code(quest.proof.proof_digest or '')}")
+
+
+@dataclass(frozen=True, slots=True)
+class TimelineEntry:
+    at: datetime
+    event: str
+    state: State | None = None
+    actor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StatusView:
+    quest: Quest
+    timeline: Sequence[TimelineEntry] = ()
+    evidence: EvidenceBundle | None = None
+    pull_url: str | None = None
+    failures: Sequence[str] = field(default=())
+    """Effects that failed for good, in words, so people see them where they look."""
+
+
+def status_comment(view: StatusView) -> str:
+    """The single status comment of a quest, edited in place as it moves."""
+    q = view.quest
+    lines = [
+        quest_marker(q.id),
+        f"### questbot quest {inline_code(q.id)}: {inline_code(q.title or '(untitled)')}",
+        "",
+        f"**State:** `{q.state.value}` — {MEANING[q.state]}",
+        "",
+        f"**Next:** {next_action(q)}",
+        "",
+        f"- revision {q.revision}, severity `{q.severity.value}`, risk `{q.risk.value}`, "
+        f"attempts {q.attempts}",
+        f"- base {sha(q.base)}, head {sha(q.head)}",
+        _proof_line(q),
+    ]
+    if q.merge_sha:
+        lines.append(f"- merged as {sha(q.merge_sha)}")
+    commands = [f"`{c.usage}`" + (f" (only {_login(c.only)})" if c.only else "")
+                for c in allowed_commands(q)]
+    lines += ["", "**Commands you can use now:** " + ", ".join(commands)]
+    if view.failures:
+        lines += ["", "**Could not be done on GitHub:**"]
+        lines += [f"- {plain(text)}" for text in view.failures]
+    if view.timeline:
+        lines += ["", "<details><summary>Timeline</summary>", ""]
+        for entry in view.timeline:
+            who = f" by {_login(entry.actor)}" if entry.actor else ""
+            to = f" → `{entry.state.value}`" if entry.state else ""
+            lines.append(f"- {entry.at:%Y-%m-%d %H:%M} UTC `{entry.event}`{who}{to}")
+        lines += ["", "</details>"]
+    if view.evidence is not None:
+        lines += ["", "<details><summary>Evidence</summary>", "",
+                  render_markdown(view.evidence), "</details>"]
+    lines += ["", "<details><summary>Lifecycle</summary>", "", "```mermaid",
+              lifecycle_mermaid(q.state), "```", "", "</details>", ""]
+    return "\n".join(lines)
+
+
+# --- the check run -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CheckRunView:
+    status: str
+    conclusion: CheckConclusion | None
+    title: str
+    summary: str
+    text: str | None = None
+    actions: tuple[dict[str, str], ...] = ()
+
+    def body(self, details_url: str | None = None) -> dict[str, Any]:
+        """The ``checks/create`` / ``checks/update`` fields (without name and head)."""
+        output: dict[str, Any] = {"title": self.title, "summary": self.summary}
+        if self.text:
+            output["text"] = self.text
+        out: dict[str, Any] = {"status": self.status, "output": output,
+                               "actions": list(self.actions)}
+        if self.conclusion is not None:
+            out["conclusion"] = self.conclusion.value
+        if details_url:
+            out["details_url"] = details_url
+        return out
+
+
+_TERMINAL_CHECK: dict[Outcome, tuple[CheckConclusion, str]] = {
+    Outcome.CLOSED: (CheckConclusion.SUCCESS, "landed with a bound proof and watched clean."),
+    Outcome.KILLED: (CheckConclusion.CANCELLED, "killed by a person; nothing was landed."),
+    Outcome.REJECTED: (CheckConclusion.NEUTRAL, "rejected at a checkpoint; nothing was "
+                       "landed. GitHub has no conclusion for a rejection, so this shows as "
+                       "neutral."),
+    Outcome.IGNORED: (CheckConclusion.SKIPPED, "ignored by triage; no work was done."),
+    Outcome.DUPLICATE: (CheckConclusion.SKIPPED, "a duplicate: the signal joined another "
+                        "quest, which carries the work."),
+}
+
+
+def check_run(quest: Quest) -> CheckRunView:
+    """The ``questbot`` check run for the quest's current state."""
+    state = quest.state
+    meaning = f"`{state.value}`: {MEANING[state]}"
+    text = f"{next_action(quest)}\n\n{_proof_line(quest)}"
+    if state in CHECKPOINT_AT or state is State.HANDED_OFF:
+        checkpoint = CHECKPOINT_AT.get(quest.checkpoint_state)
+        at = f"checkpoint {checkpoint.value}" if checkpoint else "a claimed review"
+        return CheckRunView("completed", CheckConclusion.ACTION_REQUIRED,
+                            f"questbot: waiting for a person at {at}", meaning, text,
+                            ACTIONS if checkpoint else ())
+    if state is State.PARKED:
+        return CheckRunView("completed", CheckConclusion.NEUTRAL, "questbot: parked",
+                            f"{meaning} GitHub has no conclusion for \"stopped, resumable\", "
+                            "so this shows as neutral.", text)
+    if state is State.TRIAGED:
+        return CheckRunView("completed", CheckConclusion.ACTION_REQUIRED,
+                            "questbot: waiting for a person to start it", meaning, text)
+    if state is State.CLOSED or state is State.ABANDONED:
+        outcome = quest.outcome or (Outcome.CLOSED if state is State.CLOSED else Outcome.KILLED)
+        conclusion, why = _TERMINAL_CHECK[outcome]
+        return CheckRunView("completed", conclusion, f"questbot: {outcome.value}",
+                            f"{meaning} The quest was {why}", text)
+    status = "queued" if state is State.SENSED else "in_progress"
+    return CheckRunView(status, None, f"questbot: {state.value}", meaning, text)
+
+
+# --- the inbox issue ---------------------------------------------------------------------
+
+INBOX_TITLE = "questbot inbox"
+INBOX_MARKER = "<!-- questbot:inbox -->"
+
+
+@dataclass(frozen=True, slots=True)
+class InboxEntry:
+    quest: Quest
+    where: str | None = None
+    """``#12`` or a URL: where the quest lives (its pull request or source issue)."""
+    reason: str | None = None
+
+
+def waits_for_person(quest: Quest, blocking: bool) -> bool:
+    """At a blocking checkpoint, routed to a person, held by one, or parked for one."""
+    state = quest.state
+    if state in CHECKPOINT_AT:
+        return blocking
+    if state is State.PARKED:
+        return quest.park_reason is not ParkReason.WAITING_FOR_PARENT
+    return state in (State.TRIAGED, State.HANDED_OFF)
+
+
+def inbox_body(entries: Sequence[InboxEntry]) -> str:
+    lines = [INBOX_MARKER, "### What waits for a person", ""]
+    if not entries:
+        lines.append("Nothing waits for a person right now.")
+    for e in sorted(entries, key=lambda e: e.quest.id):
+        q = e.quest
+        where = f" in {e.where}" if e.where else ""
+        lines.append(f"- [ ] {inline_code(q.id)} {inline_code(q.title or '(untitled)')}{where}: "
+                     f"`{q.state.value}` — {next_action(q)}")
+        if e.reason:
+            lines.append(f"  - why: {plain(e.reason)}")
+    lines += ["", "questbot edits this issue as quests move; comment on a quest's pull request "
+              "or issue to act on it."]
+    return "\n".join(lines) + "\n"
+
+
+def reply(to: str | None, message: str, key: str) -> str:
+    """A reply to a person: the one deliberate mention is the person who acted."""
+    mention = f"@{to} " if to and to.replace("-", "").isalnum() else ""
+    return f"{key_marker(key)}\n{mention}{plain(message, limit=2000)}\n"

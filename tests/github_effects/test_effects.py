@@ -1,0 +1,206 @@
+"""Each adapter against the fake GitHub: happy path, run twice, and the world moving under it."""
+
+from __future__ import annotations
+
+import pytest
+
+from bot.core import EffectType, State
+from bot.core.events import Landed, PatchPushed, RollbackConfirmed
+from bot.github.forge import Forge
+from bot.journal import PermanentError
+from bot.scenarios import JournalBuilder
+from tests.github_effects.conftest import REPO, World, last
+
+
+def facts(events: object) -> list[dict[str, object]]:
+    """Events without their ``at``: a redelivery reports the same outcome at a later time."""
+    return [e.model_dump(exclude={"at"}) for e in events or ()]  # type: ignore[attr-defined]
+
+
+async def ready(world: World, quest_id: str = "q-1") -> JournalBuilder:
+    head = await world.push_quest(quest_id)
+    b = JournalBuilder(quest_id, repo=REPO).sense(base=world.main_sha).to_ready(head=head)
+    await world.record(b)
+    return b
+
+
+async def test_checkpoint_opens_pr_check_run_comment_and_asks_reviewers(world: World) -> None:
+    b = await ready(world)
+    effect = last(b, EffectType.REQUEST_CHECKPOINT)
+    assert effect.payload["checkpoint"] == "C"
+    for _ in range(2):  # a redelivery writes nothing new
+        assert await world.effects.request_checkpoint(effect) is None
+    repo = world.fake.repo(REPO)
+    assert world.calls("pulls/create") == 1
+    (pr,) = repo.pulls.values()
+    assert pr.draft and pr.head_ref == "quest/q-1"
+    assert sorted(pr.requested_reviewers) == ["alice", "octo"]
+    assert world.calls("pulls/request-reviewers") == 1
+    (run,) = [r for r in repo.check_runs.values() if r.name == "questbot"]
+    assert (run.conclusion, run.external_id, run.head_sha) == ("action_required", "q-1",
+                                                                pr.head_sha)
+    assert [a["identifier"] for a in run.actions] == ["approve", "revise", "reject"]
+    assert all(len(str(a["label"])) <= 20 and len(str(a["description"])) <= 40
+               for a in run.actions)
+    assert world.calls("checks/create") == 1
+    (comment,) = repo.comments.values()
+    assert "`ready`" in comment.body and "/approve C" in comment.body
+
+
+async def test_status_comment_is_edited_in_place_and_unchanged_content_is_skipped(
+        world: World) -> None:
+    head = await world.push_quest()
+    b = JournalBuilder("q-1", repo=REPO).sense(base=world.main_sha)
+    await world.record(b)
+    await world.effects.sync(b.quest)  # type: ignore[arg-type]
+    for step in ("hypothesis", "approve"):
+        if step == "hypothesis":
+            b.add("hypothesis_written", summary="off by one")
+        else:
+            b.decide("A")
+        await world.ctx.journal.apply(b.events[-1], b.policy)
+        await world.effects.sync(await world.ctx.quest("q-1"))
+    before = len(world.fake.requests)
+    await world.effects.sync(await world.ctx.quest("q-1"))
+    assert len(world.fake.requests) == before  # nothing changed: no request at all
+    assert world.calls("issues/create-comment") == 1
+    assert world.calls("issues/update-comment") >= 2
+    (comment,) = world.fake.repo(REPO).comments.values()
+    assert "`reproducing`" in comment.body
+    assert head
+
+
+async def land_ready(world: World) -> JournalBuilder:
+    b = await ready(world)
+    await world.effects.request_checkpoint(last(b, EffectType.REQUEST_CHECKPOINT))
+    b.decide("C")
+    await world.ctx.journal.apply(b.events[-1], b.policy)
+    for pr in world.fake.repo(REPO).pulls.values():
+        pr.draft = False  # a person clicked "Ready for review" (REST cannot; see report)
+    return b
+
+
+async def test_land_merges_exactly_the_approved_head_once(world: World) -> None:
+    b = await land_ready(world)
+    effect = last(b, EffectType.LAND)
+    first = await world.effects.land(effect)
+    again = await world.effects.land(effect)
+    assert facts(first) == facts(again) and first is not None
+    (landed,) = first
+    assert isinstance(landed, Landed)
+    (merge,) = world.fake.calls("pulls/merge")
+    assert merge.json["sha"] == effect.payload["head"]
+    assert landed.merge_sha == world.main_sha
+    applied = await world.ctx.journal.apply(landed, b.policy)
+    assert applied.quest.state is State.WATCHING
+
+
+async def test_land_does_not_merge_a_moved_head(world: World) -> None:
+    b = await land_ready(world)
+    await world.push_quest(content="x = 3\n")  # a person pushed after the approval
+    assert await world.effects.land(last(b, EffectType.LAND)) is None
+    assert world.fake.calls("pulls/merge") == []
+    key = last(b, EffectType.LAND).key
+    assert "head" in (await world.effects.memory.quest("q-1", f"note:{key}") or "")
+
+
+async def test_land_409_reports_nothing(world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    b = await land_ready(world)
+    real_pull = Forge.pull
+    moved = {"done": False}
+
+    async def pull_then_move(self: Forge, number: int):  # type: ignore[no-untyped-def]
+        pull = await real_pull(self, number)
+        if not moved["done"]:
+            moved["done"] = True
+            await world.push_quest(content="x = 4\n")  # the head moves after our read
+        return pull
+
+    monkeypatch.setattr(Forge, "pull", pull_then_move)
+    assert await world.effects.land(last(b, EffectType.LAND)) is None
+    (merge,) = world.fake.calls("pulls/merge")
+    assert merge.status == 409
+
+
+async def test_land_of_a_draft_is_a_permanent_error_saying_what_to_do(world: World) -> None:
+    b = await ready(world)
+    await world.effects.request_checkpoint(last(b, EffectType.REQUEST_CHECKPOINT))
+    b.decide("C")
+    await world.ctx.journal.apply(b.events[-1], b.policy)
+    with pytest.raises(PermanentError, match="ready for review"):
+        await world.effects.land(last(b, EffectType.LAND))
+
+
+async def test_rebase_updates_the_branch_and_reports_the_new_head(world: World) -> None:
+    b = await ready(world)
+    await world.effects.request_checkpoint(last(b, EffectType.REQUEST_CHECKPOINT))
+    moved = await world.fake.push(REPO, "main", {"README.md": "new\n"}, user="octo")
+    b.add("base_moved", base=moved.sha)
+    await world.ctx.journal.apply(b.events[-1], b.policy)
+    effect = last(b, EffectType.REBASE)
+    events = await world.effects.rebase(effect)
+    assert facts(events) == facts(await world.effects.rebase(effect))
+    assert world.calls("pulls/update-branch") == 1
+    (pushed,) = events or ()
+    assert isinstance(pushed, PatchPushed) and pushed.pusher == "questbot[bot]"
+    assert pushed.head == world.fake.repo(REPO).refs["refs/heads/quest/q-1"]
+    applied = await world.ctx.journal.apply(pushed, b.policy)
+    assert applied.quest.state is State.PROVING
+
+
+async def test_rollback_opens_and_merges_a_revert(world: World) -> None:
+    b = await land_ready(world)
+    repo = world.fake.repo(REPO)
+    before = repo.git.files(world.main_sha)
+    (landed,) = await world.effects.land(last(b, EffectType.LAND)) or ()
+    assert isinstance(landed, Landed)
+    b.add("landed", merge_sha=landed.merge_sha)
+    b.add("regression_detected", source="check_run:9")
+    for event in b.events[-2:]:
+        await world.ctx.journal.apply(event, b.policy)
+    effect = last(b, EffectType.ROLLBACK)
+    with pytest.raises(PermanentError, match="by hand"):
+        await world.effects.rollback(effect)
+
+    async def parent_tree(forge: Forge, sha: str) -> tuple[str, str]:
+        parent = repo.git.commits[sha].parents[0]  # test-side stand-in for git/get-commit
+        return parent, repo.git.commits[parent].tree
+
+    world.effects.parent_tree = parent_tree
+    events = await world.effects.rollback(effect)
+    assert facts(events) == facts(await world.effects.rollback(effect))
+    (confirmed,) = events or ()
+    assert isinstance(confirmed, RollbackConfirmed)
+    assert repo.git.files(world.main_sha) == before
+    assert "quest/q-1-revert-1" in {p.head_ref for p in repo.pulls.values()}
+    applied = await world.ctx.journal.apply(confirmed, b.policy)
+    assert applied.quest.state is State.RESEARCHING
+
+
+async def test_notify_inbox_opens_one_issue_and_lists_the_quest(world: World) -> None:
+    b = JournalBuilder("q-9", repo=REPO).sense(route="human", base=world.main_sha)
+    await world.record(b)
+    effect = last(b, EffectType.NOTIFY_INBOX)
+    await world.effects.notify_inbox(effect)
+    await world.effects.notify_inbox(effect)
+    assert world.calls("issues/create") == 1
+    assert world.calls("issues/update") == 0
+    (issue,) = world.fake.repo(REPO).issues.values()
+    assert issue.title == "questbot inbox"
+    assert "`q-9`" in (issue.body or "") and "/quest fix" in (issue.body or "")
+
+
+async def test_reply_comment_once_on_the_source_issue_before_a_pr(world: World) -> None:
+    b = await ready(world)
+    b.add("claimed", actor="alice")
+    await world.ctx.journal.apply(b.events[-1], b.policy)
+    effect = last(b, EffectType.REPLY_COMMENT)
+    with pytest.raises(PermanentError, match="no pull request or source issue"):
+        await world.effects.reply_comment(effect)
+    issue = await world.fake.open_issue(REPO, "tests fail", user="alice")
+    await world.effects.memory.remember_source_issue("q-1", issue.number)
+    await world.effects.reply_comment(effect)
+    await world.effects.reply_comment(effect)
+    (comment,) = world.fake.repo(REPO).comments.values()
+    assert comment.issue_number == issue.number
+    assert comment.body.count("@alice ") == 1 and f"key={effect.key}" in comment.body

@@ -1,0 +1,98 @@
+"""Repository settings through the contents API, and rate limits honoured in the client."""
+
+from __future__ import annotations
+
+import aiohttp
+import gidgethub
+import pytest
+
+from bot.github.ratelimit import PacedGitHubAPI, RateLimits
+from bot.github.repo_settings import SETTINGS_CHECK, RepoSettings
+from tests.fakegithub import FakeGitHub
+from tests.github_effects.conftest import REPO, World
+
+
+async def test_no_file_means_defaults_and_reads_are_cached(world: World) -> None:
+    source = RepoSettings(world.ctx.clients, world.redis)
+    settings = await source.settings(REPO)
+    assert settings.reviewers == () and settings.max_attempts == 3
+    await source.settings(REPO)
+    assert len(world.fake.calls("repos/get-content")) == 1
+
+
+async def test_good_file_applies(world: World) -> None:
+    await world.fake.push(REPO, "main", {".github/questbot.yml": "reviewers: [alice]\n"})
+    settings = await RepoSettings(world.ctx.clients, world.redis).settings(REPO)
+    assert settings.reviewers == ("alice",)
+
+
+async def test_malformed_file_is_reported_once_and_last_good_stays(world: World) -> None:
+    await world.fake.push(REPO, "main", {".github/questbot.yml": "max_attempts: 5\n"})
+    assert (await RepoSettings(world.ctx.clients, world.redis).settings(REPO)).max_attempts == 5
+    await world.fake.push(REPO, "main", {".github/questbot.yml": "max_attempt: 4\n"})
+    source = RepoSettings(world.ctx.clients, world.redis)  # a restart: only Redis remains
+    assert (await source.settings(REPO)).max_attempts == 5
+    source.forget(REPO)
+    await source.settings(REPO)
+    runs = [r for r in world.fake.repo(REPO).check_runs.values() if r.name == SETTINGS_CHECK]
+    assert len(runs) == 1 and runs[0].conclusion == "failure"
+    assert "max_attempts" in str(runs[0].output["summary"])  # "did you mean"
+    await world.fake.push(REPO, "main", {".github/questbot.yml": "max_attempts: 2\n"})
+    source.forget()
+    assert (await source.settings(REPO)).max_attempts == 2
+    runs = [r for r in world.fake.repo(REPO).check_runs.values() if r.name == SETTINGS_CHECK]
+    assert [r.conclusion for r in runs] == ["failure", "success"]
+
+
+class Sleeps:
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+        self.now = 0.0
+
+    async def __call__(self, seconds: float) -> None:
+        self.calls.append(seconds)
+        self.now += seconds
+
+
+async def paced(fake: FakeGitHub, session: aiohttp.ClientSession,
+                limits: RateLimits) -> PacedGitHubAPI:
+    installation = fake.repo(REPO).installation_id
+    return PacedGitHubAPI(session, "questbot-tests", limits=limits,
+                          installation_id=installation,
+                          oauth_token=fake.installation_token(installation), base_url=fake.url)
+
+
+@pytest.mark.parametrize("status", [403, 429])
+async def test_rate_limited_requests_wait_and_retry(fake: FakeGitHub, status: int) -> None:
+    sleeps = Sleeps()
+    limits = RateLimits(sleeper=sleeps)
+    async with aiohttp.ClientSession() as session:
+        gh = await paced(fake, session, limits)
+        fake.throttle(2, status=status, retry_after=7)
+        data = await gh.getitem(f"/repos/{REPO}/git/ref/heads/main")
+    assert data["ref"] == "refs/heads/main"
+    assert sleeps.calls == [7.0, 7.0]
+    assert limits.remaining is not None and limits.remaining > 0
+
+
+async def test_rate_limit_gives_up_when_it_lasts(fake: FakeGitHub) -> None:
+    sleeps = Sleeps()
+    limits = RateLimits(sleeper=sleeps, max_retries=2)
+    async with aiohttp.ClientSession() as session:
+        gh = await paced(fake, session, limits)
+        fake.throttle(5, status=403)
+        with pytest.raises(gidgethub.RateLimitExceeded):
+            await gh.getitem(f"/repos/{REPO}/git/ref/heads/main")
+        fake.throttle(0)
+    assert len(sleeps.calls) == 2 and limits.remaining == 0
+
+
+async def test_writes_are_paced_per_installation(fake: FakeGitHub) -> None:
+    sleeps = Sleeps()
+    limits = RateLimits(per_minute=60, burst=2, sleeper=sleeps, clock=lambda: sleeps.now)
+    async with aiohttp.ClientSession() as session:
+        gh = await paced(fake, session, limits)
+        for n in range(4):
+            await gh.post(f"/repos/{REPO}/issues", data={"title": f"t{n}"})
+        await gh.getitem(f"/repos/{REPO}/git/ref/heads/main")  # reads are not paced
+    assert sleeps.calls == [1.0, 1.0]
