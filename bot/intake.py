@@ -19,6 +19,7 @@ from bot.core import EVENT_ADAPTER, Event, InvalidTransition, Quest, Refusal, St
 from bot.core.states import CHECKPOINT_AT, LIVE, MEANING
 from bot.github.commands import Command, CommandName, CommandProblem
 from bot.github.conversation import Permissions, pull_head_ref, react, reply_once
+from bot.github.memory import ForgeMemory
 from bot.github.signals import (
     QUEST_BRANCH_PREFIX,
     BasePush,
@@ -64,10 +65,16 @@ class Intake:
         self.indexes = indexes
         self.permissions = permissions or Permissions()
         self.app_slug = app_slug
+        self.memory = ForgeMemory(ctx.journal.client)
 
     async def handle(self, event_name: str, payload: dict[str, Any],
                      delivery_id: str) -> Outcome:
         out = Outcome()
+        repository = payload.get("repository")
+        if isinstance(repository, dict) and repository.get("full_name") and \
+                repository.get("default_branch"):
+            await self.memory.remember_default_branch(str(repository["full_name"]),
+                                                      str(repository["default_branch"]))
         for intent in await read_intents(event_name, payload, delivery_id=delivery_id,
                                          app_slug=self.app_slug):
             await self._intent(intent, delivery_id, out)
@@ -149,6 +156,7 @@ class Intake:
         if any(q.state in LIVE for q in await self._quests(i.repo, fingerprint)):
             return  # labelled again, or opened with the label and then labelled
         qid = new_quest_id(delivery_id, fingerprint)
+        await self.memory.remember_source_issue(qid, i.number)
         await self._apply(self._event("signal_sensed", f"{delivery_id}:sensed", qid,
                                       repo=i.repo, fingerprint=fingerprint, kind="issue",
                                       severity="medium", title=i.title, source=i.source),
@@ -165,6 +173,10 @@ class Intake:
                           p.repo, out)
 
     async def _base_push(self, p: BasePush, delivery_id: str, out: Outcome) -> None:
+        if p.touched_settings:
+            forget = getattr(self.ctx.settings, "forget", None)
+            if callable(forget):
+                forget(p.repo)
         for qid in sorted(await self.indexes.live_quests(p.repo)):
             _v, quest = await self.ctx.journal.snapshot(qid)
             if quest is None or quest.base == p.after:
@@ -229,6 +241,7 @@ class Intake:
                                 out: Outcome) -> Quest | None:
         fingerprint = f"issue:{c.number}"
         qid = new_quest_id(event_id, fingerprint)
+        await self.memory.remember_source_issue(qid, c.number)
         sensed = await self._apply(self._event(
             "signal_sensed", f"{event_id}-sensed", qid, repo=c.repo, fingerprint=fingerprint,
             kind="issue", severity="medium", title=f"issue #{c.number}",

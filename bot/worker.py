@@ -168,30 +168,36 @@ def failure_reporter(journal: Journal, book: PolicyBook) -> Callable[[Failure], 
     return report
 
 
-async def _no_sync(_quest: Quest) -> None:
-    return None
+Plugin = Callable[[AdapterContext], tuple[dict[EffectType, Adapter], Sync | None]]
+"""Given the shared context, the adapters a part of questbot brings, and its projection."""
 
 
 def build_worker(client: redis.asyncio.Redis, clients: GitHubClients, settings: SettingsSource,
-                 adapters: dict[EffectType, Adapter], *, sync: Sync = _no_sync,
-                 durable: bool = True, claim_idle_s: float = 1860.0,
-                 ctx_hook: Callable[[AdapterContext, Indexes, Timers],
-                                    dict[EffectType, Adapter]] | None = None) -> Worker:
-    """Assemble a worker. ``adapters`` are the GitHub and agent adapters; the coordination
-    adapters are added here. ``claim_idle_s`` must exceed the slowest adapter (an agent run)."""
+                 plugins: Sequence[Plugin] = (), *, durable: bool = True,
+                 claim_idle_s: float = 1860.0) -> Worker:
+    """Assemble a worker: the coordination adapters plus each plugin's adapters and
+    projection. ``claim_idle_s`` must exceed the slowest adapter (an agent run)."""
     journal = ObservedJournal(client, durable=durable)
     ctx = AdapterContext(journal=journal, clients=clients, settings=settings)
     book = PolicyBook(settings, journal)
     indexes = Indexes(client)
     timers = Timers(journal, book)
-    every = {**Coordination(ctx, indexes, timers).adapters(), **adapters}
-    if ctx_hook is not None:
-        every.update(ctx_hook(ctx, indexes, timers))
+    every: dict[EffectType, Adapter] = Coordination(ctx, indexes, timers).adapters()
+    syncs: list[Sync] = []
+    for plugin in plugins:
+        adapters, sync = plugin(ctx)
+        every.update(adapters)
+        if sync is not None:
+            syncs.append(sync)
+
+    async def sync_all(quest: Quest) -> None:
+        for sync in syncs:
+            await sync(quest)
+
     runner = EffectRunner(journal, Adapters({t: prepared(book, a) for t, a in every.items()}),
                           book, claim_idle_s=claim_idle_s,
                           on_failure=failure_reporter(journal, book))
-    projector = Projector(sync)
+    projector = Projector(sync_all)
     journal.listeners.append(projector.notify)
     return Worker(journal, Inbound(client, durable=durable), Intake(ctx, book, indexes), runner,
                   timers, projector)
-

@@ -30,26 +30,35 @@ from bot.github import render
 from bot.github.forge import Forge, is_permanent, refused, status_of
 from bot.github.inbox import Inbox
 from bot.github.projection import EvidenceLookup, Projection, quest_branch
+from bot.github.revert import revert_tree
 from bot.journal import Adapter, PermanentError
 
 log = logging.getLogger(__name__)
 
-ParentTree = Callable[[Forge, str], Awaitable[tuple[str, str]]]
-"""``(forge, merge_sha) → (first parent sha, its tree sha)``, for ``rollback``."""
+RevertTree = Callable[[Forge, Quest, str], Awaitable[str]]
+"""``(forge, quest, merge_sha) → tree sha`` of the merge with the quest's changes undone."""
+
+
+async def default_revert_tree(forge: Forge, quest: Quest, merge_sha: str) -> str:
+    approval = quest.c_approval
+    base, head = (approval.base, approval.head) if approval else (quest.base, quest.head)
+    if base is None or head is None:
+        raise PermanentError(f"quest {quest.id} has no approved base and head to revert; "
+                             f"revert {merge_sha[:12]} by hand on {quest.repo}")
+    return await revert_tree(forge.gh, forge.repo, base=base, head=head, merge_sha=merge_sha)
 
 
 class GitHubEffects:
     def __init__(self, ctx: AdapterContext, *, draft_pulls: bool = True,
-                 parent_tree: ParentTree | None = None,
+                 revert: RevertTree = default_revert_tree,
                  evidence: EvidenceLookup | None = None) -> None:
-        """``parent_tree`` reads a commit's first parent and its tree. The REST subset
-        questbot is held to has no ``git/get-commit``, so there is no default: without one,
-        ``rollback`` fails permanently with instructions (see ``rollback``)."""
+        """``revert`` builds the rollback's tree (``bot.github.revert`` explains how, within
+        the REST subset questbot is held to)."""
         self.ctx = ctx
         self.projection = Projection(ctx, draft_pulls=draft_pulls, evidence=evidence)
         self.memory = self.projection.memory
         self.inbox = Inbox(ctx, self.memory)
-        self.parent_tree = parent_tree
+        self.revert = revert
 
     def adapters(self) -> dict[EffectType, Adapter]:
         return {
@@ -202,13 +211,7 @@ class GitHubEffects:
         if number is None:
             branch = f"{quest_branch(quest.id)}-revert-{effect.revision}"
             if await forge.ref_sha(branch) is None:
-                if self.parent_tree is None:
-                    raise PermanentError(
-                        f"cannot revert {merge_sha[:12]} for quest {quest.id}: reading a "
-                        "commit's tree needs git/get-commit, which questbot's REST subset "
-                        f"does not allow; revert it by hand on {quest.repo}, then /kill the "
-                        "quest or report the revert")
-                _parent, tree = await self.parent_tree(forge, merge_sha)
+                tree = await self.revert(forge, quest, merge_sha)
                 commit = await forge.create_commit(
                     tree=tree, parents=[merge_sha],
                     message=f"Revert {merge_sha[:12]}: questbot quest {quest.id} regressed")
@@ -259,7 +262,7 @@ class GitHubEffects:
 
 
 def github_adapters(ctx: AdapterContext, *, draft_pulls: bool = True,
-                    parent_tree: ParentTree | None = None) -> dict[EffectType, Adapter]:
+                    revert: RevertTree = default_revert_tree) -> dict[EffectType, Adapter]:
     """The GitHub adapters by effect type. To share state with ``sync``, build one
     ``GitHubEffects`` and use its ``adapters()`` and ``sync`` instead."""
-    return GitHubEffects(ctx, draft_pulls=draft_pulls, parent_tree=parent_tree).adapters()
+    return GitHubEffects(ctx, draft_pulls=draft_pulls, revert=revert).adapters()

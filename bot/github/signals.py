@@ -18,6 +18,7 @@ from gidgethub import routing, sansio
 from bot.github.commands import Command, CommandProblem, parse_commands
 
 QUEST_BRANCH_PREFIX = "quest/"
+SETTINGS_FILE = ".github/questbot.yml"
 FAILED = frozenset({"failure", "timed_out"})
 
 
@@ -75,6 +76,8 @@ class BasePush:
     before: str
     after: str
     pusher: str
+    touched_settings: bool = False
+    """A commit in the push changed ``.github/questbot.yml``: settings must be read again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +223,9 @@ async def _push(event: sansio.Event, out: Intents) -> None:
         if quest_id and "/" not in quest_id and "-revert-" not in quest_id:
             out.items.append(QuestPush(repo, quest_id, after, pusher, _is_bot(sender)))
     elif branch == _default_branch(data):
-        out.items.append(BasePush(repo, str(data.get("before") or ""), after, pusher))
+        touched = any(SETTINGS_FILE in (c.get(k) or []) for c in data.get("commits") or []
+                      if isinstance(c, dict) for k in ("added", "modified", "removed"))
+        out.items.append(BasePush(repo, str(data.get("before") or ""), after, pusher, touched))
 
 
 @conversation.register("issue_comment", action="created")

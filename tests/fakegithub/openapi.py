@@ -84,7 +84,9 @@ def _template_regex(template: str, multi_segment: set[str]) -> tuple[re.Pattern[
     for piece in re.split(r"(\{[^}]+\})", template):
         if piece.startswith("{"):
             name = piece[1:-1]
-            span = ".+" if name in multi_segment else "[^/]+"
+            # a trailing multi-segment parameter may also be empty: GitHub answers
+            # `GET /repos/{owner}/{repo}/contents/` with the repository root's listing
+            span = ".*" if name in multi_segment else "[^/]+"
             pattern += f"(?P<{name.replace('-', '_')}>{span})"
         else:
             pattern += re.escape(piece)

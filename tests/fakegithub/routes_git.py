@@ -23,7 +23,7 @@ async def get_content(call: Call) -> Reply:
             raw = repo.git.blobs[files[path]]
             return Reply(200, raw=raw, content_type="application/vnd.github.raw")
         return Reply(200, call.render.content_file(repo, ref, path, files[path]))
-    prefix = path + "/"
+    prefix = path + "/" if path else ""  # an empty path lists the repository root
     listing = sorted({p[len(prefix) :].split("/", 1)[0] for p in files if p.startswith(prefix)})
     if not listing:
         raise not_found()

@@ -159,14 +159,6 @@ async def test_rollback_opens_and_merges_a_revert(world: World) -> None:
     for event in b.events[-2:]:
         await world.ctx.journal.apply(event, b.policy)
     effect = last(b, EffectType.ROLLBACK)
-    with pytest.raises(PermanentError, match="by hand"):
-        await world.effects.rollback(effect)
-
-    async def parent_tree(forge: Forge, sha: str) -> tuple[str, str]:
-        parent = repo.git.commits[sha].parents[0]  # test-side stand-in for git/get-commit
-        return parent, repo.git.commits[parent].tree
-
-    world.effects.parent_tree = parent_tree
     events = await world.effects.rollback(effect)
     assert facts(events) == facts(await world.effects.rollback(effect))
     (confirmed,) = events or ()
