@@ -1,0 +1,189 @@
+"""The ``command`` agent: any coding-agent CLI, run as a program with arguments, never a shell.
+
+The configured argv (``agent.command`` in ``.github/questbot.yml``) runs with the quest's
+fresh checkout as its working directory — a repository of its own, made for this run, so
+nothing the program does reaches another run or the worker's files. The ``AgentTask`` goes in
+as JSON on stdin; the ``AgentReply`` comes back as JSON on stdout, and stdout is only ever
+parsed as JSON: it is never executed, evaluated or handed to a shell. A patch is either
+returned as file contents or left as changes in the checkout.
+
+Limits, each ending the run ``failed`` with a reason people can act on:
+
+* **time**: ``agent.timeout_seconds``; then the whole process group is killed;
+* **output**: stdout beyond ``output_cap`` bytes kills the group (a reply is a screenful of
+  JSON; megabytes of it are a runaway); stderr keeps only its tail, for the reason;
+* **stop**: ``stop_agent`` (a pause, a kill, a person pushing) kills every run of the quest
+  through ``RunningAgents``; the run reports ``stopped`` and its outcome is dropped, because
+  the quest has moved on on purpose;
+* **malformed output**: not JSON, or JSON that is not an ``AgentReply``, says which.
+
+The program sees a minimal environment (``PATH``, ``LANG``, ``HOME``, ``TMPDIR``) plus the
+worker's variables whose names start with ``AGENT_`` (an operator opts a model key in by
+naming it so): repository code and agents must not inherit the App's private key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import signal
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from bot.agent.task import AgentReply, AgentTask
+
+DEFAULT_OUTPUT_CAP = 1024 * 1024
+STDERR_TAIL = 4_000
+PASSTHROUGH_PREFIX = "AGENT_"
+
+
+class RunningAgents:
+    """The agent processes running per quest, so ``stop_agent`` can kill them."""
+
+    def __init__(self) -> None:
+        self._by_quest: dict[str, set[asyncio.subprocess.Process]] = {}
+        self._stopped: set[int] = set()
+
+    @contextlib.contextmanager
+    def track(self, quest_id: str, process: asyncio.subprocess.Process) -> Iterator[None]:
+        self._by_quest.setdefault(quest_id, set()).add(process)
+        try:
+            yield
+        finally:
+            running = self._by_quest.get(quest_id, set())
+            running.discard(process)
+            if not running:
+                self._by_quest.pop(quest_id, None)
+            self._stopped.discard(process.pid)
+
+    def running(self, quest_id: str) -> int:
+        return len(self._by_quest.get(quest_id, ()))
+
+    def stop(self, quest_id: str) -> int:
+        """Kill every run of ``quest_id`` (its process group); how many were running."""
+        processes = list(self._by_quest.get(quest_id, ()))
+        for process in processes:
+            self._stopped.add(process.pid)
+            kill_group(process.pid)
+        return len(processes)
+
+    def was_stopped(self, process: asyncio.subprocess.Process) -> bool:
+        return process.pid in self._stopped
+
+
+def kill_group(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def agent_env(home: Path, source: Mapping[str, str] | None = None) -> dict[str, str]:
+    env = os.environ if source is None else source
+    base = {"PATH": env.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "HOME": str(home),
+            "TMPDIR": str(home), "GIT_TERMINAL_PROMPT": "0"}
+    return base | {k: v for k, v in env.items() if k.startswith(PASSTHROUGH_PREFIX)}
+
+
+class Stopped(Exception):
+    """The run was killed by ``stop_agent``; its result must not be reported."""
+
+
+class _Capped(Exception):
+    pass
+
+
+async def _read_capped(stream: asyncio.StreamReader, cap: int) -> bytes:
+    data = bytearray()
+    while chunk := await stream.read(65536):
+        data += chunk
+        if len(data) > cap:
+            raise _Capped
+    return bytes(data)
+
+
+async def _read_tail(stream: asyncio.StreamReader, keep: int) -> bytes:
+    tail = bytearray()
+    while chunk := await stream.read(65536):
+        tail += chunk
+        del tail[:-keep]
+    return bytes(tail)
+
+
+class CommandAgent:
+    def __init__(self, argv: Sequence[str], *, timeout_seconds: float, quest_id: str,
+                 registry: RunningAgents, output_cap: int = DEFAULT_OUTPUT_CAP,
+                 home: Path | None = None) -> None:
+        if not argv:
+            raise ValueError("the command agent needs an argv")
+        self.argv = tuple(argv)
+        self.timeout_seconds = timeout_seconds
+        self.quest_id = quest_id
+        self.registry = registry
+        self.output_cap = output_cap
+        self.home = home
+
+    async def run(self, task: AgentTask, checkout: Path) -> AgentReply:
+        """Run the program once; raises ``Stopped`` when ``stop_agent`` killed it."""
+        home = self.home or checkout.parent / "agent-home"
+        home.mkdir(parents=True, exist_ok=True)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *self.argv, cwd=checkout, env=agent_env(home), start_new_session=True,
+                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+            )  # fmt: skip
+        except OSError as exc:
+            return AgentReply.failed(f"the agent command {self.argv[0]!r} could not be "
+                                     f"started: {exc.strerror or exc}")
+        with self.registry.track(self.quest_id, process):
+            return await self._talk(process, task)
+
+    async def _talk(self, process: asyncio.subprocess.Process, task: AgentTask) -> AgentReply:
+        assert process.stdin and process.stdout and process.stderr
+        stdout = asyncio.ensure_future(_read_capped(process.stdout, self.output_cap))
+        stderr = asyncio.ensure_future(_read_tail(process.stderr, STDERR_TAIL))
+        problem: str | None = None
+        try:
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                process.stdin.write(task.model_dump_json().encode())
+                await process.stdin.drain()
+                process.stdin.close()
+            out = await asyncio.wait_for(asyncio.shield(stdout), self.timeout_seconds)
+            await asyncio.wait_for(process.wait(), self.timeout_seconds)
+        except TimeoutError:
+            problem = f"the agent ran longer than {self.timeout_seconds:g} s and was killed"
+        except _Capped:
+            problem = (f"the agent printed more than {self.output_cap} bytes on stdout and "
+                       "was killed; a reply is one JSON document")
+        finally:
+            kill_group(process.pid)
+            await process.wait()
+            stdout.cancel()
+            err = (await stderr).decode(errors="replace").strip()
+        if self.registry.was_stopped(process):
+            raise Stopped(f"the agent run of quest {self.quest_id} was stopped")
+        if problem is not None:
+            return AgentReply.failed(problem)
+        if process.returncode != 0:
+            return AgentReply.failed(f"the agent exited with status {process.returncode}"
+                                     + (f": {err[-1000:]}" if err else ""))
+        return parse_reply(out)
+
+
+def parse_reply(out: bytes) -> AgentReply:
+    """The reply in ``out``, or a failed reply saying how the output was malformed."""
+    text = out.decode(errors="replace").strip()
+    if not text:
+        return AgentReply.failed("the agent printed nothing; it must print one JSON reply")
+    try:
+        return AgentReply.model_validate_json(text)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[:3]
+        where = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc']) or 'reply'}: {e['msg']}" for e in first
+        )
+        invalid = any(e["type"] == "json_invalid" for e in first)
+        kind = "is not JSON" if invalid else "is not a reply"
+        return AgentReply.failed(f"the agent's output {kind} ({where})")

@@ -1,0 +1,138 @@
+"""The ``run_proof`` adapter: the repository's own checks at the patch head, sealed for the core.
+
+The effect names GitHub's base and head. ``workspace.proof_repository`` brings both into one
+local repository (the base with the reproduction's files laid over it, so the reproduction
+fails there for the bug and not for want of its own test file), ``proof_runner.run_proof``
+runs the configured commands at the head and the reproduction at base and head, and the
+bundle is rebound to GitHub's SHAs with its digest recomputed, so the core can match it to
+the quest.
+
+``proof_completed`` is returned only when the bundle says every check passed and the
+reproduction was confirmed (failed on the base, passed at the head); anything else is
+``proof_failed`` naming what failed, with its exit code and the tail of its output — which
+the core hands to the next patch run as its repair context. A patch that edits the
+reproduction's own files fails the proof before anything runs: a test rewritten to pass
+proves nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot.agent.proof_runner import CheckCommand, CommandLog, run_proof
+from bot.agent.workspace import list_files, proof_repository, rebind
+from bot.context import AdapterContext, outcome_id
+from bot.core import Effect, Event, ProofBundle, Quest, Risk
+from bot.core.events import BaseMoved, ProofCompleted, ProofFailed, Reproduced, SignalSensed
+from bot.github.settings import Settings
+from bot.journal import PermanentError
+
+REASON_TAIL = 1_500
+
+
+@dataclass(frozen=True, slots=True)
+class ReproductionRecord:
+    """The commit that added the reproduction, and the files it added or changed."""
+
+    commit: str
+    files: Mapping[str, str]
+
+
+def check_commands(settings: Settings) -> list[CheckCommand]:
+    return [CheckCommand(name=" ".join(argv), argv=argv) for argv in settings.proof.commands]
+
+
+async def reproduction_record(ctx: AdapterContext, gh: Any,
+                              quest: Quest) -> ReproductionRecord | None:
+    """The latest ``reproduced`` commit of the quest, diffed against the base it was made on.
+
+    The quest keeps only the reproduction's name and command; its files are read back from
+    the commit the reproduce stage pushed (recorded on the ``reproduced`` event)."""
+    base_then: str | None = None
+    found: tuple[str, str] | None = None
+    for event in await ctx.journal.events(quest.id):
+        if isinstance(event, SignalSensed | BaseMoved):
+            base_then = event.base
+        elif isinstance(event, Reproduced) and event.commit and base_then:
+            found = (event.commit, base_then)
+    if found is None:
+        return None
+    commit, base = found
+    made, before = await list_files(gh, quest.repo, commit), await list_files(gh, quest.repo, base)
+    return ReproductionRecord(commit, {p: s for p, s in made.items() if before.get(p) != s})
+
+
+def _tail(logs: Sequence[CommandLog], name: str, at: str) -> str:
+    for log in logs:
+        if log.name == name and log.at == at:
+            return log.result.output_tail[-REASON_TAIL:].strip()
+    return ""
+
+
+def failure_reason(bundle: ProofBundle, logs: Sequence[CommandLog]) -> str:
+    """Which check failed where, with exit codes and the first failure's output tail."""
+    problems: list[str] = []
+    tail = ""
+    for check in bundle.checks:
+        if not check.passed:
+            problems.append(f"check {check.name!r} failed at the head (exit {check.exit_code})")
+            tail = tail or _tail(logs, check.name, "head")
+    repro = bundle.reproduction
+    if repro is None:
+        problems.append("no reproduction was run")
+    else:
+        if repro.base_exit_code == 0:
+            problems.append(f"reproduction {repro.name!r} passes on the base, so it does not "
+                            "show the bug")
+        if repro.head_exit_code != 0:
+            problems.append(f"reproduction {repro.name!r} still fails at the head "
+                            f"(exit {repro.head_exit_code})")
+            tail = tail or _tail(logs, repro.name, "head")
+    reason = "; ".join(problems) or "the proof did not pass"
+    return f"{reason}\n\n{tail}" if tail else reason
+
+
+async def prove(ctx: AdapterContext, effect: Effect) -> Sequence[Event]:
+    """Perform one ``run_proof`` effect; returns ``proof_completed`` or ``proof_failed``."""
+    payload = effect.payload
+    head, base = payload.get("head"), payload.get("base")
+    if not head or not base:
+        raise PermanentError(f"run_proof for quest {effect.quest_id} names no head or base")
+    quest = await ctx.quest(effect.quest_id)
+    settings = await ctx.settings.settings(quest.repo)
+    gh = await ctx.clients.for_repo(quest.repo)
+
+    def failed(reason: str, digest: str | None = None) -> list[Event]:
+        return [ProofFailed(id=outcome_id(effect, "proof_failed"), quest_id=quest.id,
+                            at=ctx.clock(), head=head, reason=reason, digest=digest)]
+
+    command = tuple(payload.get("reproduction_command") or ())
+    if not command:
+        return failed("the quest has no reproduction command; a proof must show the bug fixed")
+    reproduction = CheckCommand(name=payload.get("reproduction") or "reproduction", argv=command)
+    record = await reproduction_record(ctx, gh, quest)
+    with tempfile.TemporaryDirectory(prefix="questbot-proof-repo-") as tmp:
+        local = await proof_repository(
+            gh, quest.repo, base=base, head=head, dest=Path(tmp) / "repo",
+            overlay=record.files if record else None, overlay_ref=record.commit if record else None)
+        changed = sorted(p for p, s in (record.files if record else {}).items()
+                         if local.head_files.get(p) != s)
+        if changed:
+            return failed(f"the head changes the reproduction's files {changed}; a rewritten "
+                          "test proves nothing")
+        run = await asyncio.to_thread(
+            run_proof, local.path, quest_id=quest.id, revision=int(payload["revision"]),
+            risk=Risk(payload["risk"]), base=local.local_base, head=local.local_head,
+            checks=check_commands(settings), reproduction=reproduction)
+    bundle = rebind(run.bundle, base=base, head=head)
+    digest = bundle.digest()
+    confirmed = bundle.reproduction is not None and bundle.reproduction.confirmed
+    if bundle.all_passed and confirmed:
+        return [ProofCompleted(id=outcome_id(effect, "proof_completed"), quest_id=quest.id,
+                               at=ctx.clock(), bundle=bundle, digest=digest)]
+    return failed(failure_reason(bundle, run.logs), digest)

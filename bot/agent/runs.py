@@ -1,0 +1,214 @@
+"""Effect adapters for agent work: ``start_agent``, ``stop_agent`` and ``run_proof``.
+
+``agent_adapters(ctx)`` is what the worker registers. ``start_agent`` runs one quest stage as
+a seed-002 agent run (``bot.agent.stages``) through the agent ``.github/questbot.yml`` selects
+(``agent.kind``: ``scripted`` or ``command``) and reports what came of it as quest events,
+with ids from ``outcome_id(effect, …)`` so a redelivered effect reports the same events.
+
+How outcomes become quest events (the core accepts nothing else in those states):
+
+============  ===============================  =============================================
+stage         the run …                        quest events
+============  ===============================  =============================================
+research      validated its claims             ``hypothesis_written`` (summary, evidence digest)
+research      failed / needs a person          ``PermanentError`` — there is no research-failed
+                                               event, and a hypothesis would be a lie; the
+                                               outbox records the reason where people see it
+reproduce     failed on the base, pushed       ``reproduced`` (check, argv, commit) then
+                                               ``plan_written`` (summary, risk)
+reproduce     passed on the base, or ended     ``reproduction_failed`` (reason): the quest parks
+              failed / needs a person          as ``cannot_reproduce`` and the inbox is told
+plan          wrote a plan (revise at B)       ``plan_written``
+plan          anything else                    ``PermanentError``
+patch         completed and verified, pushed   ``patch_pushed`` (head, pusher = the App's bot)
+patch         anything else                    ``PermanentError`` with the run's reason and
+                                               verification gaps; nothing was pushed
+any           was stopped (``stop_agent`` or   no events: the quest moved on on purpose
+              the quest left the stage)
+any           reported usage                   ``usage_recorded`` as well (applied before a
+                                               ``PermanentError`` is raised, so spend is kept)
+============  ===============================  =============================================
+
+Agent runs take minutes, so nothing here blocks the event loop: agents and checks run as
+asyncio subprocesses or in threads, and the effect runner goes on delivering other quests'
+effects meanwhile. The runner delivers one quest's effects in order, so a ``stop_agent`` for
+the quest whose agent is running would wait behind it; each run therefore also watches the
+quest's snapshot and stops itself when the quest leaves the stage (a pause, a kill, a new
+revision). ``stop_agent`` kills whatever is registered, for runners that do deliver it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from bot.agent.command import CommandAgent, RunningAgents, Stopped
+from bot.agent.machine import RunState
+from bot.agent.proof_runner import CheckCommand
+from bot.agent.proofs import check_commands, prove, reproduction_record
+from bot.agent.scripted import ScriptedAgent, ScriptedSpec
+from bot.agent.stages import StageOutcome, StageRun, run_stage
+from bot.agent.task import Agent, AgentTask, QuestBrief, Stage
+from bot.agent.workspace import WorkspaceError
+from bot.context import AdapterContext, outcome_id
+from bot.core import Effect, EffectType, Event, Quest, State
+from bot.core.events import (
+    HypothesisWritten,
+    PatchPushed,
+    PlanWritten,
+    Reproduced,
+    ReproductionFailed,
+    UsageRecorded,
+)
+from bot.github.settings import AgentKind, Settings
+from bot.journal import Adapter, PermanentError
+
+log = logging.getLogger(__name__)
+
+STAGE_STATES: Mapping[Stage, State] = {
+    Stage.RESEARCH: State.RESEARCHING, Stage.REPRODUCE: State.REPRODUCING,
+    Stage.PLAN: State.REPRODUCING, Stage.PATCH: State.PATCHING,
+}  # fmt: skip
+"""Where the quest must stay while a stage's agent runs; leaving it stops the run."""
+
+
+class AgentRuns:
+    def __init__(self, ctx: AdapterContext, *,
+                 scripted_specs: Mapping[str, ScriptedSpec] | None = None,
+                 poll_seconds: float = 2.0) -> None:
+        self.ctx = ctx
+        self.specs = {repo.lower(): spec for repo, spec in (scripted_specs or {}).items()}
+        self.scripted: dict[str, ScriptedAgent] = {}
+        self.registry = RunningAgents()
+        self.poll_seconds = poll_seconds
+
+    def agent(self, quest: Quest, settings: Settings) -> Agent:
+        if settings.agent.kind is AgentKind.COMMAND:
+            assert settings.agent.command is not None  # the settings model requires it
+            return CommandAgent(settings.agent.command, quest_id=quest.id,
+                                timeout_seconds=settings.agent.timeout_seconds,
+                                registry=self.registry)
+        spec = self.specs.get(quest.repo.lower())
+        if spec is None:
+            raise PermanentError(
+                f"{quest.repo} selects the scripted agent, which has no script for it; set "
+                "`agent: {kind: command, command: ...}` in .github/questbot.yml")
+        return self.scripted.setdefault(quest.repo.lower(), ScriptedAgent(spec))
+
+    async def start_agent(self, effect: Effect) -> Sequence[Event] | None:
+        payload = effect.payload
+        try:
+            stage = Stage(payload["stage"])
+        except (KeyError, ValueError) as exc:
+            raise PermanentError(f"start_agent names no known stage: {payload!r}") from exc
+        quest = await self.ctx.quest(effect.quest_id)
+        settings = await self.ctx.settings.settings(quest.repo)
+        gh = await self.ctx.clients.for_repo(quest.repo)
+        agent = self.agent(quest, settings)
+        task = AgentTask(stage=stage, quest=QuestBrief.of(quest), signal=quest.last_signal,
+                         repair=payload.get("repair"), revise=payload.get("revise"),
+                         resumed=bool(payload.get("resumed")),
+                         attempt=int(payload.get("attempt") or 1))
+        checks: list[CheckCommand] = []
+        protected: frozenset[str] = frozenset()
+        if stage is Stage.PATCH:
+            checks = check_commands(settings)
+            if quest.reproduction_command:
+                checks.append(CheckCommand(name=quest.reproduction or "reproduction",
+                                           argv=quest.reproduction_command))
+            record = await reproduction_record(self.ctx, gh, quest)
+            protected = frozenset(record.files) if record else frozenset()
+        watch = asyncio.create_task(self._watch(quest, stage))
+        try:
+            with tempfile.TemporaryDirectory(prefix="questbot-agent-") as tmp:
+                outcome = await run_stage(StageRun(
+                    quest=quest, task=task, agent=agent, gh=gh, workdir=Path(tmp),
+                    checks=checks, protected=protected))
+        except Stopped as exc:
+            log.info("%s; its outcome is dropped", exc)
+            return None
+        except (WorkspaceError, ValueError) as exc:
+            raise PermanentError(f"{stage.value} for quest {quest.id} could not run: "
+                                 f"{exc}") from exc
+        finally:
+            watch.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await watch
+        return await self._events(effect, quest, settings, outcome)
+
+    async def _watch(self, quest: Quest, stage: Stage) -> None:
+        """Stop the quest's runs once it leaves ``stage``'s state or its revision changes."""
+        while True:
+            await asyncio.sleep(self.poll_seconds)
+            _, now = await self.ctx.journal.snapshot(quest.id)
+            if now is None or now.state is not STAGE_STATES[stage] or (
+                    now.revision != quest.revision):
+                self.registry.stop(quest.id)
+                return
+
+    async def stop_agent(self, effect: Effect) -> Sequence[Event] | None:
+        stopped = self.registry.stop(effect.quest_id)
+        log.info("stop_agent for quest %s: %d run(s) killed", effect.quest_id, stopped)
+        return None
+
+    async def run_proof(self, effect: Effect) -> Sequence[Event] | None:
+        try:
+            return await prove(self.ctx, effect)
+        except (WorkspaceError, ValueError) as exc:
+            raise PermanentError(f"the proof for quest {effect.quest_id} could not run: "
+                                 f"{exc}") from exc
+
+    async def _events(self, effect: Effect, quest: Quest, settings: Settings,
+                      outcome: StageOutcome) -> list[Event]:
+        at, qid = self.ctx.clock(), quest.id
+        usage: list[Event] = []
+        if outcome.usage.tokens or outcome.usage.cost_cents:
+            usage.append(UsageRecorded(id=outcome_id(effect, "usage"), quest_id=qid, at=at,
+                                       tokens=outcome.usage.tokens,
+                                       cost_cents=outcome.usage.cost_cents))
+        events: list[Event] = []
+        reason = outcome.reason or f"the run ended {outcome.state.value}"
+        stopped_at_plan = outcome.state is RunState.PLAN
+        if outcome.stage is Stage.RESEARCH and stopped_at_plan and outcome.hypothesis:
+            events.append(HypothesisWritten(id=outcome_id(effect, "hypothesis"), quest_id=qid,
+                                            at=at, summary=outcome.hypothesis,
+                                            evidence_digest=outcome.evidence_digest))
+        elif outcome.stage is Stage.REPRODUCE and outcome.reproduced:
+            assert outcome.reproduction is not None and outcome.plan is not None
+            events.append(Reproduced(id=outcome_id(effect, "reproduced"), quest_id=qid, at=at,
+                                     check=outcome.reproduction, commit=outcome.commit,
+                                     command=outcome.reproduction_command))
+            events.append(PlanWritten(id=outcome_id(effect, "plan"), quest_id=qid, at=at,
+                                      summary=outcome.plan, risk=outcome.risk))
+        elif outcome.stage is Stage.REPRODUCE:
+            events.append(ReproductionFailed(id=outcome_id(effect, "reproduction_failed"),
+                                             quest_id=qid, at=at, reason=reason))
+        elif outcome.stage is Stage.PLAN and stopped_at_plan and outcome.plan:
+            events.append(PlanWritten(id=outcome_id(effect, "plan"), quest_id=qid, at=at,
+                                      summary=outcome.plan, risk=outcome.risk))
+        elif outcome.stage is Stage.PATCH and outcome.head is not None:
+            events.append(PatchPushed(id=outcome_id(effect, "patch"), quest_id=qid, at=at,
+                                      head=outcome.head, pusher=self.ctx.bot_login))
+        else:
+            if usage:
+                await self.ctx.journal.apply_many(usage, settings.to_policy())
+            raise PermanentError(f"{outcome.stage.value} for quest {qid} ended "
+                                 f"{outcome.state.value}: {reason}")
+        return events + usage
+
+
+def agent_adapters(ctx: AdapterContext, *,
+                   scripted_specs: Mapping[str, ScriptedSpec] | None = None,
+                   poll_seconds: float = 2.0) -> dict[EffectType, Adapter]:
+    """The adapters for ``start_agent``, ``stop_agent`` and ``run_proof``.
+
+    ``scripted_specs`` maps a repository's full name to the script the ``scripted`` agent
+    follows there (the demo passes ``{"<owner>/sample-repo": demo_spec.sample_spec()}``).
+    """
+    runs = AgentRuns(ctx, scripted_specs=scripted_specs, poll_seconds=poll_seconds)
+    return {EffectType.START_AGENT: runs.start_agent, EffectType.STOP_AGENT: runs.stop_agent,
+            EffectType.RUN_PROOF: runs.run_proof}

@@ -1,0 +1,335 @@
+"""One quest stage as one seed-002 agent run: checkout, agent, validation, verify, review.
+
+``run_stage`` drives ``bot.agent.machine`` through the moves the stage needs and returns a
+``StageOutcome``; ``bot.agent.runs`` turns that into quest events. Where each stage stops:
+
+* **research** — discover → understand → validate. Supported claims leave the run at ``plan``:
+  the hypothesis is done, and authorising what comes next is checkpoint A, a person's call.
+  Rejected claims end it ``failed``, inconclusive ones ``needs_human``.
+* **reproduce** — discover → understand → validate, where the claim validated is the
+  reproduction itself: its command must *fail* at the base with its own files laid over it
+  (exit 124 "timed out" and 127 "could not start" do not count as failing). Then the
+  reproduction is pushed as one commit on ``quest/<id>`` and the run stops at ``plan`` with
+  the agent's plan, which checkpoint B authorises.
+* **plan** (revise at B) — the reproduction stands; the agent writes a new plan.
+* **patch** — the whole pipeline: plan → execute (the agent changes the checkout) → verify
+  (the configured checks and the reproduction, in the checkout) → review (the change must not
+  touch the reproduction's files or ``.github/``) → completed, with in-run repair up to
+  ``INNER_ATTEMPTS``. Only a ``TaskResult`` that is ``verified`` is pushed: that flag is the
+  one gate, so a failed verification can never leave this module as a patch. A high-risk
+  quest stops at ``needs_human`` before execute, as the machine's rule says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bot.agent.machine import AgentRun, EventType, RunEvent, RunState, step
+from bot.agent.proof_runner import EXIT_NOT_STARTED, EXIT_TIMED_OUT, CheckCommand, run_command
+from bot.agent.result import AppliedChange, TaskResult
+from bot.agent.task import Agent, AgentReply, AgentTask, ReplyStatus, Stage, Usage
+from bot.agent.validation import (
+    CheckoutView,
+    ClaimVerdict,
+    Verdict,
+    overall_verdict,
+    validate_claims,
+)
+from bot.agent.workspace import (
+    Checkout,
+    apply_changes,
+    branch_head,
+    changes_in,
+    git,
+    materialise,
+    push_change,
+)
+from bot.core import Quest
+from bot.core.canonical import canonical_digest
+from bot.core.proof import CheckRecord, Risk
+
+INNER_ATTEMPTS = 2
+"""Plans per patch run: the first, and one repair with the failing output."""
+CHECK_TIMEOUT_SECONDS = 600.0
+E = EventType
+
+
+def quest_branch(quest_id: str) -> str:
+    return f"quest/{quest_id}"
+
+
+@dataclass(frozen=True, slots=True)
+class StageOutcome:
+    """What a stage produced; ``state`` is where the agent run stopped."""
+
+    stage: Stage
+    state: RunState
+    reason: str | None = None
+    hypothesis: str | None = None
+    evidence_digest: str | None = None
+    claims: tuple[ClaimVerdict, ...] = ()
+    reproduction: str | None = None
+    reproduction_command: tuple[str, ...] = ()
+    reproduced: bool = False
+    commit: str | None = None
+    plan: str | None = None
+    risk: Risk = Risk.LOW
+    head: str | None = None
+    result: TaskResult | None = None
+    usage: Usage = field(default_factory=Usage)
+
+
+@dataclass
+class StageRun:
+    """Inputs of one stage, and the machine as it goes."""
+
+    quest: Quest
+    task: AgentTask
+    agent: Agent
+    gh: Any
+    workdir: Path
+    checks: Sequence[CheckCommand] = ()
+    protected: frozenset[str] = frozenset()
+    """The reproduction's files: a patch must leave them as they are."""
+    run: AgentRun = field(init=False)
+    usage: Usage = field(default_factory=Usage)
+    _moves: int = 0
+
+    def __post_init__(self) -> None:
+        self.run = AgentRun(run_id=f"{self.quest.id}:{self.task.stage.value}",
+                            max_attempts=INNER_ATTEMPTS)
+
+    @property
+    def state(self) -> RunState:
+        return self.run.state
+
+    def move(self, type_: EventType, **fields: Any) -> RunState:
+        self._moves += 1
+        event = RunEvent(id=f"{self.run.run_id}/{self._moves}", type=type_, **fields)
+        self.run = step(self.run, event)
+        return self.run.state
+
+    def ended(self, **fields: Any) -> StageOutcome:
+        return StageOutcome(stage=self.task.stage, state=self.run.state, reason=self.run.reason,
+                            usage=self.usage, **fields)
+
+    async def ask(self, checkout: Checkout, **changes: Any) -> AgentReply:
+        task = self.task.model_copy(update={"checkout": str(checkout.path), **changes})
+        reply = await self.agent.run(task, checkout.path)
+        if reply.usage is not None:
+            self.usage = Usage(tokens=self.usage.tokens + reply.usage.tokens,
+                               cost_cents=self.usage.cost_cents + reply.usage.cost_cents)
+        return reply
+
+    def refuse_reply(self, reply: AgentReply) -> bool:
+        """End the run if the agent ended it; whether it did."""
+        why = reply.reason or f"the agent answered {reply.status.value} without a reason"
+        if reply.status is ReplyStatus.OK:
+            return False
+        if reply.status is ReplyStatus.FAILED:
+            self.move(E.FAILED, reason=why)
+        elif reply.status is ReplyStatus.REFUSED and self.run.state is RunState.PLAN:
+            self.move(E.PLAN_REFUSED, reason=why)
+        else:
+            self.move(E.ESCALATED, reason=f"the agent asked for a person: {why}")
+        return True
+
+
+def _digest(hypothesis: str, verdicts: Sequence[ClaimVerdict]) -> str:
+    return canonical_digest({"hypothesis": hypothesis,
+                             "claims": [v.model_dump(mode="json") for v in verdicts]})
+
+
+def _validate(s: StageRun, checkout: Checkout, reply: AgentReply) -> tuple[ClaimVerdict, ...]:
+    verdicts = validate_claims(reply.claims, CheckoutView(checkout.path))
+    overall = overall_verdict(verdicts)
+    reasons = "; ".join(r.message for v in verdicts for r in v.reasons) or "no claims were made"
+    if overall is Verdict.SUPPORTED:
+        s.move(E.CLAIM_SUPPORTED)
+    elif overall is Verdict.INCONCLUSIVE:
+        s.move(E.CLAIM_INCONCLUSIVE, reason=f"claims are inconclusive: {reasons}")
+    else:
+        s.move(E.CLAIM_REJECTED, reason=f"claims were rejected: {reasons}")
+    return verdicts
+
+
+def command_env(home: Path) -> dict[str, str]:
+    """What repository commands see (as in the proof runner): no worker secrets."""
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
+            "HOME": str(home), "GIT_TERMINAL_PROMPT": "0"}
+
+
+async def run_checks(commands: Sequence[CheckCommand], where: Path,
+                     home: Path) -> tuple[list[CheckRecord], str]:
+    """Run ``commands`` in ``where`` off the event loop; the records and the failing output."""
+    home.mkdir(parents=True, exist_ok=True)
+    records: list[CheckRecord] = []
+    failing: list[str] = []
+    for command in commands:
+        result = await asyncio.to_thread(run_command, command.argv, where, env=command_env(home),
+                                         timeout_seconds=CHECK_TIMEOUT_SECONDS)
+        records.append(CheckRecord(name=command.name, command=command.argv,
+                                   exit_code=result.exit_code, output_sha256=result.output_sha256))
+        if result.exit_code != 0:
+            failing.append(f"$ {' '.join(command.argv)}  (exit {result.exit_code})\n"
+                           f"{result.output_tail[-4000:]}")
+    return records, "\n\n".join(failing)
+
+
+async def research(s: StageRun) -> StageOutcome:
+    checkout = await _checkout(s, s.quest.base)
+    reply = await s.ask(checkout)
+    if s.refuse_reply(reply):
+        return s.ended()
+    if not reply.hypothesis:
+        s.move(E.FAILED, reason="the research reply has no hypothesis")
+        return s.ended()
+    s.move(E.UNDERSTOOD)
+    verdicts = _validate(s, checkout, reply)
+    return s.ended(hypothesis=reply.hypothesis, claims=verdicts,
+                   evidence_digest=_digest(reply.hypothesis, verdicts))
+
+
+async def reproduce(s: StageRun) -> StageOutcome:
+    base = s.quest.base
+    checkout = await _checkout(s, base)
+    reply = await s.ask(checkout)
+    if s.refuse_reply(reply):
+        return s.ended()
+    repro, plan = reply.reproduction, reply.plan
+    if repro is None or plan is None:
+        s.move(E.FAILED, reason="the reproduce reply needs both a reproduction and a plan")
+        return s.ended()
+    apply_changes(checkout, {p: c.encode() for p, c in repro.files.items()})
+    changes = await changes_in(checkout)
+    s.move(E.UNDERSTOOD, risk=plan.risk)
+    facts: dict[str, Any] = {"reproduction": repro.name, "reproduction_command": repro.command,
+                             "plan": plan.summary, "risk": plan.risk}
+    if not changes:
+        s.move(E.CLAIM_REJECTED, reason="the reproduction adds no files to the repository")
+        return s.ended(**facts)
+    records, _ = await run_checks([CheckCommand(name=repro.name, argv=repro.command)],
+                                  checkout.path, s.workdir / "home")
+    code = records[0].exit_code
+    if code == 0:
+        s.move(E.CLAIM_REJECTED, reason=f"{repro.name} passes on the base {base}; it does not "
+               "reproduce the failure")
+    elif code in (EXIT_TIMED_OUT, EXIT_NOT_STARTED):
+        what = "timed out" if code == EXIT_TIMED_OUT else "could not be started"
+        s.move(E.CLAIM_REJECTED, reason=f"{repro.name} {what} on the base; that is not a "
+               "reproduction")
+    else:
+        s.move(E.CLAIM_SUPPORTED)
+    if s.run.state is not RunState.PLAN:
+        return s.ended(**facts)
+    commit = await push_change(s.gh, s.quest.repo, branch=quest_branch(s.quest.id),
+                               parent=checkout, changes=changes, force=True,
+                               message=f"Reproduce: {repro.name}\n\nquestbot quest {s.quest.id}")
+    return s.ended(reproduced=True, commit=commit, **facts)
+
+
+async def plan(s: StageRun) -> StageOutcome:
+    checkout = await _checkout(s, s.quest.head or s.quest.base)
+    reply = await s.ask(checkout)
+    if s.refuse_reply(reply):
+        return s.ended()
+    if reply.plan is None:
+        s.move(E.FAILED, reason="the plan reply has no plan")
+        return s.ended()
+    s.move(E.UNDERSTOOD, risk=reply.plan.risk)
+    if reply.claims:
+        _validate(s, checkout, reply)
+    else:
+        s.move(E.CLAIM_SUPPORTED)  # the recorded reproduction is the evidence; it stands
+    return s.ended(plan=reply.plan.summary, risk=reply.plan.risk)
+
+
+async def patch(s: StageRun) -> StageOutcome:
+    branch = quest_branch(s.quest.id)
+    parent = await branch_head(s.gh, s.quest.repo, branch) or s.quest.head or s.quest.base
+    checkout = await _checkout(s, parent)
+    repair = s.task.repair
+    checks: list[CheckRecord] = []
+    changes: dict[str, bytes | None] = {}
+    while True:
+        reply = await s.ask(checkout, repair=repair, attempt=s.run.attempts + 1)
+        if s.refuse_reply(reply):
+            return s.ended()
+        if s.run.state is RunState.UNDERSTAND:
+            s.move(E.UNDERSTOOD)
+            if reply.claims:
+                _validate(s, checkout, reply)
+            else:
+                s.move(E.CLAIM_SUPPORTED)  # the reproduction approved at B is the evidence
+            if s.state is not RunState.PLAN:
+                return s.ended()
+        if s.move(E.PLAN_AUTHORIZED, risk=s.quest.risk) is not RunState.EXECUTE:
+            return s.ended()
+        apply_changes(checkout, {p: None if c is None else c.encode()
+                                 for p, c in reply.files.items()})
+        changes = await changes_in(checkout)
+        if not changes:
+            s.move(E.FAILED, reason="the agent changed nothing; there is no patch to push")
+            return s.ended()
+        s.move(E.CHANGE_APPLIED)
+        checks, failing = await run_checks(s.checks, checkout.path, s.workdir / "home")
+        if failing:
+            s.move(E.CHECKS_FAILED, reason="checks failed in the patched checkout",
+                   output=failing)
+        elif problem := _review(changes, s.protected):
+            s.move(E.CHECKS_PASSED)
+            s.move(E.REVIEW_REJECTED, reason=problem)
+        else:
+            s.move(E.CHECKS_PASSED)
+            s.move(E.REVIEW_PASSED)
+            break
+        if s.run.state is not RunState.REPAIR:
+            return s.ended()
+        repair = s.run.repair_context
+        s.move(E.REPLAN)
+    local = await _commit(checkout, s.task.quest.id)
+    result = TaskResult.from_run(s.run, checks=tuple(checks), change=AppliedChange(
+        base=checkout.local_commit, head=local, files=tuple(sorted(changes))))
+    if not result.verified:  # the one gate: nothing unverified is pushed
+        return s.ended(result=result, reason="; ".join(result.verification_gaps()))
+    message = reply.message or "Patch"
+    head = await push_change(s.gh, s.quest.repo, branch=branch, parent=checkout, changes=changes,
+                             message=f"{message}\n\nquestbot quest {s.quest.id}")
+    return s.ended(result=result, head=head)
+
+
+def _review(changes: Mapping[str, bytes | None], protected: frozenset[str]) -> str | None:
+    touched = sorted(p for p in changes if p in protected)
+    if touched:
+        return f"the patch changes the reproduction's files {touched}; fix the code, not the test"
+    workflows = sorted(p for p in changes if p.startswith(".github/"))
+    if workflows:
+        return f"the patch changes {workflows}; CI and questbot settings are a person's call"
+    return None
+
+
+async def _checkout(s: StageRun, sha: str | None) -> Checkout:
+    if sha is None:
+        raise ValueError(f"quest {s.quest.id} has no base commit to check out")
+    checkout = await materialise(s.gh, s.quest.repo, sha, s.workdir / "checkout")
+    s.move(E.DISCOVERED)
+    return checkout
+
+
+async def _commit(checkout: Checkout, quest_id: str) -> str:
+    await git(checkout.path, "add", "-A")
+    await git(checkout.path, "commit", "-q", "--no-verify", "-m", f"quest {quest_id}")
+    return await git(checkout.path, "rev-parse", "HEAD")
+
+
+STAGES = {Stage.RESEARCH: research, Stage.REPRODUCE: reproduce, Stage.PLAN: plan,
+          Stage.PATCH: patch}
+
+
+async def run_stage(s: StageRun) -> StageOutcome:
+    return await STAGES[s.task.stage](s)

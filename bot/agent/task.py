@@ -1,0 +1,131 @@
+"""What an agent is asked (``AgentTask``) and what it answers (``AgentReply``), as JSON models.
+
+Every agent kind speaks these two shapes: the ``command`` agent receives the task as JSON on
+stdin and prints the reply as JSON on stdout; the ``scripted`` agent builds the reply in
+process. The reply is data only. Nothing in it is executed, except the reproduction
+``command``, which is an argv list run without a shell, by the proof runner's rules, in a
+scratch checkout — the same treatment the repository's own configured checks get.
+
+A reply is a claim, not a verdict: claims are validated against the checkout, the
+reproduction is run on the base, the patch is verified by the repository's checks, all by
+``bot.agent.stages``. ``status`` lets an agent end a run itself (``failed``, ``needs_human``,
+``refused``) with a reason people will read.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from bot.agent.validation import Claim
+from bot.core import Quest
+from bot.core.proof import Risk
+
+MAX_REASON_CHARS = 4_000
+
+
+class Stage(StrEnum):
+    RESEARCH = "research"
+    REPRODUCE = "reproduce"
+    PLAN = "plan"
+    PATCH = "patch"
+
+
+class ReplyStatus(StrEnum):
+    OK = "ok"
+    FAILED = "failed"
+    NEEDS_HUMAN = "needs_human"
+    REFUSED = "refused"
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class QuestBrief(_Model):
+    """The part of a quest an agent may see: no owners, decisions or spend."""
+
+    id: str
+    repo: str
+    title: str
+    kind: str
+    severity: str
+    revision: int
+    base: str | None
+    head: str | None
+    hypothesis: str | None
+    reproduction: str | None
+    reproduction_command: tuple[str, ...]
+    plan: str | None
+    risk: Risk
+    attempts: int
+
+    @classmethod
+    def of(cls, quest: Quest) -> QuestBrief:
+        return cls(
+            id=quest.id, repo=quest.repo, title=quest.title, kind=quest.kind.value,
+            severity=quest.severity.value, revision=quest.revision, base=quest.base,
+            head=quest.head, hypothesis=quest.hypothesis, reproduction=quest.reproduction,
+            reproduction_command=quest.reproduction_command, plan=quest.plan, risk=quest.risk,
+            attempts=quest.attempts,
+        )  # fmt: skip
+
+
+class AgentTask(_Model):
+    """The task handed to an agent. ``repair`` is the failing output of the last attempt (the
+    proof's, or this run's own verify); ``revise`` is what a person asked to change."""
+
+    stage: Stage
+    quest: QuestBrief
+    signal: str = ""
+    checkout: str = "."
+    """Where the checkout is; the command agent also runs with it as its working directory."""
+    repair: str | None = None
+    revise: str | None = None
+    resumed: bool = False
+    attempt: int = 1
+
+
+class ReproductionReply(_Model):
+    name: str = Field(min_length=1, max_length=200)
+    command: tuple[str, ...] = Field(min_length=1)
+    files: dict[str, str] = Field(default_factory=dict)
+    """Test files as contents; when empty, the checkout's changes are the reproduction."""
+
+
+class PlanReply(_Model):
+    summary: str = Field(min_length=1)
+    risk: Risk = Risk.LOW
+
+
+class Usage(_Model):
+    tokens: int = Field(default=0, ge=0)
+    cost_cents: int = Field(default=0, ge=0)
+
+
+class AgentReply(_Model):
+    status: ReplyStatus = ReplyStatus.OK
+    reason: str | None = Field(default=None, max_length=MAX_REASON_CHARS)
+    hypothesis: str | None = None
+    claims: tuple[Claim, ...] = ()
+    reproduction: ReproductionReply | None = None
+    plan: PlanReply | None = None
+    files: dict[str, str | None] = Field(default_factory=dict)
+    """The patch as contents (``None`` deletes); when empty, the checkout's changes are it."""
+    message: str | None = None
+    """The commit message for a pushed change."""
+    usage: Usage | None = None
+
+    @classmethod
+    def failed(cls, reason: str, *, usage: Usage | None = None) -> AgentReply:
+        return cls(status=ReplyStatus.FAILED, reason=reason[:MAX_REASON_CHARS], usage=usage)
+
+
+class Agent(Protocol):
+    """One agent kind. ``run`` may change files under ``checkout``; it must not raise for an
+    agent's own failure (return ``AgentReply.failed``), only for the worker's."""
+
+    async def run(self, task: AgentTask, checkout: Path) -> AgentReply: ...

@@ -1,0 +1,180 @@
+"""The scripted agent through every stage on the sample repository, via the effect adapters."""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from typing import Any
+
+import pytest
+
+from bot.agent.demo_spec import REPRODUCTION_PATH, sample_files
+from bot.agent.runs import agent_adapters
+from bot.agent.scripted import Edit, ScriptedSpec
+from bot.agent.task import ReplyStatus, Stage
+from bot.agent.validation import Claim, Evidence
+from bot.context import AdapterContext
+from bot.core import EffectType, State
+from bot.core.events import UsageRecorded
+from bot.journal import PermanentError
+from tests.agent_runs.conftest import REPO, Quests, only
+from tests.fakegithub import FakeGitHub
+
+
+def adapters(ctx: AdapterContext, spec: ScriptedSpec) -> dict[EffectType, Any]:
+    """The adapters, loosely typed: the tests read fields of the events they expect."""
+    return agent_adapters(ctx, scripted_specs={REPO: spec})
+
+
+async def test_research_reproduce_plan_patch_prove(fake: FakeGitHub, ctx: AdapterContext,
+                                                   quests: Quests, spec: ScriptedSpec,
+                                                   main_sha: str) -> None:
+    run = adapters(ctx, spec)
+    start = await quests.sense(main_sha)
+    events = await run[EffectType.START_AGENT](start)
+    assert [e.type for e in events or ()] == ["hypothesis_written", "usage_recorded"]
+    await quests.apply(events)
+    assert quests.now().state is State.HYPOTHESISED
+    assert quests.now().hypothesis == spec.hypothesis
+
+    start = only(await quests.decide("A"), EffectType.START_AGENT)
+    assert start.payload["stage"] == "reproduce"
+    events = await run[EffectType.START_AGENT](start)
+    assert [e.type for e in events or ()] == ["reproduced", "plan_written", "usage_recorded"]
+    reproduced = events[0]
+    stored = fake.repo(REPO)
+    assert stored.branch_sha("quest/q-1") == reproduced.commit
+    assert stored.git.read(reproduced.commit, REPRODUCTION_PATH) is not None
+    await quests.apply(events)
+    assert quests.now().state is State.PLANNED
+    assert quests.now().reproduction_command == spec.reproduction_command
+
+    start = only(await quests.decide("B"), EffectType.START_AGENT)
+    events = await run[EffectType.START_AGENT](start)
+    assert [e.type for e in events or ()] == ["patch_pushed", "usage_recorded"]
+    head = events[0].head
+    assert stored.branch_sha("quest/q-1") == head
+    assert stored.git.commits[head].parents == (reproduced.commit,)
+    assert b"-(-total // per_page)" in (stored.git.read(head, "pager.py") or b"")
+    proof = only(await quests.apply(events), EffectType.RUN_PROOF)
+
+    outcome = await run[EffectType.RUN_PROOF](proof)
+    assert [e.type for e in outcome or ()] == ["proof_completed"]
+    await quests.apply(outcome)
+    assert quests.now().state is State.READY
+    assert quests.now().proof_bound
+    assert sum(e.tokens for e in (await ctx.journal.events("q-1"))
+               if isinstance(e, UsageRecorded)) == 3 * spec.tokens_per_stage
+
+
+async def test_revise_at_b_writes_a_new_plan(ctx: AdapterContext, quests: Quests,
+                                             spec: ScriptedSpec, main_sha: str) -> None:
+    run = adapters(ctx, spec)
+    await quests.apply(await run[EffectType.START_AGENT](await quests.sense(main_sha)))
+    start = only(await quests.decide("A"), EffectType.START_AGENT)
+    await quests.apply(await run[EffectType.START_AGENT](start))
+    start = only(await quests.decide("B", "revise", reason="mention the empty list"),
+                 EffectType.START_AGENT)
+    assert start.payload == {"stage": "plan", "revise": "mention the empty list"}
+    events = await run[EffectType.START_AGENT](start)
+    assert [e.type for e in events or ()] == ["plan_written", "usage_recorded"]
+    assert "mention the empty list" in events[0].summary
+    await quests.apply(events)
+    assert quests.now().state is State.PLANNED
+
+
+async def test_a_fabricated_quote_fails_research_with_every_reason(
+        ctx: AdapterContext, quests: Quests, spec: ScriptedSpec, main_sha: str) -> None:
+    lying = dataclasses.replace(spec, claims=(
+        Claim(statement="made up", confidence=0.9,
+              evidence=(Evidence(path="pager.py", quote="return total / per_page"),
+                        Evidence(path="nowhere.py"))),))
+    run = adapters(ctx, lying)
+    start = await quests.sense(main_sha)
+    with pytest.raises(PermanentError) as caught:
+        await run[EffectType.START_AGENT](start)
+    message = str(caught.value)
+    assert "research for quest q-1 ended failed" in message
+    assert "does not contain the quoted text" in message
+    assert "nowhere.py' does not exist" in message
+    # the usage was still recorded; the quest did not move
+    assert any(isinstance(e, UsageRecorded) for e in await ctx.journal.events("q-1"))
+    _, quest = await ctx.journal.snapshot("q-1")
+    assert quest is not None and quest.state is State.RESEARCHING
+
+
+async def test_a_reproduction_that_passes_on_the_base_parks_the_quest(
+        fake: FakeGitHub, ctx: AdapterContext, quests: Quests, spec: ScriptedSpec,
+        main_sha: str) -> None:
+    passing = dataclasses.replace(spec, reproduction_files={
+        REPRODUCTION_PATH: "import unittest\n\nclass T(unittest.TestCase):\n"
+                           "    def test_ok(self) -> None:\n        pass\n"})
+    run = adapters(ctx, passing)
+    await quests.apply(await run[EffectType.START_AGENT](await quests.sense(main_sha)))
+    start = only(await quests.decide("A"), EffectType.START_AGENT)
+    events = await run[EffectType.START_AGENT](start)
+    assert [e.type for e in events or ()] == ["reproduction_failed", "usage_recorded"]
+    assert "passes on the base" in events[0].reason
+    await quests.apply(events)
+    assert quests.now().state is State.PARKED
+    assert fake.repo(REPO).branch_sha("quest/q-1") is None  # nothing was pushed
+
+
+async def test_an_agent_failure_in_reproduce_is_reported(
+        ctx: AdapterContext, quests: Quests, spec: ScriptedSpec, main_sha: str) -> None:
+    failing = dataclasses.replace(spec, fail={Stage.REPRODUCE: (ReplyStatus.NEEDS_HUMAN,
+                                                                "the test needs a database")})
+    run = adapters(ctx, failing)
+    await quests.apply(await run[EffectType.START_AGENT](await quests.sense(main_sha)))
+    events = await run[EffectType.START_AGENT](
+        only(await quests.decide("A"), EffectType.START_AGENT))
+    assert events is not None
+    assert "needs a database" in events[0].reason
+
+
+async def test_a_patch_that_does_not_fix_is_never_pushed(
+        fake: FakeGitHub, ctx: AdapterContext, quests: Quests, spec: ScriptedSpec,
+        main_sha: str) -> None:
+    wrong = dataclasses.replace(spec, patch_edits=(
+        Edit(path="pager.py", old="return total // per_page", new="return total // per_page + 0"),))
+    run = adapters(ctx, wrong)
+    await quests.apply(await run[EffectType.START_AGENT](await quests.sense(main_sha)))
+    await quests.apply(await run[EffectType.START_AGENT](
+        only(await quests.decide("A"), EffectType.START_AGENT)))
+    before = fake.repo(REPO).branch_sha("quest/q-1")
+    start = only(await quests.decide("B"), EffectType.START_AGENT)
+    with pytest.raises(PermanentError) as caught:
+        await run[EffectType.START_AGENT](start)
+    assert "patch for quest q-1 ended failed" in str(caught.value)
+    assert "attempts exhausted (2 of 2)" in str(caught.value)
+    assert fake.repo(REPO).branch_sha("quest/q-1") == before
+    assert quests.now().state is State.PATCHING
+
+
+async def test_a_patch_that_edits_the_reproduction_is_rejected_by_review(
+        fake: FakeGitHub, ctx: AdapterContext, quests: Quests, spec: ScriptedSpec,
+        main_sha: str) -> None:
+    cheat = dataclasses.replace(spec, patch_edits=(), patch_files={
+        "pager.py": sample_files()["pager.py"].replace("total // per_page",
+                                                       "-(-total // per_page)"),
+        REPRODUCTION_PATH: "import unittest\n"})
+    run = adapters(ctx, cheat)
+    await quests.apply(await run[EffectType.START_AGENT](await quests.sense(main_sha)))
+    await quests.apply(await run[EffectType.START_AGENT](
+        only(await quests.decide("A"), EffectType.START_AGENT)))
+    with pytest.raises(PermanentError, match="changes the reproduction's files"):
+        await run[EffectType.START_AGENT](only(await quests.decide("B"), EffectType.START_AGENT))
+
+
+async def test_a_repo_without_a_script_is_a_permanent_error(
+        ctx: AdapterContext, quests: Quests, main_sha: str) -> None:
+    run = agent_adapters(ctx)
+    with pytest.raises(PermanentError, match="no script"):
+        await run[EffectType.START_AGENT](await quests.sense(main_sha))
+
+
+def test_sample_spec_runs_the_reproduction_with_the_given_python() -> None:
+    from bot.agent.demo_spec import sample_spec
+
+    assert sample_spec("/x/python").reproduction_command[0] == "/x/python"
+    assert sample_spec().reproduction_command[0] == sys.executable

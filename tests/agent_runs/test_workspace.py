@@ -1,0 +1,103 @@
+"""The REST workspace against the fake GitHub and real git: materialise, push, proof repository."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bot.agent.demo_spec import REPRODUCTION_PATH, REPRODUCTION_TEST, sample_files
+from bot.agent.workspace import (
+    WorkspaceError,
+    branch_head,
+    changes_in,
+    list_files,
+    materialise,
+    proof_repository,
+    push_change,
+    rebind,
+)
+from bot.core.proof import ProofBundle, Risk
+from bot.github.client import GitHubClients
+from tests.agent_runs.conftest import REPO
+from tests.fakegithub import FakeGitHub
+
+
+def show(repo: Path, rev: str, path: str) -> str:
+    return subprocess.run(["git", "show", f"{rev}:{path}"], cwd=repo, check=True,
+                          capture_output=True, text=True).stdout
+
+
+async def test_materialise_change_push_round_trip(fake: FakeGitHub, clients: GitHubClients,
+                                                  main_sha: str, tmp_path: Path) -> None:
+    gh = await clients.for_repo(REPO)
+    checkout = await materialise(gh, REPO, main_sha, tmp_path / "co")
+    assert {p: (checkout.path / p).read_text() for p in checkout.files} == sample_files()
+    assert checkout.files == fake.repo(REPO).git.files(main_sha)
+
+    (checkout.path / "pager.py").write_text("print('patched')\n")
+    (checkout.path / "README.md").unlink()
+    (checkout.path / "docs").mkdir()
+    (checkout.path / "docs" / "new.md").write_text("new\n")
+    (checkout.path / "__pycache__").mkdir()
+    (checkout.path / "__pycache__" / "x.pyc").write_bytes(b"junk")
+    changes = await changes_in(checkout)
+    assert changes == {"pager.py": b"print('patched')\n", "README.md": None,
+                       "docs/new.md": b"new\n"}
+
+    await fake.push(REPO, "quest/q-1", {})  # the draft PR's branch, at the base's files
+    pr = await fake.open_pull_request(REPO, "quest/q-1", draft=True)
+    first = await branch_head(gh, REPO, "quest/q-1")
+    assert first is not None
+    parent = await materialise(gh, REPO, first, tmp_path / "co2")
+    head = await push_change(gh, REPO, branch="quest/q-1", parent=parent, changes=changes,
+                             message="a change")
+    stored = fake.repo(REPO)
+    assert stored.branch_sha("quest/q-1") == head == pr.head_sha
+    assert stored.git.commits[head].parents == (first,)
+    files = stored.git.files(head)
+    assert "README.md" not in files
+    assert stored.git.read(head, "docs/new.md") == b"new\n"
+    test_file = sample_files()["tests/test_pager.py"].encode()
+    assert stored.git.read(head, "tests/test_pager.py") == test_file
+    assert {e.operation_id for e in fake.calls(method="POST")} >= {
+        "git/create-blob", "git/create-tree", "git/create-commit"}
+    assert fake.calls("git/update-ref")
+
+
+async def test_push_creates_the_branch_when_missing(fake: FakeGitHub, clients: GitHubClients,
+                                                    main_sha: str, tmp_path: Path) -> None:
+    gh = await clients.for_repo(REPO)
+    assert await branch_head(gh, REPO, "quest/new") is None
+    checkout = await materialise(gh, REPO, main_sha, tmp_path / "co")
+    head = await push_change(gh, REPO, branch="quest/new", parent=checkout,
+                             changes={"x.txt": b"x\n"}, message="x")
+    assert fake.repo(REPO).branch_sha("quest/new") == head
+    assert len(fake.calls("git/create-ref")) == 1
+    with pytest.raises(WorkspaceError, match="empty"):
+        await push_change(gh, REPO, branch="quest/new", parent=checkout, changes={},
+                          message="nothing")
+
+
+async def test_proof_repository_holds_base_with_overlay_and_head(
+        fake: FakeGitHub, clients: GitHubClients, main_sha: str, tmp_path: Path) -> None:
+    gh = await clients.for_repo(REPO)
+    repro = await fake.push(REPO, "quest/q-1", {REPRODUCTION_PATH: REPRODUCTION_TEST})
+    fixed = sample_files()["pager.py"].replace("total // per_page", "-(-total // per_page)")
+    head = await fake.push(REPO, "quest/q-1", {"pager.py": fixed})
+    local = await proof_repository(gh, REPO, base=main_sha, head=head.sha, dest=tmp_path / "p",
+                                   overlay={REPRODUCTION_PATH: (await list_files(
+                                       gh, REPO, repro.sha))[REPRODUCTION_PATH]},
+                                   overlay_ref=repro.sha)
+    assert show(local.path, local.local_base, "pager.py") == sample_files()["pager.py"]
+    assert show(local.path, local.local_base, REPRODUCTION_PATH) == REPRODUCTION_TEST
+    assert show(local.path, local.local_head, "pager.py") == fixed
+    assert local.head_files == fake.repo(REPO).git.files(head.sha)
+
+
+def test_rebind_names_github_shas_and_changes_the_digest() -> None:
+    bundle = ProofBundle(quest_id="q", revision=1, risk=Risk.LOW, base="l1", head="l2")
+    bound = rebind(bundle, base="a" * 40, head="b" * 40)
+    assert (bound.base, bound.head) == ("a" * 40, "b" * 40)
+    assert bound.digest() != bundle.digest()
