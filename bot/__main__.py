@@ -1,4 +1,4 @@
-"""questbot's command line: ``python -m bot replay|serve|worker|demo``."""
+"""questbot's command line: ``python -m bot replay|serve|worker``."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from bot.config import Config, ConfigError, load_config
 from bot.replay import JournalFileError, read_journal, read_policy, replay, result_json, result_text
 
 
@@ -31,6 +32,28 @@ def _replay(args: argparse.Namespace) -> int:
     return 1 if result.invalid is not None else 0
 
 
+def _config() -> Config:
+    try:
+        return load_config()
+    except ConfigError as exc:
+        print(f"questbot: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
+
+
+def _serve(_args: argparse.Namespace) -> int:
+    from bot.web import run_web
+
+    run_web(_config())
+    return 0
+
+
+def _worker(_args: argparse.Namespace) -> int:
+    from bot.runtime import run_worker
+
+    run_worker(_config())
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -40,6 +63,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--redis", metavar="URL", help="read the quest's journal from this Redis")
     rp.add_argument("--json", action="store_true", help="print the result as JSON")
     rp.set_defaults(func=_replay)
+    sub.add_parser("serve", help="the web process: POST /webhook, /healthz, /metrics"
+                   ).set_defaults(func=_serve)
+    sub.add_parser("worker", help="the worker: deliveries, effects, timers, GitHub views"
+                   ).set_defaults(func=_worker)
     return parser
 
 

@@ -37,6 +37,7 @@ from bot.policybook import PolicyBook
 
 log = logging.getLogger(__name__)
 
+LANDED = frozenset({State.WATCHING, State.ROLLED_BACK})
 NO_PERMISSION = ("@{login} `/{command}` needs write access to this repository, or being one of "
                  "the reviewers in `.github/questbot.yml`. Ask a maintainer to run it.")
 NO_QUEST = ("`/{command}`: there is no quest on this thread. Quests live on their `quest/…` "
@@ -179,8 +180,8 @@ class Intake:
                 forget(p.repo)
         for qid in sorted(await self.indexes.live_quests(p.repo)):
             _v, quest = await self.ctx.journal.snapshot(qid)
-            if quest is None or quest.base == p.after:
-                continue
+            if quest is None or quest.base == p.after or quest.state in LANDED:
+                continue  # after landing the base no longer bears on the quest
             if quest.state is State.LANDING and p.pusher == self.ctx.bot_login:
                 continue  # questbot's own merge of this quest; `landed` reports it
             await self._apply(self._event("base_moved", f"{delivery_id}:base:{qid}", qid,

@@ -135,6 +135,7 @@ class Worker:
 
     async def settle(self, *, rounds: int = 200) -> None:
         """Run everything until nothing is left to do (tests and the demo drive time)."""
+        await self.runner.setup()
         for _ in range(rounds):
             busy = await self.inbound_once()
             stats = await self.runner.run_once()

@@ -412,7 +412,7 @@ class Actions:
                     "completed_at": now,
                     "output": run.output | {"text": None},
                     "app": {"slug": app_slug},
-                    "check_suite": {"head_sha": sha},
+                    "check_suite": {"head_sha": sha, "head_branch": _branch_at(repo, sha)},
                     "pull_requests": pulls,
                 }
             },
@@ -494,3 +494,13 @@ class Actions:
 
 def _bytes(content: str | bytes) -> bytes:
     return content.encode() if isinstance(content, str) else content
+
+
+def _branch_at(repo: Repository, sha: str) -> str | None:
+    """The branch GitHub names as a check suite's ``head_branch``: one whose head is ``sha``,
+    the default branch first; ``None`` when no branch points there."""
+    heads = [ref.removeprefix("refs/heads/") for ref, at in repo.refs.items()
+             if at == sha and ref.startswith("refs/heads/")]
+    if repo.default_branch in heads:
+        return repo.default_branch
+    return heads[0] if heads else None

@@ -1,0 +1,111 @@
+"""Prometheus metrics, on a registry of their own.
+
+prometheus-client's default registry is process-global: two apps in one test process would
+count into the same series, and registering a metric twice raises. ``Metrics`` owns a
+``CollectorRegistry`` instead, so each app (and each test) has its own numbers, and
+``render()`` is what ``GET /metrics`` serves.
+
+Label values are bounded on purpose. ``event`` is GitHub's event name only once the signature
+has been checked; a request that fails the check (or is too large to check) is counted under
+``event="unverified"``, so nobody without the secret can mint new series by sending made-up
+``X-GitHub-Event`` headers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+from prometheus_client.exposition import CONTENT_TYPE_LATEST, generate_latest
+
+UNVERIFIED_EVENT = "unverified"
+"""The ``event`` label of deliveries whose ``X-GitHub-Event`` header cannot be trusted."""
+
+
+class Outcome(StrEnum):
+    """What ``POST /webhook`` did with a delivery."""
+
+    ACCEPTED = "accepted"
+    """Journaled to the inbound stream; answered 202."""
+    DUPLICATE = "duplicate"
+    """A delivery id already journaled (a redelivery); nothing new written."""
+    IGNORED = "ignored"
+    """A genuine event questbot does not subscribe to; acknowledged, not journaled."""
+    PING = "ping"
+    """GitHub's ``ping`` on webhook creation; answered 200."""
+    BAD_SIGNATURE = "bad_signature"
+    """``X-Hub-Signature-256`` missing or wrong; answered 401."""
+    MALFORMED = "malformed"
+    """Signed, but a required header is missing or the body is not a JSON object; 400."""
+    TOO_LARGE = "too_large"
+    """Body over the cap; answered 413 without reading it all."""
+    UNAVAILABLE = "unavailable"
+    """Redis could not store it (or not durably in time); answered 503."""
+
+
+class Metrics:
+    """The process's metrics. The web process counts deliveries; the worker sets the quest
+    gauge, times effect deliveries and records the GitHub rate limit it sees."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        r = self.registry
+        self.deliveries = Counter(
+            "questbot_webhook_deliveries", "Webhook deliveries by event and outcome.",
+            ["event", "outcome"], registry=r,
+        )
+        self.webhook_seconds = Histogram(
+            "questbot_webhook_seconds", "Time from request to answer on POST /webhook.",
+            buckets=(0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5),
+            registry=r,
+        )
+        self.inbound_batch = Histogram(
+            "questbot_inbound_batch_size", "Deliveries stored per Redis round trip "
+            "(group commit).", buckets=(1, 2, 4, 8, 16, 32, 64, 128, 256), registry=r,
+        )
+        self.quests = Gauge(
+            "questbot_quests", "Quests by lifecycle state.", ["state"], registry=r,
+        )
+        self.effect_seconds = Histogram(
+            "questbot_effect_delivery_seconds", "Time to deliver one effect, by effect type.",
+            ["effect"], buckets=(0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300),
+            registry=r,
+        )
+        self.effect_failures = Counter(
+            "questbot_effect_failures", "Failed effect deliveries, by effect type.",
+            ["effect"], registry=r,
+        )
+        self.rate_limit_remaining = Gauge(
+            "questbot_github_rate_limit_remaining",
+            "GitHub REST requests left in the current rate-limit window, per installation.",
+            ["installation"], registry=r,
+        )
+        self._quest_states: set[str] = set()
+
+    def delivery(self, event: str, outcome: Outcome) -> None:
+        self.deliveries.labels(event=event, outcome=outcome.value).inc()
+
+    def set_quest_counts(self, counts: Mapping[str, int]) -> None:
+        """Set the quest gauge to ``counts`` (state → number); a state counted before and
+        absent now drops to 0 rather than keeping its last value."""
+        for state in self._quest_states - counts.keys():
+            self.quests.labels(state=state).set(0)
+        for state, count in counts.items():
+            self.quests.labels(state=state).set(count)
+        self._quest_states |= set(counts)
+
+    def effect_delivered(self, effect: str, seconds: float, *, ok: bool = True) -> None:
+        """Record one delivery attempt of an effect of type ``effect``."""
+        self.effect_seconds.labels(effect=effect).observe(seconds)
+        if not ok:
+            self.effect_failures.labels(effect=effect).inc()
+
+    def set_rate_limit(self, remaining: int, installation: str | int = "app") -> None:
+        self.rate_limit_remaining.labels(installation=str(installation)).set(remaining)
+
+    def render(self) -> bytes:
+        """The registry in the Prometheus text exposition format."""
+        return generate_latest(self.registry)
+
+    content_type: str = CONTENT_TYPE_LATEST

@@ -1,0 +1,106 @@
+"""The worker's runtime: connections, clients and plugins, built once from explicit parts.
+
+``python -m bot worker`` builds it from the environment (``bot.config``); the demo and the
+end-to-end tests build it against the fake GitHub with the same code, so what they exercise is
+what runs in production.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import aiohttp
+import redis.asyncio
+from pydantic import SecretStr
+
+from bot.agent.runs import agent_adapters
+from bot.agent.scripted import ScriptedSpec
+from bot.config import Config
+from bot.context import AdapterContext
+from bot.core import EffectType
+from bot.github.client import GitHubClients
+from bot.github.effects import GitHubEffects
+from bot.github.repo_settings import RepoSettings
+from bot.journal.outbox import Adapter
+from bot.logs import configure_logging
+from bot.worker import Plugin, Sync, Worker, build_worker
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Runtime:
+    redis: redis.asyncio.Redis
+    session: aiohttp.ClientSession
+    clients: GitHubClients
+    settings: RepoSettings
+    worker: Worker
+
+    async def close(self) -> None:
+        await self.session.close()
+        await self.redis.aclose()
+
+
+def github_plugin(*, draft_pulls: bool) -> Plugin:
+    def plug(ctx: AdapterContext) -> tuple[dict[EffectType, Adapter], Sync | None]:
+        effects = GitHubEffects(ctx, draft_pulls=draft_pulls)
+        return effects.adapters(), effects.sync
+
+    return plug
+
+
+def agent_plugin(scripted_specs: Mapping[str, ScriptedSpec] | None,
+                 poll_seconds: float) -> Plugin:
+    def plug(ctx: AdapterContext) -> tuple[dict[EffectType, Adapter], Sync | None]:
+        return agent_adapters(ctx, scripted_specs=scripted_specs, poll_seconds=poll_seconds), None
+
+    return plug
+
+
+async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | int,
+                        private_key: str | bytes | SecretStr, durable: bool = True,
+                        scripted_specs: Mapping[str, ScriptedSpec] | None = None,
+                        draft_pulls: bool = False, poll_seconds: float = 2.0,
+                        claim_idle_s: float = 1860.0) -> Runtime:
+    """``draft_pulls`` is off by default: GitHub's REST API cannot mark a draft ready for
+    review, so a draft quest PR could never land (docs/decisions.md)."""
+    client = redis.asyncio.Redis.from_url(redis_url, socket_timeout=30,
+                                          health_check_interval=30)
+    session = aiohttp.ClientSession()
+    clients = GitHubClients(session, client, app_id=app_id, private_key=private_key,
+                            base_url=github_api_url)
+    settings = RepoSettings(clients, client)
+    worker = build_worker(client, clients, settings,
+                          [github_plugin(draft_pulls=draft_pulls),
+                           agent_plugin(scripted_specs, poll_seconds)],
+                          durable=durable, claim_idle_s=claim_idle_s)
+    return Runtime(client, session, clients, settings, worker)
+
+
+async def _serve(config: Config) -> None:
+    runtime = await start_runtime(
+        redis_url=config.redis_url, github_api_url=config.github_api_url,
+        app_id=config.github_app_id, private_key=config.github_private_key,
+        durable=config.durable_acks)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, stop.set)
+    log.info("questbot worker started (%s)", runtime.worker.consumer)
+    try:
+        await runtime.worker.run(stop)
+    finally:
+        await runtime.close()
+
+
+def run_worker(config: Config) -> None:
+    """``python -m bot worker``: deliveries, effects, timers and projections until SIGTERM."""
+    configure_logging(secrets=[config.github_webhook_secret.get_secret_value(),
+                               config.github_private_key.get_secret_value()])
+    asyncio.run(_serve(config))

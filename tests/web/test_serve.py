@@ -1,0 +1,79 @@
+"""The production wiring ``python -m bot serve`` uses: built from the environment's config,
+it stores deliveries, counts group-commit batches, and logs the secret nowhere."""
+
+from __future__ import annotations
+
+import io
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+import redis.asyncio
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+from prometheus_client.parser import text_string_to_metric_families
+
+from bot.config import ConfigError, load_config
+from bot.logs import configure_logging
+from bot.web import app_from_config
+from tests.web.conftest import SECRET, Client, delivery, send, stream_length
+
+
+@pytest.fixture(scope="module")
+def key_pem() -> str:
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption()).decode()
+
+
+def environ(redis_url: str, key_pem: str, **more: str) -> dict[str, str]:
+    return {"GITHUB_APP_ID": "12345", "GITHUB_PRIVATE_KEY": key_pem,
+            "GITHUB_WEBHOOK_SECRET": SECRET, "REDIS_URL": redis_url, **more}
+
+
+async def test_the_app_from_config_stores_deliveries_and_counts_batches(
+    aiohttp_client: Callable[..., Awaitable[Client]],
+    redis_async: redis.asyncio.Redis,
+    redis_url: str,
+    key_pem: str,
+) -> None:
+    config = load_config(environ(redis_url, key_pem))
+    client = await aiohttp_client(app_from_config(config))
+    assert (await client.get("/healthz")).status == 200
+    d = delivery("push", "payload.json")
+    assert (await send(client, d)).status == 202
+    assert (await send(client, d)).status == 200
+    assert await stream_length(redis_async) == 1
+    text = await (await client.get("/metrics")).text()
+    batches: dict[str, Any] = {s.name: s.value for f in text_string_to_metric_families(text)
+                               for s in f.samples}
+    assert batches["questbot_inbound_batch_size_count"] == 2
+
+
+def test_without_a_webhook_secret_the_server_cannot_be_configured(
+    redis_url: str, key_pem: str
+) -> None:
+    env = environ(redis_url, key_pem)
+    del env["GITHUB_WEBHOOK_SECRET"]
+    with pytest.raises(ConfigError, match="GITHUB_WEBHOOK_SECRET is not set"):
+        load_config(env)
+
+
+def test_serve_logging_redacts_the_configured_secrets(redis_url: str, key_pem: str) -> None:
+    """What ``run_web`` installs: the webhook secret and the private key never reach a line."""
+    config = load_config(environ(redis_url, key_pem))
+    stream = io.StringIO()
+    root = logging.getLogger()
+    level = root.level
+    handler = configure_logging(secrets=[config.github_webhook_secret.get_secret_value(),
+                                         config.github_private_key.get_secret_value()],
+                                stream=stream)
+    try:
+        logging.getLogger("bot.test").warning("secret %s key %s", SECRET,
+                                              config.github_private_key.get_secret_value())
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(level)
+    assert SECRET not in stream.getvalue()
+    assert "PRIVATE KEY" not in stream.getvalue()
