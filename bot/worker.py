@@ -18,12 +18,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import gidgethub
 import redis.asyncio
 
 from bot.context import AdapterContext, SettingsSource
 from bot.coordination import Coordination
 from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, InvalidTransition, Quest
-from bot.github.client import GitHubClients
+from bot.github.auth import InstallationTokenError
+from bot.github.client import GitHubClients, NotInstalled
 from bot.inbound import Inbound, InboundDelivery
 from bot.intake import Intake
 from bot.journal import Adapters, Applied, EffectRunner, Failure, Indexes, Journal, Timers
@@ -87,6 +89,21 @@ class Projector:
             await self.drain()
 
 
+def permanent(exc: BaseException) -> bool:
+    """Errors a retry cannot fix: GitHub refused (4xx other than rate limits) or the App is
+    not installed where the delivery came from. Anything else (Redis, the network, 5xx,
+    rate limits) is worth another try."""
+    if isinstance(exc, NotInstalled):
+        return True
+    if isinstance(exc, InstallationTokenError):
+        return exc.status in (401, 403, 404)
+    if isinstance(exc, gidgethub.RateLimitExceeded):
+        return False
+    if isinstance(exc, gidgethub.BadRequest):
+        return 400 <= int(exc.status_code) < 500 and int(exc.status_code) != 429
+    return False
+
+
 def prepared(book: PolicyBook, adapter: Adapter) -> Adapter:
     """Make sure the policy of every quest an adapter touches is loaded before its outcome
     events are applied (``Journal.apply`` looks policies up synchronously)."""
@@ -126,10 +143,13 @@ class Worker:
         for delivery in deliveries:
             try:
                 await self.handle(delivery)
-            except Exception:  # left pending: another worker claims it after the idle time
-                log.exception("delivery %s failed; it stays pending for a retry",
-                              delivery.delivery_id)
-                continue
+            except Exception as exc:
+                if not permanent(exc):  # left pending: claimed again after the idle time
+                    log.exception("delivery %s failed; it stays pending for a retry",
+                                  delivery.delivery_id)
+                    continue
+                log.error("delivery %s (%s) cannot be handled and is dropped: %s",
+                          delivery.delivery_id, delivery.event, exc)
             await self.inbound.ack([delivery.entry_id])
         return len(deliveries)
 

@@ -1,0 +1,156 @@
+"""How maintainers meet questbot on GitHub, end to end: signed webhooks in, REST calls out,
+the real web process and worker in between."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+
+import pytest
+
+from bot.agent.demo_spec import sample_spec
+from bot.core import State
+from tests.e2e.scenario import MAINTAINER, READER, REPO, Story, setup_repository
+from tests.e2e.stack import Stack
+from tests.fakegithub import example_files, send
+
+
+@pytest.fixture
+async def stack(redis_url: str, redis_async: object) -> AsyncIterator[Stack]:
+    s = await Stack(redis_url, scripted_specs={REPO: sample_spec()}).start()
+    try:
+        yield s
+        s.fake.assert_clean()
+    finally:
+        await s.stop()
+
+
+async def at_checkpoint_a(stack: Stack) -> Story:
+    story = Story(stack)
+    main = await setup_repository(stack)
+    await stack.fake.fail_check(REPO, main, name="tests")
+    await stack.settle()
+    (quest,) = await stack.quests(REPO)
+    story.quest_id = quest.id
+    await story.step("researched", State.HYPOTHESISED)
+    return story
+
+
+def replies(stack: Stack, number: int) -> list[str]:
+    return [c.body for c in stack.fake.repo(REPO).comments.values()
+            if c.issue_number == number and "questbot:reply" in c.body]
+
+
+async def test_failing_check_opens_a_pr_with_check_run_status_comment_and_reviewers(
+        stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    repo = stack.fake.repo(REPO)
+    pr = repo.pulls[story.pr_number()]
+    assert pr.head_ref == f"quest/{story.quest_id}"
+    (run,) = [r for r in repo.check_runs.values() if r.name == "questbot"]
+    assert run.conclusion == "action_required"
+    assert [a["identifier"] for a in run.actions] == ["approve", "revise", "reject"]
+    assert pr.requested_reviewers == [MAINTAINER]
+    status = story.status_comment()
+    assert "hypothesised" in status and "/approve A" in status and "stateDiagram-v2" in status
+
+
+async def test_a_read_only_user_is_refused_with_a_reply(stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    number = story.pr_number()
+    await stack.fake.comment(REPO, number, "/approve", user=READER)
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.HYPOTHESISED
+    (reply,) = replies(stack, number)
+    assert f"@{READER}" in reply and "write access" in reply
+
+
+async def test_an_unknown_command_gets_the_closest_one(stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    number = story.pr_number()
+    await stack.fake.comment(REPO, number, "/aprove A", user=MAINTAINER)
+    await stack.settle()
+    (reply,) = replies(stack, number)
+    assert "/approve" in reply
+    assert (await stack.quest(story.quest_id)).state is State.HYPOTHESISED
+
+
+async def test_commands_in_quotes_and_code_blocks_are_ignored(stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    body = "> /approve A\n\n```\n/approve A\n```\nLooks odd to me."
+    await stack.fake.comment(REPO, story.pr_number(), body, user=MAINTAINER)
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.HYPOTHESISED
+
+
+async def test_a_redelivered_delivery_is_absorbed(stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    first = stack.fake.deliveries[0]
+    again = await send(stack.fake.webhook_url or "", first.delivery)
+    assert again.status in (200, 202) and "duplicate" in again.body
+    await stack.settle()
+    assert [q.id for q in await stack.quests(REPO)] == [story.quest_id]
+    # and below the web's dedupe, the journal absorbs the same delivery handled twice
+    payload = json.loads(first.delivery.body)
+    outcome = await stack.runtime.worker.intake.handle("check_run", payload,
+                                                       first.delivery.id)
+    assert all(a.duplicate for a in outcome.applied)
+
+
+async def test_a_stale_approval_after_a_push_is_refused(stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    await story.approve("A", State.PLANNED)
+    await story.approve("B", State.READY)
+    before = await stack.quest(story.quest_id)
+    await stack.fake.push(REPO, f"quest/{story.quest_id}", {"NOTES.md": "a person's note\n"},
+                          user="carol")
+    await stack.settle()
+    moved = await stack.quest(story.quest_id)
+    assert moved.revision == before.revision + 1 and moved.head != before.head
+    # the proof of the person's head runs and the quest is back at C, at revision 2;
+    # an /approve written against the old head (the button on it) is refused as stale
+    assert moved.state is State.READY
+    run = next(r for r in stack.fake.repo(REPO).check_runs.values()
+               if r.name == "questbot" and r.head_sha == before.head)
+    await stack.fake.deliver(stack.fake.repo(REPO), "check_run", "requested_action.payload.json",
+                             {"check_run": {"id": run.id, "external_id": story.quest_id,
+                                            "head_sha": before.head, "pull_requests": [
+                                                {"number": story.pr_number()}]},
+                              "requested_action": {"identifier": "approve"}},
+                             sender=MAINTAINER)
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.READY
+    assert any("stale" in r for r in replies(stack, story.pr_number()))
+
+
+async def test_the_merge_passes_the_approved_sha_and_a_regression_while_watching_rolls_back(
+        stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    await story.approve("A", State.PLANNED)
+    await story.approve("B", State.READY)
+    quest = await story.approve("C", State.WATCHING)
+    (merge,) = stack.calls("pulls/merge")
+    assert merge.json["sha"] == quest.head
+    main = str(stack.fake.repo(REPO).branch_sha("main"))
+    await stack.fake.fail_check(REPO, main, name="tests")
+    quest = await story.step("tests failed while watching", State.HYPOTHESISED, 2)
+    revert = [p for p in stack.fake.repo(REPO).pulls.values() if "-revert-" in p.head_ref]
+    assert len(revert) == 1 and revert[0].merged
+    pager = stack.fake.repo(REPO).git.read(stack.fake.repo(REPO).branch_sha("main"), "pager.py")
+    assert b"return total // per_page" in pager  # the fix was reverted on main
+
+
+async def test_every_example_payload_is_accepted_and_handled(stack: Stack) -> None:
+    for example in example_files():
+        payload = example.load()
+        result = await send(stack.fake.webhook_url or "", _delivery(example.event, payload))
+        assert result.status < 500, (example.event, example.name, result.body)
+    await stack.settle()  # the worker handles every stored delivery without crashing
+    assert await stack.runtime.worker.inbound.backlog() == 0
+
+
+def _delivery(event: str, payload: dict[str, object]) -> object:
+    from tests.e2e.stack import SECRET
+    from tests.fakegithub import build_delivery
+
+    return build_delivery(event, payload, SECRET)
