@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import http
+
 import gidgethub
 import redis.exceptions
 
@@ -13,8 +15,8 @@ from bot.worker import permanent
 def test_refusals_are_permanent_and_transient_failures_are_retried() -> None:
     assert permanent(NotInstalled("no installation"))
     assert permanent(InstallationTokenError("gone", installation_id=1, status=404))
-    assert permanent(gidgethub.BadRequest(422))  # type: ignore[arg-type]
+    assert permanent(gidgethub.BadRequest(http.HTTPStatus(422)))
     assert not permanent(InstallationTokenError("down", installation_id=1, status=502))
-    assert not permanent(gidgethub.GitHubBroken(502))  # type: ignore[arg-type]
+    assert not permanent(gidgethub.GitHubBroken(http.HTTPStatus(502)))
     assert not permanent(redis.exceptions.ConnectionError("redis went away"))
     assert not permanent(ConnectionResetError())
