@@ -48,6 +48,7 @@ over by ``claim_stale`` (``XAUTOCLAIM``) once idle long enough.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
@@ -173,7 +174,9 @@ class GroupCommit(Generic[T, R]):
         if self._task is None:
             # Started, not awaited: callers that resume in this same loop iteration append
             # to the queue before the task first runs, and so join its first batch.
-            self._task = asyncio.create_task(self._drain())
+            # In a fresh context: it serves every caller, not the one whose log context
+            # (``bot.logs.bind``) happens to be current when it starts.
+            self._task = asyncio.create_task(self._drain(), context=contextvars.Context())
         return await future
 
     async def close(self) -> None:

@@ -14,6 +14,7 @@ import contextlib
 import json
 import logging
 import socket
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -104,13 +105,30 @@ def permanent(exc: BaseException) -> bool:
     return False
 
 
-def prepared(book: PolicyBook, adapter: Adapter) -> Adapter:
+@dataclass
+class Timings:
+    """Seconds spent in each effect type's adapter, and how many ran: the demo splits its
+    time into questbot's own and the agent's and proof's from this, and /metrics could too."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+    count: dict[str, int] = field(default_factory=dict)
+
+    def add(self, effect_type: str, seconds: float) -> None:
+        self.seconds[effect_type] = self.seconds.get(effect_type, 0.0) + seconds
+        self.count[effect_type] = self.count.get(effect_type, 0) + 1
+
+
+def prepared(book: PolicyBook, adapter: Adapter, timings: Timings) -> Adapter:
     """Make sure the policy of every quest an adapter touches is loaded before its outcome
-    events are applied (``Journal.apply`` looks policies up synchronously)."""
+    events are applied (``Journal.apply`` looks policies up synchronously); time the call."""
 
     async def run(effect: Effect) -> Sequence[Event] | None:
         await book.prepare(effect.quest_id)
-        events = await adapter(effect)
+        start = time.perf_counter()
+        try:
+            events = await adapter(effect)
+        finally:
+            timings.add(effect.type.value, time.perf_counter() - start)
         for event in events or ():
             await book.prepare(event.quest_id)
         return events
@@ -126,6 +144,7 @@ class Worker:
     runner: EffectRunner
     timers: Timers
     projector: Projector
+    timings: Timings = field(default_factory=Timings)
     consumer: str = field(default_factory=lambda: f"worker-{socket.gethostname()}")
 
     async def handle(self, delivery: InboundDelivery) -> None:
@@ -215,10 +234,12 @@ def build_worker(client: redis.asyncio.Redis, clients: GitHubClients, settings: 
         for sync in syncs:
             await sync(quest)
 
-    runner = EffectRunner(journal, Adapters({t: prepared(book, a) for t, a in every.items()}),
+    timings = Timings()
+    runner = EffectRunner(journal, Adapters({t: prepared(book, a, timings)
+                                             for t, a in every.items()}),
                           book, claim_idle_s=claim_idle_s,
                           on_failure=failure_reporter(journal, book))
     projector = Projector(sync_all)
     journal.listeners.append(projector.notify)
     return Worker(journal, Inbound(client, durable=durable), Intake(ctx, book, indexes), runner,
-                  timers, projector)
+                  timers, projector, timings)

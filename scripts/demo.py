@@ -58,10 +58,17 @@ async def run() -> int:
             server.cleanup()
     total = time.perf_counter() - started
     requests = len(stack.fake.requests)
+    spent = stack.runtime.worker.timings.seconds
+    agent = spent.get("start_agent", 0.0)
+    proof = spent.get("run_proof", 0.0)
+    own = total - agent - proof
     print(f"\n✓ a failing check went to closed through A, B and C, and a regression reopened "
           f"it at revision 2, in {total:.1f}s with {requests} GitHub requests.")
-    print(json.dumps({"seconds": round(total, 2), "github_requests": requests,
-                      "steps": len(story.lines)}))
+    print(f"  time: agent runs {agent:.2f}s, proof runs {proof:.2f}s, questbot and the fake "
+          f"GitHub {own:.2f}s")
+    print(json.dumps({"seconds": round(total, 2), "agent_seconds": round(agent, 2),
+                      "proof_seconds": round(proof, 2), "own_seconds": round(own, 2),
+                      "github_requests": requests, "steps": len(story.lines)}))
     return 0
 
 
