@@ -109,6 +109,8 @@ class Config(BaseSettings):
     github_api_url: str = Field(default="https://api.github.com", validation_alias="GITHUB_API_URL")
     port: int = Field(default=8080, validation_alias="PORT")
     durable_acks: bool = Field(default=True, validation_alias="QUESTBOT_DURABLE_ACKS")
+    metrics_port: int = Field(default=9100, validation_alias="QUESTBOT_METRICS_PORT")
+    """The worker's /metrics and /healthz (the web process serves its own on PORT)."""
 
     _private_key: SecretStr = PrivateAttr()
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import aiohttp
 import redis.asyncio
+from aiohttp import web
 from pydantic import SecretStr
 
 from bot.agent.runs import agent_adapters
@@ -28,7 +29,9 @@ from bot.github.effects import GitHubEffects
 from bot.github.repo_settings import RepoSettings
 from bot.journal.outbox import Adapter
 from bot.logs import configure_logging
+from bot.metrics import Metrics
 from bot.worker import Plugin, Sync, Worker, build_worker
+from bot.worker_http import make_worker_app
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +43,7 @@ class Runtime:
     clients: GitHubClients
     settings: RepoSettings
     worker: Worker
+    metrics: Metrics
 
     async def close(self) -> None:
         await self.session.close()
@@ -75,11 +79,12 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
     clients = GitHubClients(session, client, app_id=app_id, private_key=private_key,
                             base_url=github_api_url)
     settings = RepoSettings(clients, client)
+    metrics = Metrics()
     worker = build_worker(client, clients, settings,
                           [github_plugin(draft_pulls=draft_pulls),
                            agent_plugin(scripted_specs, poll_seconds)],
-                          durable=durable, claim_idle_s=claim_idle_s)
-    return Runtime(client, session, clients, settings, worker)
+                          durable=durable, claim_idle_s=claim_idle_s, metrics=metrics)
+    return Runtime(client, session, clients, settings, worker, metrics)
 
 
 async def _serve(config: Config) -> None:
@@ -92,10 +97,16 @@ async def _serve(config: Config) -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
-    log.info("questbot worker started (%s)", runtime.worker.consumer)
+    site_runner = web.AppRunner(make_worker_app(runtime.metrics, runtime.worker.journal,
+                                                runtime.clients.limits), access_log=None)
+    await site_runner.setup()
+    await web.TCPSite(site_runner, "0.0.0.0", config.metrics_port).start()  # noqa: S104
+    log.info("questbot worker started (%s); /metrics and /healthz on port %d",
+             runtime.worker.consumer, config.metrics_port)
     try:
         await runtime.worker.run(stop)
     finally:
+        await site_runner.cleanup()
         await runtime.close()
 
 

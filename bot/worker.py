@@ -32,6 +32,8 @@ from bot.intake import Intake
 from bot.journal import Adapters, Applied, EffectRunner, Failure, Indexes, Journal, Timers
 from bot.journal.outbox import Adapter
 from bot.journal.store import PolicySource
+from bot.logs import bind
+from bot.metrics import Metrics
 from bot.policybook import PolicyBook
 
 log = logging.getLogger(__name__)
@@ -118,17 +120,27 @@ class Timings:
         self.count[effect_type] = self.count.get(effect_type, 0) + 1
 
 
-def prepared(book: PolicyBook, adapter: Adapter, timings: Timings) -> Adapter:
+def prepared(book: PolicyBook, adapter: Adapter, timings: Timings,
+             metrics: Metrics | None = None) -> Adapter:
     """Make sure the policy of every quest an adapter touches is loaded before its outcome
     events are applied (``Journal.apply`` looks policies up synchronously); time the call."""
 
     async def run(effect: Effect) -> Sequence[Event] | None:
+        with bind(quest_id=effect.quest_id, effect=effect.key):
+            return await deliver(effect)
+
+    async def deliver(effect: Effect) -> Sequence[Event] | None:
         await book.prepare(effect.quest_id)
         start = time.perf_counter()
+        ok = False
         try:
             events = await adapter(effect)
+            ok = True
         finally:
-            timings.add(effect.type.value, time.perf_counter() - start)
+            spent = time.perf_counter() - start
+            timings.add(effect.type.value, spent)
+            if metrics is not None:
+                metrics.effect_delivered(effect.type.value, spent, ok=ok)
         for event in events or ():
             await book.prepare(event.quest_id)
         return events
@@ -154,7 +166,8 @@ class Worker:
             log.warning("delivery %s is not JSON; dropping it", delivery.delivery_id)
             return
         if isinstance(payload, dict):
-            await self.intake.handle(delivery.event, payload, delivery.delivery_id)
+            with bind(delivery_id=delivery.delivery_id, event=delivery.event):
+                await self.intake.handle(delivery.event, payload, delivery.delivery_id)
 
     async def inbound_once(self, *, block_ms: int | None = None) -> int:
         deliveries = await self.inbound.claim_stale(self.consumer)
@@ -214,7 +227,7 @@ Plugin = Callable[[AdapterContext], tuple[dict[EffectType, Adapter], Sync | None
 
 def build_worker(client: redis.asyncio.Redis, clients: GitHubClients, settings: SettingsSource,
                  plugins: Sequence[Plugin] = (), *, durable: bool = True,
-                 claim_idle_s: float = 1860.0) -> Worker:
+                 claim_idle_s: float = 1860.0, metrics: Metrics | None = None) -> Worker:
     """Assemble a worker: the coordination adapters plus each plugin's adapters and
     projection. ``claim_idle_s`` must exceed the slowest adapter (an agent run)."""
     journal = ObservedJournal(client, durable=durable)
@@ -235,7 +248,7 @@ def build_worker(client: redis.asyncio.Redis, clients: GitHubClients, settings: 
             await sync(quest)
 
     timings = Timings()
-    runner = EffectRunner(journal, Adapters({t: prepared(book, a, timings)
+    runner = EffectRunner(journal, Adapters({t: prepared(book, a, timings, metrics)
                                              for t, a in every.items()}),
                           book, claim_idle_s=claim_idle_s,
                           on_failure=failure_reporter(journal, book))

@@ -1,0 +1,36 @@
+"""The worker's /metrics: quests by state, effect delivery latency, GitHub's rate limit."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from aiohttp.test_utils import TestClient, TestServer
+
+from bot.agent.demo_spec import sample_spec
+from bot.worker_http import make_worker_app
+from tests.e2e.scenario import REPO
+from tests.e2e.stack import Stack
+from tests.e2e.test_github_flows import at_checkpoint_a
+
+
+@pytest.fixture
+async def stack(redis_url: str, redis_async: object) -> AsyncIterator[Stack]:
+    s = await Stack(redis_url, scripted_specs={REPO: sample_spec()}).start()
+    try:
+        yield s
+    finally:
+        await s.stop()
+
+
+async def test_worker_metrics_show_quests_effects_and_rate_limit(stack: Stack) -> None:
+    await at_checkpoint_a(stack)
+    runtime = stack.runtime
+    app = make_worker_app(runtime.metrics, runtime.worker.journal, runtime.clients.limits)
+    async with TestClient(TestServer(app)) as client:
+        text = await (await client.get("/metrics")).text()
+        health = await client.get("/healthz")
+    assert health.status == 200
+    assert 'questbot_quests{state="hypothesised"} 1.0' in text
+    assert 'questbot_effect_delivery_seconds_count{effect="start_agent"}' in text
+    assert "questbot_github_rate_limit_remaining{installation=" in text
