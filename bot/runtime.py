@@ -26,6 +26,7 @@ from bot.context import AdapterContext
 from bot.core import EffectType
 from bot.github.client import GitHubClients
 from bot.github.effects import GitHubEffects
+from bot.github.ratelimit import RateLimits
 from bot.github.repo_settings import RepoSettings
 from bot.journal.outbox import Adapter
 from bot.logs import configure_logging
@@ -70,14 +71,15 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
                         private_key: str | bytes | SecretStr, durable: bool = True,
                         scripted_specs: Mapping[str, ScriptedSpec] | None = None,
                         draft_pulls: bool = False, poll_seconds: float = 2.0,
-                        claim_idle_s: float = 1860.0) -> Runtime:
+                        claim_idle_s: float = 1860.0,
+                        limits: RateLimits | None = None) -> Runtime:
     """``draft_pulls`` is off by default: GitHub's REST API cannot mark a draft ready for
     review, so a draft quest PR could never land (docs/decisions.md)."""
     client = redis.asyncio.Redis.from_url(redis_url, socket_timeout=30,
                                           health_check_interval=30)
     session = aiohttp.ClientSession()
     clients = GitHubClients(session, client, app_id=app_id, private_key=private_key,
-                            base_url=github_api_url)
+                            base_url=github_api_url, limits=limits)
     settings = RepoSettings(clients, client)
     metrics = Metrics()
     worker = build_worker(client, clients, settings,

@@ -61,14 +61,17 @@ async def run() -> int:
     spent = stack.runtime.worker.timings.seconds
     agent = spent.get("start_agent", 0.0)
     proof = spent.get("run_proof", 0.0)
-    own = total - agent - proof
+    paced = stack.runtime.clients.limits.waited
+    own = total - agent - proof - paced
+    writes = sum(1 for e in stack.fake.requests if e.method != "GET")
     print(f"\n✓ a failing check went to closed through A, B and C, and a regression reopened "
-          f"it at revision 2, in {total:.1f}s with {requests} GitHub requests.")
-    print(f"  time: agent runs {agent:.2f}s, proof runs {proof:.2f}s, questbot and the fake "
-          f"GitHub {own:.2f}s")
+          f"it at revision 2, in {total:.1f}s with {requests} GitHub requests ({writes} writes).")
+    print(f"  time: agent runs {agent:.2f}s, proof runs {proof:.2f}s, pacing writes under "
+          f"GitHub's secondary limit {paced:.2f}s, questbot and the fake GitHub {own:.2f}s")
     print(json.dumps({"seconds": round(total, 2), "agent_seconds": round(agent, 2),
-                      "proof_seconds": round(proof, 2), "own_seconds": round(own, 2),
-                      "github_requests": requests, "steps": len(story.lines)}))
+                      "proof_seconds": round(proof, 2), "paced_seconds": round(paced, 2),
+                      "own_seconds": round(own, 2), "github_requests": requests,
+                      "github_writes": writes, "steps": len(story.lines)}))
     return 0
 
 

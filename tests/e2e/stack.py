@@ -19,6 +19,7 @@ from aiohttp import web
 
 from bot.agent.scripted import ScriptedSpec
 from bot.core import Quest
+from bot.github.ratelimit import RateLimits
 from bot.inbound import Inbound
 from bot.metrics import Metrics
 from bot.runtime import Runtime, start_runtime
@@ -48,6 +49,9 @@ class Clock:
 class Stack:
     redis_url: str
     scripted_specs: Mapping[str, ScriptedSpec] | None = None
+    limits: RateLimits = field(default_factory=RateLimits)
+    """GitHub pacing as in production (80 writes a minute per installation after a burst of
+    20); tests that are not about pacing pass a faster one."""
     fake: FakeGitHub = field(init=False)
     runtime: Runtime = field(init=False)
     web_runner: web.AppRunner = field(init=False)
@@ -69,7 +73,8 @@ class Stack:
         self.runtime = await start_runtime(
             redis_url=self.redis_url, github_api_url=self.fake.url,
             app_id=self.fake.world.app_id, private_key=self.fake.keys.private_pem,
-            durable=False, scripted_specs=self.scripted_specs, poll_seconds=0.05)
+            durable=False, scripted_specs=self.scripted_specs, poll_seconds=0.05,
+            limits=self.limits)
         worker = self.runtime.worker
         worker.journal.clock = self.clock
         worker.timers.clock = self.clock
@@ -102,3 +107,8 @@ class Stack:
 
     def calls(self, operation_id: str) -> list[Any]:
         return self.fake.calls(operation_id)
+
+
+def unpaced() -> RateLimits:
+    """For tests that are not about pacing: GitHub's secondary limit would only slow them."""
+    return RateLimits(per_minute=60_000, burst=1_000)

@@ -9,12 +9,12 @@ import pytest
 from bot.agent.demo_spec import sample_spec
 from bot.core import State
 from tests.e2e.scenario import REPO, Story, main_line, regression
-from tests.e2e.stack import Stack
+from tests.e2e.stack import Stack, unpaced
 
 
 @pytest.fixture
 async def stack(redis_url: str, redis_async: object) -> AsyncIterator[Stack]:
-    s = await Stack(redis_url, scripted_specs={REPO: sample_spec()}).start()
+    s = await Stack(redis_url, scripted_specs={REPO: sample_spec()}, limits=unpaced()).start()
     try:
         yield s
         s.fake.assert_clean()

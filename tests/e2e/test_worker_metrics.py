@@ -10,13 +10,13 @@ from aiohttp.test_utils import TestClient, TestServer
 from bot.agent.demo_spec import sample_spec
 from bot.worker_http import make_worker_app
 from tests.e2e.scenario import REPO
-from tests.e2e.stack import Stack
+from tests.e2e.stack import Stack, unpaced
 from tests.e2e.test_github_flows import at_checkpoint_a
 
 
 @pytest.fixture
 async def stack(redis_url: str, redis_async: object) -> AsyncIterator[Stack]:
-    s = await Stack(redis_url, scripted_specs={REPO: sample_spec()}).start()
+    s = await Stack(redis_url, scripted_specs={REPO: sample_spec()}, limits=unpaced()).start()
     try:
         yield s
     finally:
