@@ -41,12 +41,14 @@ async def run() -> int:
         url = server.url
     stack = await Stack(url, scripted_specs={REPO: sample_spec()}).start()
     story = Story(stack, say=show)
+    to_closed = 0
     started = time.perf_counter()
     try:
         print(f"questbot demo — fake GitHub at {stack.fake.url}, Redis at {url}")
         print(f"repository {REPO}: pager.py drops a partial last page; tests/test_pager.py "
               "catches it")
         await main_line(story)
+        to_closed = len(stack.fake.requests)
         await regression(story)
         stack.fake.assert_clean()
     except StepFailed as exc:
@@ -68,7 +70,8 @@ async def run() -> int:
           f"it at revision 2, in {total:.1f}s with {requests} GitHub requests ({writes} writes).")
     print(f"  time: agent runs {agent:.2f}s, proof runs {proof:.2f}s, pacing writes under "
           f"GitHub's secondary limit {paced:.2f}s, questbot and the fake GitHub {own:.2f}s")
-    print(json.dumps({"seconds": round(total, 2), "agent_seconds": round(agent, 2),
+    print(f"  GitHub requests from the failing check to closed: {to_closed}")
+    print(json.dumps({"requests_to_closed": to_closed, "seconds": round(total, 2), "agent_seconds": round(agent, 2),
                       "proof_seconds": round(proof, 2), "paced_seconds": round(paced, 2),
                       "own_seconds": round(own, 2), "github_requests": requests,
                       "github_writes": writes, "steps": len(story.lines)}))
