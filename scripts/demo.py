@@ -71,7 +71,8 @@ async def run() -> int:
     print(f"  time: agent runs {agent:.2f}s, proof runs {proof:.2f}s, pacing writes under "
           f"GitHub's secondary limit {paced:.2f}s, questbot and the fake GitHub {own:.2f}s")
     print(f"  GitHub requests from the failing check to closed: {to_closed}")
-    print(json.dumps({"requests_to_closed": to_closed, "seconds": round(total, 2), "agent_seconds": round(agent, 2),
+    print(json.dumps({"requests_to_closed": to_closed, "seconds": round(total, 2),
+                      "agent_seconds": round(agent, 2),
                       "proof_seconds": round(proof, 2), "paced_seconds": round(paced, 2),
                       "own_seconds": round(own, 2), "github_requests": requests,
                       "github_writes": writes, "steps": len(story.lines)}))

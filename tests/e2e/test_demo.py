@@ -2,24 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
-
-from bot.agent.demo_spec import sample_spec
 from bot.core import State
-from tests.e2e.scenario import REPO, Story, main_line, regression
-from tests.e2e.stack import Stack, unpaced
-
-
-@pytest.fixture
-async def stack(redis_url: str, redis_async: object) -> AsyncIterator[Stack]:
-    s = await Stack(redis_url, scripted_specs={REPO: sample_spec()}, limits=unpaced()).start()
-    try:
-        yield s
-        s.fake.assert_clean()
-    finally:
-        await s.stop()
+from tests.e2e.scenario import Story, main_line, regression
+from tests.e2e.stack import Stack
 
 
 async def test_a_failing_check_goes_to_closed_and_a_regression_reopens_it(stack: Stack) -> None:

@@ -4,25 +4,11 @@ the real web process and worker in between."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 
-import pytest
-
-from bot.agent.demo_spec import sample_spec
 from bot.core import State
 from tests.e2e.scenario import MAINTAINER, READER, REPO, Story, setup_repository
-from tests.e2e.stack import Stack, unpaced
+from tests.e2e.stack import Stack
 from tests.fakegithub import example_files, send
-
-
-@pytest.fixture
-async def stack(redis_url: str, redis_async: object) -> AsyncIterator[Stack]:
-    s = await Stack(redis_url, scripted_specs={REPO: sample_spec()}, limits=unpaced()).start()
-    try:
-        yield s
-        s.fake.assert_clean()
-    finally:
-        await s.stop()
 
 
 async def at_checkpoint_a(stack: Stack) -> Story:

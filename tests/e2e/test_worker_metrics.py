@@ -2,25 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.agent.demo_spec import sample_spec
 from bot.worker_http import make_worker_app
-from tests.e2e.scenario import REPO
-from tests.e2e.stack import Stack, unpaced
+from tests.e2e.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a
-
-
-@pytest.fixture
-async def stack(redis_url: str, redis_async: object) -> AsyncIterator[Stack]:
-    s = await Stack(redis_url, scripted_specs={REPO: sample_spec()}, limits=unpaced()).start()
-    try:
-        yield s
-    finally:
-        await s.stop()
 
 
 async def test_worker_metrics_show_quests_effects_and_rate_limit(stack: Stack) -> None:
