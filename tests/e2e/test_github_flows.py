@@ -140,3 +140,63 @@ def _delivery(event: str, payload: dict[str, object]) -> object:
     from tests.fakegithub import build_delivery
 
     return build_delivery(event, payload, SECRET)
+
+
+async def test_a_claim_holds_the_review_and_refuses_others(stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    number = story.pr_number()
+    stack.fake.set_permission(REPO, "otto", "write")
+    await stack.fake.comment(REPO, number, "/claim", user=MAINTAINER)
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.HANDED_OFF
+    await stack.fake.comment(REPO, number, "/approve", user="otto")
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.HANDED_OFF
+    assert any("@otto" in r and f"claimed by @{MAINTAINER}" in r for r in replies(stack, number))
+    await stack.fake.comment(REPO, number, "/approve A", user=MAINTAINER)  # the owner decides
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.PLANNED
+
+
+async def test_status_pause_resume_and_kill_by_comment(stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    number = story.pr_number()
+    await stack.fake.comment(REPO, number, "/status", user=READER)  # anyone may ask
+    await stack.settle()
+    assert any("hypothesised" in r and "/approve" in r for r in replies(stack, number))
+    await stack.fake.comment(REPO, number, "/pause waiting for the release", user=MAINTAINER)
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.PARKED
+    await stack.fake.comment(REPO, number, "/resume", user=MAINTAINER)
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.HYPOTHESISED
+    await stack.fake.comment(REPO, number, "/kill not worth it", user=MAINTAINER)
+    await stack.settle()
+    quest = await stack.quest(story.quest_id)
+    assert quest.state is State.ABANDONED
+    (run,) = [r for r in stack.fake.repo(REPO).check_runs.values()
+              if r.name == "questbot" and r.status == "completed" and r.head_sha == pr_head(stack,
+                                                                                            number)]
+    assert run.conclusion != "success"  # an abandoned quest never shows as a success
+
+
+async def test_the_approve_button_acts_with_the_clickers_identity(stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    quest = await stack.quest(story.quest_id)
+    run = next(r for r in stack.fake.repo(REPO).check_runs.values() if r.name == "questbot")
+    payload = {"check_run": {"id": run.id, "external_id": story.quest_id, "head_sha": run.head_sha,
+                             "pull_requests": [{"number": story.pr_number()}]},
+               "requested_action": {"identifier": "approve"}}
+    await stack.fake.deliver(stack.fake.repo(REPO), "check_run", "requested_action.payload.json",
+                             payload, sender=READER)
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.HYPOTHESISED  # read-only: refused
+    await stack.fake.deliver(stack.fake.repo(REPO), "check_run", "requested_action.payload.json",
+                             payload, sender=MAINTAINER)
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.PLANNED
+    assert quest.revision == 1
+
+
+def pr_head(stack: Stack, number: int) -> str:
+    return str(stack.fake.repo(REPO).pulls[number].head_sha)
