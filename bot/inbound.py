@@ -63,6 +63,10 @@ from bot.journal.durability import Durability
 
 STREAM = "inbound:{inbound}"
 GROUP = "workers"
+TRIES = "inbound:{inbound}:tries"
+"""Hash: stream entry id → failed handling attempts (transient failures only)."""
+DEAD = "inbound:{inbound}:dead"
+"""Stream: deliveries that failed ``max_tries`` times, kept with the last error for people."""
 SEEN_TTL_SECONDS = 4 * 24 * 3600
 MAX_BATCH = 256
 MAX_BATCH_BYTES = 8 * 1024 * 1024
@@ -367,6 +371,25 @@ class Inbound:
             if _text(cursor) == "0-0":
                 break
         return claimed
+
+    async def failed(self, delivery: InboundDelivery, error: str, *, max_tries: int) -> bool:
+        """Count a failed attempt. Past ``max_tries`` the delivery moves to the dead-letter
+        stream (with the error) and is acknowledged, so a delivery that can never be handled
+        stops being retried without being lost. Returns whether it was moved."""
+        tries = int(await self.client.hincrby(TRIES, delivery.entry_id, 1))
+        if tries < max_tries:
+            return False
+        pipe = self.client.pipeline(transaction=True)  # one slot: the {inbound} tag
+        pipe.xadd(DEAD, {"d": delivery.delivery_id, "e": delivery.event, "b": delivery.body,
+                         "error": error[:2000], "tries": str(tries)})
+        pipe.hdel(TRIES, delivery.entry_id)
+        pipe.xack(STREAM, GROUP, delivery.entry_id)
+        pipe.xdel(STREAM, delivery.entry_id)
+        await pipe.execute()
+        return True
+
+    async def dead_letters(self) -> int:
+        return int(await self.client.xlen(DEAD))
 
     async def backlog(self) -> int:
         """Deliveries stored and not yet acknowledged (read or not)."""

@@ -157,6 +157,10 @@ class Worker:
     timers: Timers
     projector: Projector
     timings: Timings = field(default_factory=Timings)
+    claim_idle_ms: int = 60_000
+    """A delivery another worker read and has not acknowledged for this long is taken over."""
+    max_tries: int = 10
+    """Failed attempts before a delivery moves to the dead letters (``inbound:{inbound}:dead``)."""
     consumer: str = field(default_factory=lambda: f"worker-{socket.gethostname()}")
 
     async def handle(self, delivery: InboundDelivery) -> None:
@@ -170,7 +174,8 @@ class Worker:
                 await self.intake.handle(delivery.event, payload, delivery.delivery_id)
 
     async def inbound_once(self, *, block_ms: int | None = None) -> int:
-        deliveries = await self.inbound.claim_stale(self.consumer)
+        deliveries = await self.inbound.claim_stale(self.consumer,
+                                                    min_idle_ms=self.claim_idle_ms)
         deliveries += await self.inbound.read(self.consumer, block_ms=block_ms)
         for delivery in deliveries:
             try:
@@ -179,6 +184,10 @@ class Worker:
                 if not permanent(exc):  # left pending: claimed again after the idle time
                     log.exception("delivery %s failed; it stays pending for a retry",
                                   delivery.delivery_id)
+                    if await self.inbound.failed(delivery, f"{type(exc).__name__}: {exc}",
+                                                 max_tries=self.max_tries):
+                        log.error("delivery %s failed %d times; moved to the dead letters",
+                                  delivery.delivery_id, self.max_tries)
                     continue
                 log.error("delivery %s (%s) cannot be handled and is dropped: %s",
                           delivery.delivery_id, delivery.event, exc)

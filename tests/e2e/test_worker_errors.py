@@ -10,6 +10,8 @@ import redis.exceptions
 from bot.github.auth import InstallationTokenError
 from bot.github.client import NotInstalled
 from bot.worker import permanent
+from tests.e2e.scenario import REPO, setup_repository
+from tests.e2e.stack import Stack
 
 
 def test_refusals_are_permanent_and_transient_failures_are_retried() -> None:
@@ -20,3 +22,20 @@ def test_refusals_are_permanent_and_transient_failures_are_retried() -> None:
     assert not permanent(gidgethub.GitHubBroken(http.HTTPStatus(502)))
     assert not permanent(redis.exceptions.ConnectionError("redis went away"))
     assert not permanent(ConnectionResetError())
+
+
+async def test_a_delivery_that_keeps_failing_moves_to_the_dead_letters(stack: Stack) -> None:
+    worker = stack.runtime.worker
+    worker.max_tries = 3
+    worker.claim_idle_ms = 0  # take failed deliveries over at once instead of after a minute
+
+    async def broken(*_args: object) -> None:
+        raise RuntimeError("a bug in intake")
+
+    worker.intake.handle = broken  # type: ignore[method-assign,assignment]
+    main = await setup_repository(stack)
+    await stack.fake.fail_check(REPO, main, name="tests")
+    for _ in range(5):
+        await worker.inbound_once()
+    assert await worker.inbound.backlog() == 0
+    assert await worker.inbound.dead_letters() == 1
