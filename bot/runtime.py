@@ -19,6 +19,7 @@ import redis.asyncio
 from aiohttp import web
 from pydantic import SecretStr
 
+from bot.agent.evidence_store import EvidenceStore
 from bot.agent.runs import agent_adapters
 from bot.agent.scripted import ScriptedSpec
 from bot.config import Config
@@ -52,8 +53,12 @@ class Runtime:
 
 
 def github_plugin(*, draft_pulls: bool) -> Plugin:
+    """GitHub's adapters and projection; the projection shows what the agent and the proof
+    established, read from the ``EvidenceStore`` the agent adapters write to."""
+
     def plug(ctx: AdapterContext) -> tuple[dict[EffectType, Adapter], Sync | None]:
-        effects = GitHubEffects(ctx, draft_pulls=draft_pulls)
+        evidence = EvidenceStore(ctx.journal.client)
+        effects = GitHubEffects(ctx, draft_pulls=draft_pulls, evidence=evidence.lookup)
         return effects.adapters(), effects.sync
 
     return plug

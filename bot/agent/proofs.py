@@ -13,6 +13,10 @@ reproduction was confirmed (failed on the base, passed at the head); anything el
 the core hands to the next patch run as its repair context. A patch that edits the
 reproduction's own files fails the proof before anything runs: a test rewritten to pass
 proves nothing.
+
+Whichever way it went, ``prove`` records what the proof established in the evidence store
+(``ProofFacts``): a proof is reported ``completed`` there exactly when ``proof_completed`` is
+returned, so a failed proof never reads as verified on GitHub.
 """
 
 from __future__ import annotations
@@ -24,11 +28,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.agent.evidence_store import EvidenceStore, Piece, StageRecord, proof_result
 from bot.agent.proof_runner import CheckCommand, CommandLog, run_proof
-from bot.agent.workspace import list_files, proof_repository, rebind
+from bot.agent.workspace import git, list_files, proof_repository, rebind
 from bot.context import AdapterContext, outcome_id
 from bot.core import Effect, Event, ProofBundle, Quest, Risk
 from bot.core.events import BaseMoved, ProofCompleted, ProofFailed, Reproduced, SignalSensed
+from bot.core.proof import CheckRecord, Reproduction
 from bot.github.settings import Settings
 from bot.journal import PermanentError
 
@@ -97,17 +103,76 @@ def failure_reason(bundle: ProofBundle, logs: Sequence[CommandLog]) -> str:
     return f"{reason}\n\n{tail}" if tail else reason
 
 
-async def prove(ctx: AdapterContext, effect: Effect) -> Sequence[Event]:
-    """Perform one ``run_proof`` effect; returns ``proof_completed`` or ``proof_failed``."""
+async def prove(ctx: AdapterContext, effect: Effect, *,
+                evidence: EvidenceStore | None = None) -> Sequence[Event]:
+    """Perform one ``run_proof`` effect; returns ``proof_completed`` or ``proof_failed``.
+
+    With ``evidence``, what the proof established is recorded there first (see
+    ``ProofFacts``), whichever way it went."""
     payload = effect.payload
     head, base = payload.get("head"), payload.get("base")
     if not head or not base:
         raise PermanentError(f"run_proof for quest {effect.quest_id} names no head or base")
     quest = await ctx.quest(effect.quest_id)
+    facts = ProofFacts(quest_id=quest.id, revision=int(payload.get("revision") or effect.revision),
+                       risk=Risk(payload.get("risk") or quest.risk),
+                       attempts=int(payload.get("attempt") or 0), base=base, head=head)
+    events = await _prove(ctx, effect, quest, facts)
+    if evidence is not None:
+        await evidence.record(quest.id, facts.record(completed=any(
+            isinstance(event, ProofCompleted) for event in events)))
+    return events
+
+
+@dataclass
+class ProofFacts:
+    """What one proof established, filled in as it runs, for the evidence store: the checks
+    (the configured commands and the reproduction at the head, as it ran there), the
+    reproduction at base and head, the files the head changes, the digest and why it failed."""
+
+    quest_id: str
+    revision: int
+    risk: Risk
+    attempts: int
+    base: str
+    head: str
+    checks: tuple[CheckRecord, ...] = ()
+    reproduction: Reproduction | None = None
+    files: tuple[str, ...] = ()
+    digest: str | None = None
+    reason: str | None = None
+
+    def record(self, *, completed: bool) -> StageRecord:
+        result = proof_result(quest_id=self.quest_id, revision=self.revision,
+                              completed=completed, reason=self.reason, attempts=self.attempts,
+                              risk=self.risk, base=self.base, head=self.head, files=self.files,
+                              checks=self.checks)
+        return StageRecord(piece=Piece.PROOF, revision=self.revision, result=result,
+                           reproduction=self.reproduction, risk=self.risk, base=self.base,
+                           head=self.head, proof_digest=self.digest)
+
+
+def _head_check(bundle: ProofBundle, logs: Sequence[CommandLog]) -> tuple[CheckRecord, ...]:
+    """The reproduction's run at the head as a check, with the digest of what it printed."""
+    repro = bundle.reproduction
+    if repro is None:
+        return ()
+    for log in logs:
+        if log.name == repro.name and log.at == "head":
+            return (CheckRecord(name=repro.name, command=repro.command,
+                                exit_code=log.result.exit_code,
+                                output_sha256=log.result.output_sha256),)
+    return ()
+
+
+async def _prove(ctx: AdapterContext, effect: Effect, quest: Quest,
+                 facts: ProofFacts) -> list[Event]:
+    payload, head, base = effect.payload, facts.head, facts.base
     settings = await ctx.settings.settings(quest.repo)
     gh = await ctx.clients.for_repo(quest.repo)
 
     def failed(reason: str, digest: str | None = None) -> list[Event]:
+        facts.reason = reason
         return [ProofFailed(id=outcome_id(effect, "proof_failed"), quest_id=quest.id,
                             at=ctx.clock(), head=head, reason=reason, digest=digest)]
 
@@ -120,6 +185,9 @@ async def prove(ctx: AdapterContext, effect: Effect) -> Sequence[Event]:
         local = await proof_repository(
             gh, quest.repo, base=base, head=head, dest=Path(tmp) / "repo",
             overlay=record.files if record else None, overlay_ref=record.commit if record else None)
+        facts.files = tuple(line for line in (await git(
+            local.path, "diff", "--name-only", local.local_base, local.local_head)).splitlines()
+            if line.strip())
         changed = sorted(p for p, s in (record.files if record else {}).items()
                          if local.head_files.get(p) != s)
         if changed:
@@ -131,6 +199,8 @@ async def prove(ctx: AdapterContext, effect: Effect) -> Sequence[Event]:
             checks=check_commands(settings), reproduction=reproduction)
     bundle = rebind(run.bundle, base=base, head=head)
     digest = bundle.digest()
+    facts.checks = bundle.checks + _head_check(bundle, run.logs)
+    facts.reproduction, facts.digest = bundle.reproduction, digest
     confirmed = bundle.reproduction is not None and bundle.reproduction.confirmed
     if bundle.all_passed and confirmed:
         return [ProofCompleted(id=outcome_id(effect, "proof_completed"), quest_id=quest.id,

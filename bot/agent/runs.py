@@ -35,6 +35,12 @@ effects meanwhile. The runner delivers one quest's effects in order, so a ``stop
 the quest whose agent is running would wait behind it; each run therefore also watches the
 quest's snapshot and stops itself when the quest leaves the stage (a pause, a kill, a new
 revision). ``stop_agent`` kills whatever is registered, for runners that do deliver it.
+
+What each finished stage run and each proof established (hypothesis and claim verdicts,
+reproduction, plan, the ``TaskResult``, the proof's checks and digest) is kept in the
+``EvidenceStore`` (``bot.agent.evidence_store``) under the effect's revision before its events
+are returned — also when the run failed, so people see why — and the GitHub projection shows
+it in the status comment and the check run. A stopped run records nothing.
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from bot.agent.command import CommandAgent, RunningAgents, Stopped
+from bot.agent.evidence_store import EvidenceStore, Piece, StageRecord
 from bot.agent.machine import RunState
 from bot.agent.proof_runner import CheckCommand
 from bot.agent.proofs import check_commands, prove, reproduction_record
@@ -64,6 +71,7 @@ from bot.core.events import (
     ReproductionFailed,
     UsageRecorded,
 )
+from bot.core.proof import Reproduction
 from bot.github.settings import AgentKind, Settings
 from bot.journal import Adapter, PermanentError
 
@@ -76,11 +84,33 @@ STAGE_STATES: Mapping[Stage, State] = {
 """Where the quest must stay while a stage's agent runs; leaving it stops the run."""
 
 
+def stage_record(outcome: StageOutcome, revision: int) -> StageRecord | None:
+    """What ``outcome`` established, for the evidence store (``None`` without a result).
+
+    The reproduce stage runs the reproduction once, on the base with the reproduction's files
+    laid over it: the very tree it then pushes as the quest branch's head. So until a proof
+    runs it at a patched head, its exit code there is both the base and the head outcome, and
+    the report says "not confirmed" — which is true until the patch exists."""
+    if outcome.result is None:
+        return None
+    reproduction = None
+    if outcome.reproduction is not None and outcome.reproduction_exit is not None:
+        reproduction = Reproduction(name=outcome.reproduction,
+                                    command=outcome.reproduction_command,
+                                    base_exit_code=outcome.reproduction_exit,
+                                    head_exit_code=outcome.reproduction_exit)
+    return StageRecord(piece=Piece(outcome.stage.value), revision=revision,
+                       result=outcome.result, hypothesis=outcome.hypothesis,
+                       claims=outcome.claims, reproduction=reproduction, commit=outcome.commit,
+                       plan=outcome.plan, risk=outcome.risk, head=outcome.head)
+
+
 class AgentRuns:
     def __init__(self, ctx: AdapterContext, *,
                  scripted_specs: Mapping[str, ScriptedSpec] | None = None,
-                 poll_seconds: float = 2.0) -> None:
+                 poll_seconds: float = 2.0, evidence: EvidenceStore | None = None) -> None:
         self.ctx = ctx
+        self.evidence = evidence or EvidenceStore(ctx.journal.client)
         self.specs = {repo.lower(): spec for repo, spec in (scripted_specs or {}).items()}
         self.scripted: dict[str, ScriptedAgent] = {}
         self.registry = RunningAgents()
@@ -138,6 +168,9 @@ class AgentRuns:
             watch.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await watch
+        established = stage_record(outcome, effect.revision)
+        if established is not None:
+            await self.evidence.record(quest.id, established)
         return await self._events(effect, quest, settings, outcome)
 
     async def _watch(self, quest: Quest, stage: Stage) -> None:
@@ -157,7 +190,7 @@ class AgentRuns:
 
     async def run_proof(self, effect: Effect) -> Sequence[Event] | None:
         try:
-            return await prove(self.ctx, effect)
+            return await prove(self.ctx, effect, evidence=self.evidence)
         except (WorkspaceError, ValueError) as exc:
             raise PermanentError(f"the proof for quest {effect.quest_id} could not run: "
                                  f"{exc}") from exc
@@ -203,12 +236,16 @@ class AgentRuns:
 
 def agent_adapters(ctx: AdapterContext, *,
                    scripted_specs: Mapping[str, ScriptedSpec] | None = None,
-                   poll_seconds: float = 2.0) -> dict[EffectType, Adapter]:
+                   poll_seconds: float = 2.0,
+                   evidence: EvidenceStore | None = None) -> dict[EffectType, Adapter]:
     """The adapters for ``start_agent``, ``stop_agent`` and ``run_proof``.
 
     ``scripted_specs`` maps a repository's full name to the script the ``scripted`` agent
     follows there (the demo passes ``{"<owner>/sample-repo": demo_spec.sample_spec()}``).
+    ``evidence`` is where runs and proofs record what they established (by default an
+    ``EvidenceStore`` on the journal's Redis).
     """
-    runs = AgentRuns(ctx, scripted_specs=scripted_specs, poll_seconds=poll_seconds)
+    runs = AgentRuns(ctx, scripted_specs=scripted_specs, poll_seconds=poll_seconds,
+                     evidence=evidence)
     return {EffectType.START_AGENT: runs.start_agent, EffectType.STOP_AGENT: runs.stop_agent,
             EffectType.RUN_PROOF: runs.run_proof}

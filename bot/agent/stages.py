@@ -18,6 +18,12 @@
   ``INNER_ATTEMPTS``. Only a ``TaskResult`` that is ``verified`` is pushed: that flag is the
   one gate, so a failed verification can never leave this module as a patch. A high-risk
   quest stops at ``needs_human`` before execute, as the machine's rule says.
+
+Every ``StageOutcome`` carries a ``TaskResult`` for the evidence store
+(``bot.agent.evidence_store``): the run's own when it ended, and for a run that stopped at
+``plan`` for a checkpoint, that run escalated to ``needs_human`` with the checkpoint as the
+reason (on a copy: ``state`` stays ``plan``, which is what ``bot.agent.runs`` reads). So the
+report of a run waiting for a person says exactly that, never "verified".
 """
 
 from __future__ import annotations
@@ -59,6 +65,15 @@ CHECK_TIMEOUT_SECONDS = 600.0
 E = EventType
 
 
+_WAITS = {
+    Stage.RESEARCH: "the hypothesis waits for checkpoint A: a person decides whether to go on",
+    Stage.REPRODUCE: "the reproduction and plan wait for checkpoint B: a person decides "
+    "whether to patch",
+    Stage.PLAN: "the plan waits for checkpoint B: a person decides whether to patch",
+}
+"""Why a run that stopped at ``plan`` is not finished: a checkpoint is a person's call."""
+
+
 def quest_branch(quest_id: str) -> str:
     return f"quest/{quest_id}"
 
@@ -76,11 +91,16 @@ class StageOutcome:
     reproduction: str | None = None
     reproduction_command: tuple[str, ...] = ()
     reproduced: bool = False
+    reproduction_exit: int | None = None
+    """The reproduction's exit code on the base with its files laid over it (the tree of the
+    commit it is pushed as), when it ran."""
     commit: str | None = None
     plan: str | None = None
     risk: Risk = Risk.LOW
     head: str | None = None
     result: TaskResult | None = None
+    """The run's terminal result (see the module docs); ``None`` only for outcomes built by
+    hand. A patch result is pushed only when ``verified``."""
     usage: Usage = field(default_factory=Usage)
 
 
@@ -114,9 +134,21 @@ class StageRun:
         self.run = step(self.run, event)
         return self.run.state
 
-    def ended(self, **fields: Any) -> StageOutcome:
-        return StageOutcome(stage=self.task.stage, state=self.run.state, reason=self.run.reason,
-                            usage=self.usage, **fields)
+    def ended(self, *, checks: Sequence[CheckRecord] = (), **fields: Any) -> StageOutcome:
+        """The outcome as the run stands; ``checks`` are those it executed, for its result."""
+        fields.setdefault("result", self.report(tuple(checks)))
+        fields.setdefault("reason", self.run.reason)
+        return StageOutcome(stage=self.task.stage, state=self.run.state, usage=self.usage,
+                            **fields)
+
+    def report(self, checks: tuple[CheckRecord, ...] = ()) -> TaskResult:
+        """The run's result; a run stopped at a checkpoint is reported waiting for a person."""
+        run = self.run
+        if not run.finished:
+            why = _WAITS.get(self.task.stage, f"the {self.task.stage.value} run stopped at "
+                             f"{run.state.value}; a person decides what comes next")
+            run = step(run, RunEvent(id=f"{run.run_id}/report", type=E.ESCALATED, reason=why))
+        return TaskResult.from_run(run, checks=checks)
 
     async def ask(self, checkout: Checkout, **changes: Any) -> AgentReply:
         task = self.task.model_copy(update={"checkout": str(checkout.path), **changes})
@@ -225,6 +257,7 @@ async def reproduce(s: StageRun) -> StageOutcome:
                "reproduction")
     else:
         s.move(E.CLAIM_SUPPORTED)
+    facts["reproduction_exit"] = code
     if s.run.state is not RunState.PLAN:
         return s.ended(**facts)
     commit = await push_change(s.gh, s.quest.repo, branch=quest_branch(s.quest.id),
@@ -289,7 +322,7 @@ async def patch(s: StageRun) -> StageOutcome:
             s.move(E.REVIEW_PASSED)
             break
         if s.run.state is not RunState.REPAIR:
-            return s.ended()
+            return s.ended(checks=checks)
         repair = s.run.repair_context
         s.move(E.REPLAN)
     local = await _commit(checkout, s.task.quest.id)

@@ -130,8 +130,9 @@ class Projection:
         await self.sync_with(quest, forge)
 
     async def sync_with(self, quest: Quest, forge: Forge) -> None:
-        comment_url = await self.upsert_status(quest, forge)
-        await self.upsert_check_run(quest, forge, comment_url)
+        evidence = await self.evidence(quest) if self.evidence else None
+        comment_url = await self.upsert_status(quest, forge, evidence)
+        await self.upsert_check_run(quest, forge, comment_url, evidence)
 
     @staticmethod
     def _wants_pull(quest: Quest) -> bool:
@@ -139,15 +140,17 @@ class Projection:
                 and quest.state not in (State.SENSED, State.TRIAGED, State.CLOSED,
                                         State.ABANDONED))
 
-    async def upsert_status(self, quest: Quest, forge: Forge) -> str | None:
-        """Post or edit the one status comment; returns its URL (``None``: nowhere to post)."""
+    async def upsert_status(self, quest: Quest, forge: Forge,
+                            evidence: EvidenceBundle | None = None) -> str | None:
+        """Post or edit the one status comment; returns its URL (``None``: nowhere to post).
+        ``evidence`` is what ``sync_with`` looked up for this quest, shown in the comment."""
         pr = await self.memory.quest_int(quest.id, "pr")
         target = pr if pr is not None else await self.source_issue(quest)
         if target is None:
             return None
         view = render.StatusView(
             quest, await self._timeline(quest.id),
-            await self.evidence(quest) if self.evidence else None,
+            evidence,
             await self.memory.quest(quest.id, "pr_url"),
             [f"{f.effect_type}: {f.error}" for f in
              (await failures(self.ctx.journal.client, quest.id))[-3:]])
@@ -182,13 +185,14 @@ class Projection:
             out.append(render.TimelineEntry(event.at, event.type, None, event.actor))
         return out
 
-    async def upsert_check_run(self, quest: Quest, forge: Forge,
-                               details_url: str | None) -> None:
-        """Create or update the ``questbot`` check run on the quest's head."""
+    async def upsert_check_run(self, quest: Quest, forge: Forge, details_url: str | None,
+                               evidence: EvidenceBundle | None = None) -> None:
+        """Create or update the ``questbot`` check run on the quest's head; its details
+        (``output.text``) carry the evidence too, cut to GitHub's limit."""
         head = (quest.head or await self.memory.quest(quest.id, "pr_head") or quest.base)
         if head is None:
             return
-        view = render.check_run(quest)
+        view = render.check_run(quest, evidence)
         details = await self.memory.quest(quest.id, "pr_url") or details_url
         body = view.body(details)
         new_digest = digest(head, body)

@@ -211,11 +211,27 @@ _TERMINAL_CHECK: dict[Outcome, tuple[CheckConclusion, str]] = {
 }
 
 
-def check_run(quest: Quest) -> CheckRunView:
+CHECK_TEXT_LIMIT = 65_535
+"""GitHub refuses a check run whose ``output.text`` is longer than this."""
+_CUT = "\n\n*(cut here: GitHub allows 65535 characters; the status comment has the rest)*\n"
+
+
+def check_text(quest: Quest, evidence: EvidenceBundle | None = None) -> str:
+    """The check run's details: what comes next, the proof, and the evidence when there is
+    some — cut to GitHub's limit (the verdict heading comes first, so it is never cut off)."""
+    text = f"{next_action(quest)}\n\n{_proof_line(quest)}"
+    if evidence is not None:
+        text += "\n\n" + render_markdown(evidence)
+    if len(text) > CHECK_TEXT_LIMIT:
+        text = text[:CHECK_TEXT_LIMIT - len(_CUT)] + _CUT
+    return text
+
+
+def check_run(quest: Quest, evidence: EvidenceBundle | None = None) -> CheckRunView:
     """The ``questbot`` check run for the quest's current state."""
     state = quest.state
     meaning = f"`{state.value}`: {MEANING[state]}"
-    text = f"{next_action(quest)}\n\n{_proof_line(quest)}"
+    text = check_text(quest, evidence)
     if state in CHECKPOINT_AT or state is State.HANDED_OFF:
         checkpoint = CHECKPOINT_AT.get(quest.checkpoint_state)
         at = f"checkpoint {checkpoint.value}" if checkpoint else "a claimed review"
