@@ -31,12 +31,19 @@ class Durability:
     fsync_always: bool | None = None
     """The fallback: the server's ``appendfsync`` is ``always``."""
 
+    def command(self) -> tuple[str, int, int, int] | None:
+        """The ``WAITAOF`` to send right after the writes, unless the server lacks it."""
+        if self.supported is False:
+            return None
+        return ("WAITAOF", 1, 0, self.timeout_ms)
+
     def queue(self, pipe: redis.asyncio.client.Pipeline) -> bool:
         """Queue ``WAITAOF`` as the pipeline's last command, if it may work; returns whether
         it was queued (its reply is then the pipeline's last)."""
-        if self.supported is False:
+        command = self.command()
+        if command is None:
             return False
-        pipe.execute_command("WAITAOF", 1, 0, self.timeout_ms)
+        pipe.execute_command(*command)
         return True
 
     async def check(self, client: redis.asyncio.Redis, reply: object) -> None:

@@ -3,14 +3,15 @@ fingerprint, live quests per repository (the cap), muted fingerprints (by Redis 
 parent → children.
 
 These keys live outside the quest's slot, so they are written right after the atomic apply,
-not inside it. Every write is idempotent and derived from the quest as it now stands, and the
-journal re-runs them when an event is redelivered; a crash between the apply and these writes
-therefore heals on the redelivery, and ``reindex`` rebuilds them from the snapshots.
+not inside it; the writes of a whole round of applies are merged per key and sent in one round
+trip with the doorbells. Every write is idempotent and derived from the quest as it now stands,
+and the journal re-runs them when an event is redelivered; a crash between the apply and these
+writes therefore heals on the redelivery, and ``rebuild(..., repair=True)`` rewrites them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from datetime import datetime
 
 import redis.asyncio
@@ -24,30 +25,50 @@ from bot.journal.keys import (
     repo_quests_key,
 )
 
-Pipe = redis.asyncio.client.Pipeline
 
+class IndexWrites:
+    """The index writes of many transitions, merged per key: one ``SADD`` / ``SREM`` per set
+    for a whole round of applies, not one per quest. Only what changed is written, unless
+    ``full`` (a redelivery, or a rebuild) asks for everything. A later write of the same member
+    to the same set replaces an earlier one."""
 
-def queue_index_writes(pipe: Pipe, before: Quest | None, after: Quest,
-                       effects: Sequence[Effect], now: datetime, *, full: bool = False) -> None:
-    """Queue on ``pipe`` the index writes one transition needs. Only what changed is written,
-    unless ``full`` (a redelivery, or ``reindex``) asks for everything."""
-    if full or before is None:
-        pipe.sadd(repo_quests_key(after.repo), after.id)
-        pipe.sadd(fingerprint_key(after.repo, after.fingerprint), after.id)
-    live = after.state in LIVE
-    if full or before is None or (before.state in LIVE) != live:
-        if live:
-            pipe.sadd(repo_live_key(after.repo), after.id)
-        else:
-            pipe.srem(repo_live_key(after.repo), after.id)
-    if after.parent is not None and (full or before is None or before.parent != after.parent):
-        pipe.sadd(quest_keys(after.parent).children, after.id)
-    for effect in effects:
-        if effect.type is EffectType.MUTE_FINGERPRINT:
-            seconds = _mute_seconds(effect, now)
-            if seconds > 0:
-                fp = str(effect.payload.get("fingerprint", after.fingerprint))
-                pipe.set(muted_key(after.repo, fp), after.id, ex=seconds)
+    def __init__(self) -> None:
+        self._add: dict[str, dict[str, None]] = {}
+        self._remove: dict[str, dict[str, None]] = {}
+        self._mutes: dict[str, tuple[str, int]] = {}
+
+    def _member(self, key: str, member: str, *, present: bool) -> None:
+        (self._remove if present else self._add).get(key, {}).pop(member, None)
+        (self._add if present else self._remove).setdefault(key, {})[member] = None
+
+    def transition(self, before: Quest | None, after: Quest, effects: Sequence[Effect],
+                   now: datetime, *, full: bool = False) -> None:
+        new = full or before is None
+        if new:
+            self._member(repo_quests_key(after.repo), after.id, present=True)
+            self._member(fingerprint_key(after.repo, after.fingerprint), after.id,
+                         present=True)
+        live = after.state in LIVE
+        if new or (before is not None and (before.state in LIVE) != live):
+            self._member(repo_live_key(after.repo), after.id, present=live)
+        if after.parent is not None and (new or before is None or before.parent != after.parent):
+            self._member(quest_keys(after.parent).children, after.id, present=True)
+        for effect in effects:
+            if effect.type is EffectType.MUTE_FINGERPRINT:
+                seconds = _mute_seconds(effect, now)
+                if seconds > 0:
+                    fp = str(effect.payload.get("fingerprint", after.fingerprint))
+                    self._mutes[muted_key(after.repo, fp)] = (after.id, seconds)
+
+    def commands(self) -> Iterator[tuple[str | int, ...]]:
+        for key, members in self._add.items():
+            if members:
+                yield ("SADD", key, *members)
+        for key, members in self._remove.items():
+            if members:
+                yield ("SREM", key, *members)
+        for key, (quest_id, seconds) in self._mutes.items():
+            yield ("SET", key, quest_id, "EX", seconds)
 
 
 def _mute_seconds(effect: Effect, now: datetime) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import zlib
 from dataclasses import dataclass
+from functools import lru_cache
 
 from bot.journal.errors import UnstorableId
 
@@ -55,6 +56,7 @@ class QuestKeys:
     """Set: quests that wait for this one (parent → children)."""
 
 
+@lru_cache(maxsize=8192)  # every apply names four of them; building them is not free
 def quest_keys(quest_id: str) -> QuestKeys:
     p = f"q:{_tag(quest_id)}"
     return QuestKeys(

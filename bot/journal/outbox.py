@@ -8,7 +8,8 @@ and in order), and for each outbox entry whose key is not in the quest's deliver
 
 * calls the adapter registered for the effect type; the adapter returns follow-up events
   (outcomes), which go through the same ``Journal.apply`` path;
-* then, in one script, records the key as delivered and deletes the outbox entry.
+* then, in one script, records the key as delivered, deletes the outbox entry and renews the
+  lease for the next effect.
 
 A runner that dies mid-delivery leaves its doorbells pending; another runner claims them with
 ``XAUTOCLAIM`` once they have been idle ``claim_idle_s`` — longer than the slowest adapter —
@@ -200,6 +201,9 @@ class EffectRunner:
         token = f"{self.consumer}:{uuid.uuid4().hex}"
         if not await self.client.set(k.lease, token, nx=True, px=self.lease_ms):
             return _Outcome(False, self.clock() + 0.05)
+        # the lease runs ``lease_ms`` from the write before each adapter call: taking it,
+        # recording the previous effect (the script renews it), or an explicit renewal
+        renewed = True
         try:
             while True:
                 rows = stream_rows(await self.client.xrange(k.outbox, "-", "+",
@@ -219,36 +223,39 @@ class EffectRunner:
                         continue
                     if due is not None and int(due) / 1000 > self.clock():
                         return _Outcome(False, int(due) / 1000)
-                    await self.journal.scripts.call(self.client, "renew", [k.lease],
-                                                    [token, self.lease_ms])
-                    wait = await self._deliver_one(quest_id, entry_id, key, fields["e"], stats)
+                    if not renewed:
+                        await self.journal.scripts.call(self.client, "renew", [k.lease],
+                                                        [token, self.lease_ms])
+                    wait, renewed = await self._deliver_one(quest_id, entry_id, key,
+                                                            fields["e"], token, stats)
                     if wait is not None:
                         return _Outcome(False, wait)
         finally:
             await self.journal.scripts.call(self.client, "release", [k.lease], [token])
 
     async def _deliver_one(self, quest_id: str, entry_id: str, key: str, raw: object,
-                           stats: RunStats) -> float | None:
-        """Deliver one effect; returns when to try again if it must wait for a backoff."""
+                           token: str, stats: RunStats) -> tuple[float | None, bool]:
+        """Deliver one effect. Returns when to try again if it must wait for a backoff, and
+        whether the lease was renewed by recording the delivery."""
         k = quest_keys(quest_id)
         try:
             effect = load_effect(raw)  # type: ignore[arg-type]
         except (RecordError, ValueError) as exc:
             await self._fail(quest_id, entry_id, key, "unknown", f"unreadable effect: {exc}",
                              0, stats)
-            return None
+            return None, False
         adapter = self.adapters.get(effect.type)
         if adapter is None:
             await self._fail(quest_id, entry_id, key, effect.type.value,
                              f"no adapter is registered for {effect.type.value}", 0, stats)
-            return None
+            return None, False
         try:
             follow_up = await adapter(effect)
         except PermanentError as exc:
             tries = int(await self.client.hget(k.tries, key) or 0) + 1
             await self._fail(quest_id, entry_id, key, effect.type.value, _describe(exc),
                              tries, stats)
-            return None
+            return None, False
         except Exception as exc:
             now = self.clock()
             tries = int(await self.journal.scripts.call(  # type: ignore[call-overload]
@@ -258,12 +265,12 @@ class EffectRunner:
             if tries >= self.backoff.max_tries:
                 await self._fail(quest_id, entry_id, key, effect.type.value, _describe(exc),
                                  tries, stats)
-                return None
+                return None, False
             log.info("effect %s failed (try %d of %d), retrying: %s", key, tries,
                      self.backoff.max_tries, _describe(exc))
             stats.retried += 1
             due = await self.client.hget(k.retry_at, key)
-            return int(due) / 1000 if due is not None else now
+            return (int(due) / 1000 if due is not None else now), False
         if follow_up:
             results = await self.journal.apply_many(list(follow_up), self.policy)
             for result in results:
@@ -271,10 +278,10 @@ class EffectRunner:
                     log.warning("outcome of effect %s was refused by the quest: %s", key,
                                 result)
         await self.journal.scripts.call(self.client, "delivered",
-                                        [k.done, k.outbox, k.tries, k.retry_at],
-                                        [key, entry_id, "ok"])
+                                        [k.done, k.outbox, k.tries, k.retry_at, k.lease],
+                                        [key, entry_id, "ok", token, self.lease_ms])
         stats.delivered += 1
-        return None
+        return None, True
 
     async def _fail(self, quest_id: str, entry_id: str, key: str, type_: str, error: str,
                     tries: int, stats: RunStats) -> None:

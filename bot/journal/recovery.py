@@ -13,9 +13,11 @@ from dataclasses import dataclass
 import redis.asyncio
 
 from bot.core import FoldResult, Policy, Quest, fold
-from bot.journal.indexes import queue_index_writes
+from bot.journal.indexes import IndexWrites
 from bot.journal.keys import quest_keys
-from bot.journal.store import Journal, dump_quest
+from bot.journal.records import dump_quest
+from bot.journal.store import Journal
+from bot.journal.wire import Batch
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,10 +51,14 @@ async def rebuild(journal: Journal, quest_id: str, policy: Policy, *,
             pipe.hset(k.snap, mapping={"v": len(events), "quest": dump_quest(quest)})
             await pipe.execute()  # raises WatchError if an apply won the race
             journal.forget(quest_id)
-            follow = journal.client.pipeline(transaction=False)
-            queue_index_writes(follow, None, quest, rebuilt.result.effects, journal.clock(),
-                               full=True)
-            await follow.execute()
+            indexes = IndexWrites()
+            indexes.transition(None, quest, rebuilt.result.effects, journal.clock(), full=True)
+            follow = Batch()
+            for command in indexes.commands():
+                follow.add(*command)
+            for reply in await follow.execute(journal.client):
+                if isinstance(reply, Exception):
+                    raise reply
     return rebuilt
 
 

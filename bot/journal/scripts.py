@@ -35,11 +35,14 @@ return {'ok', v, redis.call('XLEN', KEYS[4]), entry}
 """
 
 DELIVERED = """
--- KEYS: done, outbox, tries, retry_at; ARGV: effect key, outbox entry id, outcome
+-- KEYS: done, outbox, tries, retry_at, lease
+-- ARGV: effect key, outbox entry id, outcome, lease token, lease ms.
+-- Records the effect and renews the runner's lease (if it still holds it) for the next one.
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 redis.call('XDEL', KEYS[2], ARGV[2])
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
+if redis.call('GET', KEYS[5]) == ARGV[4] then redis.call('PEXPIRE', KEYS[5], ARGV[5]) end
 return 1
 """
 

@@ -16,8 +16,10 @@ answer (the inbound consumer, the timer poller, the effect runner) heals a crash
 two steps.
 
 ``apply_many`` pipelines the applies of different quests into one round trip each for read,
-write and follow-up; events of one quest are applied in order, one per round. Snapshots are
-cached in-process by version: the version check makes a stale cache entry cost one retry.
+write and follow-up (``wire.Batch``; the follow-up merges the round's index writes per key);
+events of one quest are applied in order, one per round. Snapshots are cached in-process by
+version: the version check makes a stale cache entry cost one retry. Records are written by
+``records`` (orjson, the same bytes as pydantic).
 """
 
 from __future__ import annotations
@@ -28,19 +30,21 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import lru_cache
 from typing import Any
 
 import redis.asyncio
 
-from bot.core import EVENT_ADAPTER, Effect, Event, InvalidTransition, Policy, Quest, step
-from bot.core.effects import EFFECT_ADAPTER
-from bot.core.serialize import SCHEMA_VERSION, RecordError, load_event
+from bot.core import Effect, Event, InvalidTransition, Policy, Quest, step
+from bot.core.serialize import RecordError, load_event
 from bot.core.serialize import load_quest as _load_quest
 from bot.journal.durability import Durability
 from bot.journal.errors import ConcurrencyError, CorruptJournal
-from bot.journal.indexes import queue_index_writes
+from bot.journal.indexes import IndexWrites
 from bot.journal.keys import DEFAULT_SHARDS, doorbell_key, quest_keys, shard_of
+from bot.journal.records import dump_effect, dump_event, dump_quest
 from bot.journal.scripts import ScriptSet
+from bot.journal.wire import Batch, Head
 
 PolicySource = Policy | Callable[[str], Policy]
 """A policy for every quest, or a function from quest id to the quest's policy."""
@@ -86,25 +90,7 @@ class _Item:
     conflicts: int = 0
     loaded: bool = False
     """The snapshot was read from Redis this round (not taken from the cache)."""
-
-
-def _record(kind: str, data: str) -> str:
-    """The versioned envelope of ``bot.core.serialize``, with the data serialized by
-    pydantic-core (several times faster than ``json.dumps`` of ``model_dump``); the loaders in
-    ``bot.core.serialize`` read both."""
-    return f'{{"v":{SCHEMA_VERSION[kind]},"kind":"{kind}","data":{data}}}'
-
-
-def dump_event(event: Event) -> str:
-    return _record("event", EVENT_ADAPTER.dump_json(event).decode())
-
-
-def dump_quest(quest: Quest) -> str:
-    return _record("quest", quest.model_dump_json())
-
-
-def dump_effect(effect: Effect) -> str:
-    return _record("effect", EFFECT_ADAPTER.dump_json(effect).decode())
+    event_json: bytes | None = None
 
 
 def _s(value: Any) -> str:
@@ -181,16 +167,20 @@ class Journal:
         uncached = [it for it in items if it.event.quest_id not in self._cache
                     and not it.loaded]
         if uncached:
-            pipe = self.client.pipeline(transaction=False)
+            batch = Batch()
             for it in uncached:
                 k = quest_keys(it.event.quest_id)
-                pipe.hmget(k.snap, ["v", "quest"])
-                pipe.hget(k.ids, it.event.id)
-                pipe.xlen(k.outbox)
-            replies = await pipe.execute()
+                batch.add("HMGET", k.snap, "v", "quest")
+                batch.add("HGET", k.ids, it.event.id)
+                batch.add("XLEN", k.outbox)
+            replies = await batch.execute(self.client)
             for n, it in enumerate(uncached):
                 it.loaded = True
-                (v, qjson), seen_at, outbox_len = replies[3 * n: 3 * n + 3]
+                snap, seen_at, outbox_len = replies[3 * n: 3 * n + 3]
+                for reply in (snap, seen_at, outbox_len):
+                    if isinstance(reply, Exception):
+                        raise reply
+                v, qjson = snap
                 quest = _load(qjson) if qjson is not None else None
                 version = int(v) if v is not None else 0
                 if quest is not None:
@@ -225,19 +215,22 @@ class Journal:
             stepped.append(it)
         # 3. one atomic write per event, all in one round trip
         if stepped:
-            pipe = self.client.pipeline(transaction=False)
+            batch = Batch()
+            apply_sha = self.scripts.sha("apply")
             for it in stepped:
                 assert it.transition_quest is not None
-                k = quest_keys(it.event.quest_id)
-                args: list[str | int] = [it.version, it.event.id, dump_event(it.event),
-                                         dump_quest(it.transition_quest)]
+                if it.event_json is None:  # kept across retries: the event does not change
+                    it.event_json = dump_event(it.event)
+                args: list[bytes | str | int] = [it.version, it.event.id, it.event_json,
+                                                 dump_quest(it.transition_quest)]
                 for effect in it.effects:
                     args += [effect.key, dump_effect(effect)]
-                pipe.evalsha(self.scripts.sha("apply"), 4, k.snap, k.events, k.ids, k.outbox,
-                             *args)
-            waited = wait and self.durability.queue(pipe)
-            replies = await pipe.execute(raise_on_error=False)
-            if waited:
+                batch.call(_apply_head(apply_sha, it.event.quest_id), *args)
+            waitaof = self.durability.command() if wait else None
+            if waitaof is not None:
+                batch.add(*waitaof)
+            replies = await batch.execute(self.client)
+            if waitaof is not None:
                 await self.durability.check(self.client, replies[-1])
             reload_scripts = False
             for it, reply in zip(stepped, replies, strict=False):
@@ -271,17 +264,26 @@ class Journal:
                 retry.append(it)
             if reload_scripts:
                 await self.scripts.load(self.client)
-        # 4. indexes and doorbells, outside the atomic step (idempotent)
+        # 4. indexes and doorbells, outside the atomic step (idempotent), in one round trip
         if follow_up:
+            indexes = IndexWrites()
             now = self.clock()
-            pipe = self.client.pipeline(transaction=False)
+            doorbells: list[tuple[str, ...]] = []
             for before, after, effects, full, outbox_len in follow_up:
-                queue_index_writes(pipe, before, after, effects, now, full=full)
+                indexes.transition(before, after, effects, now, full=full)
                 # ring when this apply made the outbox non-empty (a runner that is draining
                 # a non-empty outbox reads on until it is empty), or on a redelivery
                 if outbox_len and (full or (effects and outbox_len == len(effects))):
-                    pipe.xadd(doorbell_key(shard_of(after.id, self.shards)), {"q": after.id})
-            await pipe.execute()
+                    doorbells.append(("XADD", doorbell_key(shard_of(after.id, self.shards)),
+                                      "*", "q", after.id))
+            batch = Batch()
+            for command in indexes.commands():
+                batch.add(*command)
+            for command in doorbells:
+                batch.add(*command)
+            for reply in await batch.execute(self.client):
+                if isinstance(reply, Exception):
+                    raise reply
         return retry
 
     def _remember(self, quest_id: str, version: int, quest: Quest) -> None:
@@ -335,6 +337,13 @@ class Journal:
         """Undelivered effects of a quest: ``(outbox entry id, effect key)``, oldest first."""
         rows = stream_rows(await self.client.xrange(quest_keys(quest_id).outbox, "-", "+"))
         return [(entry_id, _s(fields["k"])) for entry_id, fields in rows]
+
+
+@lru_cache(maxsize=8192)
+def _apply_head(sha: str, quest_id: str) -> Head:
+    """``EVALSHA <apply> 4 <the quest's snap, events, ids and outbox keys>``, packed once."""
+    k = quest_keys(quest_id)
+    return Head.of("EVALSHA", sha, 4, k.snap, k.events, k.ids, k.outbox)
 
 
 def _policy(source: PolicySource, quest_id: str) -> Policy:

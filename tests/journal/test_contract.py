@@ -15,7 +15,7 @@ from bot.journal import (
     rebuild,
     replay_from_redis,
 )
-from bot.journal.indexes import Indexes
+from bot.journal.indexes import Indexes, IndexWrites
 from bot.scenarios import JournalBuilder, main_line
 from tests.journal.conftest import POLICY
 
@@ -123,6 +123,24 @@ async def test_indexes_follow_the_quests(journal: Journal,
     assert not await idx.is_muted("octo/demo", "fp-a")
     await journal.apply(live.event("killed", reason="enough", actor="m"), POLICY)
     assert await idx.live_quests("octo/demo") == set()
+
+
+def test_index_writes_of_a_round_are_merged_per_key(journal: Journal) -> None:
+    quests = [JournalBuilder(f"q-{n}").sense().quest for n in range(3)]
+    closed = fold(main_line("q-done").events, POLICY).quest
+    assert closed is not None and closed.state is State.CLOSED
+    writes = IndexWrites()
+    for quest in quests:
+        writes.transition(None, quest, (), journal.clock())
+    writes.transition(None, closed, (), journal.clock())
+    commands = list(writes.commands())
+    assert ("SADD", "repo:{octo/demo}:quests", "q-0", "q-1", "q-2", "q-done") in commands
+    assert ("SADD", "repo:{octo/demo}:live", "q-0", "q-1", "q-2") in commands
+    assert ("SREM", "repo:{octo/demo}:live", "q-done") in commands
+    assert len(commands) == 4  # quests, fingerprint fp-1, live, not-live
+    writes.transition(quests[0], closed.model_copy(update={"id": "q-0"}), (), journal.clock())
+    assert ("SREM", "repo:{octo/demo}:live", "q-done", "q-0") in list(writes.commands())
+    assert ("SADD", "repo:{octo/demo}:live", "q-1", "q-2") in list(writes.commands())
 
 
 async def test_conflict_child_is_indexed_under_its_parent(journal: Journal,

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import redis.asyncio
 
-from bot.core import State
+from bot.core import Effect, EffectType, State
 from bot.journal import (
+    Adapters,
     Backoff,
     EffectRunner,
     Failure,
@@ -14,7 +15,7 @@ from bot.journal import (
     delivered,
     failures,
 )
-from bot.scenarios import JournalBuilder
+from bot.scenarios import JournalBuilder, main_line
 from tests.journal.conftest import POLICY, Recorder
 
 
@@ -168,3 +169,29 @@ async def test_one_lease_per_quest(journal: Journal, recorder: Recorder,
     await asyncio.gather(one.run_once(), two.run_once())
     await drain(one, 3)
     assert set(recorder.calls.values()) == {1}
+
+
+async def test_the_lease_runs_afresh_before_every_adapter_call(
+        journal: Journal, redis_async: redis.asyncio.Redis) -> None:
+    """Renewed by the script that records each effect, or explicitly after a failure: an
+    adapter never starts on a lease that earlier effects have used up."""
+    import asyncio
+
+    b = main_line("q-1")
+    await journal.apply_many(b.events, POLICY)
+    left: list[int] = []
+    first: list[str] = []
+
+    async def slow(effect: Effect) -> None:
+        left.append(int(await redis_async.pttl("q:{q-1}:lease")))
+        first.append(effect.key)
+        await asyncio.sleep(0.12)
+        if len(first) == 2:
+            raise PermanentError("gone")
+
+    runner = EffectRunner(journal, Adapters({t: slow for t in EffectType}), POLICY,
+                          lease_s=1.0, claim_idle_s=1.0)
+    await runner.setup()
+    assert (await runner.deliver("q-1")).drained
+    assert len(left) == len(b.effects) >= 6
+    assert min(left) > 800, left

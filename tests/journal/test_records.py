@@ -1,0 +1,103 @@
+"""The journal's fast record writer (``bot.journal.records``) against the reference writer
+(``bot.core.serialize``): the data is byte for byte what pydantic writes, and the loaders read
+both writers' records back to equal values — over quests in every state, the plausible event of
+every type in each, and the effects those events cause."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+
+from bot.core import EVENT_ADAPTER, EVENT_TYPES, Effect, Event, InvalidTransition, Quest, State
+from bot.core import step as core_step
+from bot.core.effects import EFFECT_ADAPTER
+from bot.core.serialize import dump_effect as reference_effect
+from bot.core.serialize import dump_event as reference_event
+from bot.core.serialize import dump_quest as reference_quest
+from bot.core.serialize import load_effect, load_event, load_quest
+from bot.journal import records
+from bot.scenarios import main_line
+from tests.core.quests import builder_in, plausible
+
+
+def corpus() -> tuple[list[Quest], list[Event], list[Effect]]:
+    quests: list[Quest] = []
+    events: list[Event] = []
+    effects: list[Effect] = []
+    for state in State:
+        b = builder_in(state)
+        events += b.events
+        for event_type in EVENT_TYPES:
+            event = plausible(b, event_type)
+            events.append(event)
+            try:
+                t = core_step(b.quest, event, b.policy)
+            except InvalidTransition:
+                continue
+            quests.append(t.quest)
+            effects += t.effects
+    line = main_line("q-records")
+    quest: Quest | None = None
+    for event in line.events:
+        t = core_step(quest, event, line.policy)
+        quest = t.quest
+        quests.append(quest)
+        effects += t.effects
+    return quests, events, effects
+
+
+QUESTS, EVENTS, EFFECTS = corpus()
+
+
+def data(record: bytes | str) -> bytes:
+    """The ``data`` member of an envelope, as written."""
+    text = record.decode() if isinstance(record, bytes) else record
+    head, _, rest = text.partition('"data":')
+    assert head.startswith('{"v":') and rest.endswith("}")
+    return rest[:-1].encode()
+
+
+def test_the_corpus_covers_every_state_and_event_type() -> None:
+    assert {q.state for q in QUESTS} >= {State.CLOSED, State.WATCHING, State.PARKED}
+    assert {e.type for e in EVENTS} == set(EVENT_TYPES)
+    assert EFFECTS
+
+
+@pytest.mark.parametrize("quest", QUESTS, ids=lambda q: f"{q.id}-{q.state}")
+def test_quests_are_written_as_pydantic_writes_them(quest: Quest) -> None:
+    fast = records.dump_quest(quest)
+    assert data(fast) == quest.model_dump_json().encode()
+    assert json.loads(fast) == json.loads(reference_quest(quest))
+    assert load_quest(fast) == load_quest(reference_quest(quest)) == quest
+
+
+@pytest.mark.parametrize("event", EVENTS, ids=lambda e: f"{e.type}-{e.id}")
+def test_events_are_written_as_pydantic_writes_them(event: Event) -> None:
+    fast = records.dump_event(event)
+    assert data(fast) == EVENT_ADAPTER.dump_json(event)
+    assert json.loads(fast) == json.loads(reference_event(event))
+    assert load_event(fast) == load_event(reference_event(event)) == event
+
+
+@pytest.mark.parametrize("effect", EFFECTS, ids=lambda e: e.key)
+def test_effects_are_written_as_pydantic_writes_them(effect: Effect) -> None:
+    fast = records.dump_effect(effect)
+    assert data(fast) == EFFECT_ADAPTER.dump_json(effect)
+    assert json.loads(fast) == json.loads(reference_effect(effect))
+    assert load_effect(fast) == load_effect(reference_effect(effect)) == effect
+
+
+def test_a_payload_orjson_cannot_write_falls_back_to_pydantic() -> None:
+    effect = replace(EFFECTS[0], payload={"tags": {"b"}, "amount": Decimal("1.5"),
+                                          "wait": timedelta(minutes=5)})
+    assert data(records.dump_effect(effect)) == EFFECT_ADAPTER.dump_json(effect)
+
+
+def test_times_keep_their_offset_and_microseconds() -> None:
+    event = EVENTS[0].model_copy(update={"at": datetime(2026, 1, 2, 3, 4, 5, 678, tzinfo=UTC)})
+    assert data(records.dump_event(event)) == EVENT_ADAPTER.dump_json(event)
+    assert load_event(records.dump_event(event)) == event
