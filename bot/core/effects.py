@@ -57,3 +57,26 @@ class Effect:
 
 
 EFFECT_ADAPTER: TypeAdapter[Effect] = TypeAdapter(Effect)
+
+
+_new = object.__new__
+# The generated frozen ``__init__`` sets each slot with ``object.__setattr__``; calling each
+# slot's own setter does the same thing without the look-up.
+_set_key, _set_type, _set_quest_id, _set_revision, _set_event_id, _set_occurrence, \
+    _set_payload = (Effect.__dict__[name].__set__ for name in Effect.__dataclass_fields__)
+
+
+def keyed_effect(quest_id: str, revision: int, type_: EffectType, event_id: str,
+                 occurrence: int, payload: dict[str, Any]) -> Effect:
+    """``Effect(key=effect_key(...), type=type_, ...)``: the same object, built without the
+    keyword call and global look-ups of the generated ``__init__``, because ``step`` makes one
+    per effect. The key is ``effect_key``'s, joined directly."""
+    effect: Effect = _new(Effect)
+    _set_key(effect, ":".join((quest_id, str(revision), type_, event_id, str(occurrence))))
+    _set_type(effect, type_)
+    _set_quest_id(effect, quest_id)
+    _set_revision(effect, revision)
+    _set_event_id(effect, event_id)
+    _set_occurrence(effect, occurrence)
+    _set_payload(effect, payload)
+    return effect

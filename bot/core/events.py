@@ -68,6 +68,23 @@ class Snapshot(BaseModel):
     base: str | None = None
     proof_digest: str | None = None
 
+    @classmethod
+    def of(cls, revision: int, head: str | None, base: str | None,
+           proof_digest: str | None) -> Snapshot:
+        """``Snapshot(revision=..., head=..., base=..., proof_digest=...)`` without validation,
+        for the core's hot path, which only passes values a quest already holds (typed when
+        the quest was). The result is equal field for field, fields-set included."""
+        snapshot = object.__new__(cls)
+        object.__setattr__(snapshot, "__dict__", {"revision": revision, "head": head,
+                                                  "base": base, "proof_digest": proof_digest})
+        object.__setattr__(snapshot, "__pydantic_fields_set__", set(_SNAPSHOT_FIELDS))
+        object.__setattr__(snapshot, "__pydantic_extra__", None)
+        object.__setattr__(snapshot, "__pydantic_private__", None)
+        return snapshot
+
+
+_SNAPSHOT_FIELDS = ("revision", "head", "base", "proof_digest")
+
 
 class _Event(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")

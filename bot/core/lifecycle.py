@@ -19,8 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from bot.core import rules
-from bot.core.effects import Effect
+from bot.core.effects import Effect, keyed_effect
 from bot.core.errors import InvalidTransition, Refusal, TableViolation
 from bot.core.events import Event
 from bot.core.policy import Policy
@@ -44,6 +43,19 @@ class Transition:
 
 
 def step(quest: Quest | None, event: Event, policy: Policy) -> Transition:
+    effects: list[Effect] = []
+    nq = _advance(quest, event, policy, effects)
+    if nq is None:  # absorbed by a terminal quest
+        assert quest is not None
+        return Transition(quest, (), absorbed=True)
+    return Transition(nq, tuple(effects))
+
+
+def _advance(quest: Quest | None, event: Event, policy: Policy,
+             effects: list[Effect]) -> Quest | None:
+    """``step`` without the ``Transition``: appends the keyed effects to ``effects`` and returns
+    the next quest, or ``None`` when a terminal quest absorbs the event. ``fold`` calls this
+    directly so that a replay allocates nothing per event beyond the quest and its effects."""
     etype = event.type
     moves = TABLE[etype]
     if quest is None:
@@ -62,32 +74,24 @@ def step(quest: Quest | None, event: Event, policy: Policy) -> Transition:
                                     "ask them, or wait for /release", Refusal.CLAIMED)
         if targets is None:
             if state in TERMINAL:
-                return Transition(quest, (), absorbed=True)
+                return None
             raise InvalidTransition(state, etype, _undefined_reason(etype), Refusal.UNDEFINED)
     nq, asks = HANDLERS[etype](quest, event, policy)  # type: ignore[arg-type]  # None only for signal_sensed
     if nq.state not in targets:
         source = quest.state if quest is not None else None
         raise TableViolation(f"{etype} moved {source} to {nq.state}, which the table does not list")
-    return Transition(nq, _keyed(nq, event.id, asks) if asks else ())
-
-
-def _keyed(quest: Quest, event_id: str, asks: rules.Asks) -> tuple[Effect, ...]:
-    if not asks:
-        return ()
-    qid, rev = quest.id, quest.revision
-    if len(asks) == 1:  # the common case: no occurrence bookkeeping
-        etype, payload = asks[0]
-        return (Effect(key=f"{qid}:{rev}:{etype}:{event_id}:0", type=etype, quest_id=qid,
-                       revision=rev, event_id=event_id, occurrence=0, payload=payload),)
-    seen: dict[str, int] = {}
-    out = []
-    for etype, payload in asks:
-        occurrence = seen.get(etype, 0)
-        seen[etype] = occurrence + 1
-        out.append(Effect(key=f"{qid}:{rev}:{etype}:{event_id}:{occurrence}", type=etype,
-                          quest_id=qid, revision=rev, event_id=event_id, occurrence=occurrence,
-                          payload=payload))
-    return tuple(out)
+    if asks:
+        qid, rev, event_id = nq.id, nq.revision, event.id
+        if len(asks) == 1:  # the common case: no occurrence bookkeeping
+            kind, payload = asks[0]
+            effects.append(keyed_effect(qid, rev, kind, event_id, 0, payload))
+        else:
+            seen: dict[str, int] = {}
+            for kind, payload in asks:
+                occurrence = seen.get(kind, 0)
+                seen[kind] = occurrence + 1
+                effects.append(keyed_effect(qid, rev, kind, event_id, occurrence, payload))
+    return nq
 
 
 def _undefined_reason(etype: str) -> str:
@@ -128,22 +132,22 @@ def fold(events: Iterable[Event], policy: Policy, *, stop_at_invalid: bool = Tru
     invalid: InvalidAt | None = None
     applied = 0
     for index, event in enumerate(events):
-        if event.id in seen:
-            absorbed.append(event.id)
+        event_id = event.id
+        if event_id in seen:
+            absorbed.append(event_id)
             continue
-        seen.add(event.id)
+        seen.add(event_id)
         try:
-            t = step(quest, event, policy)
+            nq = _advance(quest, event, policy, effects)
         except InvalidTransition as exc:
             if invalid is None:
-                invalid = InvalidAt(index, event.id, event.type, exc.state, exc.reason, exc.code)
+                invalid = InvalidAt(index, event_id, event.type, exc.state, exc.reason, exc.code)
             if stop_at_invalid:
                 break
             continue
-        if t.absorbed:
-            absorbed.append(event.id)
-        quest = t.quest
-        effects.extend(t.effects)
+        if nq is None:
+            absorbed.append(event_id)
+        else:
+            quest = nq
         applied += 1
     return FoldResult(quest, tuple(effects), invalid, applied, tuple(absorbed))
-

@@ -12,6 +12,15 @@ from bot.core.names import Name
 from bot.core.proof import Risk
 from bot.core.states import State
 
+_new = object.__new__
+# The four slots pydantic gives every model, set with their own setters (as ``object.__setattr__``
+# would, minus its look-up): ``evolve`` runs for nearly every event.
+_set_dict, _set_fields_set, _set_extra, _set_private = (
+    BaseModel.__dict__[name].__set__
+    for name in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__",
+                 "__pydantic_private__")
+)
+
 
 class ParkReason(Name):
     PAUSED = "paused"
@@ -89,23 +98,18 @@ class Quest(BaseModel):
         """``model_copy(update=changes)`` without its generic deep-copy machinery: ``step``
         makes one or two of these per event, and the fields are immutable values already.
         Like ``model_copy`` it does not validate; the handlers only set typed values."""
-        new = object.__new__(Quest)
-        data = self.__dict__.copy()
-        data.update(changes)
-        object.__setattr__(new, "__dict__", data)
-        object.__setattr__(new, "__pydantic_fields_set__", self.__pydantic_fields_set__)
-        object.__setattr__(new, "__pydantic_extra__", None)
-        object.__setattr__(new, "__pydantic_private__", None)
+        new = _new(Quest)
+        _set_dict(new, {**self.__dict__, **changes})
+        _set_fields_set(new, self.__pydantic_fields_set__)
+        _set_extra(new, None)
+        _set_private(new, None)
         return new
 
     @property
     def snapshot(self) -> Snapshot:
-        return Snapshot(
-            revision=self.revision,
-            head=self.head,
-            base=self.base,
-            proof_digest=self.proof.proof_digest if self.proof else None,
-        )
+        proof = self.proof
+        return Snapshot.of(self.revision, self.head, self.base,
+                           proof.proof_digest if proof else None)
 
     @property
     def proof_bound(self) -> bool:

@@ -71,6 +71,10 @@ Ev = TypeVar("Ev", bound=_Event)
 Handler = Callable[[Quest, Any, Policy], Result]
 
 _STAGE_OF = {S.RESEARCHING: "research", S.REPRODUCING: "reproduce", S.PATCHING: "patch"}
+_REVISE_TO = {Checkpoint.A: (S.RESEARCHING, "research"),
+              Checkpoint.B: (S.REPRODUCING, "plan"),
+              Checkpoint.C: (S.PATCHING, "patch")}
+"""Where ``revise`` at each checkpoint sends the quest, and the agent stage it asks for."""
 _WORK_PARKS = frozenset({ParkReason.PAUSED, ParkReason.ATTEMPTS_EXHAUSTED,
                          ParkReason.CANNOT_REPRODUCE})
 
@@ -89,7 +93,7 @@ def _checkpoint_request(q: Quest, checkpoint: Checkpoint, p: Policy) -> tuple[E,
     return (
         E.REQUEST_CHECKPOINT,
         {
-            "checkpoint": checkpoint.value,
+            "checkpoint": str(checkpoint),  # its value, without the enum property's cost
             "blocking": p.blocking(checkpoint),
             "shadow": p.shadow,
             "snapshot": _snapshot_json(q.revision, q.head, q.base, q.proof),
@@ -139,7 +143,7 @@ def _enter(q: Quest, p: Policy) -> Asks:
 
 
 def _proof_request(q: Quest) -> dict[str, Any]:
-    return {"head": q.head, "base": q.base, "revision": q.revision, "risk": q.risk.value,
+    return {"head": q.head, "base": q.base, "revision": q.revision, "risk": str(q.risk),
             "attempt": q.attempts, "reproduction": q.reproduction,
             "reproduction_command": list(q.reproduction_command)}
 
@@ -242,11 +246,12 @@ def proof_completed(q: Quest, e: ProofCompleted, p: Policy) -> Result:
     b = e.bundle
     if q.head is None:
         refuse(q, e, "no patch head is recorded for this quest", Refusal.UNBOUND_PROOF)
-    expected = {"quest_id": q.id, "revision": q.revision, "risk": q.risk, "base": q.base,
-                "head": q.head}
-    wrong = [f"{k} is {getattr(b, k)!r}, quest has {v!r}" for k, v in expected.items()
-             if getattr(b, k) != v]
-    if wrong:
+    if (b.quest_id != q.id or b.revision != q.revision or b.risk != q.risk or b.base != q.base
+            or b.head != q.head):
+        expected = {"quest_id": q.id, "revision": q.revision, "risk": q.risk, "base": q.base,
+                    "head": q.head}
+        wrong = [f"{k} is {getattr(b, k)!r}, quest has {v!r}" for k, v in expected.items()
+                 if getattr(b, k) != v]
         refuse(q, e, "the bundle does not match the quest: " + "; ".join(wrong),
                Refusal.UNBOUND_PROOF)
     digest = b.digest()
@@ -256,7 +261,7 @@ def proof_completed(q: Quest, e: ProofCompleted, p: Policy) -> Result:
     if not b.all_passed:
         refuse(q, e, "the bundle records a failing check or an unconfirmed reproduction; "
                "send proof_failed instead", Refusal.UNBOUND_PROOF)
-    proof = Snapshot(revision=q.revision, head=q.head, base=q.base, proof_digest=digest)
+    proof = Snapshot.of(q.revision, q.head, q.base, digest)
     changes: dict[str, Any] = {"proof": proof, "c_approval": None}
     if q.state is S.HANDED_OFF:
         changes["claimed_from"] = S.READY  # the review stays held, now at C
@@ -272,11 +277,11 @@ def proof_failed(q: Quest, e: ProofFailed, p: Policy) -> Result:
     if e.head != q.head:
         refuse(q, e, f"the failure is for head {e.head}, the quest is at {q.head}",
                Refusal.STALE)
-    q = q.evolve({"owner": None, "claimed_from": None, "proof": None})
+    unbound = {"owner": None, "claimed_from": None, "proof": None}
     if q.attempts < p.max_attempts:
-        nq = q.evolve({"state": S.PATCHING})
+        nq = q.evolve({**unbound, "state": S.PATCHING})
         return nq, [_start("patch", repair=e.reason, attempt=q.attempts + 1)]
-    nq = _park(q, ParkReason.ATTEMPTS_EXHAUSTED, S.PATCHING)
+    nq = _park(q, ParkReason.ATTEMPTS_EXHAUSTED, S.PATCHING, **unbound)
     return nq, [(E.NOTIFY_INBOX, {"reason": f"proof failed {q.attempts} times: {e.reason}"})]
 
 
@@ -300,27 +305,25 @@ def checkpoint_decided(q: Quest, e: CheckpointDecided, p: Policy) -> Result:
             and e.actor is not None and e.actor == q.head_pusher):
         refuse(q, e, f"@{e.actor} pushed the head under review and cannot approve it; "
                "ask another maintainer", Refusal.PRODUCER)
-    q = q.evolve({"decisions": q.decisions + 1, "state": at, "owner": None,
-                             "claimed_from": None})
+    # a decision ends any claim and applies at the checkpoint's own state (``at``)
+    decided = {"decisions": q.decisions + 1, "owner": None, "claimed_from": None}
     if e.verdict is Verdict.REJECT:
-        return q.evolve({"state": S.ABANDONED, "outcome": Outcome.REJECTED}), []
+        return q.evolve({**decided, "state": S.ABANDONED, "outcome": Outcome.REJECTED}), []
     if e.verdict is Verdict.REVISE:
-        target, stage = {Checkpoint.A: (S.RESEARCHING, "research"),
-                         Checkpoint.B: (S.REPRODUCING, "plan"),
-                         Checkpoint.C: (S.PATCHING, "patch")}[e.checkpoint]
-        return q.evolve({"state": target}), [_start(stage, revise=e.reason)]
+        target, stage = _REVISE_TO[e.checkpoint]
+        return q.evolve({**decided, "state": target}), [_start(stage, revise=e.reason)]
     if e.checkpoint is Checkpoint.A:
         if q.route is Route.RESEARCH_ONLY:
-            nq = _park(q, ParkReason.RESEARCH_COMPLETE, S.HYPOTHESISED)
+            nq = _park(q, ParkReason.RESEARCH_COMPLETE, S.HYPOTHESISED, **decided)
             return nq, [(E.NOTIFY_INBOX, {"reason": "research complete: the hypothesis was "
                                           "approved; /quest fix to go on and patch"})]
-        return q.evolve({"state": S.REPRODUCING}), [_start("reproduce")]
+        return q.evolve({**decided, "state": S.REPRODUCING}), [_start("reproduce")]
     if e.checkpoint is Checkpoint.B:
-        return q.evolve({"state": S.PATCHING}), [_start("patch")]
+        return q.evolve({**decided, "state": S.PATCHING}), [_start("patch")]
     if not q.proof_bound:
-        refuse(q, e, "the proof no longer matches this revision, head and base; wait for the "
-               "new proof", Refusal.UNBOUND_PROOF)
-    nq = q.evolve({"state": S.LANDING, "c_approval": q.snapshot})
+        refuse(q.evolve({"state": at}), e, "the proof no longer matches this revision, head "
+               "and base; wait for the new proof", Refusal.UNBOUND_PROOF)
+    nq = q.evolve({**decided, "state": S.LANDING, "c_approval": q.snapshot})
     return nq, [_land(nq)]
 
 
@@ -420,7 +423,8 @@ def landed(q: Quest, e: Landed, p: Policy) -> Result:
         (E.REGISTER_REGRESSION_PROBE, {"fingerprint": q.fingerprint, "check": q.reproduction}),
         (E.RUN_PROBES, {"merge_sha": e.merge_sha, "check": q.reproduction}),
     ]
-    asks += [(E.RESUME_DEPENDENTS, {"child": child, "parent": q.id}) for child in q.children]
+    for child in q.children:
+        asks.append((E.RESUME_DEPENDENTS, {"child": child, "parent": q.id}))
     return nq, asks
 
 
