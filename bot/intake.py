@@ -107,6 +107,14 @@ class Intake:
                 quests.append(quest)
         return quests
 
+    async def _default_head(self, repo: str) -> str:
+        """Where an issue's quest starts: the default branch's head now. A failing check
+        names its commit; an issue does not, so questbot reads the branch."""
+        gh = await self.ctx.clients.for_repo(repo)
+        branch = await self.memory.default_branch(repo)
+        ref = await gh.getitem(f"/repos/{repo}/git/ref/heads/{branch}")
+        return str(ref["object"]["sha"])
+
     # -- intents -------------------------------------------------------------------------------
 
     async def _intent(self, intent: Intent, delivery_id: str, out: Outcome) -> None:
@@ -160,8 +168,8 @@ class Intake:
         await self.memory.remember_source_issue(qid, i.number)
         await self._apply(self._event("signal_sensed", f"{delivery_id}:sensed", qid,
                                       repo=i.repo, fingerprint=fingerprint, kind="issue",
-                                      severity="medium", title=i.title, source=i.source),
-                          i.repo, out)
+                                      severity="medium", title=i.title, source=i.source,
+                                      base=await self._default_head(i.repo)), i.repo, out)
 
     async def _quest_push(self, p: QuestPush, delivery_id: str, out: Outcome) -> None:
         if p.by_bot:
@@ -246,7 +254,8 @@ class Intake:
         sensed = await self._apply(self._event(
             "signal_sensed", f"{event_id}-sensed", qid, repo=c.repo, fingerprint=fingerprint,
             kind="issue", severity="medium", title=f"issue #{c.number}",
-            source=f"{c.repo}#{c.number}", actor=c.author), c.repo, out)
+            source=f"{c.repo}#{c.number}", actor=c.author,
+            base=await self._default_head(c.repo)), c.repo, out)
         if isinstance(sensed, InvalidTransition):
             return None
         route = "research_only" if item.mode == "research" else "auto_fix"

@@ -200,3 +200,19 @@ async def test_the_approve_button_acts_with_the_clickers_identity(stack: Stack) 
 
 def pr_head(stack: Stack, number: int) -> str:
     return str(stack.fake.repo(REPO).pulls[number].head_sha)
+
+
+async def test_a_labelled_issue_waits_for_a_person_who_starts_it_with_quest_fix(
+        stack: Stack) -> None:
+    await setup_repository(stack)
+    issue = await stack.fake.open_issue(REPO, "the last page is missing", user=READER,
+                                        labels=["questbot"])
+    await stack.settle()
+    (quest,) = await stack.quests(REPO)
+    assert quest.state is State.TRIAGED and quest.awaiting_person  # issues: human by default
+    inbox = [i for i in stack.fake.repo(REPO).issues.values() if i.title == "questbot inbox"]
+    assert len(inbox) == 1 and quest.id in (inbox[0].body or "")
+    await stack.fake.comment(REPO, issue.number, "/quest fix", user=MAINTAINER)
+    await stack.settle()
+    quest = await stack.quest(quest.id)
+    assert quest.state is State.HYPOTHESISED and quest.base is not None

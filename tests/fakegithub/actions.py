@@ -329,7 +329,8 @@ class Actions:
             "user": {"login": issue.user, "type": _kind(issue.user)},
             "url": f"{self.render.repo_url(repo)}/issues/{issue.number}",
             "html_url": f"https://github.com/{repo.full_name}/issues/{issue.number}",
-            "labels": [],
+            "labels": [{"name": name, "color": "ededed", "default": False}
+                       for name in issue.labels],
         }
         if issue.is_pull_request:
             out["pull_request"] = {"url": f"{self.render.repo_url(repo)}/pulls/{issue.number}"}
