@@ -82,9 +82,17 @@ class Metrics:
             ["installation"], registry=r,
         )
         self._quest_states: set[str] = set()
+        self._delivery_counters: dict[tuple[str, Outcome], Counter] = {}
 
     def delivery(self, event: str, outcome: Outcome) -> None:
-        self.deliveries.labels(event=event, outcome=outcome.value).inc()
+        # ``labels()`` validates and looks the child up under a lock on every call; the
+        # children are kept here instead (the label values are bounded, see the module doc).
+        key = (event, outcome)
+        counter = self._delivery_counters.get(key)
+        if counter is None:
+            counter = self.deliveries.labels(event=event, outcome=outcome.value)
+            self._delivery_counters[key] = counter
+        counter.inc()
 
     def set_quest_counts(self, counts: Mapping[str, int]) -> None:
         """Set the quest gauge to ``counts`` (state → number); a state counted before and

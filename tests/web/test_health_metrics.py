@@ -78,3 +78,20 @@ async def test_each_metrics_instance_is_its_own_registry() -> None:
     a.delivery("issues", Outcome.ACCEPTED)
     assert b"questbot_webhook_deliveries_total{" not in b.render()
     assert b'outcome="accepted"' in a.render()
+
+
+async def test_the_cached_delivery_counters_count_each_label_pair_apart() -> None:
+    m = Metrics()
+    for _ in range(3):
+        m.delivery("issues", Outcome.ACCEPTED)
+    m.delivery("issues", Outcome.DUPLICATE)
+    m.delivery("push", Outcome.ACCEPTED)
+    got = samples(m.render().decode())
+
+    def delivered(event: str, outcome: Outcome) -> float:
+        return got[("questbot_webhook_deliveries_total",
+                    (("event", event), ("outcome", outcome.value)))]
+
+    assert delivered("issues", Outcome.ACCEPTED) == 3
+    assert delivered("issues", Outcome.DUPLICATE) == 1
+    assert delivered("push", Outcome.ACCEPTED) == 1

@@ -132,3 +132,18 @@ async def test_the_endpoint_logs_json_with_the_delivery_id_and_no_secret(
                for line in ours)
     assert any("does not match" in line["message"] for line in ours)
     assert SECRET not in logs.getvalue()
+
+
+def test_bind_nests_restores_and_never_lets_none_hide_an_outer_value() -> None:
+    from bot.logs import current_context
+
+    assert dict(current_context()) == {}
+    with bind(delivery_id="d-1", quest_id="q-1"):
+        with bind(quest_id=None, event="issues"):
+            assert dict(current_context()) == {"delivery_id": "d-1", "quest_id": "q-1",
+                                               "event": "issues"}
+        assert dict(current_context()) == {"delivery_id": "d-1", "quest_id": "q-1"}
+        with pytest.raises(RuntimeError), bind(quest_id="q-2"):
+            raise RuntimeError("the context is restored on the way out of an error too")
+        assert dict(current_context()) == {"delivery_id": "d-1", "quest_id": "q-1"}
+    assert dict(current_context()) == {}

@@ -51,6 +51,20 @@ async def test_the_app_from_config_stores_deliveries_and_counts_batches(
     assert batches["questbot_inbound_batch_size_count"] == 2
 
 
+async def test_the_served_app_raises_the_young_gc_threshold_and_restores_it(
+    aiohttp_client: Callable[..., Awaitable[Client]], redis_url: str, key_pem: str,
+) -> None:
+    import gc
+
+    from bot.web import GC_YOUNG_THRESHOLD
+
+    before = gc.get_threshold()
+    client = await aiohttp_client(app_from_config(load_config(environ(redis_url, key_pem))))
+    assert gc.get_threshold() == (GC_YOUNG_THRESHOLD, *before[1:])
+    await client.close()
+    assert gc.get_threshold() == before
+
+
 def test_without_a_webhook_secret_the_server_cannot_be_configured(
     redis_url: str, key_pem: str
 ) -> None:
