@@ -42,6 +42,7 @@ async def run() -> int:
     stack = await Stack(url, scripted_specs={REPO: sample_spec()}).start()
     story = Story(stack, say=show)
     to_closed = 0
+    closed: dict[str, float] = {}
     started = time.perf_counter()
     try:
         print(f"questbot demo — fake GitHub at {stack.fake.url}, Redis at {url}")
@@ -49,6 +50,13 @@ async def run() -> int:
               "catches it")
         await main_line(story)
         to_closed = len(stack.fake.requests)
+        spent = dict(stack.runtime.worker.timings.seconds)
+        closed = {"seconds": time.perf_counter() - started,
+                  "agent_seconds": spent.get("start_agent", 0.0),
+                  "proof_seconds": spent.get("run_proof", 0.0),
+                  "paced_seconds": stack.runtime.clients.limits.waited}
+        closed["own_seconds"] = (closed["seconds"] - closed["agent_seconds"]
+                                 - closed["proof_seconds"] - closed["paced_seconds"])
         await regression(story)
         stack.fake.assert_clean()
     except StepFailed as exc:
@@ -70,8 +78,12 @@ async def run() -> int:
           f"it at revision 2, in {total:.1f}s with {requests} GitHub requests ({writes} writes).")
     print(f"  time: agent runs {agent:.2f}s, proof runs {proof:.2f}s, pacing writes under "
           f"GitHub's secondary limit {paced:.2f}s, questbot and the fake GitHub {own:.2f}s")
-    print(f"  GitHub requests from the failing check to closed: {to_closed}")
-    print(json.dumps({"requests_to_closed": to_closed, "seconds": round(total, 2),
+    print(f"  from the failing check to closed: {closed['seconds']:.2f}s (agent "
+          f"{closed['agent_seconds']:.2f}s, proof {closed['proof_seconds']:.2f}s, pacing "
+          f"{closed['paced_seconds']:.2f}s, questbot and the fake GitHub "
+          f"{closed['own_seconds']:.2f}s) and {to_closed} GitHub requests")
+    print(json.dumps({"to_closed": {k: round(v, 2) for k, v in closed.items()},
+                      "requests_to_closed": to_closed, "seconds": round(total, 2),
                       "agent_seconds": round(agent, 2),
                       "proof_seconds": round(proof, 2), "paced_seconds": round(paced, 2),
                       "own_seconds": round(own, 2), "github_requests": requests,
