@@ -86,6 +86,10 @@ def agent_env(home: Path, source: Mapping[str, str] | None = None) -> dict[str, 
     return base | {k: v for k, v in env.items() if k.startswith(PASSTHROUGH_PREFIX)}
 
 
+REAP_SECONDS = 10.0
+"""How long to wait for a killed agent's exit and its stderr's end before giving up on them."""
+
+
 class Stopped(Exception):
     """The run was killed by ``stop_agent``; its result must not be reported."""
 
@@ -159,9 +163,16 @@ class CommandAgent:
                        "was killed; a reply is one JSON document")
         finally:
             kill_group(process.pid)
-            await process.wait()
+            # bounded: a worker must never hang on an agent it has already killed (a pipe a
+            # stray grandchild still holds, an exit the loop has not been told about yet)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(process.wait(), REAP_SECONDS)
             stdout.cancel()
-            err = (await stderr).decode(errors="replace").strip()
+            try:
+                err = (await asyncio.wait_for(stderr, REAP_SECONDS)).decode(
+                    errors="replace").strip()
+            except TimeoutError:
+                err = ""
         if self.registry.was_stopped(process):
             raise Stopped(f"the agent run of quest {self.quest_id} was stopped")
         if problem is not None:
