@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -83,6 +84,10 @@ class ProofRepository:
     head_files: Mapping[str, str]
 
 
+GIT_TIMEOUT_SECONDS = 300.0
+"""No local git command of a workspace takes minutes; one that does is stuck, not slow."""
+
+
 async def git(repo: Path, *args: str, stdin: bytes | None = None) -> str:
     """Run git in ``repo`` without blocking the event loop; raise ``WorkspaceError`` on failure."""
     env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1"}
@@ -91,7 +96,13 @@ async def git(repo: Path, *args: str, stdin: bytes | None = None) -> str:
         stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
     )  # fmt: skip
-    out, err = await process.communicate(stdin)
+    try:
+        out, err = await asyncio.wait_for(process.communicate(stdin), GIT_TIMEOUT_SECONDS)
+    except TimeoutError:
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        raise WorkspaceError(f"git {' '.join(args[:3])} in {repo} took longer than "
+                             f"{GIT_TIMEOUT_SECONDS:g} s and was killed") from None
     if process.returncode != 0:
         detail = err.decode(errors="replace").strip()
         raise WorkspaceError(f"git {' '.join(args[:3])} failed in {repo}: {detail}")
