@@ -67,7 +67,6 @@ EVENT_HEADER: Final = "X-GitHub-Event"
 DELIVERY_HEADER: Final = "X-GitHub-Delivery"
 _MAX_ID = 128
 HEALTH_TIMEOUT_S: Final = 2.0
-GC_YOUNG_THRESHOLD: Final = 10_000
 """The garbage collector's young-generation threshold while the web process serves (see
 ``app_from_config``)."""
 
@@ -261,21 +260,11 @@ def app_from_config(config: Config, *, max_body: int = DEFAULT_MAX_BODY) -> web.
         # Frozen, the collector stops walking it on every full collection: measured under load,
         # those took about 30 ms each (a p99 spike) and 2 ms once it was frozen.
         gc.freeze()
-        # The collector's young generation runs after 700 net container allocations. A
-        # delivery in flight allocates (and later frees) dozens, and the objects of the
-        # deliveries in flight when a collection runs are promoted; their later frees still
-        # count down the young generation's counter, so each collection found thousands of
-        # young objects to walk: measured under load, a collection every ~100 deliveries at
-        # 0.5-0.8 ms each, about 5 µs of every delivery (profilers bill it to whatever
-        # allocated last, mostly the JSON parse). Deliveries leave no cyclic garbage: at
-        # 10,000 no young collection ran in 30,000 deliveries; cyclic garbage, if some code
-        # path does leave it, is still collected once 10,000 net allocations pile up.
-        threshold = gc.get_threshold()
-        gc.set_threshold(GC_YOUNG_THRESHOLD, *threshold[1:])
-        try:
-            yield
-        finally:
-            gc.set_threshold(*threshold)
+        # The collector's thresholds stay at Python's defaults. Raising the young generation's
+        # (tried: 10,000) saves ~5 µs a delivery but makes every tenth collection — the middle
+        # generation, ten young ones' worth of survivors — walk ~100k objects: 50-80 ms stalls,
+        # a p99 at half load of 52-83 ms instead of ~10 ms (scripts/bench_webhook.py).
+        yield
         await inbound.close()
         await client.aclose()
 

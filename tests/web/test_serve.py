@@ -51,16 +51,16 @@ async def test_the_app_from_config_stores_deliveries_and_counts_batches(
     assert batches["questbot_inbound_batch_size_count"] == 2
 
 
-async def test_the_served_app_raises_the_young_gc_threshold_and_restores_it(
+async def test_the_served_app_leaves_the_collector_thresholds_alone(
     aiohttp_client: Callable[..., Awaitable[Client]], redis_url: str, key_pem: str,
 ) -> None:
+    """A raised young-generation threshold made middle-generation collections stall the
+    half-load p99 at 50-80 ms; the defaults keep it near 10 ms (scripts/bench_webhook.py)."""
     import gc
-
-    from bot.web import GC_YOUNG_THRESHOLD
 
     before = gc.get_threshold()
     client = await aiohttp_client(app_from_config(load_config(environ(redis_url, key_pem))))
-    assert gc.get_threshold() == (GC_YOUNG_THRESHOLD, *before[1:])
+    assert gc.get_threshold() == before
     await client.close()
     assert gc.get_threshold() == before
 
