@@ -260,10 +260,10 @@ def app_from_config(config: Config, *, max_body: int = DEFAULT_MAX_BODY) -> web.
         # Frozen, the collector stops walking it on every full collection: measured under load,
         # those took about 30 ms each (a p99 spike) and 2 ms once it was frozen.
         gc.freeze()
-        # The collector's thresholds stay at Python's defaults. Raising the young generation's
-        # (tried: 10,000) saves ~5 µs a delivery but makes every tenth collection — the middle
-        # generation, ten young ones' worth of survivors — walk ~100k objects: 50-80 ms stalls,
-        # a p99 at half load of 52-83 ms instead of ~10 ms (scripts/bench_webhook.py).
+        # The collector's thresholds stay at Python's defaults. A raised young-generation
+        # threshold (10,000, to save ~5 µs a delivery) coincided with a half-load p99 of
+        # 31-83 ms in every bench run; with the defaults most runs are near 10 ms
+        # (docs/performance.md has what is still unexplained).
         yield
         await inbound.close()
         await client.aclose()

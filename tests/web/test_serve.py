@@ -54,8 +54,8 @@ async def test_the_app_from_config_stores_deliveries_and_counts_batches(
 async def test_the_served_app_leaves_the_collector_thresholds_alone(
     aiohttp_client: Callable[..., Awaitable[Client]], redis_url: str, key_pem: str,
 ) -> None:
-    """A raised young-generation threshold made middle-generation collections stall the
-    half-load p99 at 50-80 ms; the defaults keep it near 10 ms (scripts/bench_webhook.py)."""
+    """A raised young-generation threshold coincided with a half-load p99 of 31-83 ms in every
+    bench run; with the defaults most runs are near 10 ms (docs/performance.md)."""
     import gc
 
     before = gc.get_threshold()
