@@ -18,7 +18,8 @@ from bot.context import AdapterContext
 from bot.core import EVENT_ADAPTER, Event, InvalidTransition, Quest, Refusal, State
 from bot.core.states import CHECKPOINT_AT, LIVE, MEANING
 from bot.github.commands import Command, CommandName, CommandProblem
-from bot.github.conversation import Permissions, pull_head_ref, react, reply_once
+from bot.github.conversation import Permissions, pull_head_ref, reply_once
+from bot.github.forge import Forge
 from bot.github.memory import ForgeMemory
 from bot.github.signals import (
     QUEST_BRANCH_PREFIX,
@@ -213,7 +214,7 @@ class Intake:
 
     async def _commands(self, c: CommentCommands, delivery_id: str, out: Outcome) -> None:
         gh = await self.ctx.clients.for_repo(c.repo)
-        await react(gh, c.repo, c.comment_id)
+        await Forge(gh, c.repo).react(c.comment_id, "eyes")
         settings = await self.ctx.settings.settings(c.repo)
         quest = await self._thread_quest(c)
 

@@ -63,6 +63,7 @@ from bot.agent.result import AppliedChange, TaskResult
 from bot.agent.validation import ClaimVerdict
 from bot.core import Quest
 from bot.core.proof import CheckRecord, Reproduction, Risk
+from bot.journal.keys import hash_tag
 
 log = logging.getLogger(__name__)
 
@@ -102,15 +103,8 @@ class StageRecord(BaseModel):
     proof_digest: str | None = None
 
 
-def _tag(value: str) -> str:
-    if not value or "{" in value or "}" in value:
-        raise ValueError(f"id {value!r} cannot be used in a Redis key: it is empty or holds a "
-                         "brace, which would break the cluster hash tag")
-    return "{" + value + "}"
-
-
 def evidence_key(quest_id: str) -> str:
-    return f"q:{_tag(quest_id)}:evidence"
+    return f"q:{hash_tag(quest_id)}:evidence"
 
 
 def field_name(revision: int, piece: Piece) -> str:

@@ -1,4 +1,4 @@
-"""Talking with the people who comment: who may act, the reaction that says "read", replies.
+"""Talking with the people who comment: who may act, and replies to them.
 
 Authorization is by the repository permission GitHub reports for the commenter (write, maintain
 or admin), or by being one of the configured reviewers — never by ``author_association``, which
@@ -51,12 +51,6 @@ class Permissions:
         if login.lower() in {r.lower() for r in reviewers}:
             return True
         return await self.permission(gh, repo, login) in WRITE_OR_ABOVE
-
-
-async def react(gh: GitHubAPI, repo: str, comment_id: int, content: str = "eyes") -> None:
-    """GitHub answers 200 for a reaction that already exists, so this is idempotent."""
-    await gh.post(f"/repos/{repo}/issues/comments/{comment_id}/reactions",
-                  data={"content": content})
 
 
 async def reply_once(gh: GitHubAPI, client: redis.asyncio.Redis, repo: str, number: int,

@@ -75,10 +75,6 @@ class GitHubEffects:
         await self.projection.sync(quest)
         await self.inbox.sync_quest(quest)
 
-    async def react(self, repo: str, comment_id: int, content: str = "eyes") -> None:
-        """For the command handler: acknowledge a comment it read (idempotent on GitHub)."""
-        await (await self.projection.forge(repo)).react(comment_id, content)
-
     async def _note(self, effect: Effect, why: str) -> None:
         log.info("effect %s: %s", effect.key, why)
         await self.memory.set_quest_field(effect.quest_id, f"note:{effect.key}", why)

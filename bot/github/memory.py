@@ -16,25 +16,20 @@ from __future__ import annotations
 import redis.asyncio
 from redis.typing import EncodableT, FieldT
 
+from bot.journal.keys import hash_tag
+
 QUEST_FIELDS = (
     "pr", "check_run", "check_head", "check_done", "check_digest", "status_comment",
     "status_target", "status_digest", "source_issue", "revert_pr",
 )
 
 
-def _tag(value: str) -> str:
-    if not value or "{" in value or "}" in value:
-        raise ValueError(f"id {value!r} cannot be used in a Redis key: it is empty or holds a "
-                         "brace, which would break the cluster hash tag")
-    return "{" + value + "}"
-
-
 def quest_gh_key(quest_id: str) -> str:
-    return f"q:{_tag(quest_id)}:gh"
+    return f"q:{hash_tag(quest_id)}:gh"
 
 
 def repo_gh_key(repo: str) -> str:
-    return f"repo:{_tag(repo.lower())}:gh"
+    return f"repo:{hash_tag(repo.lower())}:gh"
 
 
 def _text(value: bytes | str | None) -> str | None:

@@ -17,10 +17,11 @@ DEFAULT_SHARDS = 16
 RUNNERS_GROUP = "runners"
 
 
-def _tag(value: str) -> str:
+def hash_tag(value: str) -> str:
+    """``{value}``: every key built with it lands on the slot of ``value`` in Redis Cluster."""
     if not value or "{" in value or "}" in value:
         raise UnstorableId(f"id {value!r} cannot be stored: it is empty or holds a brace, which "
-                        "would break the cluster hash tag; use an id without braces")
+                           "would break the cluster hash tag; use an id without braces")
     return "{" + value + "}"
 
 
@@ -58,7 +59,7 @@ class QuestKeys:
 
 @lru_cache(maxsize=8192)  # every apply names four of them; building them is not free
 def quest_keys(quest_id: str) -> QuestKeys:
-    p = f"q:{_tag(quest_id)}"
+    p = f"q:{hash_tag(quest_id)}"
     return QuestKeys(
         quest_id=quest_id, snap=f"{p}:snap", events=f"{p}:events", ids=f"{p}:ids",
         outbox=f"{p}:outbox", done=f"{p}:done", tries=f"{p}:tries", retry_at=f"{p}:retry",
@@ -82,19 +83,19 @@ def timer_events_key(shard: int) -> str:
 
 
 def repo_quests_key(repo: str) -> str:
-    return f"repo:{_tag(repo)}:quests"
+    return f"repo:{hash_tag(repo)}:quests"
 
 
 def repo_live_key(repo: str) -> str:
     """Set of non-terminal quests: what the live-quest cap counts."""
-    return f"repo:{_tag(repo)}:live"
+    return f"repo:{hash_tag(repo)}:live"
 
 
 def fingerprint_key(repo: str, fingerprint: str) -> str:
     """Set of the quests ever opened for this fingerprint (duplicate and reopen lookups)."""
-    return f"repo:{_tag(repo)}:fp:{fingerprint}"
+    return f"repo:{hash_tag(repo)}:fp:{fingerprint}"
 
 
 def muted_key(repo: str, fingerprint: str) -> str:
     """String with a TTL: present while the fingerprint is muted."""
-    return f"repo:{_tag(repo)}:muted:{fingerprint}"
+    return f"repo:{hash_tag(repo)}:muted:{fingerprint}"
