@@ -16,6 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, model_validator
 from bot.core.names import Name
 from bot.core.policy import Checkpoint
 from bot.core.proof import ProofBundle, Risk
+from bot.core.unvalidated import new as _new
+from bot.core.unvalidated import set_dict as _set_dict
+from bot.core.unvalidated import set_extra as _set_extra
+from bot.core.unvalidated import set_fields_set as _set_fields_set
+from bot.core.unvalidated import set_private as _set_private
 
 
 class Route(Name):
@@ -74,12 +79,12 @@ class Snapshot(BaseModel):
         """``Snapshot(revision=..., head=..., base=..., proof_digest=...)`` without validation,
         for the core's hot path, which only passes values a quest already holds (typed when
         the quest was). The result is equal field for field, fields-set included."""
-        snapshot = object.__new__(cls)
-        object.__setattr__(snapshot, "__dict__", {"revision": revision, "head": head,
-                                                  "base": base, "proof_digest": proof_digest})
-        object.__setattr__(snapshot, "__pydantic_fields_set__", set(_SNAPSHOT_FIELDS))
-        object.__setattr__(snapshot, "__pydantic_extra__", None)
-        object.__setattr__(snapshot, "__pydantic_private__", None)
+        snapshot = _new(cls)
+        _set_dict(snapshot, {"revision": revision, "head": head, "base": base,
+                             "proof_digest": proof_digest})
+        _set_fields_set(snapshot, set(_SNAPSHOT_FIELDS))
+        _set_extra(snapshot, None)
+        _set_private(snapshot, None)
         return snapshot
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from bot.core.effects import Effect, keyed_effect
+from bot.core.effects import Effect
 from bot.core.errors import InvalidTransition, Refusal, TableViolation
 from bot.core.events import Event
 from bot.core.policy import Policy
@@ -27,6 +27,8 @@ from bot.core.quest import Quest
 from bot.core.rules import HANDLERS
 from bot.core.states import TERMINAL, State
 from bot.core.table import TABLE
+
+_tuple_new = tuple.__new__
 
 CLAIM_GUARDED: frozenset[str] = frozenset(
     {"checkpoint_decided", "claimed", "released", "paused", "resumed", "killed", "triaged"}
@@ -81,16 +83,20 @@ def _advance(quest: Quest | None, event: Event, policy: Policy,
         source = quest.state if quest is not None else None
         raise TableViolation(f"{etype} moved {source} to {nq.state}, which the table does not list")
     if asks:
+        # ``keyed_effect`` written out: one tuple per effect, the key ``effect_key``'s
         qid, rev, event_id = nq.id, nq.revision, event.id
         if len(asks) == 1:  # the common case: no occurrence bookkeeping
             kind, payload = asks[0]
-            effects.append(keyed_effect(qid, rev, kind, event_id, 0, payload))
+            effects.append(_tuple_new(Effect, (f"{qid}:{rev}:{kind._value_}:{event_id}:0",
+                                               kind, qid, rev, event_id, 0, payload)))
         else:
             seen: dict[str, int] = {}
             for kind, payload in asks:
                 occurrence = seen.get(kind, 0)
                 seen[kind] = occurrence + 1
-                effects.append(keyed_effect(qid, rev, kind, event_id, occurrence, payload))
+                effects.append(_tuple_new(
+                    Effect, (f"{qid}:{rev}:{kind._value_}:{event_id}:{occurrence}",
+                             kind, qid, rev, event_id, occurrence, payload)))
     return nq
 
 

@@ -11,15 +11,11 @@ from bot.core.events import Route, Severity, SignalKind, Snapshot
 from bot.core.names import Name
 from bot.core.proof import Risk
 from bot.core.states import State
-
-_new = object.__new__
-# The four slots pydantic gives every model, set with their own setters (as ``object.__setattr__``
-# would, minus its look-up): ``evolve`` runs for nearly every event.
-_set_dict, _set_fields_set, _set_extra, _set_private = (
-    BaseModel.__dict__[name].__set__
-    for name in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__",
-                 "__pydantic_private__")
-)
+from bot.core.unvalidated import new as _new
+from bot.core.unvalidated import set_dict as _set_dict
+from bot.core.unvalidated import set_extra as _set_extra
+from bot.core.unvalidated import set_fields_set as _set_fields_set
+from bot.core.unvalidated import set_private as _set_private
 
 
 class ParkReason(Name):
@@ -122,9 +118,18 @@ class Quest(BaseModel):
             and proof.base == self.base
         )
 
+    def shows(self, snapshot: Snapshot) -> bool:
+        """``snapshot == self.snapshot``, compared field by field without building a model:
+        every decision and every move to ``landing`` asks it."""
+        proof = self.proof
+        return (snapshot.revision == self.revision and snapshot.head == self.head
+                and snapshot.base == self.base
+                and snapshot.proof_digest == (proof.proof_digest if proof is not None else None))
+
     @property
     def c_approval_counts(self) -> bool:
-        return self.c_approval is not None and self.c_approval == self.snapshot
+        approval = self.c_approval
+        return approval is not None and self.shows(approval)
 
     @property
     def checkpoint_state(self) -> State:

@@ -295,7 +295,7 @@ def checkpoint_decided(q: Quest, e: CheckpointDecided, p: Policy) -> Result:
         where = f"checkpoint {open_checkpoint.value}" if open_checkpoint else f"state {at.value}"
         refuse(q, e, f"checkpoint {e.checkpoint.value} is not open; the quest is at {where}",
                Refusal.NOT_AT_CHECKPOINT)
-    if e.snapshot is not None and e.snapshot != q.snapshot:
+    if e.snapshot is not None and not q.shows(e.snapshot):
         refuse(q, e, "the quest changed since this decision was made (revision, head, base or "
                "proof); look again and decide on what it shows now", Refusal.STALE)
     if e.automatic and (p.shadow or p.blocking(e.checkpoint)):

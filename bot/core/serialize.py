@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable
 from typing import Any, Literal
 
-from bot.core.effects import EFFECT_ADAPTER, Effect
+from bot.core.effects import EFFECT_ADAPTER, Effect, effect_from_record, effect_record
 from bot.core.events import EVENT_ADAPTER, Event
 from bot.core.policy import Policy
 from bot.core.quest import Quest
@@ -73,11 +73,11 @@ def load_event(text: str | bytes) -> Event:
 
 
 def dump_effect(effect: Effect) -> str:
-    return _dump("effect", EFFECT_ADAPTER.dump_python(effect, mode="json"))
+    return _dump("effect", EFFECT_ADAPTER.dump_python(effect_record(effect), mode="json"))
 
 
 def load_effect(text: str | bytes) -> Effect:
-    return EFFECT_ADAPTER.validate_python(_load("effect", text))
+    return effect_from_record(_load("effect", text))
 
 
 def dump_policy(policy: Policy) -> str:

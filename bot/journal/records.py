@@ -19,7 +19,7 @@ import orjson
 from pydantic import BaseModel
 
 from bot.core import EVENT_ADAPTER, Effect, Event, Quest
-from bot.core.effects import EFFECT_ADAPTER
+from bot.core.effects import EFFECT_ADAPTER, effect_record
 from bot.core.serialize import SCHEMA_VERSION
 
 _OPTIONS = orjson.OPT_UTC_Z
@@ -54,8 +54,9 @@ def dump_quest(quest: Quest) -> bytes:
 
 
 def dump_effect(effect: Effect) -> bytes:
+    record = effect_record(effect)
     try:
-        data = orjson.dumps(effect, default=_fields, option=_OPTIONS)
+        data = orjson.dumps(record, default=_fields, option=_OPTIONS)
     except TypeError:
-        data = EFFECT_ADAPTER.dump_json(effect)
+        data = EFFECT_ADAPTER.dump_json(record)
     return _envelope("effect", data)

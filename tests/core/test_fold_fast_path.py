@@ -126,7 +126,7 @@ def test_fold_matches_a_fold_of_steps_on_the_examples(path: Path) -> None:
     assert_same(fold(events, Policy()), reference_fold(events, Policy()))
 
 
-def test_keyed_effect_is_the_dataclass_built_with_its_key() -> None:
+def test_keyed_effect_is_the_named_tuple_built_with_its_key() -> None:
     payload = {"stage": "patch"}
     made = keyed_effect("q-1", 12, EffectType.START_AGENT, "q-1-e9", 3, payload)
     plain = Effect(key=effect_key("q-1", 12, EffectType.START_AGENT, "q-1-e9", 3),
