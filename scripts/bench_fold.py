@@ -142,21 +142,25 @@ def run_baseline(events: list[Event], max_attempts: int) -> str:
     return str(model.state)  # type: ignore[attr-defined]
 
 
-def best_rate(fn: Any, n: int, rounds: int, *, collector: bool) -> float:
-    """Best of ``rounds``. With ``collector`` off, Python's cyclic GC is paused around each
-    timed call for whichever side runs, as ``timeit`` does by default."""
-    best = float("inf")
+def best_rates(ours: Any, base: Any, n: int, rounds: int, *, collector: bool
+               ) -> tuple[float, float]:
+    """Best of ``rounds`` for each side, the two sides taking turns round by round, so that a
+    slow stretch of this shared machine falls on both rather than on whichever ran then. Each
+    timed call starts from a collected heap; with ``collector`` off, Python's cyclic GC is
+    paused around it, as ``timeit`` does by default."""
+    best = [float("inf"), float("inf")]
     for _ in range(rounds):
-        gc.collect()
-        if not collector:
-            gc.disable()
-        try:
-            start = time.perf_counter()
-            fn()
-            best = min(best, time.perf_counter() - start)
-        finally:
-            gc.enable()
-    return n / best
+        for side, fn in enumerate((ours, base)):
+            gc.collect()
+            if not collector:
+                gc.disable()
+            try:
+                start = time.perf_counter()
+                fn()
+                best[side] = min(best[side], time.perf_counter() - start)
+            finally:
+                gc.enable()
+    return n / best[0], n / best[1]
 
 
 def main() -> None:
@@ -178,10 +182,8 @@ def main() -> None:
         run_baseline(events, policy.max_attempts)
 
     n = len(events)
-    ours = best_rate(ours_fn, n, args.rounds, collector=True)
-    base = best_rate(base_fn, n, args.rounds, collector=True)
-    ours_paused = best_rate(ours_fn, n, args.rounds, collector=False)
-    base_paused = best_rate(base_fn, n, args.rounds, collector=False)
+    ours, base = best_rates(ours_fn, base_fn, n, args.rounds, collector=True)
+    ours_paused, base_paused = best_rates(ours_fn, base_fn, n, args.rounds, collector=False)
     figures = {"events": n, "effects": len(result.effects),
                "events_per_s": round(ours), "baseline_events_per_s": round(base),
                "ratio": round(ours / base, 2),

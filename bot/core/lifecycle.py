@@ -29,6 +29,7 @@ from bot.core.states import TERMINAL, State
 from bot.core.table import TABLE
 
 _tuple_new = tuple.__new__
+_HANDED_OFF = State.HANDED_OFF
 
 CLAIM_GUARDED: frozenset[str] = frozenset(
     {"checkpoint_decided", "claimed", "released", "paused", "resumed", "killed", "triaged"}
@@ -71,7 +72,7 @@ def _advance(quest: Quest | None, event: Event, policy: Policy,
         if event.quest_id != quest.id:
             raise InvalidTransition(state, etype, f"the event is for quest {event.quest_id}, "
                                     f"not {quest.id}", Refusal.BAD_EVENT)
-        if state is State.HANDED_OFF and etype in CLAIM_GUARDED and event.actor != quest.owner:
+        if state is _HANDED_OFF and etype in CLAIM_GUARDED and event.actor != quest.owner:
             raise InvalidTransition(state, etype, f"the review is claimed by @{quest.owner}; "
                                     "ask them, or wait for /release", Refusal.CLAIMED)
         if targets is None:

@@ -289,41 +289,50 @@ def proof_failed(q: Quest, e: ProofFailed, p: Policy) -> Result:
 
 
 def checkpoint_decided(q: Quest, e: CheckpointDecided, p: Policy) -> Result:
-    at = q.checkpoint_state
+    state = q.state
+    at = q.claimed_from if state is S.HANDED_OFF and q.claimed_from is not None else state
+    checkpoint = e.checkpoint
     open_checkpoint = CHECKPOINT_AT.get(at)
-    if open_checkpoint is not e.checkpoint:
+    if open_checkpoint is not checkpoint:
         where = f"checkpoint {open_checkpoint.value}" if open_checkpoint else f"state {at.value}"
-        refuse(q, e, f"checkpoint {e.checkpoint.value} is not open; the quest is at {where}",
+        refuse(q, e, f"checkpoint {checkpoint.value} is not open; the quest is at {where}",
                Refusal.NOT_AT_CHECKPOINT)
     if e.snapshot is not None and not q.shows(e.snapshot):
         refuse(q, e, "the quest changed since this decision was made (revision, head, base or "
                "proof); look again and decide on what it shows now", Refusal.STALE)
-    if e.automatic and (p.shadow or p.blocking(e.checkpoint)):
-        return q.evolve({"decisions": q.decisions + 1,
-                                    "recorded_only_decisions": q.recorded_only_decisions + 1}), []
-    if (e.checkpoint is Checkpoint.C and e.verdict is Verdict.APPROVE
+    decisions = q.decisions + 1
+    if e.automatic and (p.shadow or p.blocking(checkpoint)):
+        return q.evolve({"decisions": decisions,
+                         "recorded_only_decisions": q.recorded_only_decisions + 1}), []
+    verdict = e.verdict
+    if (checkpoint is Checkpoint.C and verdict is Verdict.APPROVE
             and e.actor is not None and e.actor == q.head_pusher):
         refuse(q, e, f"@{e.actor} pushed the head under review and cannot approve it; "
                "ask another maintainer", Refusal.PRODUCER)
     # a decision ends any claim and applies at the checkpoint's own state (``at``)
-    decided = {"decisions": q.decisions + 1, "owner": None, "claimed_from": None}
-    if e.verdict is Verdict.REJECT:
-        return q.evolve({**decided, "state": S.ABANDONED, "outcome": Outcome.REJECTED}), []
-    if e.verdict is Verdict.REVISE:
-        target, stage = _REVISE_TO[e.checkpoint]
-        return q.evolve({**decided, "state": target}), [_start(stage, revise=e.reason)]
-    if e.checkpoint is Checkpoint.A:
+    if verdict is Verdict.REJECT:
+        return q.evolve({"decisions": decisions, "owner": None, "claimed_from": None,
+                         "state": S.ABANDONED, "outcome": Outcome.REJECTED}), []
+    if verdict is Verdict.REVISE:
+        target, stage = _REVISE_TO[checkpoint]
+        return q.evolve({"decisions": decisions, "owner": None, "claimed_from": None,
+                         "state": target}), [_start(stage, revise=e.reason)]
+    if checkpoint is Checkpoint.A:
         if q.route is Route.RESEARCH_ONLY:
-            nq = _park(q, ParkReason.RESEARCH_COMPLETE, S.HYPOTHESISED, **decided)
+            nq = _park(q, ParkReason.RESEARCH_COMPLETE, S.HYPOTHESISED, decisions=decisions,
+                       owner=None, claimed_from=None)
             return nq, [(E.NOTIFY_INBOX, {"reason": "research complete: the hypothesis was "
                                           "approved; /quest fix to go on and patch"})]
-        return q.evolve({**decided, "state": S.REPRODUCING}), [_start("reproduce")]
-    if e.checkpoint is Checkpoint.B:
-        return q.evolve({**decided, "state": S.PATCHING}), [_start("patch")]
+        return q.evolve({"decisions": decisions, "owner": None, "claimed_from": None,
+                         "state": S.REPRODUCING}), [(E.START_AGENT, {"stage": "reproduce"})]
+    if checkpoint is Checkpoint.B:
+        return q.evolve({"decisions": decisions, "owner": None, "claimed_from": None,
+                         "state": S.PATCHING}), [(E.START_AGENT, {"stage": "patch"})]
     if not q.proof_bound:
         refuse(q.evolve({"state": at}), e, "the proof no longer matches this revision, head "
                "and base; wait for the new proof", Refusal.UNBOUND_PROOF)
-    nq = q.evolve({**decided, "state": S.LANDING, "c_approval": q.snapshot})
+    nq = q.evolve({"decisions": decisions, "owner": None, "claimed_from": None,
+                   "state": S.LANDING, "c_approval": q.snapshot})
     return nq, [_land(nq)]
 
 
