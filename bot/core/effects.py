@@ -8,7 +8,8 @@ same journal always yields the same keys, and an adapter can use the key to do i
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from collections.abc import Iterator, Sequence
+from typing import Any, NamedTuple, overload
 
 from pydantic import ConfigDict, TypeAdapter, with_config
 from typing_extensions import TypedDict  # pydantic's own dependency; it needs this one on 3.11
@@ -45,10 +46,10 @@ def effect_key(quest_id: str, revision: int, type_: str, event_id: str, occurren
 class Effect(NamedTuple):
     """A keyed request for work.
 
-    A named tuple rather than a model or a slotted dataclass because ``fold`` makes one per
-    effect and keeps them all: a tuple is built in one step instead of seven slot writes (a
-    replay of 100,000 events ran 14% faster). ``EFFECT_ADAPTER`` validates and dumps its
-    record form, a JSON object with these fields, at the boundaries."""
+    A named tuple rather than a model or a slotted dataclass: ``step`` makes one per effect,
+    and a tuple is built in one step instead of seven slot writes. ``EFFECT_ADAPTER``
+    validates and dumps its record form, a JSON object with these fields, at the boundaries.
+    ``fold`` keeps effects as ``EffectRow`` instead (see ``EffectLog``)."""
 
     key: str
     type: EffectType
@@ -97,3 +98,68 @@ def keyed_effect(quest_id: str, revision: int, type_: EffectType, event_id: str,
     is ``effect_key``'s, joined directly."""
     return _tuple_new(Effect, (f"{quest_id}:{revision}:{type_._value_}:{event_id}:{occurrence}",
                                type_, quest_id, revision, event_id, occurrence, payload))
+
+
+EffectRow = tuple[str, str, str, int, str, int]
+"""An effect as ``fold`` keeps it, beside its payload: ``Effect``'s other fields, the type as
+its plain text."""
+
+_TYPES: dict[str, EffectType] = {t._value_: t for t in EffectType}
+
+
+def effect_of_row(row: EffectRow, payload: dict[str, Any]) -> Effect:
+    key, type_, quest_id, revision, event_id, occurrence = row
+    return _tuple_new(Effect, (key, _TYPES[type_], quest_id, revision, event_id, occurrence,
+                               payload))
+
+
+class EffectLog(Sequence[Effect]):
+    """A fold's effects, in order: kept as rows and payloads, handed out as ``Effect``.
+
+    Why not a tuple of ``Effect``: a replay of a long journal keeps about one effect per
+    event, and Python's cyclic collector rescans every container that survives; once the
+    survivors pass a quarter of the older heap it runs a full collection over everything —
+    with the 100,000-event journal of ``scripts/bench_fold.py`` that one collection cost a
+    fifth of the fold. A tuple holding only strings and numbers is something the collector
+    stops tracking the first time it looks, and so is a dict of plain values from the start
+    (the effect payloads are flat for this reason). So a row and its payload cost the
+    collector nothing, and an ``Effect`` exists only while a reader holds it. Everything in
+    an effect (key, type, payload) is computed by the fold; reading one only wraps its row.
+    """
+
+    __slots__ = ("_payloads", "_rows")
+
+    def __init__(self, rows: Sequence[EffectRow] = (),
+                 payloads: Sequence[dict[str, Any]] = ()) -> None:
+        if len(rows) != len(payloads):
+            raise ValueError(f"{len(rows)} effect rows but {len(payloads)} payloads")
+        self._rows = rows
+        self._payloads = payloads
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, index: int) -> Effect: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Effect, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Effect | tuple[Effect, ...]:
+        if isinstance(index, slice):
+            return tuple(map(effect_of_row, self._rows[index], self._payloads[index]))
+        return effect_of_row(self._rows[index], self._payloads[index])
+
+    def __iter__(self) -> Iterator[Effect]:
+        return map(effect_of_row, self._rows, self._payloads)
+
+    def __eq__(self, other: object) -> bool:
+        """Equal to another log, or a tuple or list, of the same effects in the same order."""
+        if isinstance(other, EffectLog | tuple | list):
+            return list(self) == list(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # a sequence of payload dicts: not hashable
+
+    def __repr__(self) -> str:
+        return f"EffectLog({list(self)!r})"

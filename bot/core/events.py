@@ -82,13 +82,15 @@ class Snapshot(BaseModel):
         snapshot = _new(cls)
         _set_dict(snapshot, {"revision": revision, "head": head, "base": base,
                              "proof_digest": proof_digest})
-        _set_fields_set(snapshot, set(_SNAPSHOT_FIELDS))
+        _set_fields_set(snapshot, _SNAPSHOT_FIELDS)  # shared, as Quest.evolve shares its own
         _set_extra(snapshot, None)
         _set_private(snapshot, None)
         return snapshot
 
 
-_SNAPSHOT_FIELDS = ("revision", "head", "base", "proof_digest")
+_SNAPSHOT_FIELDS = {"revision", "head", "base", "proof_digest"}
+"""Every snapshot ``of`` makes has all four fields set; pydantic copies a model's set before
+it changes one (``model_copy``), so one set can stand for them all."""
 
 
 class _Event(BaseModel):

@@ -16,10 +16,11 @@ redelivers with the same id), so the same journal always gives the same quest an
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from bot.core.effects import Effect
+from bot.core.effects import Effect, EffectLog, EffectRow, effect_of_row
 from bot.core.errors import InvalidTransition, Refusal, TableViolation
 from bot.core.events import Event
 from bot.core.policy import Policy
@@ -28,7 +29,6 @@ from bot.core.rules import HANDLERS
 from bot.core.states import TERMINAL, State
 from bot.core.table import TABLE
 
-_tuple_new = tuple.__new__
 _HANDED_OFF = State.HANDED_OFF
 
 CLAIM_GUARDED: frozenset[str] = frozenset(
@@ -46,19 +46,21 @@ class Transition:
 
 
 def step(quest: Quest | None, event: Event, policy: Policy) -> Transition:
-    effects: list[Effect] = []
-    nq = _advance(quest, event, policy, effects)
+    rows: list[EffectRow] = []
+    payloads: list[dict[str, Any]] = []
+    nq = _advance(quest, event, policy, rows, payloads)
     if nq is None:  # absorbed by a terminal quest
         assert quest is not None
         return Transition(quest, (), absorbed=True)
-    return Transition(nq, tuple(effects))
+    return Transition(nq, tuple(map(effect_of_row, rows, payloads)))
 
 
-def _advance(quest: Quest | None, event: Event, policy: Policy,
-             effects: list[Effect]) -> Quest | None:
-    """``step`` without the ``Transition``: appends the keyed effects to ``effects`` and returns
-    the next quest, or ``None`` when a terminal quest absorbs the event. ``fold`` calls this
-    directly so that a replay allocates nothing per event beyond the quest and its effects."""
+def _advance(quest: Quest | None, event: Event, policy: Policy, rows: list[EffectRow],
+             payloads: list[dict[str, Any]]) -> Quest | None:
+    """``step`` without the ``Transition``: appends each keyed effect to ``rows`` and its
+    payload to ``payloads``, and returns the next quest, or ``None`` when a terminal quest
+    absorbs the event. ``fold`` calls this directly so that a replay keeps nothing per event
+    beyond its effects, in a form the collector leaves alone (``EffectLog`` says why)."""
     etype = event.type
     moves = TABLE[etype]
     if quest is None:
@@ -84,20 +86,22 @@ def _advance(quest: Quest | None, event: Event, policy: Policy,
         source = quest.state if quest is not None else None
         raise TableViolation(f"{etype} moved {source} to {nq.state}, which the table does not list")
     if asks:
-        # ``keyed_effect`` written out: one tuple per effect, the key ``effect_key``'s
+        # one row per effect, its key ``effect_key``'s
         qid, rev, event_id = nq.id, nq.revision, event.id
         if len(asks) == 1:  # the common case: no occurrence bookkeeping
             kind, payload = asks[0]
-            effects.append(_tuple_new(Effect, (f"{qid}:{rev}:{kind._value_}:{event_id}:0",
-                                               kind, qid, rev, event_id, 0, payload)))
+            text = kind._value_
+            rows.append((f"{qid}:{rev}:{text}:{event_id}:0", text, qid, rev, event_id, 0))
+            payloads.append(payload)
         else:
             seen: dict[str, int] = {}
             for kind, payload in asks:
-                occurrence = seen.get(kind, 0)
-                seen[kind] = occurrence + 1
-                effects.append(_tuple_new(
-                    Effect, (f"{qid}:{rev}:{kind._value_}:{event_id}:{occurrence}",
-                             kind, qid, rev, event_id, occurrence, payload)))
+                text = kind._value_
+                occurrence = seen.get(text, 0)
+                seen[text] = occurrence + 1
+                rows.append((f"{qid}:{rev}:{text}:{event_id}:{occurrence}", text, qid, rev,
+                             event_id, occurrence))
+                payloads.append(payload)
     return nq
 
 
@@ -122,7 +126,8 @@ class InvalidAt:
 @dataclass(frozen=True, slots=True)
 class FoldResult:
     quest: Quest | None
-    effects: tuple[Effect, ...]
+    effects: Sequence[Effect]
+    """An ``EffectLog`` from ``fold``: every effect in order."""
     invalid: InvalidAt | None = None
     applied: int = 0
     absorbed: tuple[str, ...] = field(default=())
@@ -133,7 +138,8 @@ def fold(events: Iterable[Event], policy: Policy, *, stop_at_invalid: bool = Tru
          quest: Quest | None = None) -> FoldResult:
     """Replay ``events`` in order. With ``stop_at_invalid`` (the default) replay stops at the
     first refused event; otherwise refused events are skipped, as the live path skips them."""
-    effects: list[Effect] = []
+    rows: list[EffectRow] = []
+    payloads: list[dict[str, Any]] = []
     seen: set[str] = set()
     absorbed: list[str] = []
     invalid: InvalidAt | None = None
@@ -145,7 +151,7 @@ def fold(events: Iterable[Event], policy: Policy, *, stop_at_invalid: bool = Tru
             continue
         seen.add(event_id)
         try:
-            nq = _advance(quest, event, policy, effects)
+            nq = _advance(quest, event, policy, rows, payloads)
         except InvalidTransition as exc:
             if invalid is None:
                 invalid = InvalidAt(index, event_id, event.type, exc.state, exc.reason, exc.code)
@@ -157,4 +163,4 @@ def fold(events: Iterable[Event], policy: Policy, *, stop_at_invalid: bool = Tru
         else:
             quest = nq
         applied += 1
-    return FoldResult(quest, tuple(effects), invalid, applied, tuple(absorbed))
+    return FoldResult(quest, EffectLog(rows, payloads), invalid, applied, tuple(absorbed))

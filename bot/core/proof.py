@@ -89,8 +89,10 @@ class ProofBundle(BaseModel):
     @property
     def all_passed(self) -> bool:
         """Every check passed and, when there is a reproduction, it was confirmed."""
-        checks_ok = all(check.passed for check in self.checks)
-        return checks_ok and (self.reproduction is None or self.reproduction.confirmed)
+        for check in self.checks:  # a loop, not ``all(...)``: every proof_completed asks
+            if not check.passed:
+                return False
+        return self.reproduction is None or self.reproduction.confirmed
 
 
 _to_json = ProofBundle.__pydantic_serializer__.to_json

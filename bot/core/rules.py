@@ -90,22 +90,21 @@ def _park(q: Quest, reason: ParkReason, resume: State, **changes: Any) -> Quest:
 
 
 def _checkpoint_request(q: Quest, checkpoint: Checkpoint, p: Policy) -> tuple[E, dict[str, Any]]:
+    """The snapshot the reviewers are asked to decide on is written flat, beside the
+    checkpoint: payloads hold plain values only (``EffectLog`` says why)."""
+    proof = q.proof
     return (
         E.REQUEST_CHECKPOINT,
         {
-            "checkpoint": str(checkpoint),  # its value, without the enum property's cost
+            "checkpoint": checkpoint._value_,  # its value, without the enum property's cost
             "blocking": p.blocking(checkpoint),
             "shadow": p.shadow,
-            "snapshot": _snapshot_json(q.revision, q.head, q.base, q.proof),
+            "revision": q.revision,
+            "head": q.head,
+            "base": q.base,
+            "proof_digest": proof.proof_digest if proof is not None else None,
         },
     )
-
-
-def _snapshot_json(revision: int, head: str | None, base: str | None,
-                   proof: Snapshot | None) -> dict[str, Any]:
-    """``Snapshot.model_dump(mode="json")``, built directly: it is on every checkpoint's path."""
-    return {"revision": revision, "head": head, "base": base,
-            "proof_digest": proof.proof_digest if proof else None}
 
 
 def _start(stage: str, **extra: Any) -> tuple[E, dict[str, Any]]:
@@ -113,11 +112,11 @@ def _start(stage: str, **extra: Any) -> tuple[E, dict[str, Any]]:
 
 
 def _land(q: Quest) -> tuple[E, dict[str, Any]]:
+    """``land`` carries the approved snapshot, flat: the merge is pinned to its head."""
     approval = q.c_approval
     assert approval is not None  # guarded by every caller
     return (E.LAND, {"head": approval.head, "base": approval.base,
-                     "snapshot": _snapshot_json(approval.revision, approval.head, approval.base,
-                                                approval)})
+                     "revision": approval.revision, "proof_digest": approval.proof_digest})
 
 
 def _enter(q: Quest, p: Policy) -> Asks:
