@@ -167,6 +167,7 @@ async def open_loop(load: Load, rate: float, warmup: float, seconds: float,
     latency runs from when the request was due."""
     connector = aiohttp.TCPConnector(limit=limit)
     latencies: list[float] = []
+    dues: list[float] = []
     statuses: dict[int, int] = {}
     tasks: set[asyncio.Task[None]] = set()
     async with aiohttp.ClientSession(connector=connector) as session:
@@ -178,6 +179,7 @@ async def open_loop(load: Load, rate: float, warmup: float, seconds: float,
             status = await load.one(session)
             if due >= measure_from:
                 latencies.append(time.perf_counter() - due)
+                dues.append(due)
                 statuses[status] = statuses.get(status, 0) + 1
 
         sent = 0
@@ -190,7 +192,58 @@ async def open_loop(load: Load, rate: float, warmup: float, seconds: float,
                 sent += 1
             await asyncio.sleep(max(0.0, start + sent / rate - time.perf_counter()))
         await asyncio.gather(*tasks)
-    return {"per_s": len(latencies) / seconds, "latencies": latencies, "statuses": statuses}
+    return {"per_s": len(latencies) / seconds, "latencies": latencies, "statuses": statuses,
+            "dues": dues}
+
+
+def stalls(result: dict[str, Any], over: float = 0.020, gap: float = 0.1) -> str:
+    """How the requests slower than ``over`` are spread: a few bursts of many requests each
+    is a stall of the whole machine or of one process; many lone ones is steady jitter."""
+    slow = sorted(d for d, lat in zip(result["dues"], result["latencies"], strict=True)
+                  if lat > over)
+    if not slow:
+        return f"no request over {over * 1e3:g} ms"
+    bursts = 1 + sum(1 for a, b in itertools.pairwise(slow) if b - a > gap)
+    worst = max(result["latencies"]) * 1e3
+    return (f"{len(slow)} requests over {over * 1e3:g} ms in {bursts} burst(s); "
+            f"slowest {worst:.0f} ms")
+
+
+def pressure() -> dict[str, float]:
+    """Linux PSI: seconds that some task waited for a CPU, or for I/O, so far."""
+    stalled: dict[str, float] = {}
+    for kind in ("cpu", "io"):
+        try:
+            line = Path(f"/proc/pressure/{kind}").read_text().splitlines()[0]
+        except OSError:
+            continue
+        stalled[kind] = int(line.rsplit("total=", 1)[1]) / 1e6
+    return stalled
+
+
+def reset_redis_latency(url: str) -> None:
+    client = redis.Redis.from_url(url)
+    try:
+        client.execute_command("LATENCY", "RESET")
+    except redis.RedisError:
+        pass  # no latency monitor there (a managed Redis may refuse it): reported as such
+    finally:
+        client.close()
+
+
+def redis_latency(url: str) -> str:
+    """Redis's own latency monitor: its slowest event of each kind since the last reset."""
+    client = redis.Redis.from_url(url)
+    try:
+        events = client.execute_command("LATENCY", "LATEST")
+    except redis.RedisError as exc:
+        return f"unavailable ({exc})"
+    finally:
+        client.close()
+    if not events:
+        return "no event over the threshold"
+    return ", ".join(f"{e[0].decode() if isinstance(e[0], bytes) else e[0]} max {e[3]} ms"
+                     for e in events)
 
 
 async def trim_stream(url: str, stop: asyncio.Event) -> None:
@@ -339,9 +392,16 @@ async def measure(args: argparse.Namespace, redis_url: str, redis_pid: int | Non
         print(summary("questbot ingest", results["ingest"]))
         rate = results["ingest"]["per_s"] / 2
         before = handler_buckets(await ingest.scrape())
+        reset_redis_latency(redis_url)
+        psi = pressure()
         results["half"] = await phase(ingest, rate)
+        psi = {k: v - psi[k] for k, v in pressure().items()}
         results["server_p99_le_ms"] = p99_bound_ms(before, handler_buckets(await ingest.scrape()))
         print(summary(f"questbot at {rate:,.0f}/s", results["half"]))
+        print(f"  slow requests: {stalls(results['half'])}")
+        print("  waiting, whole machine, during that phase: " + ", ".join(
+            f"{k} {v:.2f} s" for k, v in psi.items()) + " (Linux PSI, some tasks)")
+        print(f"  redis latency monitor (>= 5 ms): {redis_latency(redis_url)}")
         results["batch_mean"] = batch_mean(await ingest.scrape())
         results["bare_half"] = await phase(bare, rate)
         print(summary(f"bare at {rate:,.0f}/s", results["bare_half"]))
@@ -408,6 +468,7 @@ def main() -> int:
         url = server.url
         setup = redis.Redis.from_url(url)
         setup.config_set("appendfsync", args.appendfsync)
+        setup.config_set("latency-monitor-threshold", 5)
         if not args.aof_rewrites:
             setup.config_set("auto-aof-rewrite-percentage", 0)
         setup.close()

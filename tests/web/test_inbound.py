@@ -10,6 +10,7 @@ import pytest
 import redis.asyncio
 
 from bot.inbound import GROUP, STREAM, Duplicate, GroupCommit, Inbound, Stored, seen_key
+from tests.shared import SHARED
 
 RECEIVED = datetime(2024, 5, 1, 12, 0, 0, 123000, tzinfo=UTC)
 
@@ -192,3 +193,25 @@ async def test_group_commit_paces_round_trips_under_load_but_not_when_idle() -> 
     assert starts[0] - begun < 0.04  # idle: at once
     assert await asyncio.gather(batcher.submit(2), batcher.submit(3)) == [2, 3]
     assert len(starts) == 2 and starts[1] - starts[0] >= 0.045  # paced, and batched together
+
+
+async def test_bodies_are_stored_compressed_and_read_back_byte_for_byte(
+    inbound: Inbound, redis_async: redis.asyncio.Redis
+) -> None:
+    body = (SHARED / "github" / "webhooks" / "check_run"
+            / "completed.with-organization.payload.json").read_bytes()
+    await inbound.store("d-big", "check_run", body, RECEIVED)
+    ((_, fields),) = await redis_async.xrange(STREAM)
+    assert b"b" not in fields and len(fields[b"z"]) * 4 < len(body)
+    (got,) = await inbound.read("w1", block_ms=None)
+    assert got.body == body
+
+
+async def test_an_entry_stored_raw_before_compression_is_still_read(
+    inbound: Inbound, redis_async: redis.asyncio.Redis
+) -> None:
+    await inbound.ensure_group()
+    await redis_async.xadd(STREAM, {"d": "d-old", "e": "issues", "t": 1_700_000_000_000,
+                                    "b": b'{"action": "opened"}'})
+    (got,) = await inbound.read("w1", block_ms=None)
+    assert (got.delivery_id, got.event, got.body) == ("d-old", "issues", b'{"action": "opened"}')
