@@ -97,3 +97,10 @@ def test_a_row_becomes_the_effect_with_its_enum_type() -> None:
                             quest_id="q-1", revision=2, event_id="e9", occurrence=0,
                             payload=payload)
     assert effect.type is EffectType.START_AGENT and effect.payload is payload
+
+
+def test_the_stored_record_has_exactly_the_effect_fields() -> None:
+    # EffectRecord (what the journal stores) mirrors Effect field for field
+    from bot.core.effects import EffectRecord
+
+    assert list(EffectRecord.__annotations__) == list(Effect._fields)
