@@ -8,7 +8,7 @@ retried request), and a redelivery must not become a second signal.
 
 Keys (``{inbound}`` is the Redis Cluster hash tag: every inbound key is in one slot)::
 
-    inbound:{inbound}                   stream, consumer group "workers": d, e, t, z
+    inbound:{inbound}                   stream, consumer group "workers": d, e, t, lz4
     inbound:{inbound}:seen:<delivery>   string with a TTL: the stream entry id first stored
 
 The dedupe marker and the stream entry are written by one Lua script, so they are atomic: a
@@ -40,12 +40,13 @@ being in flight at a time, at most one batch (``MAX_BATCH`` deliveries) is store
 the webhook's Redis with ``appendfsync always``. Before 7.2 the durability helper checks
 ``appendfsync always`` instead and warns if it is not set.
 
-Bodies are stored zlib-compressed (level 1, field ``z``): GitHub's JSON shrinks five- to
-sevenfold for about 35 µs of CPU per 15 KB, and every byte stored is also a byte Redis appends
-to its AOF and writes to disk. On this project's two-core test machine the disk writes were
-what stalled: Redis's latency monitor showed AOF writes blocking its main thread for up to
-58 ms at 25 MB/s of bodies (``scripts/bench_webhook.py``). Entries with a raw body (field ``b``,
-as stored before) are still read.
+Bodies are stored LZ4-compressed (an LZ4 block with its size, field ``lz4``): GitHub's JSON
+shrinks about four and a half times for ~9 µs of CPU per 15 KB, and every byte stored is a byte
+Redis appends to its AOF and writes to disk. On this project's two-core test machine the disk
+writes were what stalled: Redis's latency monitor showed AOF writes blocking its main thread
+for up to 58 ms at 25 MB/s of bodies (``scripts/bench_webhook.py``). zlib at its fastest level
+shrinks them a little more but cost ~45 µs a delivery, over a quarter of the web process's CPU.
+Entries with a raw body (field ``b``, as stored before) are still read.
 
 Acknowledged entries are deleted (``XACK`` + ``XDEL``): the stream holds only the backlog, and
 there is one consumer group. Entries a crashed worker read and never acknowledged are taken
@@ -57,13 +58,13 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import hashlib
-import zlib
 from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Generic, TypeVar
 
+import lz4.block
 import redis.asyncio
 import redis.exceptions
 
@@ -91,7 +92,7 @@ def seen_key(delivery_id: str) -> str:
 STORE = """
 -- KEYS[1]: the inbound stream; KEYS[1 + i]: the seen marker of delivery i
 -- ARGV[1]: marker ttl (s); then 4 values per delivery: delivery id, event, received ms,
--- zlib-compressed body
+-- LZ4-compressed body
 -- returns, per delivery: {1, new entry id} or {0, the entry id stored first}
 local out = {}
 for i = 2, #KEYS do
@@ -101,7 +102,7 @@ for i = 2, #KEYS do
     out[#out + 1] = {0, first}
   else
     local id = redis.call('XADD', KEYS[1], '*', 'd', ARGV[a], 'e', ARGV[a + 1],
-                          't', ARGV[a + 2], 'z', ARGV[a + 3])
+                          't', ARGV[a + 2], 'lz4', ARGV[a + 3])
     redis.call('SET', KEYS[i], id, 'EX', ARGV[1])
     out[#out + 1] = {1, id}
   end
@@ -280,7 +281,7 @@ class Inbound:
         ``DurabilityError``) if it cannot be: the caller must not acknowledge it then."""
         received_ms = int(received_at.timestamp() * 1000)
         return await self._batcher.submit(
-            _Pending(delivery_id, event_name, zlib.compress(body, 1), received_ms))
+            _Pending(delivery_id, event_name, _compress(body), received_ms))
 
     async def close(self) -> None:
         """Let the batches in flight finish (before the Redis client is closed)."""
@@ -416,6 +417,10 @@ class Inbound:
         return int(await self.client.xlen(STREAM))
 
 
+_compress: Callable[[bytes], bytes] = lz4.block.compress  # the block keeps its size up front
+_decompress: Callable[[bytes], bytes] = lz4.block.decompress
+
+
 def _text(value: Any) -> str:
     return value.decode() if isinstance(value, bytes) else str(value)
 
@@ -428,6 +433,6 @@ def _delivery(entry: tuple[Any, Any]) -> InboundDelivery | None:
         entry_id=_text(entry_id),
         delivery_id=_text(fields[b"d"]),
         event=_text(fields[b"e"]),
-        body=zlib.decompress(fields[b"z"]) if b"z" in fields else bytes(fields[b"b"]),
+        body=_decompress(fields[b"lz4"]) if b"lz4" in fields else bytes(fields[b"b"]),
         received_at=datetime.fromtimestamp(int(fields[b"t"]) / 1000, UTC),
     )
