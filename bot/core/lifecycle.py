@@ -30,6 +30,8 @@ from bot.core.states import TERMINAL, State
 from bot.core.table import TABLE
 
 _HANDED_OFF = State.HANDED_OFF
+_DISPATCH = {etype: (moves, HANDLERS[etype]) for etype, moves in TABLE.items()}
+"""Each event type's moves and handler, found with one look-up per event."""
 
 CLAIM_GUARDED: frozenset[str] = frozenset(
     {"checkpoint_decided", "claimed", "released", "paused", "resumed", "killed", "triaged"}
@@ -62,7 +64,7 @@ def _advance(quest: Quest | None, event: Event, policy: Policy, rows: list[Effec
     absorbs the event. ``fold`` calls this directly so that a replay keeps nothing per event
     beyond its effects, in a form the collector leaves alone (``EffectLog`` says why)."""
     etype = event.type
-    moves = TABLE[etype]
+    moves, handler = _DISPATCH[etype]
     if quest is None:
         targets = moves.get(None)
         if targets is None:
@@ -81,7 +83,7 @@ def _advance(quest: Quest | None, event: Event, policy: Policy, rows: list[Effec
             if state in TERMINAL:
                 return None
             raise InvalidTransition(state, etype, _undefined_reason(etype), Refusal.UNDEFINED)
-    nq, asks = HANDLERS[etype](quest, event, policy)  # type: ignore[arg-type]  # None only for signal_sensed
+    nq, asks = handler(quest, event, policy)  # type: ignore[arg-type]  # None only for signal_sensed
     if nq.state not in targets:
         source = quest.state if quest is not None else None
         raise TableViolation(f"{etype} moved {source} to {nq.state}, which the table does not list")
@@ -144,12 +146,14 @@ def fold(events: Iterable[Event], policy: Policy, *, stop_at_invalid: bool = Tru
     absorbed: list[str] = []
     invalid: InvalidAt | None = None
     applied = 0
+    remember = seen.add
     for index, event in enumerate(events):
         event_id = event.id
-        if event_id in seen:
+        known = len(seen)
+        remember(event_id)
+        if len(seen) == known:  # seen before: one hash look-up instead of two
             absorbed.append(event_id)
             continue
-        seen.add(event_id)
         try:
             nq = _advance(quest, event, policy, rows, payloads)
         except InvalidTransition as exc:
