@@ -168,7 +168,7 @@ def best_rates(fns: list[Any], n: int, rounds: int, *, collector: bool) -> list[
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=100_000)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=7)
     args = parser.parse_args()
 
     b = generate(args.events)
