@@ -36,6 +36,14 @@ the quest whose agent is running would wait behind it; each run therefore also w
 quest's snapshot and stops itself when the quest leaves the stage (a pause, a kill, a new
 revision). ``stop_agent`` kills whatever is registered, for runners that do deliver it.
 
+A finished run's events are remembered under the effect's key (``q:{<id>}:outcomes``) before
+they are returned, and a redelivered ``start_agent`` returns the remembered events instead of
+running the stage again. Redelivery happens when the worker dies, or the journal cannot take
+the events, after the run: running again would push a second commit for one effect — or, for a
+patch, find its own patch already on the branch and fail with nothing to push — and spend the
+agent's tokens twice. What remains is the moment between the branch update and that one
+``HSET``: a crash exactly there still runs the stage again.
+
 What each finished stage run and each proof established (hypothesis and claim verdicts,
 reproduction, plan, the ``TaskResult``, the proof's checks and digest) is kept in the
 ``EvidenceStore`` (``bot.agent.evidence_store``) under the effect's revision before its events
@@ -51,6 +59,8 @@ import logging
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+import redis.asyncio
 
 from bot.agent.command import CommandAgent, RunningAgents, Stopped
 from bot.agent.evidence_store import EvidenceStore, Piece, StageRecord
@@ -72,8 +82,11 @@ from bot.core.events import (
     UsageRecorded,
 )
 from bot.core.proof import Reproduction
+from bot.core.serialize import load_event
 from bot.github.settings import AgentKind, Settings
 from bot.journal import Adapter, PermanentError
+from bot.journal.keys import hash_tag
+from bot.journal.records import dump_event
 
 log = logging.getLogger(__name__)
 
@@ -105,12 +118,36 @@ def stage_record(outcome: StageOutcome, revision: int) -> StageRecord | None:
                        plan=outcome.plan, risk=outcome.risk, head=outcome.head)
 
 
+def outcomes_key(quest_id: str) -> str:
+    """Hash: ``start_agent`` effect key → the events its run reported, one record a line."""
+    return f"q:{hash_tag(quest_id)}:outcomes"
+
+
+class Outcomes:
+    """The events each finished agent run reported, by effect key (see the module docstring)."""
+
+    def __init__(self, client: redis.asyncio.Redis) -> None:
+        self.client = client
+
+    async def remember(self, effect: Effect, events: Sequence[Event]) -> None:
+        await self.client.hset(outcomes_key(effect.quest_id), effect.key,
+                               b"\n".join(dump_event(e) for e in events))
+
+    async def recall(self, effect: Effect) -> list[Event] | None:
+        stored = await self.client.hget(outcomes_key(effect.quest_id), effect.key)
+        if stored is None:
+            return None
+        data = stored if isinstance(stored, bytes) else str(stored).encode()
+        return [load_event(line) for line in data.split(b"\n") if line]
+
+
 class AgentRuns:
     def __init__(self, ctx: AdapterContext, *,
                  scripted_specs: Mapping[str, ScriptedSpec] | None = None,
                  poll_seconds: float = 2.0, evidence: EvidenceStore | None = None) -> None:
         self.ctx = ctx
         self.evidence = evidence or EvidenceStore(ctx.journal.client)
+        self.outcomes = Outcomes(ctx.journal.client)
         self.specs = {repo.lower(): spec for repo, spec in (scripted_specs or {}).items()}
         self.scripted: dict[str, ScriptedAgent] = {}
         self.registry = RunningAgents()
@@ -130,6 +167,16 @@ class AgentRuns:
         return self.scripted.setdefault(quest.repo.lower(), ScriptedAgent(spec))
 
     async def start_agent(self, effect: Effect) -> Sequence[Event] | None:
+        remembered = await self.outcomes.recall(effect)
+        if remembered is not None:
+            log.info("start_agent %s ran before; reporting its events again", effect.key)
+            return remembered
+        events = await self._start_agent(effect)
+        if events is not None:
+            await self.outcomes.remember(effect, events)
+        return events
+
+    async def _start_agent(self, effect: Effect) -> Sequence[Event] | None:
         payload = effect.payload
         try:
             stage = Stage(payload["stage"])

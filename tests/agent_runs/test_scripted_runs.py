@@ -178,3 +178,41 @@ def test_sample_spec_runs_the_reproduction_with_the_given_python() -> None:
 
     assert sample_spec("/x/python").reproduction_command[0] == "/x/python"
     assert sample_spec().reproduction_command[0] == sys.executable
+
+
+async def test_a_redelivered_run_reports_its_events_again_and_pushes_nothing(
+        fake: FakeGitHub, ctx: AdapterContext, quests: Quests, spec: ScriptedSpec,
+        main_sha: str) -> None:
+    # The worker dies (or the journal refuses) after a run and before its events are applied:
+    # the outbox delivers the same effect again.
+    run = adapters(ctx, spec)
+    await quests.apply(await run[EffectType.START_AGENT](await quests.sense(main_sha)))
+    stored = fake.repo(REPO)
+    for decision in ("A", "B"):
+        start = only(await quests.decide(decision), EffectType.START_AGENT)
+        first = await run[EffectType.START_AGENT](start)
+        head, commits = stored.branch_sha("quest/q-1"), len(stored.git.commits)
+        calls = len(fake.calls())
+        again = await run[EffectType.START_AGENT](start)
+        assert again == first  # the same events, ids included: the journal takes them once
+        assert stored.branch_sha("quest/q-1") == head and len(stored.git.commits) == commits
+        assert len(fake.calls()) == calls  # not a single GitHub call the second time
+        await quests.apply(again)
+    assert quests.now().state is State.PROVING
+    pushes = [e for e in await ctx.journal.events("q-1") if e.type == "patch_pushed"]
+    assert len(pushes) == 1 and pushes[0].head == stored.branch_sha("quest/q-1")
+
+
+async def test_a_run_that_failed_is_not_remembered(
+        fake: FakeGitHub, ctx: AdapterContext, quests: Quests, spec: ScriptedSpec,
+        main_sha: str) -> None:
+    wrong = dataclasses.replace(spec, patch_edits=(
+        Edit(path="pager.py", old="return total // per_page", new="return total // per_page + 0"),))
+    run = adapters(ctx, wrong)
+    await quests.apply(await run[EffectType.START_AGENT](await quests.sense(main_sha)))
+    await quests.apply(await run[EffectType.START_AGENT](
+        only(await quests.decide("A"), EffectType.START_AGENT)))
+    start = only(await quests.decide("B"), EffectType.START_AGENT)
+    for _ in range(2):  # a permanent failure is reported each time it is asked, never replayed
+        with pytest.raises(PermanentError):
+            await run[EffectType.START_AGENT](start)
