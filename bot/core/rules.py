@@ -79,6 +79,18 @@ _WORK_PARKS = frozenset({ParkReason.PAUSED, ParkReason.ATTEMPTS_EXHAUSTED,
                          ParkReason.CANNOT_REPRODUCE})
 
 
+_MINUTES: dict[int, timedelta] = {}
+
+
+def _minutes(n: int) -> timedelta:
+    """``timedelta(minutes=n)``, made once per ``n``: its keyword constructor costs more than
+    the rest of a watch deadline, and every ``landed`` computes one."""
+    span = _MINUTES.get(n)
+    if span is None:
+        span = _MINUTES[n] = timedelta(minutes=n)
+    return span
+
+
 def refuse(q: Quest | None, e: _Event, reason: str, code: Refusal = Refusal.UNDEFINED) -> None:
     state = q.state.value if q is not None else "none"
     raise InvalidTransition(state, e.type, reason, code)  # type: ignore[attr-defined]
@@ -427,7 +439,7 @@ def landed(q: Quest, e: Landed, p: Policy) -> Result:
     nq = q.evolve({"state": S.WATCHING, "merge_sha": e.merge_sha})
     asks: Asks = [
         (E.START_WATCH, {"window_minutes": p.watch_window_minutes,
-                         "until": (e.at + timedelta(minutes=p.watch_window_minutes)).isoformat()}),
+                         "until": (e.at + _minutes(p.watch_window_minutes)).isoformat()}),
         (E.REGISTER_REGRESSION_PROBE, {"fingerprint": q.fingerprint, "check": q.reproduction}),
         (E.RUN_PROBES, {"merge_sha": e.merge_sha, "check": q.reproduction}),
     ]
