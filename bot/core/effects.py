@@ -62,7 +62,9 @@ class Effect(NamedTuple):
 
 @with_config(ConfigDict(extra="forbid"))
 class EffectRecord(TypedDict):
-    """An effect as the journal stores it: a JSON object of ``Effect``'s fields."""
+    """An effect as the journal stores it: a JSON object of ``Effect``'s fields. Written out
+    rather than derived so that mypy checks both; tests/core/test_effect_log.py holds the two
+    field lists equal."""
 
     key: str
     type: EffectType

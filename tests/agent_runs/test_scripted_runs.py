@@ -14,7 +14,7 @@ from bot.agent.scripted import Edit, ScriptedSpec
 from bot.agent.task import ReplyStatus, Stage
 from bot.agent.validation import Claim, Evidence
 from bot.context import AdapterContext
-from bot.core import EffectType, State
+from bot.core import Effect, EffectType, State
 from bot.core.events import UsageRecorded
 from bot.journal import PermanentError
 from tests.agent_runs.conftest import REPO, Quests, only
@@ -132,17 +132,24 @@ async def test_an_agent_failure_in_reproduce_is_reported(
     assert "needs a database" in events[0].reason
 
 
-async def test_a_patch_that_does_not_fix_is_never_pushed(
-        fake: FakeGitHub, ctx: AdapterContext, quests: Quests, spec: ScriptedSpec,
-        main_sha: str) -> None:
+async def patch_that_does_not_fix(ctx: AdapterContext, quests: Quests, spec: ScriptedSpec,
+                                  main_sha: str) -> tuple[dict[EffectType, Any], Effect]:
+    """A quest taken through A and B by a script whose patch leaves the bug in; the adapters
+    and the patch stage's ``start_agent``."""
     wrong = dataclasses.replace(spec, patch_edits=(
         Edit(path="pager.py", old="return total // per_page", new="return total // per_page + 0"),))
     run = adapters(ctx, wrong)
     await quests.apply(await run[EffectType.START_AGENT](await quests.sense(main_sha)))
     await quests.apply(await run[EffectType.START_AGENT](
         only(await quests.decide("A"), EffectType.START_AGENT)))
+    return run, only(await quests.decide("B"), EffectType.START_AGENT)
+
+
+async def test_a_patch_that_does_not_fix_is_never_pushed(
+        fake: FakeGitHub, ctx: AdapterContext, quests: Quests, spec: ScriptedSpec,
+        main_sha: str) -> None:
+    run, start = await patch_that_does_not_fix(ctx, quests, spec, main_sha)
     before = fake.repo(REPO).branch_sha("quest/q-1")
-    start = only(await quests.decide("B"), EffectType.START_AGENT)
     with pytest.raises(PermanentError) as caught:
         await run[EffectType.START_AGENT](start)
     assert "patch for quest q-1 ended failed" in str(caught.value)
@@ -206,13 +213,7 @@ async def test_a_redelivered_run_reports_its_events_again_and_pushes_nothing(
 async def test_a_run_that_failed_is_not_remembered(
         fake: FakeGitHub, ctx: AdapterContext, quests: Quests, spec: ScriptedSpec,
         main_sha: str) -> None:
-    wrong = dataclasses.replace(spec, patch_edits=(
-        Edit(path="pager.py", old="return total // per_page", new="return total // per_page + 0"),))
-    run = adapters(ctx, wrong)
-    await quests.apply(await run[EffectType.START_AGENT](await quests.sense(main_sha)))
-    await quests.apply(await run[EffectType.START_AGENT](
-        only(await quests.decide("A"), EffectType.START_AGENT)))
-    start = only(await quests.decide("B"), EffectType.START_AGENT)
+    run, start = await patch_that_does_not_fix(ctx, quests, spec, main_sha)
     for _ in range(2):  # a permanent failure is reported each time it is asked, never replayed
         with pytest.raises(PermanentError):
             await run[EffectType.START_AGENT](start)
