@@ -1,0 +1,51 @@
+"""The benchmark scripts still run and print the figures docs/performance.md quotes.
+
+Smoke runs at tiny sizes: they check that each script works end to end and that its last line
+is the JSON object the issues ask for, with sane values — never how fast anything was (speed
+is judged by the scripts' own side-by-side ratios, not by timed tests).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def run_bench(script: str, *args: str, timeout: float = 240) -> dict[str, Any]:
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}  # its own redis-server
+    done = subprocess.run([sys.executable, str(ROOT / "scripts" / script), *args], cwd=ROOT,
+                          env=env, capture_output=True, text=True, timeout=timeout, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
+    return figures
+
+
+def test_bench_fold_prints_its_figures() -> None:
+    figures = run_bench("bench_fold.py", "--events", "3000", "--rounds", "1")
+    assert figures["events"] >= 3000 and figures["effects"] > 1000
+    for key in ("events_per_s", "baseline_events_per_s", "events_per_s_gc_paused",
+                "events_per_s_reading_every_effect"):
+        assert figures[key] > 0, key
+    assert abs(figures["ratio"] - figures["events_per_s"] / figures["baseline_events_per_s"]) < 0.01
+
+
+def test_bench_webhook_prints_its_figures() -> None:
+    figures = run_bench("bench_webhook.py", "--seconds", "0.5", "--warmup", "0.2",
+                        "--turns", "1", "--concurrency", "8")
+    assert figures["ingest_per_s"] > 0 and figures["bare_per_s"] > 0
+    assert abs(figures["ratio"] - figures["ingest_per_s"] / figures["bare_per_s"]) < 0.01
+    assert 0 < figures["p50_ms"] <= figures["p99_ms"]
+    assert figures["payload_bytes"] > 10_000
+
+
+def test_bench_journal_prints_its_figures() -> None:
+    figures = run_bench("bench_journal.py", "--quick")
+    assert figures["apply_per_s"] > 0 and figures["xadd_per_s"] > 0
+    assert 0 < figures["ratio"] < 5
+    assert figures["bytes_per_quest"] > 0
