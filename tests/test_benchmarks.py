@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -22,6 +24,8 @@ def run_bench(script: str, *args: str, timeout: float = 240) -> dict[str, Any]:
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / script), *args], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=timeout, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
+    for logs in re.findall(r"server logs in (\S+)", done.stdout):  # kept for people, not here
+        shutil.rmtree(logs, ignore_errors=True)
     figures: dict[str, Any] = json.loads(done.stdout.strip().splitlines()[-1])
     return figures
 
