@@ -46,7 +46,9 @@ Redis appends to its AOF and writes to disk. On this project's two-core test mac
 writes were what stalled: Redis's latency monitor showed AOF writes blocking its main thread
 for up to 58 ms at 25 MB/s of bodies (``scripts/bench_webhook.py``). zlib at its fastest level
 shrinks them a little more but cost ~45 µs a delivery, over a quarter of the web process's CPU.
-Entries with a raw body (field ``b``, as stored before) are still read.
+Entries with a raw body (field ``b``, as stored before) are still read; an entry that cannot be
+read back goes to the dead letters instead of failing the read. Upgrade workers before the web
+process: a worker from before this change cannot read an ``lz4`` entry.
 
 Acknowledged entries are deleted (``XACK`` + ``XDEL``): the stream holds only the backlog, and
 there is one consumer group. Entries a crashed worker read and never acknowledged are taken
@@ -139,6 +141,10 @@ class InboundDelivery:
     event: str
     body: bytes
     received_at: datetime
+    unreadable: str | None = None
+    """Why the stored entry cannot be read back (``body`` then holds what was stored): a
+    corrupt compressed body, or an entry with no body. The worker moves it to the dead
+    letters at once rather than failing the whole read."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -429,10 +435,22 @@ def _delivery(entry: tuple[Any, Any]) -> InboundDelivery | None:
     entry_id, fields = entry
     if not fields:  # deleted after it was read (a claim of an entry someone acknowledged)
         return None
+    unreadable = None
+    if b"lz4" in fields:
+        try:
+            body = _decompress(fields[b"lz4"])
+        except (lz4.block.LZ4BlockError, ValueError, MemoryError) as exc:
+            body = bytes(fields[b"lz4"])
+            unreadable = f"the stored body is not an LZ4 block: {exc}"
+    elif b"b" in fields:
+        body = bytes(fields[b"b"])
+    else:
+        body, unreadable = b"", "the entry holds no body (neither lz4 nor b)"
     return InboundDelivery(
         entry_id=_text(entry_id),
-        delivery_id=_text(fields[b"d"]),
-        event=_text(fields[b"e"]),
-        body=_decompress(fields[b"lz4"]) if b"lz4" in fields else bytes(fields[b"b"]),
-        received_at=datetime.fromtimestamp(int(fields[b"t"]) / 1000, UTC),
+        delivery_id=_text(fields.get(b"d", b"?")),
+        event=_text(fields.get(b"e", b"?")),
+        body=body,
+        received_at=datetime.fromtimestamp(int(fields.get(b"t", 0)) / 1000, UTC),
+        unreadable=unreadable,
     )

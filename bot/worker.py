@@ -178,6 +178,11 @@ class Worker:
                                                     min_idle_ms=self.claim_idle_ms)
         deliveries += await self.inbound.read(self.consumer, block_ms=block_ms)
         for delivery in deliveries:
+            if delivery.unreadable is not None:  # never readable: no point in retrying it
+                await self.inbound.failed(delivery, delivery.unreadable, max_tries=1)
+                log.error("delivery %s moved to the dead letters: %s", delivery.delivery_id,
+                          delivery.unreadable)
+                continue
             try:
                 await self.handle(delivery)
             except Exception as exc:

@@ -19,7 +19,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def run_bench(script: str, *args: str, timeout: float = 240) -> dict[str, Any]:
+def run_bench(script: str, *args: str, timeout: float = 150) -> dict[str, Any]:
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"}  # its own redis-server
     done = subprocess.run([sys.executable, str(ROOT / "scripts" / script), *args], cwd=ROOT,
                           env=env, capture_output=True, text=True, timeout=timeout, check=False)

@@ -38,11 +38,13 @@ revision). ``stop_agent`` kills whatever is registered, for runners that do deli
 
 A finished run's events are remembered under the effect's key (``q:{<id>}:outcomes``) before
 they are returned, and a redelivered ``start_agent`` returns the remembered events instead of
-running the stage again. Redelivery happens when the worker dies, or the journal cannot take
-the events, after the run: running again would push a second commit for one effect — or, for a
-patch, find its own patch already on the branch and fail with nothing to push — and spend the
-agent's tokens twice. What remains is the moment between the branch update and that one
-``HSET``: a crash exactly there still runs the stage again.
+running the stage again — while the quest still waits in that stage at that revision, as a run
+would check; once it has moved on, there is nothing to report. Redelivery happens when the
+worker dies, or the journal cannot take the events, after the run: running again would push a
+second commit for one effect — or, for a patch, find its own patch already on the branch and
+fail with nothing to push — and spend the agent's tokens twice. What remains is the moment
+between the branch update and that one ``HSET``: a crash exactly there still runs the stage
+again.
 
 What each finished stage run and each proof established (hypothesis and claim verdicts,
 reproduction, plan, the ``TaskResult``, the proof's checks and digest) is kept in the
@@ -169,6 +171,13 @@ class AgentRuns:
     async def start_agent(self, effect: Effect) -> Sequence[Event] | None:
         remembered = await self.outcomes.recall(effect)
         if remembered is not None:
+            # as a run would: report only while the quest still waits for this stage
+            quest = await self.ctx.quest(effect.quest_id)
+            waits_in = STAGE_STATES[Stage(effect.payload["stage"])]  # it ran: the stage is valid
+            if quest.revision != effect.revision or quest.state is not waits_in:
+                log.info("start_agent %s ran before and its quest has moved on; nothing to "
+                         "report", effect.key)
+                return None
             log.info("start_agent %s ran before; reporting its events again", effect.key)
             return remembered
         events = await self._start_agent(effect)

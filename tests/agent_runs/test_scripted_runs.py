@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bot.agent.demo_spec import REPRODUCTION_PATH, sample_files
-from bot.agent.runs import agent_adapters
+from bot.agent.runs import agent_adapters, outcomes_key
 from bot.agent.scripted import Edit, ScriptedSpec
 from bot.agent.task import ReplyStatus, Stage
 from bot.agent.validation import Claim, Evidence
@@ -210,6 +210,17 @@ async def test_a_redelivered_run_reports_its_events_again_and_pushes_nothing(
     assert len(pushes) == 1 and pushes[0].head == stored.branch_sha("quest/q-1")
 
 
+async def test_a_remembered_run_reports_nothing_once_its_quest_has_moved_on(
+        ctx: AdapterContext, quests: Quests, spec: ScriptedSpec, main_sha: str) -> None:
+    run = adapters(ctx, spec)
+    start = await quests.sense(main_sha)
+    first = await run[EffectType.START_AGENT](start)
+    assert first
+    await quests.apply(first)  # researching → hypothesised: the stage is over
+    assert await ctx.journal.client.hget(outcomes_key("q-1"), start.key) is not None
+    assert await run[EffectType.START_AGENT](start) is None
+
+
 async def test_a_run_that_failed_is_not_remembered(
         fake: FakeGitHub, ctx: AdapterContext, quests: Quests, spec: ScriptedSpec,
         main_sha: str) -> None:
@@ -217,3 +228,4 @@ async def test_a_run_that_failed_is_not_remembered(
     for _ in range(2):  # a permanent failure is reported each time it is asked, never replayed
         with pytest.raises(PermanentError):
             await run[EffectType.START_AGENT](start)
+        assert await ctx.journal.client.hget(outcomes_key("q-1"), start.key) is None

@@ -1,9 +1,9 @@
-"""``fold``'s replay loop and ``keyed_effect`` against the plain forms they stand in for.
+"""``fold``'s replay loop, and the effects it keeps, against the plain forms they stand in for.
 
-``fold`` steps events without allocating a ``Transition`` each, and effects are built without
-the dataclass's keyword ``__init__``. Here a reference fold made of ``step`` calls and effects
-made with ``Effect(...)`` must agree with them exactly, on journals with redeliveries,
-terminal absorption and refused events.
+``fold`` steps events without allocating a ``Transition`` each, and keeps effects as rows whose
+keys it joins itself. Here a reference fold made of ``step`` calls must agree with it exactly,
+on journals with redeliveries, terminal absorption and refused events; and every effect either
+returns must be the one ``Effect(key=effect_key(...), ...)`` builds the plain way.
 """
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ from bot.core import (
     fold,
     step,
 )
-from bot.core.effects import keyed_effect
 from bot.core.serialize import dump_effect
 from bot.scenarios import JournalBuilder
 
@@ -126,13 +125,16 @@ def test_fold_matches_a_fold_of_steps_on_the_examples(path: Path) -> None:
     assert_same(fold(events, Policy()), reference_fold(events, Policy()))
 
 
-def test_keyed_effect_is_the_named_tuple_built_with_its_key() -> None:
-    payload = {"stage": "patch"}
-    made = keyed_effect("q-1", 12, EffectType.START_AGENT, "q-1-e9", 3, payload)
-    plain = Effect(key=effect_key("q-1", 12, EffectType.START_AGENT, "q-1-e9", 3),
-                   type=EffectType.START_AGENT, quest_id="q-1", revision=12, event_id="q-1-e9",
-                   occurrence=3, payload=payload)
-    assert made == plain and repr(made) == repr(plain) and made.key == "q-1:12:start_agent:q-1-e9:3"
-    assert type(made.key) is str and made.payload is payload
+def test_every_effect_is_the_one_built_the_plain_way() -> None:
+    b = journal()
+    for effect in [*fold(b.events, b.policy).effects, *step(None, b.events[0], b.policy).effects]:
+        plain = Effect(key=effect_key(effect.quest_id, effect.revision, effect.type,
+                                      effect.event_id, effect.occurrence),
+                       type=EffectType(effect.type.value), quest_id=effect.quest_id,
+                       revision=effect.revision, event_id=effect.event_id,
+                       occurrence=effect.occurrence, payload=effect.payload)
+        assert effect == plain and repr(effect) == repr(plain)
+        assert type(effect.key) is str and type(effect.type) is EffectType
+    made = fold(b.events, b.policy).effects[0]
     with pytest.raises(AttributeError):
         made.key = "other"  # type: ignore[misc]

@@ -9,6 +9,7 @@ import redis.exceptions
 
 from bot.github.auth import InstallationTokenError
 from bot.github.client import NotInstalled
+from bot.inbound import DEAD, STREAM
 from bot.worker import permanent
 from tests.e2e.scenario import REPO, setup_repository
 from tests.e2e.stack import Stack
@@ -39,3 +40,20 @@ async def test_a_delivery_that_keeps_failing_moves_to_the_dead_letters(stack: St
         await worker.inbound_once()
     assert await worker.inbound.backlog() == 0
     assert await worker.inbound.dead_letters() == 1
+
+
+async def test_an_entry_that_cannot_be_read_back_goes_to_the_dead_letters_at_once(
+        stack: Stack) -> None:
+    worker = stack.runtime.worker
+    await worker.inbound.ensure_group()
+    client = worker.inbound.client
+    await client.xadd(STREAM, {"d": "d-corrupt", "e": "check_run", "t": 1_700_000_000_000,
+                               "lz4": b"not an lz4 block"})
+    await client.xadd(STREAM, {"d": "d-empty", "e": "ping", "t": 1_700_000_000_000})
+    assert await worker.inbound_once() == 2  # the read itself does not fail
+    assert await worker.inbound.backlog() == 0
+    dead = await client.xrange(DEAD)
+    assert [f[b"d"] for _, f in dead] == [b"d-corrupt", b"d-empty"]
+    assert b"not an LZ4 block" in dead[0][1][b"error"]
+    assert dead[0][1][b"b"] == b"not an lz4 block"  # what was stored is kept
+    assert b"no body" in dead[1][1][b"error"]
