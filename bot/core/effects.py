@@ -115,10 +115,9 @@ class EffectLog(Sequence[Effect]):
     with the 100,000-event journal of ``scripts/bench_fold.py`` that one collection took
     230-290 ms of a 1.1-1.3 s fold. A tuple holding only strings and numbers is something the
     collector stops tracking the first time it looks, and so is a dict of plain values from the
-    start
-    (the effect payloads are flat for this reason). So a row and its payload cost the
-    collector nothing, and an ``Effect`` exists only while a reader holds it. Everything in
-    an effect (key, type, payload) is computed by the fold; reading one only wraps its row.
+    start (the effect payloads are flat for this reason). So a row and its payload cost the
+    collector nothing, and an ``Effect`` exists only while a reader holds it. Everything in an
+    effect (key, type, payload) is computed by the fold; reading one only wraps its row.
     """
 
     __slots__ = ("_payloads", "_rows")
