@@ -120,6 +120,11 @@ def stage_record(outcome: StageOutcome, revision: int) -> StageRecord | None:
                        plan=outcome.plan, risk=outcome.risk, head=outcome.head)
 
 
+OUTCOMES_TTL_SECONDS = 14 * 24 * 3600
+"""A redelivery comes within minutes of a crash; two weeks after a quest's last run its
+remembered outcomes are dropped rather than kept for ever."""
+
+
 def outcomes_key(quest_id: str) -> str:
     """Hash: ``start_agent`` effect key → the events its run reported, one record a line."""
     return f"q:{hash_tag(quest_id)}:outcomes"
@@ -132,8 +137,11 @@ class Outcomes:
         self.client = client
 
     async def remember(self, effect: Effect, events: Sequence[Event]) -> None:
-        await self.client.hset(outcomes_key(effect.quest_id), effect.key,
-                               b"\n".join(dump_event(e) for e in events))
+        key = outcomes_key(effect.quest_id)
+        pipe = self.client.pipeline(transaction=True)  # one key, one slot
+        pipe.hset(key, effect.key, b"\n".join(dump_event(e) for e in events))
+        pipe.expire(key, OUTCOMES_TTL_SECONDS)
+        await pipe.execute()
 
     async def recall(self, effect: Effect) -> list[Event] | None:
         stored = await self.client.hget(outcomes_key(effect.quest_id), effect.key)

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from bot.agent.demo_spec import REPRODUCTION_PATH, sample_files
-from bot.agent.runs import agent_adapters, outcomes_key
+from bot.agent.runs import OUTCOMES_TTL_SECONDS, agent_adapters, outcomes_key
 from bot.agent.scripted import Edit, ScriptedSpec
 from bot.agent.task import ReplyStatus, Stage
 from bot.agent.validation import Claim, Evidence
@@ -218,6 +218,7 @@ async def test_a_remembered_run_reports_nothing_once_its_quest_has_moved_on(
     assert first
     await quests.apply(first)  # researching → hypothesised: the stage is over
     assert await ctx.journal.client.hget(outcomes_key("q-1"), start.key) is not None
+    assert 0 < await ctx.journal.client.ttl(outcomes_key("q-1")) <= OUTCOMES_TTL_SECONDS
     assert await run[EffectType.START_AGENT](start) is None
 
 
