@@ -11,6 +11,8 @@ client's patience, network errors) propagates and the effect runner retries it.
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +38,18 @@ def is_permanent(exc: Exception) -> bool:
     return (isinstance(exc, gidgethub.BadRequest)
             and not isinstance(exc, gidgethub.RateLimitExceeded)
             and status_of(exc) in PERMANENT_STATUSES)
+
+
+@contextmanager
+def refusals(what: str, todo: str) -> Iterator[None]:
+    """Inside, a permanent GitHub refusal becomes ``refused(exc, what, todo)``; anything else
+    (a 5xx, a rate limit) goes through unchanged, for a retry."""
+    try:
+        yield
+    except gidgethub.BadRequest as exc:
+        if is_permanent(exc):
+            raise refused(exc, what, todo) from exc
+        raise
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,13 +152,9 @@ class Forge:
         return Pull.of(data)
 
     async def pull(self, number: int) -> Pull:
-        try:
+        with refusals(f"read pull request #{number} of {self.repo}",
+                      "it may have been deleted; /kill the quest or reopen it"):
             return Pull.of(await self.gh.getitem(f"{self.base}/pulls/{number}"))
-        except gidgethub.BadRequest as exc:
-            if is_permanent(exc):
-                raise refused(exc, f"read pull request #{number} of {self.repo}",
-                              "it may have been deleted; /kill the quest or reopen it") from exc
-            raise
 
     async def merge(self, number: int, sha: str, title: str) -> str:
         """``pulls/merge`` pinned to ``sha``; returns the merge commit. Raises gidgethub's
@@ -160,15 +170,11 @@ class Forge:
                           data={"expected_head_sha": expected_head})
 
     async def request_reviewers(self, number: int, reviewers: list[str]) -> None:
-        try:
+        with refusals(f"request reviews from {', '.join(reviewers)} on #{number} of {self.repo}",
+                      "make them collaborators with read access, or fix `reviewers` in "
+                      ".github/questbot.yml"):
             await self.gh.post(f"{self.base}/pulls/{number}/requested_reviewers",
                                data={"reviewers": reviewers})
-        except gidgethub.BadRequest as exc:
-            if is_permanent(exc):
-                raise refused(exc, f"request reviews from {', '.join(reviewers)} on "
-                              f"#{number} of {self.repo}", "make them collaborators with "
-                              "read access, or fix `reviewers` in .github/questbot.yml") from exc
-            raise
 
     # -- check runs (checks/create, checks/update, checks/list-for-ref) --------------------
 
@@ -181,36 +187,23 @@ class Forge:
         return max(runs, key=lambda r: r.id) if runs else None
 
     async def create_check_run(self, body: dict[str, Any]) -> CheckRun:
-        try:
+        with refusals(f"create the questbot check run on {str(body.get('head_sha'))[:12]} "
+                      f"in {self.repo}", "check the App has checks: write permission"):
             return _check_run(await self.gh.post(f"{self.base}/check-runs", data=body))
-        except gidgethub.BadRequest as exc:
-            if is_permanent(exc):
-                raise refused(exc, f"create the questbot check run on "
-                              f"{str(body.get('head_sha'))[:12]} in {self.repo}",
-                              "check the App has checks: write permission") from exc
-            raise
 
     async def update_check_run(self, run_id: int, body: dict[str, Any]) -> CheckRun:
-        try:
+        with refusals(f"update check run {run_id} in {self.repo}",
+                      "check the App has checks: write permission"):
             return _check_run(await self.gh.patch(f"{self.base}/check-runs/{run_id}",
                                                   data=body))
-        except gidgethub.BadRequest as exc:
-            if is_permanent(exc):
-                raise refused(exc, f"update check run {run_id} in {self.repo}",
-                              "check the App has checks: write permission") from exc
-            raise
 
     # -- issues and comments ---------------------------------------------------------------
 
     async def comment(self, number: int, body: str) -> Comment:
-        try:
+        with refusals(f"comment on #{number} of {self.repo}",
+                      "check the issue exists, is not locked, and the App may write issues"):
             data = await self.gh.post(f"{self.base}/issues/{number}/comments",
                                       data={"body": body})
-        except gidgethub.BadRequest as exc:
-            if is_permanent(exc):
-                raise refused(exc, f"comment on #{number} of {self.repo}", "check the issue "
-                              "exists, is not locked, and the App may write issues") from exc
-            raise
         return Comment(int(data["id"]), str(data.get("html_url") or ""))
 
     async def edit_comment(self, comment_id: int, body: str) -> Comment | None:
@@ -231,25 +224,16 @@ class Forge:
     async def react(self, comment_id: int, content: str) -> None:
         """``reactions/create-for-issue-comment``; GitHub answers 200 for a repeat, so this is
         idempotent by nature."""
-        try:
+        with refusals(f"react {content} to comment {comment_id} in {self.repo}",
+                      "the comment may have been deleted"):
             await self.gh.post(f"{self.base}/issues/comments/{comment_id}/reactions",
                                data={"content": content})
-        except gidgethub.BadRequest as exc:
-            if is_permanent(exc):
-                raise refused(exc, f"react {content} to comment {comment_id} in {self.repo}",
-                              "the comment may have been deleted") from exc
-            raise
 
     async def create_issue(self, title: str, body: str) -> int:
-        try:
+        with refusals(f"open the issue {title!r} in {self.repo}",
+                      "turn issues on for the repository and give the App issues: write"):
             data = await self.gh.post(f"{self.base}/issues", data={"title": title,
                                                                    "body": body})
-        except gidgethub.BadRequest as exc:
-            if is_permanent(exc):
-                raise refused(exc, f"open the issue {title!r} in {self.repo}",
-                              "turn issues on for the repository and give the App "
-                              "issues: write") from exc
-            raise
         return int(data["number"])
 
     async def edit_issue(self, number: int, body: str) -> bool:
