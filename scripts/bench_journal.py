@@ -19,8 +19,9 @@ import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -47,25 +48,31 @@ def workload(quests: int, prefix: str) -> list[Event]:
     return [j[k] for k in range(len(journals[0])) for j in journals]
 
 
-async def bench_apply(url: str, events: list[Event], batch: int, tasks: int) -> float:
-    by_quest: dict[str, int] = {}
-    parts = [[] for _ in range(tasks)]
-    for e in events:
-        parts[by_quest.setdefault(e.quest_id, len(by_quest) % tasks)].append(e)
-    clients = [redis.asyncio.Redis.from_url(url) for _ in range(tasks)]
-
-    async def run(client: redis.asyncio.Redis, part: list[Event]) -> None:
-        journal = Journal(client)
-        for chunk in chunks(part, batch):
-            await journal.apply_many(chunk, POLICY)
-
+async def in_parallel(url: str, run: Callable[[redis.asyncio.Redis, Any], Awaitable[None]],
+                      parts: Sequence[Any]) -> float:
+    """Seconds for ``run(client, part)`` over every part at once, each with its own
+    connection, timed from when all of them are connected."""
+    clients = [redis.asyncio.Redis.from_url(url) for _ in parts]
     await asyncio.gather(*(c.ping() for c in clients))  # connect before the clock starts
     start = time.perf_counter()
     await asyncio.gather(*(run(c, p) for c, p in zip(clients, parts, strict=True)))
     elapsed = time.perf_counter() - start
     for c in clients:
         await c.aclose()
-    return len(events) / elapsed
+    return elapsed
+
+
+async def bench_apply(url: str, events: list[Event], batch: int, tasks: int) -> float:
+    by_quest: dict[str, int] = {}
+    parts = [[] for _ in range(tasks)]
+    for e in events:
+        parts[by_quest.setdefault(e.quest_id, len(by_quest) % tasks)].append(e)
+    async def run(client: redis.asyncio.Redis, part: list[Event]) -> None:
+        journal = Journal(client)
+        for chunk in chunks(part, batch):
+            await journal.apply_many(chunk, POLICY)
+
+    return len(events) / await in_parallel(url, run, parts)
 
 
 async def bench_xadd(url: str, events: list[Event], batch: int, tasks: int) -> float:
@@ -73,7 +80,6 @@ async def bench_xadd(url: str, events: list[Event], batch: int, tasks: int) -> f
     rows = [(f"raw:{{{e.quest_id}}}:events", {"id": e.id, "v": 1, "e": dump_event(e)})
             for e in events]
     parts = [rows[i::tasks] for i in range(tasks)]
-    clients = [redis.asyncio.Redis.from_url(url) for _ in range(tasks)]
 
     async def run(client: redis.asyncio.Redis, part: list[tuple[str, dict[str, object]]]) -> None:
         for i in range(0, len(part), batch):
@@ -82,13 +88,7 @@ async def bench_xadd(url: str, events: list[Event], batch: int, tasks: int) -> f
                 pipe.xadd(key, fields)  # type: ignore[arg-type]
             await pipe.execute()
 
-    await asyncio.gather(*(c.ping() for c in clients))  # connect before the clock starts
-    start = time.perf_counter()
-    await asyncio.gather(*(run(c, p) for c, p in zip(clients, parts, strict=True)))
-    elapsed = time.perf_counter() - start
-    for c in clients:
-        await c.aclose()
-    return len(events) / elapsed
+    return len(events) / await in_parallel(url, run, parts)
 
 
 async def worker(url: str, name: str) -> None:
