@@ -64,7 +64,7 @@ async def in_parallel(url: str, run: Callable[[redis.asyncio.Redis, Any], Awaita
 
 async def bench_apply(url: str, events: list[Event], batch: int, tasks: int) -> float:
     by_quest: dict[str, int] = {}
-    parts = [[] for _ in range(tasks)]
+    parts: list[list[Event]] = [[] for _ in range(tasks)]
     for e in events:
         parts[by_quest.setdefault(e.quest_id, len(by_quest) % tasks)].append(e)
     async def run(client: redis.asyncio.Redis, part: list[Event]) -> None:
