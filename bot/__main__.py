@@ -8,7 +8,14 @@ import sys
 from pathlib import Path
 
 from bot.config import Config, ConfigError, load_config
-from bot.replay import JournalFileError, read_journal, read_policy, replay, result_json, result_text
+from bot.tools.replay import (
+    JournalFileError,
+    read_journal,
+    read_policy,
+    replay,
+    result_json,
+    result_text,
+)
 
 
 def _replay(args: argparse.Namespace) -> int:
@@ -41,14 +48,14 @@ def _config() -> Config:
 
 
 def _serve(_args: argparse.Namespace) -> int:
-    from bot.web import run_web
+    from bot.web.app import run_web
 
     run_web(_config())
     return 0
 
 
 def _worker(_args: argparse.Namespace) -> int:
-    from bot.runtime import run_worker
+    from bot.worker.assembly import run_worker
 
     run_worker(_config())
     return 0

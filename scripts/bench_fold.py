@@ -24,7 +24,7 @@ from transitions import Machine
 
 from bot.core import ACTIVE, Event, State, fold
 from bot.core.states import CHECKPOINT_STATES, LIVE
-from bot.scenarios import JournalBuilder
+from bot.tools.scenarios import JournalBuilder
 
 S = State
 

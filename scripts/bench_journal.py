@@ -31,7 +31,7 @@ import redis.asyncio  # noqa: E402
 from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, Policy  # noqa: E402
 from bot.journal import Adapters, EffectRunner, Journal, rebuild  # noqa: E402
 from bot.journal.records import dump_event  # noqa: E402
-from bot.scenarios import EPOCH, main_line  # noqa: E402
+from bot.tools.scenarios import EPOCH, main_line  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 
 POLICY = Policy()

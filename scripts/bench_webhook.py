@@ -11,7 +11,7 @@ a third process competing for them, so all three figures are lower than on a big
 
 1. **bare**: an aiohttp handler that reads the body and answers 202 — the ceiling for this
    client, loop and payload — closed loop at ``--concurrency`` requests in flight.
-2. **ingest**: questbot as ``python -m bot serve`` runs it (``bot.web.run_web``: JSON logs,
+2. **ingest**: questbot as ``python -m bot serve`` runs it (``bot.web.app.run_web``: JSON logs,
    metrics, the signature check, JSON parse, dedupe and the group-committed store in Redis, with
    durable acks on), closed loop at ``--concurrency`` requests in flight. Bare and ingest take
    ``--turns`` turns each, alternating, and each side's best turn counts.
@@ -66,7 +66,7 @@ import aiohttp  # noqa: E402
 import redis  # noqa: E402
 from aiohttp import web  # noqa: E402
 
-from bot.inbound import STREAM  # noqa: E402
+from bot.journal.inbound import STREAM  # noqa: E402
 from tests.fakegithub.webhooks import Delivery, build_delivery, load_example  # noqa: E402
 from tests.redis_server import RedisServer, external_url, free_port  # noqa: E402
 
@@ -92,7 +92,7 @@ def serve_ingest(port: int, redis_url: str) -> None:
     from cryptography.hazmat.primitives.asymmetric import rsa
 
     from bot.config import load_config
-    from bot.web import run_web
+    from bot.web.app import run_web
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,

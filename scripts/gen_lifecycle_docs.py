@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from bot.lifecycle_docs import render
+from bot.tools.lifecycle_docs import render
 
 if __name__ == "__main__":
     target = Path(__file__).resolve().parent.parent / "docs" / "lifecycle.md"

@@ -1,11 +1,11 @@
-"""Write the example journals under examples/ from bot.scenarios (run after changing events)."""
+"""Write the example journals under examples/ from bot.tools.scenarios (after changing events)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from bot.scenarios import JournalBuilder, main_line
+from bot.tools.scenarios import JournalBuilder, main_line
 
 ROOT = Path(__file__).resolve().parent.parent / "examples"
 

@@ -1,4 +1,4 @@
-"""Shared fixtures: a real Redis for every test that needs one."""
+"""Shared fixtures: a real Redis for every test that needs one, and the inbound store on it."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 import redis
 import redis.asyncio
 
+from bot.journal.inbound import Inbound
 from tests.redis_server import RedisServer, external_url
 
 
@@ -44,3 +45,14 @@ async def redis_async(redis_url: str) -> AsyncIterator[redis.asyncio.Redis]:
         yield client
     finally:
         await client.aclose()
+
+
+@pytest.fixture
+def batches() -> list[int]:
+    """The size of every batch the inbound store flushed (group commit)."""
+    return []
+
+
+@pytest.fixture
+def inbound(redis_async: redis.asyncio.Redis, batches: list[int]) -> Inbound:
+    return Inbound(redis_async, durable=True, on_batch=batches.append)

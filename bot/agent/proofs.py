@@ -28,15 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.adapters import AdapterContext, outcome_id
 from bot.agent.evidence_store import EvidenceStore, Piece, StageRecord, proof_result
 from bot.agent.proof_runner import CheckCommand, CommandLog, run_proof
 from bot.agent.workspace import git, list_files, proof_repository, rebind
-from bot.context import AdapterContext, outcome_id
 from bot.core import Effect, Event, ProofBundle, Quest, Risk
 from bot.core.events import BaseMoved, ProofCompleted, ProofFailed, Reproduced, SignalSensed
 from bot.core.proof import CheckRecord, Reproduction
-from bot.github.settings import Settings
 from bot.journal import PermanentError
+from bot.settings.schema import Settings
 
 REASON_TAIL = 1_500
 

@@ -64,6 +64,7 @@ from pathlib import Path
 
 import redis.asyncio
 
+from bot.adapters import AdapterContext, outcome_id
 from bot.agent.command import CommandAgent, RunningAgents, Stopped
 from bot.agent.evidence_store import EvidenceStore, Piece, StageRecord
 from bot.agent.machine import RunState
@@ -73,7 +74,6 @@ from bot.agent.scripted import ScriptedAgent, ScriptedSpec
 from bot.agent.stages import StageOutcome, StageRun, run_stage
 from bot.agent.task import Agent, AgentTask, QuestBrief, Stage
 from bot.agent.workspace import WorkspaceError
-from bot.context import AdapterContext, outcome_id
 from bot.core import Effect, EffectType, Event, Quest, State
 from bot.core.events import (
     HypothesisWritten,
@@ -85,10 +85,10 @@ from bot.core.events import (
 )
 from bot.core.proof import Reproduction
 from bot.core.serialize import load_event
-from bot.github.settings import AgentKind, Settings
 from bot.journal import Adapter, PermanentError
 from bot.journal.keys import hash_tag
 from bot.journal.records import dump_event
+from bot.settings.schema import AgentKind, Settings
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import gidgethub
 
-from bot.context import AdapterContext, outcome_id
+from bot.adapters import AdapterContext, outcome_id
 from bot.core import Effect, EffectType, Event, Quest
 from bot.core.events import Landed, PatchPushed, RollbackConfirmed
 from bot.core.states import CHECKPOINT_AT

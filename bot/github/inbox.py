@@ -8,14 +8,14 @@ when it changed.
 
 from __future__ import annotations
 
-from bot.context import AdapterContext
+from bot.adapters import AdapterContext
 from bot.core import Quest
 from bot.core.states import CHECKPOINT_AT
 from bot.github import render
 from bot.github.forge import Forge
-from bot.github.memory import ForgeMemory
 from bot.github.projection import digest
 from bot.journal import Indexes
+from bot.journal.memory import ForgeMemory
 
 
 class Inbox:

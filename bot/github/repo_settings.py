@@ -1,6 +1,6 @@
 """Per-repository settings from ``.github/questbot.yml`` on the default branch.
 
-``RepoSettings`` implements ``bot.context.SettingsSource``. It reads the file through the
+``RepoSettings`` implements ``bot.adapters.SettingsSource``. It reads the file through the
 contents API, keeps the parsed settings for ``ttl`` seconds (a quest steps many times a
 minute; a settings change can wait a few minutes, and ``forget(repo)`` applies it at once
 when the worker sees a push that touches the file), and never applies a file it cannot use:
@@ -29,8 +29,8 @@ from cachetools import TTLCache
 from gidgethub.abc import GitHubAPI
 
 from bot.github.forge import Forge
-from bot.github.memory import ForgeMemory
-from bot.github.settings import (
+from bot.journal.memory import ForgeMemory
+from bot.settings.schema import (
     SETTINGS_PATH,
     Settings,
     SettingsError,

@@ -4,7 +4,7 @@ One gidgethub ``Router`` per concern (failures and issues, pushes and pull reque
 and buttons, installations); ``ROUTER`` combines them. A handler reads a payload and appends
 intents to the ``Intents`` it is given — nothing more. Turning an intent into a core event
 needs lookups (which quest has this fingerprint? who may approve?), and that is the worker's
-job (``bot.intake``). Payloads are read defensively: GitHub's examples show fields that are
+job (``bot.worker.intake``). Payloads are read defensively: GitHub's examples show fields that are
 absent or null on some deliveries, and a missing field means "not for us", never a crash.
 """
 

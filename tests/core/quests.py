@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core import Event, Policy, Quest, State
-from bot.scenarios import JournalBuilder
+from bot.tools.scenarios import JournalBuilder
 
 S = State
 

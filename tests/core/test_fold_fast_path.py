@@ -28,7 +28,7 @@ from bot.core import (
     step,
 )
 from bot.core.serialize import dump_effect
-from bot.scenarios import JournalBuilder
+from bot.tools.scenarios import JournalBuilder
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.jsonl"))
 

@@ -32,7 +32,7 @@ from bot.core.serialize import (
 )
 from bot.core.states import CHECKPOINT_AT
 from bot.core.table import TABLE
-from bot.scenarios import JournalBuilder
+from bot.tools.scenarios import JournalBuilder
 from tests.core.quests import plausible
 
 S = State

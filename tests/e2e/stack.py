@@ -20,10 +20,10 @@ from aiohttp import web
 from bot.agent.scripted import ScriptedSpec
 from bot.core import Quest
 from bot.github.ratelimit import RateLimits
-from bot.inbound import Inbound
-from bot.metrics import Metrics
-from bot.runtime import Runtime, start_runtime
-from bot.web import make_app
+from bot.journal.inbound import Inbound
+from bot.observe.metrics import Metrics
+from bot.web.app import make_app
+from bot.worker.assembly import Runtime, start_runtime
 from tests.fakegithub import FakeGitHub
 
 SECRET = "demo-webhook-secret"

@@ -9,8 +9,8 @@ import redis.exceptions
 
 from bot.github.auth import InstallationTokenError
 from bot.github.client import NotInstalled
-from bot.inbound import DEAD, STREAM
-from bot.worker import permanent
+from bot.journal.inbound import DEAD, STREAM
+from bot.worker.process import permanent
 from tests.e2e.scenario import REPO, setup_repository
 from tests.e2e.stack import Stack
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from aiohttp.test_utils import TestClient, TestServer
 
-from bot.worker_http import make_worker_app
+from bot.worker.http import make_worker_app
 from tests.e2e.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a
 

@@ -16,7 +16,7 @@ from bot.journal import (
     replay_from_redis,
 )
 from bot.journal.indexes import Indexes, IndexWrites
-from bot.scenarios import JournalBuilder, main_line
+from bot.tools.scenarios import JournalBuilder, main_line
 from tests.journal.conftest import POLICY
 
 

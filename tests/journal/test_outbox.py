@@ -15,7 +15,7 @@ from bot.journal import (
     delivered,
     failures,
 )
-from bot.scenarios import JournalBuilder, main_line
+from bot.tools.scenarios import JournalBuilder, main_line
 from tests.journal.conftest import POLICY, Recorder
 
 

@@ -19,7 +19,7 @@ from bot.core.serialize import dump_event as reference_event
 from bot.core.serialize import dump_quest as reference_quest
 from bot.core.serialize import load_effect, load_event, load_quest
 from bot.journal import records
-from bot.scenarios import main_line
+from bot.tools.scenarios import main_line
 from tests.core.quests import builder_in, plausible
 
 

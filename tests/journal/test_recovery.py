@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from bot.core import InvalidTransition, Policy, fold
 from bot.journal import Journal, rebuild
-from bot.scenarios import JournalBuilder
+from bot.tools.scenarios import JournalBuilder
 
 ACTIONS: list[tuple[str, dict[str, Any]]] = [
     ("hypothesis_written", {"summary": "h"}),

@@ -13,7 +13,7 @@ import redis.asyncio
 
 from bot.core import Event
 from bot.journal import Journal, rebuild
-from bot.scenarios import JournalBuilder
+from bot.tools.scenarios import JournalBuilder
 from tests.journal.conftest import POLICY
 from tests.redis_server import RedisServer
 

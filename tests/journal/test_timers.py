@@ -7,7 +7,7 @@ from datetime import datetime, timedelta
 
 from bot.core import State
 from bot.journal import Journal, Timers, timer_event_id
-from bot.scenarios import EPOCH, JournalBuilder
+from bot.tools.scenarios import EPOCH, JournalBuilder
 from tests.journal.conftest import POLICY
 
 

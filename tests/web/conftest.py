@@ -10,9 +10,9 @@ import redis.asyncio
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient
 
-from bot.inbound import STREAM, Inbound
-from bot.metrics import Metrics
-from bot.web import make_app
+from bot.journal.inbound import STREAM, Inbound
+from bot.observe.metrics import Metrics
+from bot.web.app import make_app
 from tests.fakegithub.webhooks import Delivery, build_delivery, build_payload
 
 SECRET = "questbot-test-webhook-secret"
@@ -20,17 +20,6 @@ MAX_BODY = 1024 * 1024
 
 Client = TestClient[Any, Any]
 MakeClient = Callable[..., Awaitable[Client]]
-
-
-@pytest.fixture
-def batches() -> list[int]:
-    """The size of every batch the inbound store flushed (group commit)."""
-    return []
-
-
-@pytest.fixture
-def inbound(redis_async: redis.asyncio.Redis, batches: list[int]) -> Inbound:
-    return Inbound(redis_async, durable=True, on_batch=batches.append)
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from bot.logs import REDACTED, bind, bind_context, configure_logging, redact, unbind
+from bot.observe.logs import REDACTED, bind, bind_context, configure_logging, redact, unbind
 from tests.web.conftest import SECRET, Client, delivery, post, send
 
 PEM = """-----BEGIN RSA PRIVATE KEY-----
@@ -127,7 +127,7 @@ async def test_the_endpoint_logs_json_with_the_delivery_id_and_no_secret(
     await send(client, d)  # the redelivery is logged at info
     await post(client, d.body, {**d.headers, "X-Hub-Signature-256": "sha256=" + "0" * 64})
     parsed = lines(logs)
-    ours = [line for line in parsed if line["logger"] == "bot.web"]
+    ours = [line for line in parsed if line["logger"] == "bot.web.app"]
     assert any(line.get("delivery_id") == d.id and "redelivery" in line["message"]
                for line in ours)
     assert any("does not match" in line["message"] for line in ours)
@@ -135,7 +135,7 @@ async def test_the_endpoint_logs_json_with_the_delivery_id_and_no_secret(
 
 
 def test_bind_nests_restores_and_never_lets_none_hide_an_outer_value() -> None:
-    from bot.logs import current_context
+    from bot.observe.logs import current_context
 
     assert dict(current_context()) == {}
     with bind(delivery_id="d-1", quest_id="q-1"):

@@ -9,7 +9,7 @@ import pytest
 from bot.github.ratelimit import PacedGitHubAPI, RateLimits
 from bot.github.repo_settings import SETTINGS_CHECK, RepoSettings
 from tests.fakegithub import FakeGitHub
-from tests.github_effects.conftest import REPO, World
+from tests.github.conftest import REPO, World
 
 
 async def test_no_file_means_defaults_and_reads_are_cached(world: World) -> None:

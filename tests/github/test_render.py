@@ -6,7 +6,7 @@ from bot.agent.markdown import inline_code
 from bot.core import State
 from bot.github import render
 from bot.github.views import allowed_commands, lifecycle_mermaid
-from bot.scenarios import JournalBuilder
+from bot.tools.scenarios import JournalBuilder
 
 
 def usages(b: JournalBuilder) -> list[str]:

@@ -8,16 +8,16 @@ from typing import Any
 
 import pytest
 
+from bot.adapters import AdapterContext
 from bot.agent.demo_spec import REPRODUCTION_PATH, sample_files
 from bot.agent.runs import OUTCOMES_TTL_SECONDS, agent_adapters, outcomes_key
 from bot.agent.scripted import Edit, ScriptedSpec
 from bot.agent.task import ReplyStatus, Stage
 from bot.agent.validation import Claim, Evidence
-from bot.context import AdapterContext
 from bot.core import Effect, EffectType, State
 from bot.core.events import UsageRecorded
 from bot.journal import PermanentError
-from tests.agent_runs.conftest import REPO, Quests, only
+from tests.agent.conftest import REPO, Quests, only
 from tests.fakegithub import FakeGitHub
 
 

@@ -11,15 +11,15 @@ what it has not yet checked:
 5. ``ping`` is answered 200; an event questbot does not subscribe to is acknowledged (202,
    ``ignored``) and not stored — GitHub sends what the App's manifest asks for, so this only
    happens after the manifest changed;
-6. the delivery is stored in the inbound stream, once per delivery id (``bot.inbound``): 202
+6. the delivery is stored in the inbound stream, once per delivery id (``bot.journal.inbound``): 202
    ``accepted`` once it is stored, 200 ``duplicate`` for a redelivery, 503 if Redis cannot
    store it (GitHub shows the failure, and the delivery can be redelivered).
 
-It never calls GitHub: a worker does that (``bot.worker``), so a slow or rate-limited GitHub
+It never calls GitHub: a worker does that (``bot.worker.process``), so a slow or rate-limited GitHub
 cannot make webhook deliveries time out (GitHub gives up after 10 seconds).
 
 ``GET /healthz`` is 200 when Redis answers ``PING``, 503 otherwise; ``GET /metrics`` serves
-``bot.metrics`` in the Prometheus text format.
+``bot.observe.metrics`` in the Prometheus text format.
 """
 
 from __future__ import annotations
@@ -39,10 +39,10 @@ from aiohttp import web
 
 from bot.github.signature import HEADER as SIGNATURE_HEADER
 from bot.github.signature import SignatureError, verify_signature
-from bot.inbound import Duplicate, Inbound
 from bot.journal.errors import DurabilityError
-from bot.logs import bind, configure_logging
-from bot.metrics import UNVERIFIED_EVENT, Metrics, Outcome
+from bot.journal.inbound import Duplicate, Inbound
+from bot.observe.logs import bind, configure_logging
+from bot.observe.metrics import UNVERIFIED_EVENT, Metrics, Outcome
 
 if TYPE_CHECKING:
     from bot.config import Config

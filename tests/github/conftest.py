@@ -9,13 +9,13 @@ import aiohttp
 import pytest
 import redis.asyncio
 
-from bot.context import AdapterContext
+from bot.adapters import AdapterContext
 from bot.core import Effect, EffectType
 from bot.github.client import GitHubClients
 from bot.github.effects import GitHubEffects
-from bot.github.settings import Settings
 from bot.journal import Journal
-from bot.scenarios import JournalBuilder
+from bot.settings.schema import Settings
+from bot.tools.scenarios import JournalBuilder
 from tests.fakegithub import FakeGitHub
 
 REPO = "octo/demo"

@@ -14,8 +14,8 @@ from typing import Protocol
 
 from bot.core import Effect, Quest
 from bot.github.client import GitHubClients
-from bot.github.settings import Settings
 from bot.journal import Journal
+from bot.settings.schema import Settings
 
 
 class SettingsSource(Protocol):

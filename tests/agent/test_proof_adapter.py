@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from bot.adapters import AdapterContext
 from bot.agent.demo_spec import REPRODUCTION_PATH, REPRODUCTION_TEST, sample_files
 from bot.agent.runs import agent_adapters
-from bot.context import AdapterContext
 from bot.core import (
     Effect,
     EffectType,
@@ -16,7 +16,7 @@ from bot.core import (
     step,
 )
 from bot.core.events import ProofCompleted, ProofFailed
-from tests.agent_runs.conftest import POLICY, PY, REPO, Quests, only
+from tests.agent.conftest import POLICY, PY, REPO, Quests, only
 from tests.fakegithub import FakeGitHub
 
 FIXED = sample_files()["pager.py"].replace("total // per_page", "-(-total // per_page)")

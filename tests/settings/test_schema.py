@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.core.policy import Checkpoint, Policy
-from bot.github.settings import (
+from bot.settings.schema import (
     SETTINGS_PATH,
     AgentKind,
     Mode,

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.context import AdapterContext, outcome_id
+from bot.adapters import AdapterContext, outcome_id
 from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, Quest, State
 from bot.core.states import LIVE
 from bot.journal import Indexes, PermanentError, Timers

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import redis.asyncio
 
+from bot.adapters import AdapterContext
 from bot.agent.evidence import render_markdown
 from bot.agent.evidence_store import (
     EvidenceStore,
@@ -25,13 +26,12 @@ from bot.agent.result import TaskResult
 from bot.agent.runs import agent_adapters
 from bot.agent.scripted import ScriptedSpec
 from bot.agent.validation import Claim, ClaimVerdict, Evidence, Verdict
-from bot.context import AdapterContext
 from bot.core import EffectType, Quest, State
 from bot.core.events import ProofFailed
 from bot.core.proof import CheckRecord, Reproduction, Risk
 from bot.journal import PermanentError
-from tests.agent_runs.conftest import REPO, Quests, only
-from tests.agent_runs.test_proof_adapter import FIXED, at_proving
+from tests.agent.conftest import REPO, Quests, only
+from tests.agent.test_proof_adapter import FIXED, at_proving
 from tests.fakegithub import FakeGitHub
 
 SUCCESS = "✅ Verified"

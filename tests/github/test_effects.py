@@ -8,8 +8,8 @@ from bot.core import EffectType, State
 from bot.core.events import Landed, PatchPushed, RollbackConfirmed
 from bot.github.forge import Forge
 from bot.journal import PermanentError
-from bot.scenarios import JournalBuilder
-from tests.github_effects.conftest import REPO, World, last
+from bot.tools.scenarios import JournalBuilder
+from tests.github.conftest import REPO, World, last
 
 
 def facts(events: object) -> list[dict[str, object]]:

@@ -19,21 +19,21 @@ import redis.asyncio
 from aiohttp import web
 from pydantic import SecretStr
 
+from bot.adapters import AdapterContext
 from bot.agent.evidence_store import EvidenceStore
 from bot.agent.runs import agent_adapters
 from bot.agent.scripted import ScriptedSpec
 from bot.config import Config
-from bot.context import AdapterContext
 from bot.core import EffectType
 from bot.github.client import GitHubClients
 from bot.github.effects import GitHubEffects
 from bot.github.ratelimit import RateLimits
 from bot.github.repo_settings import RepoSettings
 from bot.journal.outbox import Adapter
-from bot.logs import configure_logging
-from bot.metrics import Metrics
-from bot.worker import Plugin, Sync, Worker, build_worker
-from bot.worker_http import make_worker_app
+from bot.observe.logs import configure_logging
+from bot.observe.metrics import Metrics
+from bot.worker.http import make_worker_app
+from bot.worker.process import Plugin, Sync, Worker, build_worker
 
 log = logging.getLogger(__name__)
 

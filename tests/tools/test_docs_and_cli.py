@@ -11,8 +11,8 @@ import pytest
 
 from bot.__main__ import main
 from bot.core import State
-from bot.lifecycle_docs import render
-from bot.replay import read_journal
+from bot.tools.lifecycle_docs import render
+from bot.tools.replay import read_journal
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -84,7 +84,7 @@ def test_replay_runs_as_a_module() -> None:
 
 def test_examples_are_what_the_scenarios_build() -> None:
     """examples/ is written by scripts/make_examples.py; it must not drift from the core."""
-    from bot.scenarios import main_line
+    from bot.tools.scenarios import main_line
     from scripts.make_examples import attempts_exhausted, rollback
 
     for name, builder in [("main-line-closed.jsonl", main_line("q-main")),

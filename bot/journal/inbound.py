@@ -198,7 +198,7 @@ class GroupCommit(Generic[T, R]):
             # Started, not awaited: callers that resume in this same loop iteration append
             # to the queue before the task first runs, and so join its first batch.
             # In a fresh context: it serves every caller, not the one whose log context
-            # (``bot.logs.bind``) happens to be current when it starts.
+            # (``bot.observe.logs.bind``) happens to be current when it starts.
             self._task = asyncio.create_task(self._drain(), context=contextvars.Context())
         return await future
 

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from bot.adapters import AdapterContext
 from bot.agent.command import parse_reply
 from bot.agent.runs import agent_adapters
 from bot.agent.task import ReplyStatus
-from bot.context import AdapterContext
 from bot.core import EffectType, State
 from bot.journal import PermanentError
-from tests.agent_runs.conftest import PY, REPO, Quests, StaticSettings, only, settings_for
+from tests.agent.conftest import PY, REPO, Quests, StaticSettings, only, settings_for
 from tests.fakegithub import FakeGitHub
 
 RESEARCH_REPLY = {

@@ -12,7 +12,7 @@ import logging
 
 from cachetools import LRUCache
 
-from bot.context import SettingsSource
+from bot.adapters import SettingsSource
 from bot.core import Policy
 from bot.journal import Journal
 

@@ -22,19 +22,19 @@ from typing import Any
 import gidgethub
 import redis.asyncio
 
-from bot.context import AdapterContext, SettingsSource
-from bot.coordination import Coordination
+from bot.adapters import AdapterContext, SettingsSource
 from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, InvalidTransition, Quest
 from bot.github.auth import InstallationTokenError
 from bot.github.client import GitHubClients, NotInstalled
-from bot.inbound import Inbound, InboundDelivery
-from bot.intake import Intake
 from bot.journal import Adapters, Applied, EffectRunner, Failure, Indexes, Journal, Timers
+from bot.journal.inbound import Inbound, InboundDelivery
 from bot.journal.outbox import Adapter
 from bot.journal.store import PolicySource
-from bot.logs import bind
-from bot.metrics import Metrics
-from bot.policybook import PolicyBook
+from bot.observe.logs import bind
+from bot.observe.metrics import Metrics
+from bot.worker.coordination import Coordination
+from bot.worker.intake import Intake
+from bot.worker.policybook import PolicyBook
 
 log = logging.getLogger(__name__)
 

@@ -50,7 +50,7 @@ from pydantic import (
 )
 
 from bot.core.policy import Checkpoint, CheckpointMode, Policy
-from bot.github.settings_problems import (
+from bot.settings.problems import (
     SETTINGS_PATH,
     SettingsError,
     SettingsProblem,

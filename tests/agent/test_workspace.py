@@ -20,7 +20,7 @@ from bot.agent.workspace import (
 )
 from bot.core.proof import ProofBundle, Risk
 from bot.github.client import GitHubClients
-from tests.agent_runs.conftest import REPO
+from tests.agent.conftest import REPO
 from tests.fakegithub import FakeGitHub
 
 

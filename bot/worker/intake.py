@@ -14,13 +14,12 @@ import logging
 from dataclasses import dataclass, field
 from typing import Any
 
-from bot.context import AdapterContext
+from bot.adapters import AdapterContext
 from bot.core import EVENT_ADAPTER, Event, InvalidTransition, Quest, Refusal, State
 from bot.core.states import CHECKPOINT_AT, LIVE, MEANING
 from bot.github.commands import Command, CommandName, CommandProblem
 from bot.github.conversation import Permissions, pull_head_ref, reply_once
 from bot.github.forge import Forge
-from bot.github.memory import ForgeMemory
 from bot.github.signals import (
     QUEST_BRANCH_PREFIX,
     BasePush,
@@ -34,7 +33,8 @@ from bot.github.signals import (
     read_intents,
 )
 from bot.journal import Applied, Indexes
-from bot.policybook import PolicyBook
+from bot.journal.memory import ForgeMemory
+from bot.worker.policybook import PolicyBook
 
 log = logging.getLogger(__name__)
 

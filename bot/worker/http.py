@@ -16,7 +16,7 @@ from aiohttp import web
 
 from bot.github.ratelimit import RateLimits
 from bot.journal import Journal
-from bot.metrics import Metrics
+from bot.observe.metrics import Metrics
 
 _METRICS = web.AppKey("metrics", Metrics)
 _JOURNAL = web.AppKey("journal", Journal)

@@ -1,0 +1,1 @@
+"""What operators see of questbot: structured logs and Prometheus metrics."""

@@ -1,0 +1,1 @@
+"""``.github/questbot.yml``: the schema, and its problems in words a maintainer can act on."""

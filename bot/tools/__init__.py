@@ -1,0 +1,1 @@
+"""Offline tools over the pure core: replay, journal authoring, the lifecycle docs."""

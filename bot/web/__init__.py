@@ -1,0 +1,1 @@
+"""The web process: accept GitHub's webhook deliveries, store them, answer (``app.py``)."""
