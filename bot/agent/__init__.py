@@ -5,7 +5,8 @@ Pure (no clock, no randomness, no I/O): ``machine`` (the run's transition table)
 result as a provider-neutral outcome), ``evidence`` (the bundle a person judges), ``task``
 (what an agent is asked and what it answers) and ``validation`` (claims judged against the
 checkout; its file reads go through the ``RepositoryView`` protocol, so the caller decides
-what "the checkout" is).
+what "the checkout" is — ``CheckoutView``, the one that reads a directory, is its only I/O);
+``errors`` holds the package's exceptions.
 
 Adapters, which run processes and touch git, the disk and Redis: ``stages`` (one quest stage
 as one run), ``runs`` and ``proofs`` (the ``start_agent``, ``stop_agent`` and ``run_proof``
@@ -14,7 +15,7 @@ effect adapters), ``proof_runner`` (a repository's own checks in a fresh worktre
 ``evidence_store`` (what each run established, in Redis), and the agent kinds ``command`` and
 ``scripted`` (``demo_spec`` is the demo's script).
 
-Nothing here imports ``bot.github``: how a run reads on GitHub — the evidence as Markdown, the
-outcome as a check-run conclusion — is the GitHub adapter's (``bot.github.evidence``,
-``bot.github.render``).
+Nothing here imports the GitHub adapter, which sits above this package: how a run reads on
+GitHub — the evidence as Markdown, the outcome as a check-run conclusion — is the adapter's
+(its ``evidence`` and ``render`` modules).
 """

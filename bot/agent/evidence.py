@@ -6,7 +6,7 @@ checks (exit codes and output digests). The bundle has no ``verified`` of its ow
 ``bundle.verified`` is the result's derived flag.
 
 The bundle is provider-neutral: how it reads on GitHub (the Markdown of the status comment
-and the check run) is the GitHub adapter's business, ``bot.github.evidence``.
+and the check run) is the GitHub adapter's business (its ``evidence`` module).
 """
 
 from __future__ import annotations

@@ -7,8 +7,8 @@ that is not verified (no change, no checks, a failing check) is ``unverified``, 
 forge as well as in the report.
 
 Seed 002: outcomes are mapped to the forge's vocabulary in the forge's adapter, never here.
-For GitHub that is ``bot.github.render`` (``CONCLUSION_BY_OUTCOME``: check-run conclusions,
-with a sentence for each outcome GitHub has no conclusion for).
+For GitHub that is the adapter's ``render`` module (``CONCLUSION_BY_OUTCOME``: check-run
+conclusions, with a sentence for each outcome GitHub has no conclusion for).
 """
 
 from __future__ import annotations
