@@ -219,7 +219,7 @@ CONCLUSION_BY_OUTCOME = MappingProxyType(
 ends the run ``failed`` with its reason."""
 
 
-def run_summary(result: TaskResult) -> str:
+def _run_summary(result: TaskResult) -> str:
     """One sentence on an agent run's outcome, saying what GitHub cannot express."""
     outcome = outcome_of(result)
     why = plain(result.reason or "no reason was given")
@@ -318,7 +318,7 @@ def check_run(quest: Quest, evidence: EvidenceBundle | None = None) -> CheckRunV
         if conclusion is not CheckConclusion.SUCCESS or evidence is None:
             return CheckRunView("completed", conclusion, f"questbot: {outcome.value}",
                                 f"{meaning} The quest was {why}", text)
-        run = f"The latest agent run — {run_summary(evidence.result)}"
+        run = f"The latest agent run — {_run_summary(evidence.result)}"
         if evidence.verified:
             return CheckRunView("completed", conclusion, f"questbot: {outcome.value}",
                                 f"{meaning} The quest was {why} {run}", text)
