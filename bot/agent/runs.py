@@ -84,10 +84,9 @@ from bot.core.events import (
     UsageRecorded,
 )
 from bot.core.proof import Reproduction
-from bot.core.serialize import load_event
 from bot.journal import Adapter, PermanentError
 from bot.journal.keys import hash_tag
-from bot.journal.records import dump_event
+from bot.journal.records import dump_event, load_event
 from bot.settings.schema import AgentKind, Settings
 
 log = logging.getLogger(__name__)

@@ -25,15 +25,15 @@ import gidgethub
 
 from bot.adapters import AdapterContext
 from bot.agent.evidence import EvidenceBundle
-from bot.agent.markdown import inline_code
 from bot.core import Quest
 from bot.core.events import Route
-from bot.core.serialize import load_event
 from bot.core.states import CHECKPOINT_AT, State
 from bot.github import render
 from bot.github.forge import CHECK_NAME, Forge, Pull, refused
+from bot.github.markdown import inline_code
 from bot.journal import PermanentError, failures, quest_keys
 from bot.journal.memory import ForgeMemory
+from bot.journal.records import load_event
 from bot.journal.store import stream_rows
 
 log = logging.getLogger(__name__)

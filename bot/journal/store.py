@@ -36,13 +36,12 @@ from typing import Any
 import redis.asyncio
 
 from bot.core import Effect, Event, InvalidTransition, Policy, Quest, step
-from bot.core.serialize import RecordError, load_event
-from bot.core.serialize import load_quest as _load_quest
 from bot.journal.durability import Durability
 from bot.journal.errors import ConcurrencyError, CorruptJournal
 from bot.journal.indexes import IndexWrites
 from bot.journal.keys import DEFAULT_SHARDS, doorbell_key, quest_keys, shard_of
-from bot.journal.records import dump_effect, dump_event, dump_quest
+from bot.journal.records import RecordError, dump_effect, dump_event, dump_quest, load_event
+from bot.journal.records import load_quest as _load_quest
 from bot.journal.scripts import ScriptSet
 from bot.journal.wire import Batch, Head
 

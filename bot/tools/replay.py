@@ -9,8 +9,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bot.core import Event, FoldResult, Policy, fold
-from bot.core.serialize import parse_event
+from bot.core import EVENT_ADAPTER, Event, FoldResult, Policy, fold
 
 
 class JournalFileError(ValueError):
@@ -26,7 +25,7 @@ def read_journal(path: Path) -> list[Event]:
         if not text or text.startswith("#"):
             continue
         try:
-            events.append(parse_event(json.loads(text)))
+            events.append(EVENT_ADAPTER.validate_python(json.loads(text)))
         except (json.JSONDecodeError, ValidationError) as exc:
             raise JournalFileError(f"{path}:{number}: not a valid event: {exc}") from exc
     return events

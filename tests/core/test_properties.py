@@ -20,7 +20,9 @@ from bot.core import (
     fold,
     step,
 )
-from bot.core.serialize import (
+from bot.core.states import CHECKPOINT_AT
+from bot.core.table import TABLE
+from bot.journal.records import (
     dump_effect,
     dump_event,
     dump_policy,
@@ -30,8 +32,6 @@ from bot.core.serialize import (
     load_policy,
     load_quest,
 )
-from bot.core.states import CHECKPOINT_AT
-from bot.core.table import TABLE
 from bot.tools.scenarios import JournalBuilder
 from tests.core.quests import plausible
 
