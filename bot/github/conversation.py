@@ -1,4 +1,5 @@
-"""Talking with the people who comment: who may act, and the replies and reactions they get.
+"""Talking with the people who comment: who may act, what they are told, and the replies and
+reactions that carry it.
 
 Authorization is by the repository permission GitHub reports for the commenter (write, maintain
 or admin), or by being one of the configured reviewers — never by ``author_association``, which
@@ -26,7 +27,9 @@ from collections.abc import Iterable
 
 from cachetools import TTLCache
 
-from bot.core import Effect, EffectType, effect_key
+from bot.core import Effect, EffectType, InvalidTransition, Quest, Refusal, State, effect_key
+from bot.core.states import CHECKPOINT_AT, MEANING
+from bot.github.commands import Command, CommandName
 from bot.github.forge import Forge
 from bot.journal.keys import thread_trail
 
@@ -82,3 +85,59 @@ def reply_marker(key: str) -> str:
 
 def reply_body(body: str, key: str) -> str:
     return f"{body}\n\n{reply_marker(key)}"
+
+
+# -- what the replies say -----------------------------------------------------------------
+
+NO_PERMISSION = ("@{login} `/{command}` needs write access to this repository, or being one of "
+                 "the reviewers in `.github/questbot.yml`. Ask a maintainer to run it.")
+NO_QUEST = ("`/{command}`: there is no quest on this thread. Quests live on their `quest/…` "
+            "pull requests; on an issue, start one with `/quest fix` or `/quest research`.")
+
+
+def no_permission_text(*, login: str, command: str) -> str:
+    return NO_PERMISSION.format(login=login, command=command)
+
+
+def no_quest_text(*, command: str) -> str:
+    return NO_QUEST.format(command=command)
+
+
+def stale_button_text(actor: str, pressed_on: str, head: str) -> str:
+    return (f"@{actor} that button was on `{pressed_on[:7]}`, but the quest has moved to "
+            f"`{head[:7]}` since: the decision is stale. Look at the new head and use the "
+            "buttons on its check run.")
+
+
+def status_text(quest: Quest | None) -> str:
+    if quest is None:
+        return "There is no quest on this thread."
+    open_cp = CHECKPOINT_AT.get(quest.checkpoint_state)
+    lines = [f"Quest `{quest.id}` is **{quest.state.value}** at revision {quest.revision}: "
+             f"{MEANING[quest.state]}"]
+    if open_cp is not None:
+        lines.append(f"Checkpoint {open_cp.value} is open: `/approve`, `/revise <why>`, "
+                     "`/reject <why>` or `/claim`.")
+    if quest.owner:
+        lines.append(f"The review is claimed by @{quest.owner}.")
+    if quest.last_failure:
+        lines.append(f"Last delivery failure: `{quest.last_failure}`.")
+    return "\n".join(lines)
+
+
+def refusal_text(item: Command, exc: InvalidTransition, quest: Quest, actor: str) -> str:
+    name = f"/{item.name.value}"
+    if exc.code is Refusal.CLAIMED:
+        return f"@{actor} `{name}` refused: {exc.reason}."
+    if exc.code is Refusal.PRODUCER:
+        return f"@{actor} `{name}` refused: {exc.reason}."
+    if exc.code is Refusal.STALE or (
+            exc.code is Refusal.NOT_AT_CHECKPOINT and item.name is CommandName.APPROVE
+            and quest.state in (State.PROVING, State.PATCHING)):
+        return (f"@{actor} `{name}` refused: stale — the head moved since the checkpoint; "
+                f"questbot is working on revision {quest.revision} "
+                f"(`{(quest.head or '')[:7]}`) now. Decide again when it asks at checkpoint C.")
+    if exc.code is Refusal.NOT_AT_CHECKPOINT:
+        return f"@{actor} `{name}` refused: {exc.reason}."
+    return (f"@{actor} `{name}` is not possible while the quest is {quest.state.value}: "
+            f"{exc.reason}. `/status` shows what is possible now.")

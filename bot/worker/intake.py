@@ -24,7 +24,6 @@ from bot.core import (
     Event,
     InvalidTransition,
     Quest,
-    Refusal,
     Route,
     Severity,
     SignalKind,
@@ -45,10 +44,17 @@ from bot.core.events import (
     SignalSensed,
     Triaged,
 )
-from bot.core.states import CHECKPOINT_AT, LIVE, MEANING
+from bot.core.states import CHECKPOINT_AT, LIVE
 from bot.github import conversation
 from bot.github.commands import Command, CommandName, CommandProblem
-from bot.github.conversation import Permissions
+from bot.github.conversation import (
+    Permissions,
+    no_permission_text,
+    no_quest_text,
+    refusal_text,
+    stale_button_text,
+    status_text,
+)
 from bot.github.forge import Forge, Forges
 from bot.github.signals import (
     QUEST_BRANCH_PREFIX,
@@ -70,10 +76,6 @@ from bot.worker.policybook import PolicyBook
 log = logging.getLogger(__name__)
 
 LANDED = frozenset({State.WATCHING, State.ROLLED_BACK})
-NO_PERMISSION = ("@{login} `/{command}` needs write access to this repository, or being one of "
-                 "the reviewers in `.github/questbot.yml`. Ask a maintainer to run it.")
-NO_QUEST = ("`/{command}`: there is no quest on this thread. Quests live on their `quest/…` "
-            "pull requests; on an issue, start one with `/quest fix` or `/quest research`.")
 
 
 def new_quest_id(delivery_id: str, fingerprint: str) -> str:
@@ -267,14 +269,14 @@ class Intake:
                 reply(item.line, status_text(quest))
                 continue
             if not await self.permissions.may_act(forge, c.author, settings.reviewers):
-                reply(item.line, NO_PERMISSION.format(login=c.author, command=item.name))
+                reply(item.line, no_permission_text(login=c.author, command=item.name))
                 continue
             event_id = f"comment-{c.comment_id}-{item.line}"
             if quest is None:
                 if item.name is CommandName.QUEST and not c.is_pull_request:
                     quest = await self._start_from_issue(c, item, event_id, out)
                 else:
-                    reply(item.line, NO_QUEST.format(command=item.name))
+                    reply(item.line, no_quest_text(command=item.name))
                 continue
             event = self._command_event(item, quest, c.author, event_id)
             result = await self._apply(event, c.repo, out)
@@ -338,13 +340,11 @@ class Intake:
                     b.repo, number, f"button-{delivery_id}", body)])
 
         if not await self.permissions.may_act(forge, b.actor, settings.reviewers):
-            await reply(NO_PERMISSION.format(login=b.actor, command=b.action))
+            await reply(no_permission_text(login=b.actor, command=b.action))
             return
         event = self._command_event(command, quest, b.actor, f"button-{delivery_id}")
         if quest.head is not None and b.head_sha and b.head_sha != quest.head:
-            await reply(f"@{b.actor} that button was on `{b.head_sha[:7]}`, but the quest has "
-                        f"moved to `{quest.head[:7]}` since: the decision is stale. Look at "
-                        "the new head and use the buttons on its check run.")
+            await reply(stale_button_text(b.actor, b.head_sha, quest.head))
             return
         result = await self._apply(event, b.repo, out)
         if isinstance(result, InvalidTransition):
@@ -353,37 +353,3 @@ class Intake:
 
 def _route(item: Command) -> Route:
     return Route.RESEARCH_ONLY if item.mode == "research" else Route.AUTO_FIX
-
-
-def status_text(quest: Quest | None) -> str:
-    if quest is None:
-        return "There is no quest on this thread."
-    open_cp = CHECKPOINT_AT.get(quest.checkpoint_state)
-    lines = [f"Quest `{quest.id}` is **{quest.state.value}** at revision {quest.revision}: "
-             f"{MEANING[quest.state]}"]
-    if open_cp is not None:
-        lines.append(f"Checkpoint {open_cp.value} is open: `/approve`, `/revise <why>`, "
-                     "`/reject <why>` or `/claim`.")
-    if quest.owner:
-        lines.append(f"The review is claimed by @{quest.owner}.")
-    if quest.last_failure:
-        lines.append(f"Last delivery failure: `{quest.last_failure}`.")
-    return "\n".join(lines)
-
-
-def refusal_text(item: Command, exc: InvalidTransition, quest: Quest, actor: str) -> str:
-    name = f"/{item.name.value}"
-    if exc.code is Refusal.CLAIMED:
-        return f"@{actor} `{name}` refused: {exc.reason}."
-    if exc.code is Refusal.PRODUCER:
-        return f"@{actor} `{name}` refused: {exc.reason}."
-    if exc.code is Refusal.STALE or (
-            exc.code is Refusal.NOT_AT_CHECKPOINT and item.name is CommandName.APPROVE
-            and quest.state in (State.PROVING, State.PATCHING)):
-        return (f"@{actor} `{name}` refused: stale — the head moved since the checkpoint; "
-                f"questbot is working on revision {quest.revision} "
-                f"(`{(quest.head or '')[:7]}`) now. Decide again when it asks at checkpoint C.")
-    if exc.code is Refusal.NOT_AT_CHECKPOINT:
-        return f"@{actor} `{name}` refused: {exc.reason}."
-    return (f"@{actor} `{name}` is not possible while the quest is {quest.state.value}: "
-            f"{exc.reason}. `/status` shows what is possible now.")
