@@ -251,8 +251,8 @@ class Intake:
         return candidates[-1] if candidates else None
 
     async def _commands(self, c: CommentCommands, delivery_id: str, out: Outcome) -> None:
+        forge = await self.forges.for_repo(c.repo)  # not installed there: nothing to say
         await self._say(c.repo, c.number, [conversation.reaction(c.repo, c.number, c.comment_id)])
-        forge = await self.forges.for_repo(c.repo)
         settings = await self.ctx.settings.settings(c.repo)
         quest = await self._thread_quest(c, forge)
         replies: list[Effect] = []
