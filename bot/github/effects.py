@@ -1,14 +1,16 @@
 """Effect adapters for GitHub: each effect type the core asks of the forge, done once.
 
-``github_adapters(ctx)`` returns the adapters by effect type for the effect runner;
-``GitHubEffects(ctx).sync`` is the projection the worker calls after every applied event.
+``github_adapters(ctx, forges)`` returns the adapters by effect type for the effect runner;
+``GitHubEffects(ctx, forges).sync`` is the projection the worker calls after every applied
+event. Every write goes through the ``Forge`` (``bot.github.forge``).
 
 Idempotency by effect key. The runner may deliver an effect again after a crash, so each
 adapter first looks for its own earlier write: the merge by the pull request's ``merged``
 flag, the rebase by the head it recorded, the revert by its branch ``quest/<id>-revert-<rev>``
-and its pull request, a reply by the comment id remembered under the effect key, the check run
-by ``external_id``. Outcome events get ids from ``outcome_id(effect, name)``, so reporting the
-same outcome twice is absorbed by the journal.
+and its pull request, a reply by the comment id remembered under the effect key or else by the
+key's hidden marker among the thread's comments, the check run by ``external_id``; a reaction
+is idempotent on GitHub's side. Outcome events get ids from ``outcome_id(effect, name)``, so
+reporting the same outcome twice is absorbed by the journal.
 
 Where the world moved under an effect — the head changed before ``land`` or ``rebase`` —
 the adapter reports nothing: the push's own webhook becomes a ``human_revision`` and the quest
@@ -26,8 +28,8 @@ from bot.adapters import AdapterContext, outcome_id
 from bot.core import Effect, EffectType, Event, Quest
 from bot.core.events import Landed, PatchPushed, RollbackConfirmed
 from bot.core.states import CHECKPOINT_AT
-from bot.github import render
-from bot.github.forge import Forge, is_permanent, refused, status_of
+from bot.github import conversation, render
+from bot.github.forge import Forge, Forges, is_permanent, refused, status_of
 from bot.github.inbox import Inbox
 from bot.github.projection import EvidenceLookup, Projection, quest_branch
 from bot.github.revert import revert_tree
@@ -45,19 +47,20 @@ async def default_revert_tree(forge: Forge, quest: Quest, merge_sha: str) -> str
     if base is None or head is None:
         raise PermanentError(f"quest {quest.id} has no approved base and head to revert; "
                              f"revert {merge_sha[:12]} by hand on {quest.repo}")
-    return await revert_tree(forge.gh, forge.repo, base=base, head=head, merge_sha=merge_sha)
+    return await revert_tree(forge.git, base=base, head=head, merge_sha=merge_sha)
 
 
 class GitHubEffects:
-    def __init__(self, ctx: AdapterContext, *, draft_pulls: bool = True,
+    def __init__(self, ctx: AdapterContext, forges: Forges, *, draft_pulls: bool = True,
                  revert: RevertTree = default_revert_tree,
                  evidence: EvidenceLookup | None = None) -> None:
         """``revert`` builds the rollback's tree (``bot.github.revert`` explains how, within
         the REST subset questbot is held to)."""
         self.ctx = ctx
-        self.projection = Projection(ctx, draft_pulls=draft_pulls, evidence=evidence)
+        self.forges = forges
+        self.projection = Projection(ctx, forges, draft_pulls=draft_pulls, evidence=evidence)
         self.memory = self.projection.memory
-        self.inbox = Inbox(ctx, self.memory)
+        self.inbox = Inbox(ctx, forges, self.memory)
         self.revert = revert
 
     def adapters(self) -> dict[EffectType, Adapter]:
@@ -68,6 +71,7 @@ class GitHubEffects:
             EffectType.ROLLBACK: self.rollback,
             EffectType.NOTIFY_INBOX: self.notify_inbox,
             EffectType.REPLY_COMMENT: self.reply_comment,
+            EffectType.REACT: self.react,
         }
 
     async def sync(self, quest: Quest) -> None:
@@ -91,7 +95,7 @@ class GitHubEffects:
 
     async def request_checkpoint(self, effect: Effect) -> Sequence[Event] | None:
         quest = await self.ctx.quest(effect.quest_id)
-        forge = await self.projection.forge(quest.repo)
+        forge = await self.forges.for_repo(quest.repo)
         number = await self.projection.ensure_pull(quest, forge)
         await self.projection.sync_with(quest, forge)
         await self.inbox.sync_quest(quest)
@@ -118,7 +122,7 @@ class GitHubEffects:
     async def land(self, effect: Effect) -> Sequence[Event] | None:
         head = str(effect.payload["head"])
         quest = await self.ctx.quest(effect.quest_id)
-        forge = await self.projection.forge(quest.repo)
+        forge = await self.forges.for_repo(quest.repo)
         number = await self._pr_number(effect)
         pull = await forge.pull(number)
         if pull.merged:
@@ -167,7 +171,7 @@ class GitHubEffects:
     async def rebase(self, effect: Effect) -> Sequence[Event] | None:
         expected = str(effect.payload["head"])
         quest = await self.ctx.quest(effect.quest_id)
-        forge = await self.projection.forge(quest.repo)
+        forge = await self.forges.for_repo(quest.repo)
         number = await self._pr_number(effect)
         done_field = f"rebased:{effect.key}"
         done = await self.memory.quest(quest.id, done_field)
@@ -201,17 +205,17 @@ class GitHubEffects:
         quest = await self.ctx.quest(effect.quest_id)
         if not merge_sha:
             raise PermanentError(f"quest {quest.id} has no merge to roll back")
-        forge = await self.projection.forge(quest.repo)
+        forge = await self.forges.for_repo(quest.repo)
         pr_field = f"revert:{effect.key}"
         number = await self.memory.quest_int(quest.id, pr_field)
         if number is None:
             branch = f"{quest_branch(quest.id)}-revert-{effect.revision}"
-            if await forge.ref_sha(branch) is None:
+            if await forge.git.branch_head(branch) is None:
                 tree = await self.revert(forge, quest, merge_sha)
-                commit = await forge.create_commit(
+                commit = await forge.git.create_commit(
                     tree=tree, parents=[merge_sha],
                     message=f"Revert {merge_sha[:12]}: questbot quest {quest.id} regressed")
-                await forge.ensure_branch(branch, commit)
+                await forge.git.ensure_branch(branch, commit)
             base = await self.memory.default_branch(quest.repo)
             pull = await forge.create_pull(
                 head=branch, base=base, title=f"Revert questbot quest {quest.id}"[:200],
@@ -239,26 +243,47 @@ class GitHubEffects:
         return None
 
     async def reply_comment(self, effect: Effect) -> Sequence[Event] | None:
+        """A reply, posted once. The core's replies (``to``, ``message``) go on the quest's pull
+        request, or its source issue before there is one; a conversation reply
+        (``bot.github.conversation.reply``) names its thread and carries its whole ``body``.
+        Before posting, the thread's comments are searched for the key's marker: a delivery
+        that posted and then crashed before anything recorded it finds its reply there."""
         done_field = f"reply:{effect.key}"
         if await self.memory.quest(effect.quest_id, done_field):
             return None
-        quest = await self.ctx.quest(effect.quest_id)
-        target = (await self.memory.quest_int(quest.id, "pr")
-                  or await self.projection.source_issue(quest))
-        if target is None:
-            raise PermanentError(f"quest {quest.id} has no pull request or source issue to "
-                                 "reply on; the reply was: "
-                                 f"{str(effect.payload.get('message'))[:200]}")
-        forge = await self.projection.forge(quest.repo)
-        to = effect.payload.get("to")
-        comment = await forge.comment(target, render.reply(
-            str(to) if to else None, str(effect.payload.get("message") or ""), effect.key))
-        await self.memory.set_quest_field(quest.id, done_field, comment.id)
+        payload = effect.payload
+        if "number" in payload:
+            repo, target = str(payload["repo"]), int(payload["number"])
+            marker = conversation.reply_marker(effect.key)
+            body = conversation.reply_body(str(payload.get("body") or ""), effect.key)
+        else:
+            quest = await self.ctx.quest(effect.quest_id)
+            found = (await self.memory.quest_int(quest.id, "pr")
+                     or await self.projection.source_issue(quest))
+            if found is None:
+                raise PermanentError(f"quest {quest.id} has no pull request or source issue to "
+                                     "reply on; the reply was: "
+                                     f"{str(payload.get('message'))[:200]}")
+            repo, target, marker = quest.repo, found, render.key_marker(effect.key)
+            to = payload.get("to")
+            body = render.reply(str(to) if to else None, str(payload.get("message") or ""),
+                                effect.key)
+        forge = await self.forges.for_repo(repo)
+        comment = await forge.find_comment(target, marker) or await forge.comment(target, body)
+        await self.memory.set_quest_field(effect.quest_id, done_field, comment.id)
+        return None
+
+    async def react(self, effect: Effect) -> Sequence[Event] | None:
+        """A reaction to a comment (``bot.github.conversation.reaction``); GitHub answers a
+        repeat with the reaction it has, so a redelivery changes nothing."""
+        payload = effect.payload
+        forge = await self.forges.for_repo(str(payload["repo"]))
+        await forge.react(int(payload["comment_id"]), str(payload["content"]))
         return None
 
 
-def github_adapters(ctx: AdapterContext, *, draft_pulls: bool = True,
+def github_adapters(ctx: AdapterContext, forges: Forges, *, draft_pulls: bool = True,
                     revert: RevertTree = default_revert_tree) -> dict[EffectType, Adapter]:
     """The GitHub adapters by effect type. To share state with ``sync``, build one
     ``GitHubEffects`` and use its ``adapters()`` and ``sync`` instead."""
-    return GitHubEffects(ctx, draft_pulls=draft_pulls, revert=revert).adapters()
+    return GitHubEffects(ctx, forges, draft_pulls=draft_pulls, revert=revert).adapters()

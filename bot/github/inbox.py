@@ -12,15 +12,16 @@ from bot.adapters import AdapterContext
 from bot.core import Quest
 from bot.core.states import CHECKPOINT_AT
 from bot.github import render
-from bot.github.forge import Forge
+from bot.github.forge import Forges
 from bot.github.projection import digest
 from bot.journal import Indexes
 from bot.journal.memory import ForgeMemory
 
 
 class Inbox:
-    def __init__(self, ctx: AdapterContext, memory: ForgeMemory) -> None:
+    def __init__(self, ctx: AdapterContext, forges: Forges, memory: ForgeMemory) -> None:
         self.ctx = ctx
+        self.forges = forges
         self.memory = memory
         self.indexes = Indexes(ctx.journal.client)
 
@@ -56,7 +57,7 @@ class Inbox:
         number = await self.memory.repo(repo, "inbox")
         if number is not None and await self.memory.repo(repo, "inbox_digest") == digest(body):
             return int(number)
-        forge = Forge(await self.ctx.clients.for_repo(repo), repo)
+        forge = await self.forges.for_repo(repo)
         if number is None or not await forge.edit_issue(int(number), body):
             number = str(await forge.create_issue(render.INBOX_TITLE, body))
             await self.memory.set_repo(repo, "inbox", number)

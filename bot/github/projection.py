@@ -29,7 +29,7 @@ from bot.core import Quest
 from bot.core.events import Route
 from bot.core.states import CHECKPOINT_AT, State
 from bot.github import render
-from bot.github.forge import CHECK_NAME, Forge, Pull, refused
+from bot.github.forge import CHECK_NAME, Forge, Forges, Pull, refused
 from bot.github.markdown import inline_code
 from bot.journal import PermanentError, failures, quest_keys
 from bot.journal.memory import ForgeMemory
@@ -60,16 +60,14 @@ def source_issue_of(quest: Quest) -> int | None:
 
 
 class Projection:
-    def __init__(self, ctx: AdapterContext, *, draft_pulls: bool = True, timeline: int = 10,
-                 evidence: EvidenceLookup | None = None) -> None:
+    def __init__(self, ctx: AdapterContext, forges: Forges, *, draft_pulls: bool = True,
+                 timeline: int = 10, evidence: EvidenceLookup | None = None) -> None:
         self.ctx = ctx
+        self.forges = forges
         self.memory = ForgeMemory(ctx.journal.client)
         self.draft_pulls = draft_pulls
         self.timeline = timeline
         self.evidence = evidence
-
-    async def forge(self, repo: str) -> Forge:
-        return Forge(await self.ctx.clients.for_repo(repo), repo)
 
     # -- the pull request ------------------------------------------------------------------
 
@@ -84,13 +82,13 @@ class Projection:
         if number is not None:
             return number
         default = await self.memory.default_branch(quest.repo)
-        base_sha = quest.base or await forge.ref_sha(default)
+        base_sha = quest.base or await forge.git.branch_head(default)
         if base_sha is None:
             raise PermanentError(f"cannot open a branch for quest {quest.id}: {quest.repo} has "
                                  f"no branch {default}; the worker records the default branch "
                                  "from webhooks — redeliver one")
         branch = quest_branch(quest.id)
-        head = await forge.ensure_branch(branch, quest.head or base_sha)
+        head = await forge.git.ensure_branch(branch, quest.head or base_sha)
         source = await self.source_issue(quest)
         body = "\n".join([
             render.quest_marker(quest.id),
@@ -124,7 +122,7 @@ class Projection:
 
     async def sync(self, quest: Quest) -> None:
         """Make the status comment and check run show ``quest``; open the PR once it works."""
-        forge = await self.forge(quest.repo)
+        forge = await self.forges.for_repo(quest.repo)
         if self._wants_pull(quest):
             await self.ensure_pull(quest, forge)
         await self.sync_with(quest, forge)

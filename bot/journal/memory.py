@@ -1,8 +1,9 @@
 """What questbot remembers about its own writes on GitHub, in Redis.
 
-GitHub is the record of what was written; this is the index into it. The REST operations
-questbot may use cannot list a pull request's comments, a repository's pull requests or its
-issues, so the numbers and ids of what questbot created are kept here, right after each create:
+GitHub is the record of what was written; this is the index into it. Rather than search
+GitHub for its own pull requests, issues and comments each time (a reply's hidden marker is
+the one thing looked up there, when Redis lost the record), questbot keeps the numbers and ids
+of what it created here, right after each create:
 the quest's pull request, its status comment, its check run, each reply by effect key, and per
 repository the inbox issue and the last good settings. Digests of rendered content let ``sync``
 skip writes that would change nothing.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from tests.fakegithub.state import Comment, Issue, Repository, iso
@@ -66,6 +67,49 @@ async def create_comment(call: Call) -> Reply:
     return Reply(201, call.render.comment(repo, comment))
 
 
+def page_links(url: str, query: dict[str, str], page: int, last: int) -> str | None:
+    """GitHub's ``Link`` header for ``page`` of ``last``, in the order GitHub writes it:
+    ``prev``, ``next``, ``last``, ``first``, each present only where it leads somewhere
+    (``recorded/paginate-issues.json``); ``None`` for a single page."""
+    if last <= 1 and page <= 1:
+        return None
+
+    def at(n: int) -> str:
+        return f"<{url}?{urlencode({**query, 'page': n})}>"
+
+    links = []
+    if page > 1:
+        links.append(f'{at(min(page - 1, last))}; rel="prev"')
+    if page < last:
+        links.append(f'{at(page + 1)}; rel="next"')
+        links.append(f'{at(last)}; rel="last"')
+    if page > 1:
+        links.append(f'{at(1)}; rel="first"')
+    return ", ".join(links)
+
+
+async def list_comments(call: Call) -> Reply:
+    """Ascending by id, ``since`` by last update, ``per_page`` (default 30, at most 100) and
+    ``page``; further pages are linked by repository id, as GitHub links them."""
+    repo = call.repository
+    issue = find_issue(repo, call.int_param("issue_number"))
+    comments = [repo.comments[i] for i in sorted(issue.comments) if i in repo.comments]
+    since = call.query.get("since")
+    if since:
+        comments = [c for c in comments if c.updated_at >= since]
+    per_page = min(int(call.query.get("per_page") or 30), 100)
+    page = max(int(call.query.get("page") or 1), 1)
+    last = max(1, -(-len(comments) // per_page))
+    shown = comments[(page - 1) * per_page: page * per_page]
+    reply = Reply(200, [call.render.comment(repo, c) for c in shown])
+    query = {k: v for k, v in call.query.items() if k in ("since", "per_page")}
+    url = f"{call.fake.url}/repositories/{repo.id}/issues/{issue.number}/comments"
+    link = page_links(url, query, page, last)
+    if link is not None:
+        reply.headers["Link"] = link
+    return reply
+
+
 async def update_comment(call: Call) -> Reply:
     repo = call.repository
     comment = repo.comments.get(call.int_param("comment_id"))
@@ -120,6 +164,7 @@ HANDLERS: dict[str, Handler] = {
     "issues/create": create_issue,
     "issues/update": update_issue,
     "issues/create-comment": create_comment,
+    "issues/list-comments": list_comments,
     "issues/update-comment": update_comment,
     "reactions/create-for-issue-comment": create_reaction,
     "issues/add-labels": add_labels,

@@ -13,6 +13,7 @@ from bot.adapters import AdapterContext
 from bot.core import Effect, EffectType
 from bot.github.client import GitHubClients
 from bot.github.effects import GitHubEffects
+from bot.github.forge import Forges
 from bot.journal import Journal
 from bot.settings.schema import Settings
 from bot.tools.scenarios import JournalBuilder
@@ -35,6 +36,7 @@ class World:
     ctx: AdapterContext
     effects: GitHubEffects
     redis: redis.asyncio.Redis
+    clients: GitHubClients
 
     @property
     def main_sha(self) -> str:
@@ -73,6 +75,7 @@ async def world(fake: FakeGitHub, redis_async: redis.asyncio.Redis) -> AsyncIter
         clients = GitHubClients(session, redis_async, app_id=fake.world.app_id,
                                 private_key=fake.keys.private_pem, base_url=fake.url)
         await clients.remember_installation(REPO, fake.repo(REPO).installation_id)
-        ctx = AdapterContext(journal=Journal(redis_async), clients=clients,
+        forges = Forges(clients)
+        ctx = AdapterContext(journal=Journal(redis_async), hosts=forges.git_host,
                              settings=StaticSettings(Settings(reviewers=("alice", "octo"))))
-        yield World(fake, ctx, GitHubEffects(ctx), redis_async)
+        yield World(fake, ctx, GitHubEffects(ctx, forges), redis_async, clients)
