@@ -52,8 +52,9 @@ The rules that do not fit a cell
 * **Preconditions on the quest.** A few cells hold only while the quest's record allows them:
   a decision needs an open checkpoint (a claim held over a running proof has none); ``/resume``
   does not restart finished research, ``/quest fix`` does; a plan needs a recorded reproduction.
-  ``rules.PRECONDITIONS`` states each once; the handlers refuse with it and
-  ``lifecycle.accepts`` answers with it, so what people are offered is what ``step`` takes.
+  ``rules.PRECONDITIONS`` states each once: the handlers refuse with it (a decision checks the
+  checkpoint it names against the same open one) and ``lifecycle.accepts`` answers with it, so
+  what people are offered is what ``step`` takes.
 """
 
 from __future__ import annotations

@@ -42,8 +42,8 @@ def _records(state: State) -> Moves:
 
 
 STOPS: Moves = {"paused": {S.PARKED}, "killed": {S.ABANDONED}}
-"""Branches: "any active state — paused → parked"; "any active state — killed, or a checkpoint
-rejected → abandoned". A parked quest can be killed too, not paused again."""
+"""Branches: "any active state — paused → parked" and "killed, or a checkpoint rejected →
+abandoned". A parked quest is not paused again; it can still be killed (its row says so)."""
 
 
 SEED: dict[State, Moves] = {
