@@ -30,6 +30,7 @@ from bot.core.effects import EFFECT_ADAPTER, Effect, effect_from_record, effect_
 from bot.core.events import EVENT_ADAPTER, Event
 from bot.core.policy import Policy
 from bot.core.quest import Quest
+from bot.journal.errors import CorruptJournal
 
 Kind = Literal["quest", "event", "effect", "policy"]
 SCHEMA_VERSION: dict[str, int] = {"quest": 1, "event": 1, "effect": 1, "policy": 1}
@@ -38,7 +39,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {}
 """(kind, from_version) → function returning the data at from_version + 1."""
 
 
-class RecordError(ValueError):
+class RecordError(CorruptJournal, ValueError):
     """A stored record that cannot be read: wrong kind, unknown version, or bad data."""
 
 

@@ -10,9 +10,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from bot.core import EVENT_ADAPTER, Event, FoldResult, Policy, fold
+from bot.errors import Refused
 
 
-class JournalFileError(ValueError):
+class JournalFileError(Refused, ValueError):
     """A journal file line that is not a valid event."""
 
 

@@ -70,7 +70,7 @@ class QuestMachine(RuleBasedStateMachine):
             assert self.b.quest is before and len(self.b.events) == n_events
             self.last_effects = []
             return
-        if before.state in TERMINAL and before.state not in TABLE[event.type]:
+        if before.state in TERMINAL and event.type not in TABLE[before.state]:
             assert t.absorbed and t.quest == before and t.effects == ()
         self.b.quest = t.quest
         self.b.events.append(event)
