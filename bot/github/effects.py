@@ -315,7 +315,7 @@ class GitHubEffects:
         async with self.memory.quest_creating(effect.quest_id, done_field):
             if await self.memory.quest(effect.quest_id, done_field):
                 return None  # posted by the path that held the lease
-            comment = (await forge.find_comment(target, marker)
+            comment = (await forge.find_comment(target, marker, author=self.ctx.bot_login)
                        or await forge.comment(target, body))
             await self.memory.set_quest_field(effect.quest_id, done_field, comment.id)
         return None

@@ -207,7 +207,7 @@ class Projection:
             comment_id = None
         comment = await forge.edit_comment(comment_id, body) if comment_id else None
         if comment is None:  # none recorded here: one posted by a path that died unrecorded?
-            found = await forge.find_comment(target, marker)
+            found = await forge.find_comment(target, marker, author=self.ctx.bot_login)
             if found is not None and found.body != body:
                 found = await forge.edit_comment(found.id, body)
             comment = found or await forge.comment(target, body)

@@ -128,6 +128,23 @@ async def test_a_status_comment_posted_by_a_worker_that_died_is_edited_not_doubl
     assert world.calls("issues/create-comment") == 1
 
 
+async def test_a_person_quoting_the_status_comment_is_not_taken_for_it(world: World) -> None:
+    b = await ready(world)
+    await world.effects.sync(await now(world))
+    (mine,) = status_comments(world)
+    repo = world.fake.repo(REPO)
+    quote = "\n".join(f"> {line}" for line in mine.body.splitlines()) + "\n\nwhy this?"
+    world.fake.add_comment(repo, repo.issues[mine.issue_number], quote, "alice")
+    del repo.comments[mine.id]  # and a person deleted questbot's own
+    await world.redis.delete(quest_gh_key("q-1"))
+    b.add("claimed", actor="alice")
+    await world.ctx.journal.apply(b.events[-1], b.policy)
+    await world.effects.sync(await now(world))  # not an edit of alice's comment (a 403)
+    (alices, fresh) = status_comments(world)
+    assert (alices.user, alices.body) == ("alice", quote)
+    assert fresh.user == "questbot[bot]" and "`handed_off`" in fresh.body
+
+
 async def test_two_syncs_at_once_post_one_status_comment_and_one_check_run(
         world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     await ready(world)

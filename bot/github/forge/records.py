@@ -63,10 +63,12 @@ class Comment:
     id: int
     html_url: str
     body: str = ""
+    author: str = ""
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Comment:
-        return cls(int(data["id"]), str(data.get("html_url") or ""), str(data.get("body") or ""))
+        return cls(int(data["id"]), str(data.get("html_url") or ""), str(data.get("body") or ""),
+                   str((data.get("user") or {}).get("login") or ""))
 
 
 @dataclass(frozen=True, slots=True)

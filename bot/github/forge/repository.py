@@ -126,15 +126,19 @@ class Forge:
                                       data={"body": body})
         return Comment.of(data)
 
-    async def find_comment(self, number: int, marker: str) -> Comment | None:
-        """``issues/list-comments``, every page: the first comment on ``number`` whose body
-        holds ``marker`` (a hidden ``<!-- questbot:… -->`` line), or ``None``."""
+    async def find_comment(self, number: int, marker: str, *,
+                           author: str | None = None) -> Comment | None:
+        """``issues/list-comments``, every page: the first comment on ``number`` (by
+        ``author``, when given — a person quoting questbot's comment quotes its marker too)
+        whose body holds ``marker`` (a hidden ``<!-- questbot:… -->`` line), or ``None``."""
         with refusals(f"list the comments of #{number} of {self.repo}",
                       "check the issue exists and the App may read issues"):
             async for data in self.gh.getiter(f"{self.base}/issues/{number}/comments"
                                               "{?per_page}", {"per_page": PER_PAGE}):
-                if marker in str(data.get("body") or ""):
-                    return Comment.of(data)
+                comment = Comment.of(data)
+                if marker in comment.body and (author is None
+                                               or comment.author.lower() == author.lower()):
+                    return comment
         return None
 
     async def edit_comment(self, comment_id: int, body: str) -> Comment | None:
