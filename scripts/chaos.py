@@ -56,6 +56,8 @@ from tests.chaos.verdict import diagnose, judge  # noqa: E402
 from tests.redis_server import free_port  # noqa: E402
 
 SECRET = "chaos-webhook-secret"
+DROPPED = ("cannot be handled and is dropped", "moved to the dead letters")
+"""What ``bot.worker.process`` logs when it gives up on a stored delivery."""
 APP_ID = "4242"
 
 
@@ -248,10 +250,19 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
             for worker in workers:  # where each task waits, into the logs (tests/chaos/worker.py)
                 worker.signal(signal.SIGUSR1)
             await asyncio.sleep(1.0)
+        owners = {runner: (w, spawn) for w in workers
+                  for runner, spawn in w.incarnations("effect runner ").items()}
         for run_ in runs:
             if run_.state != "closed":
+                found = await diagnose(reader, run_)
+                for holder in [found.get("lease") or ""] + [
+                        b["consumer"] for b in found.get("doorbells_pending", [])]:
+                    runner = holder.split(":")[0]
+                    if runner in owners:
+                        w, spawn = owners[runner]
+                        found.setdefault("holders", {})[runner] = w.fate(spawn, started)
                 notes.append(f"quest {run_.quest_id} ({run_.repo}) stopped at {run_.state}: "
-                             f"{json.dumps(await diagnose(reader, run_))}")
+                             f"{json.dumps(found)}")
         stop.set()
         await probing
         chaos.chatter = await chatting
@@ -266,6 +277,8 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         redis.stop()
     crashes = [(p, e) for p in supervisor.procs for e in p.crashes()]
     problems = list(verdict.problems)
+    dropped = [line for w in workers for line in w.lines_with(DROPPED)]
+    problems += [f"a worker dropped an acknowledged delivery: {line[:300]}" for line in dropped]
     problems += health_after_restarts(chaos, redis)
     for proc, exit_ in crashes:
         since = [exit_.at - o.down for o in redis.outages if o.down <= exit_.at]
@@ -280,6 +293,7 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         "duplicate_writes": verdict.duplicate_writes,
         "duplicates": dict(verdict.duplicates), "lost_deliveries": verdict.lost_deliveries,
         "unhandled_deliveries": verdict.unhandled_deliveries,
+        "dropped_deliveries": len(dropped),
         "orphaned_check_runs": verdict.orphaned_check_runs, "own_5xx": verdict.own_5xx,
         "healthz_503_with_redis_up": len(health_after_restarts(chaos, redis)),
         "crashes": {kind: sum(1 for p, _ in crashes if p.kind == kind)

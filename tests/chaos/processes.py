@@ -106,6 +106,39 @@ class Proc:
         self.exits.append(exit_)
         return exit_
 
+    def incarnations(self, marker: str) -> dict[str, int]:
+        """Words following ``marker`` in the log → the spawn (1-based) that logged them: which
+        incarnation an effect runner's id belonged to."""
+        found: dict[str, int] = {}
+        spawn = 0
+        try:
+            lines = self.log.read_text(errors="replace").splitlines()
+        except OSError:
+            return found
+        for line in lines:
+            if line.startswith("=== spawn "):
+                spawn = int(line.split()[2])
+            elif marker in line:
+                word = line.split(marker, 1)[1].split(")")[0].split()[0].strip('",')
+                found[word] = spawn
+        return found
+
+    def fate(self, spawn: int, t0: float) -> str:
+        """How incarnation ``spawn`` ended, relative to ``t0``."""
+        if spawn - 1 < len(self.exits):
+            e = self.exits[spawn - 1]
+            how = "killed" if e.killed else f"exited {e.returncode}"
+            return f"{self.name} spawn {spawn}, {how} at +{e.at - t0:.1f} s"
+        return f"{self.name} spawn {spawn}, alive to the end"
+
+    def lines_with(self, needles: Sequence[str]) -> list[str]:
+        """Every line of every incarnation's log holding one of ``needles``."""
+        try:
+            lines = self.log.read_text(errors="replace").splitlines()
+        except OSError:
+            return []
+        return [line for line in lines if any(n in line for n in needles)]
+
     def crashes(self) -> list[Exit]:
         return [e for e in self.exits if not e.killed]
 

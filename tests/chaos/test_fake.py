@@ -211,7 +211,7 @@ async def test_a_harness_drives_the_fake_through_its_control_routes(
         repo = state["repositories"]["acme/app"]
         assert [c["id"] for c in repo["comments"]] == [comment["id"]]
         assert repo["check_runs"][0]["conclusion"] == "failure"
-        assert fake.world.repository("acme/app").permission("maya") == "write"
+        assert fake.repo("acme/app").permission("maya") == "write"
         assert state["requests"] == [], "control calls are not GitHub API requests"
         async with session.post(f"{base}/nothing", json={}) as r:
             assert r.status == 404

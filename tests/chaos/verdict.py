@@ -28,7 +28,7 @@ import redis.asyncio
 
 from bot.github.render import INBOX_TITLE
 from bot.journal.inbound import DEAD, GROUP, STREAM, seen_key
-from bot.journal.keys import quest_keys
+from bot.journal.keys import DEFAULT_SHARDS, RUNNERS_GROUP, doorbell_key, quest_keys, shard_of
 from tests.chaos.processes import Outage, was_down
 from tests.chaos.story import QuestRun
 
@@ -224,11 +224,21 @@ async def diagnose(client: redis.asyncio.Redis, run: QuestRun) -> dict[str, Any]
     lease = await client.get(k.lease)
     ttl = await client.pttl(k.lease)
     failures: Any = await client.xrange(k.failures, "-", "+")
+    shard = shard_of(run.quest_id, DEFAULT_SHARDS)
+    bells: list[dict[str, Any]] = []
+    pending: Any = await client.xpending_range(doorbell_key(shard), RUNNERS_GROUP, "-", "+", 100)
+    for entry in pending:
+        rows: Any = await client.xrange(doorbell_key(shard), entry["message_id"],
+                                        entry["message_id"])
+        if rows and _text(rows[0][1].get(b"q", b"")) == run.quest_id:
+            bells.append({"consumer": _text(entry["consumer"]),
+                          "idle_s": round(entry["time_since_delivered"] / 1000, 1)})
     return {
         "outbox": [_text(fields.get(b"k", b"?")) for _id, fields in outbox],
         "lease": _text(lease) if lease is not None else None,
         "lease_ttl_s": round(ttl / 1000, 1) if ttl and ttl > 0 else None,
         "failures": [_text(fields.get(b"error", b""))[:200] for _id, fields in failures],
+        "doorbells_pending": bells,
     }
 
 

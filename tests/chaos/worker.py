@@ -71,7 +71,8 @@ async def run() -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     loop.add_signal_handler(signal.SIGUSR1, dump_tasks)
-    log.info("chaos worker %s started (pid %d)", worker.consumer, os.getpid())
+    log.info("chaos worker %s started (pid %d, effect runner %s)", worker.consumer, os.getpid(),
+             worker.runner.consumer)
     try:
         await worker.run(stop)
     finally:
