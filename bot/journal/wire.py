@@ -6,7 +6,7 @@ nothing unless told to, so after a restart or failover the first command on each
 connection — which the server closed — fails, and a web process answering GitHub would answer
 that delivery 503 although Redis is back (GitHub never retries a 503 by itself). ``connect``
 gives every connection a ``Retry``: a connection error or timeout closes the connection and
-the command is sent again on a new one, after an exponential back-off (50 ms doubling to 1 s,
+the command is sent again on a new one, after an exponential back-off (100 ms doubling to 1 s,
 five retries: about 2.5 s before the error is raised while Redis stays away). ``on_error`` and
 ``on_reconnect`` hear of each error and of each command that succeeded after errors, for the
 metrics. Resending is safe for what the web process sends — the inbound script answers a
