@@ -1,13 +1,14 @@
 """How questbot talks to Redis: clients that ride out a restart, and many commands sent in one
 write without redis-py's per-command cost.
 
-``connect(url, ...)`` builds every long-lived client. redis-py's ``Redis.from_url`` retries
-nothing unless told to, so after a restart or failover the first command on each pooled
-connection — which the server closed — fails, and a web process answering GitHub would answer
-that delivery 503 although Redis is back (GitHub never retries a 503 by itself). ``connect``
-gives every connection a ``Retry``: a connection error or timeout closes the connection and
-the command is sent again on a new one, after an exponential back-off (100 ms doubling to 1 s,
-five retries: about 2.5 s before the error is raised while Redis stays away). ``on_error`` and
+``connect(url, ...)`` is how a long-lived process should build its client. redis-py's
+``Redis.from_url`` retries nothing unless told to, so after a restart or failover the first
+command on each pooled connection — which the server closed — fails, and a web process
+answering GitHub would answer that delivery 503 although Redis is back (GitHub never retries a
+503 by itself). ``connect`` gives every connection a ``Retry``: a connection error or timeout
+closes the connection and the command is sent again on a new one, after an exponential
+back-off (100 ms doubling to 1 s, five retries: about 2.5 s before the error is raised while
+Redis stays away). ``on_error`` and
 ``on_reconnect`` hear of each error and of each command that succeeded after errors, for the
 metrics. Resending is safe for what the web process sends — the inbound script answers a
 delivery it already stored as a duplicate — and for the journal's batches (below); a caller
