@@ -4,8 +4,9 @@ Theory of operation. A quest is stored as a snapshot (its version — the journa
 the quest JSON) beside the journal stream it was folded from. ``apply`` reads the snapshot,
 runs ``core.step`` in this process, and sends one Lua script (``scripts.APPLY``) that, only if
 the snapshot still has the version it read and the event id is not yet in the journal,
-appends the journal entry, replaces the snapshot and appends the transition's effects to the
-quest's outbox. Otherwise nothing is written: a lost race is retried on the fresh snapshot
+appends the journal entries (the event, then any follow-up of questbot's own it set off),
+replaces the snapshot and appends the transitions' effects to the quest's outbox.
+Otherwise nothing is written: a lost race is retried on the fresh snapshot
 (optimistic concurrency), a known event id is reported as a duplicate. An event the core
 refuses raises ``InvalidTransition`` and writes nothing.
 
@@ -35,7 +36,7 @@ from typing import Any
 
 import redis.asyncio
 
-from bot.core import Effect, Event, InvalidTransition, Policy, Quest, step
+from bot.core import Effect, Event, InvalidTransition, Policy, Quest, step, steps
 from bot.journal.durability import Durability
 from bot.journal.errors import ConcurrencyError, CorruptJournal
 from bot.journal.indexes import IndexWrites
@@ -63,7 +64,8 @@ class Applied:
     effects: tuple[Effect, ...]
     """The effects this apply put in the outbox (none for a duplicate)."""
     version: int
-    """The journal version the event holds (for a duplicate: where it was first applied)."""
+    """The journal version the event holds (for a duplicate: where it was first applied); its
+    follow-ups, journaled with it, hold the next ones."""
     duplicate: bool = False
     """The event id was already in the journal; nothing was written."""
     absorbed: bool = False
@@ -90,6 +92,10 @@ class _Item:
     loaded: bool = False
     """The snapshot was read from Redis this round (not taken from the cache)."""
     event_json: bytes | None = None
+    policy: Policy | None = None
+    follow_ups: tuple[Event, ...] = ()
+    """What the event set off (``Transition.follow_ups``, applied with ``core.steps``),
+    journaled after it in the same write."""
 
 
 def _s(value: Any) -> str:
@@ -201,8 +207,16 @@ class Journal:
             it.loaded = False
             if cached:
                 it.version, it.before = self._cache[qid]
+            it.policy = _policy(policy, qid)
             try:
-                t = step(it.before, it.event, _policy(policy, qid))
+                t = step(it.before, it.event, it.policy)
+                it.transition_quest, it.effects, it.absorbed = t.quest, t.effects, t.absorbed
+                if t.follow_ups:  # journaled with the event, in the same write
+                    moves = [m for then in t.follow_ups
+                             for m in steps(t.quest, then, it.policy)]
+                    it.follow_ups = tuple(event for event, _ in moves)
+                    it.transition_quest = moves[-1][1].quest
+                    it.effects += tuple(e for _, moved in moves for e in moved.effects)
             except InvalidTransition as exc:
                 if cached:  # the refusal may be a redelivery: check against a fresh snapshot
                     self._cache.pop(qid, None)
@@ -210,18 +224,20 @@ class Journal:
                 else:
                     results[it.index] = exc
                 continue
-            it.transition_quest, it.effects, it.absorbed = t.quest, t.effects, t.absorbed
             stepped.append(it)
         # 3. one atomic write per event, all in one round trip
         if stepped:
             batch = Batch()
             apply_sha = self.scripts.sha("apply")
             for it in stepped:
-                assert it.transition_quest is not None
+                assert it.transition_quest is not None and it.policy is not None
                 if it.event_json is None:  # kept across retries: the event does not change
                     it.event_json = dump_event(it.event)
-                args: list[bytes | str | int] = [it.version, it.event.id, it.event_json,
-                                                 dump_quest(it.transition_quest)]
+                args: list[bytes | str | int] = [it.version, 1 + len(it.follow_ups),
+                                                 it.event.id, it.event_json]
+                for then in it.follow_ups:
+                    args += [then.id, dump_event(then)]
+                args.append(dump_quest(it.transition_quest))
                 for effect in it.effects:
                     args += [effect.key, dump_effect(effect)]
                 batch.call(_apply_head(apply_sha, it.event.quest_id), *args)
@@ -246,7 +262,8 @@ class Journal:
                     version = int(reply[1])
                     self._remember(qid, version, it.transition_quest)
                     results[it.index] = Applied(it.event.id, it.transition_quest, it.effects,
-                                                version, absorbed=it.absorbed)
+                                                version - len(it.follow_ups),
+                                                absorbed=it.absorbed)
                     follow_up.append((it.before, it.transition_quest, it.effects, False,
                                       int(reply[2])))
                     continue
