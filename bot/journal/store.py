@@ -21,6 +21,11 @@ write and follow-up (``wire.Batch``; the follow-up merges the round's index writ
 events of one quest are applied in order, one per round. Snapshots are cached in-process by
 version: the version check makes a stale cache entry cost one retry. Records are written by
 ``records`` (orjson, the same bytes as pydantic).
+
+Policies. The script also records the policy the events were decided under, in the quest's
+``policies`` hash (same slot), wherever it differs from the last entry's — so the entries keep
+their bytes; ``bot.journal.policies`` says how, and replays (``recovery``) fold each event with
+its own.
 """
 
 from __future__ import annotations
@@ -41,6 +46,7 @@ from bot.journal.durability import Durability
 from bot.journal.errors import ConcurrencyError, CorruptJournal
 from bot.journal.indexes import IndexWrites
 from bot.journal.keys import DEFAULT_SHARDS, doorbell_key, quest_keys, shard_of
+from bot.journal.policies import PolicyMemo, read_policies
 from bot.journal.records import RecordError, dump_effect, dump_event, dump_quest, load_event
 from bot.journal.records import load_quest as _load_quest
 from bot.journal.scripts import ScriptSet
@@ -93,6 +99,7 @@ class _Item:
     """The snapshot was read from Redis this round (not taken from the cache)."""
     event_json: bytes | None = None
     policy: Policy | None = None
+    digest: str = ""
     follow_ups: tuple[Event, ...] = ()
     """What the event set off (``Transition.follow_ups``, applied with ``core.steps``),
     journaled after it in the same write."""
@@ -124,6 +131,7 @@ class Journal:
         self.cache_size = cache_size
         self.max_conflicts = max_conflicts
         self._cache: OrderedDict[str, tuple[int, Quest]] = OrderedDict()
+        self._policies = PolicyMemo(cache_size)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -233,8 +241,11 @@ class Journal:
                 assert it.transition_quest is not None and it.policy is not None
                 if it.event_json is None:  # kept across retries: the event does not change
                     it.event_json = dump_event(it.event)
-                args: list[bytes | str | int] = [it.version, 1 + len(it.follow_ups),
-                                                 it.event.id, it.event_json]
+                digest = it.digest = self._policies.digest(it.policy)
+                args: list[bytes | str | int] = [
+                    it.version, digest, self._policies.body(it.event.quest_id, digest,
+                                                            it.policy),
+                    1 + len(it.follow_ups), it.event.id, it.event_json]
                 for then in it.follow_ups:
                     args += [then.id, dump_event(then)]
                 args.append(dump_quest(it.transition_quest))
@@ -261,6 +272,7 @@ class Journal:
                     assert it.transition_quest is not None
                     version = int(reply[1])
                     self._remember(qid, version, it.transition_quest)
+                    self._policies.stored(qid, it.digest)
                     results[it.index] = Applied(it.event.id, it.transition_quest, it.effects,
                                                 version - len(it.follow_ups),
                                                 absorbed=it.absorbed)
@@ -314,6 +326,7 @@ class Journal:
             self._cache.clear()
         else:
             self._cache.pop(quest_id, None)
+        self._policies.forget(quest_id)
 
     async def ring(self, quest_id: str) -> None:
         """Ring the quest's doorbell: an effect runner will look at its outbox."""
@@ -387,6 +400,11 @@ class Journal:
     async def events(self, quest_id: str) -> list[Event]:
         return [entry.event async for entry in self.entries(quest_id)]
 
+    async def policies(self, quest_id: str) -> tuple[dict[str, Policy], dict[int, str]]:
+        """The policies the quest's events were decided under, by digest, and where each took
+        over: journal version → digest (``bot.journal.policies``)."""
+        return await read_policies(self.client, quest_id)
+
     async def contains(self, quest_id: str, event_id: str) -> bool:
         return bool(await self.client.hexists(quest_keys(quest_id).ids, event_id))
 
@@ -398,9 +416,10 @@ class Journal:
 
 @lru_cache(maxsize=8192)
 def _apply_head(sha: str, quest_id: str) -> Head:
-    """``EVALSHA <apply> 4 <the quest's snap, events, ids and outbox keys>``, packed once."""
+    """``EVALSHA <apply> 5 <the quest's snap, events, ids, outbox and policies keys>``, packed
+    once."""
     k = quest_keys(quest_id)
-    return Head.of("EVALSHA", sha, 4, k.snap, k.events, k.ids, k.outbox)
+    return Head.of("EVALSHA", sha, 5, k.snap, k.events, k.ids, k.outbox, k.policies)
 
 
 def _policy(source: PolicySource, quest_id: str) -> Policy:
