@@ -31,6 +31,7 @@ from bot.adapters import Changes, GitHost
 from bot.agent.errors import AgentError
 from bot.agent.validation import lexical_path_problem
 from bot.core.proof import ProofBundle
+from bot.errors import PermanentError
 
 LOCAL_JUNK = "__pycache__/\n*.py[co]\n.pytest_cache/\n.mypy_cache/\n.ruff_cache/\n"
 """Never part of a change: what running Python checks in a checkout leaves behind."""
@@ -39,7 +40,7 @@ _SAFE_GIT = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false",
              "-c", "core.autocrlf=false", "-c", "init.defaultBranch=main")  # fmt: skip
 
 
-class WorkspaceError(AgentError):
+class WorkspaceError(AgentError, PermanentError):
     """A commit could not be materialised, or a change could not be pushed."""
 
 
