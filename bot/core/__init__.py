@@ -25,6 +25,7 @@ from bot.core.lifecycle import (
     fold,
     reserved_for,
     step,
+    steps,
 )
 from bot.core.policy import Checkpoint, CheckpointMode, Policy
 from bot.core.proof import CheckRecord, ProofBundle, Reproduction, Risk
@@ -38,4 +39,5 @@ __all__ = [
     "QuestError", "Refusal", "Reproduction", "Risk", "Route", "Severity", "SignalKind",
     "Snapshot", "State", "TableViolation", "Transition", "Verdict", "accepts",
     "canonical_digest", "canonical_json", "effect_key", "fold", "reserved_for", "step",
+    "steps",
 ]

@@ -7,8 +7,11 @@ frozen record and an event a frozen record with a stable id; ``step(quest, event
 returns the next quest and its keyed effects, or raises ``InvalidTransition`` and the caller
 keeps the quest it had.
 
-``fold`` runs a journal through ``step`` in order. An event id seen before is absorbed (GitHub
-redelivers with the same id), so the same journal always gives the same quest and keys.
+``fold`` runs a journal through ``step`` in order, each event under the policy it was decided
+under when the journal recorded one (``policies``), else the one given. An event id seen before
+is absorbed (GitHub redelivers with the same id), so the same journal always gives the same
+quest and keys. A follow-up (the table's theory of operation) is replayed from the journal; one
+the journal does not hold next is applied before the next event, as the writer would have.
 """
 
 from __future__ import annotations
@@ -22,17 +25,18 @@ from bot.core.errors import InvalidTransition, Refusal, TableViolation
 from bot.core.events import Event
 from bot.core.policy import Policy
 from bot.core.quest import Quest
-from bot.core.rules import HANDLERS, PRECONDITIONS
+from bot.core.rules import FOLLOW_UPS, HANDLERS, PRECONDITIONS
 from bot.core.states import TERMINAL, State
 from bot.core.table import BY_EVENT, CLAIM_GUARDED
 
 _HANDED_OFF = State.HANDED_OFF
-_DISPATCH = {etype: (moves, HANDLERS[etype]) for etype, moves in BY_EVENT.items()}
-"""Each event type's moves (source state → targets, turned from the state-major table) and
-its handler, found with one look-up per event."""
+_DISPATCH = {etype: (moves, HANDLERS[etype], FOLLOW_UPS.get(etype))
+             for etype, moves in BY_EVENT.items()}
+"""Each event type's moves (source state → targets, turned from the state-major table), its
+handler and what may follow it, found with one look-up per event."""
 
 __all__ = ["ANY_PERSON", "CLAIM_GUARDED", "FoldResult", "InvalidAt", "Transition", "accepts",
-           "fold", "reserved_for", "step"]
+           "fold", "reserved_for", "step", "steps"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,26 +45,47 @@ class Transition:
     effects: tuple[Effect, ...]
     absorbed: bool = False
     """The quest is terminal and the event changed nothing (it is still journaled)."""
+    follow_ups: tuple[Event, ...] = ()
+    """Moves of questbot's own this one sets off, to be applied (``step`` each, in order) and
+    journaled with the event at once; ``steps`` does both."""
 
 
 def step(quest: Quest | None, event: Event, policy: Policy) -> Transition:
     rows: list[EffectRow] = []
     payloads: list[dict[str, Any]] = []
-    nq = _advance(quest, event, policy, rows, payloads)
+    follows: list[Event] = []
+    nq = _advance(quest, event, policy, rows, payloads, follows)
     if nq is None:  # absorbed by a terminal quest
         assert quest is not None
         return Transition(quest, (), absorbed=True)
-    return Transition(nq, tuple(map(effect_of_row, rows, payloads)))
+    return Transition(nq, tuple(map(effect_of_row, rows, payloads)), follow_ups=tuple(follows))
+
+
+def steps(quest: Quest | None, event: Event,
+          policy: Policy) -> tuple[tuple[Event, Transition], ...]:
+    """``step`` the event, then each follow-up it sets off, in order: every move a writer
+    applies and journals for one event, in one atomic write (``Journal.apply``,
+    ``JournalBuilder.add``). The last transition's quest is the quest after them all."""
+    done: list[tuple[Event, Transition]] = []
+    pending = [event]
+    while pending:
+        current = pending.pop(0)
+        t = step(quest, current, policy)
+        done.append((current, t))
+        quest = t.quest
+        pending[:0] = t.follow_ups
+    return tuple(done)
 
 
 def _advance(quest: Quest | None, event: Event, policy: Policy, rows: list[EffectRow],
-             payloads: list[dict[str, Any]]) -> Quest | None:
+             payloads: list[dict[str, Any]], follows: list[Event]) -> Quest | None:
     """``step`` without the ``Transition``: appends each keyed effect to ``rows`` and its
-    payload to ``payloads``, and returns the next quest, or ``None`` when a terminal quest
-    absorbs the event. ``fold`` calls this directly so that a replay keeps nothing per event
-    beyond its effects, in a form the collector leaves alone (``EffectLog`` says why)."""
+    payload to ``payloads``, any follow-up to ``follows``, and returns the next quest, or
+    ``None`` when a terminal quest absorbs the event. ``fold`` calls this directly so that a
+    replay keeps nothing per event beyond its effects, in a form the collector leaves alone
+    (``EffectLog`` says why)."""
     etype = event.type
-    moves, handler = _DISPATCH[etype]
+    moves, handler, follow = _DISPATCH[etype]
     if quest is None:
         targets = moves.get(None)
         if targets is None:
@@ -100,6 +125,10 @@ def _advance(quest: Quest | None, event: Event, policy: Policy, rows: list[Effec
                 rows.append((f"{qid}:{rev}:{text}:{event_id}:{occurrence}", text, qid, rev,
                              event_id, occurrence))
                 payloads.append(payload)
+    if follow is not None:
+        then = follow(nq, event)
+        if then is not None:
+            follows.append(then)
     return nq
 
 
@@ -167,34 +196,94 @@ class FoldResult:
 
 
 def fold(events: Iterable[Event], policy: Policy, *, stop_at_invalid: bool = True,
-         quest: Quest | None = None) -> FoldResult:
+         quest: Quest | None = None,
+         policies: Sequence[Policy | None] | None = None) -> FoldResult:
     """Replay ``events`` in order. With ``stop_at_invalid`` (the default) replay stops at the
-    first refused event; otherwise refused events are skipped, as the live path skips them."""
+    first refused event; otherwise refused events are skipped, as the live path skips them.
+
+    ``policies``, when given, holds the policy each event was decided under (one per event,
+    ``None`` where the journal recorded none): a journal replays to the same decisions after
+    the repository's settings changed. ``policy`` stands in for every ``None``, and for every
+    event when ``policies`` is not given."""
     rows: list[EffectRow] = []
     payloads: list[dict[str, Any]] = []
+    follows: list[Event] = []
     seen: set[str] = set()
     absorbed: list[str] = []
     invalid: InvalidAt | None = None
     applied = 0
     remember = seen.add
-    for index, event in enumerate(events):
-        event_id = event.id
-        known = len(seen)
-        remember(event_id)
-        if len(seen) == known:  # seen before: one hash look-up instead of two
-            absorbed.append(event_id)
-            continue
-        try:
-            nq = _advance(quest, event, policy, rows, payloads)
-        except InvalidTransition as exc:
-            if invalid is None:
-                invalid = InvalidAt(index, event_id, event.type, exc.state, exc.reason, exc.code)
-            if stop_at_invalid:
-                break
-            continue
-        if nq is None:
-            absorbed.append(event_id)
-        else:
+    due: Event | None = None  # the follow-up the last event set off, until the journal shows it
+    due_policy = policy
+    stopped = False
+    for offset, run, run_policy in _runs(events, policy, policies):
+        for index, event in enumerate(run, offset):
+            event_id = event.id
+            if due is not None:
+                if event_id != due.id:  # not journaled: apply it as the writer would have
+                    quest, caught_up = _catch_up(quest, due, due_policy, rows, payloads, seen)
+                    applied += caught_up
+                due = None
+            known = len(seen)
+            remember(event_id)
+            if len(seen) == known:  # seen before: one hash look-up instead of two
+                absorbed.append(event_id)
+                continue
+            try:
+                nq = _advance(quest, event, run_policy, rows, payloads, follows)
+            except InvalidTransition as exc:
+                if invalid is None:
+                    invalid = InvalidAt(index, event_id, event.type, exc.state, exc.reason,
+                                        exc.code)
+                if stop_at_invalid:
+                    stopped = True
+                    break
+                continue
+            if nq is None:
+                absorbed.append(event_id)
+            else:
+                quest = nq
+                if follows:
+                    due, due_policy = follows.pop(), run_policy
+            applied += 1
+        if stopped:
+            break
+    return FoldResult(quest, EffectLog(rows, payloads), invalid, applied, tuple(absorbed))
+
+
+def _runs(events: Iterable[Event], policy: Policy, policies: Sequence[Policy | None] | None,
+          ) -> Sequence[tuple[int, Iterable[Event], Policy]]:
+    """``events`` cut where the policy changes: ``(index of the first, the events, their
+    policy)``. One run when there are no recorded policies, so that replay costs nothing per
+    event for them."""
+    if policies is None:
+        return ((0, events, policy),)
+    listed = events if isinstance(events, Sequence) else list(events)
+    if len(policies) != len(listed):
+        raise ValueError(f"fold takes one policy per event (None for the given one): "
+                         f"{len(policies)} for {len(listed)} events")
+    runs: list[tuple[int, Iterable[Event], Policy]] = []
+    start = 0
+    for index in range(1, len(listed) + 1):
+        if index == len(listed) or policies[index] is not policies[start]:
+            chosen = policies[start]
+            runs.append((start, listed[start:index], policy if chosen is None else chosen))
+            start = index
+    return runs
+
+
+def _catch_up(quest: Quest | None, due: Event, policy: Policy, rows: list[EffectRow],
+              payloads: list[dict[str, Any]], seen: set[str]) -> tuple[Quest | None, int]:
+    """Apply a follow-up the journal does not hold (and whatever follows it in turn)."""
+    applied = 0
+    pending = [due]
+    while pending:
+        event = pending.pop(0)
+        follows: list[Event] = []
+        seen.add(event.id)
+        nq = _advance(quest, event, policy, rows, payloads, follows)
+        if nq is not None:
             quest = nq
         applied += 1
-    return FoldResult(quest, EffectLog(rows, payloads), invalid, applied, tuple(absorbed))
+        pending[:0] = follows
+    return quest, applied

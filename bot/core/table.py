@@ -23,6 +23,7 @@ is one more row, ``NO_QUEST``: only ``signal_sensed`` creates a quest.
    cannot see: the quest's own record or the event's payload (below).
 5. ``step`` checks that the next state is one the cell lists — a handler that picks another
    raises ``TableViolation``, a bug in the core — and gives each effect its key.
+6. ``step`` names the follow-ups the move sets off (below), for the journal to apply at once.
 
 So this table is the whole set of moves the core can make; ``docs/lifecycle.md`` and the
 diagram people see on GitHub are generated from it, and ``tests/core/test_table.py`` holds it
@@ -37,11 +38,21 @@ The rules that do not fit a cell
   ends the claim and applies at the checkpoint the review was claimed from
   (``Quest.checkpoint_state``). Proof keeps flowing during a claim: success keeps the review
   held, now at C; failure clears the owner first.
+* **Follow-ups.** A few moves are followed at once by a move of questbot's own, which the
+  core derives from the event (``rules.FOLLOW_UPS``): triage that routes a quest to the agent
+  moves it ``sensed`` → ``triaged``, and its follow-up ``research_started`` (id
+  ``<triage id>/research``) moves it on to ``researching`` — the seed's main line, with the
+  triage decision and the start of research each a move of its own. ``step`` returns the
+  follow-ups in ``Transition.follow_ups``; the journal applies and records them in the same
+  atomic write as the event, so a stored quest never rests between the two. ``fold`` replays
+  them from the journal, and applies one itself when the journal does not hold it next
+  (journals written before follow-ups were recorded, and journals written by hand).
 * **Terminal absorption.** ``closed`` and ``abandoned`` absorb every event their rows do not
-  list: ``step`` reports it as ``absorbed`` and the quest is unchanged. Their rows list only
-  ``usage_recorded`` (late costs are not lost) and ``effect_failed`` (an undeliverable effect is
-  still counted), and for ``closed`` also ``reopened``, which starts research again at
-  revision + 1 under the same id.
+  list: ``step`` reports it as ``absorbed``, the quest is unchanged and no effect is asked
+  for; the event is still journaled (so an undeliverable effect, ``effect_failed``, still
+  shows on the quest's timeline and in its status comment). Their rows list only
+  ``usage_recorded`` — late costs are not lost, the seed's one exception — and for ``closed``
+  also ``reopened``, which starts research again at revision + 1 under the same id.
 * **Approval binding.** A C approval is a snapshot (revision, head, base, proof digest) and
   counts only while the quest still shows it, so new proof, a base change or a human revision
   end it without a flag to forget; a new signal during proof clears it explicitly. A decision
@@ -80,8 +91,8 @@ def _row(state: State, *stays: str, **moves: Iterable[State]) -> Row:
 RECORDED: tuple[str, ...] = ("signal_attached", "child_evidence", "spend_requested",
                              "spend_decided", "usage_recorded", "comment_posted", "effect_failed")
 """What every live state records without moving."""
-RECEIPTS: tuple[str, ...] = ("usage_recorded", "effect_failed")
-"""What a terminal state still records."""
+RECEIPTS: tuple[str, ...] = ("usage_recorded",)
+"""What a terminal state still records: usage receipts only (seed 000)."""
 
 _PARK = (S.PARKED,)
 _ABANDON = (S.ABANDONED,)
@@ -93,10 +104,11 @@ NO_QUEST: Row = {"signal_sensed": frozenset({S.SENSED})}
 TABLE: dict[State, Row] = {
     S.SENSED: _row(
         S.SENSED, *RECORDED, "human_revision", "base_moved",
-        triaged=(S.RESEARCHING, S.TRIAGED, S.PARKED, S.ABANDONED),
+        triaged=(S.TRIAGED, S.PARKED, S.ABANDONED),
         paused=_PARK, killed=_ABANDON),
     S.TRIAGED: _row(
         S.TRIAGED, *RECORDED, "human_revision", "base_moved",
+        research_started=(S.RESEARCHING,),  # questbot starts what triage routed to the agent
         triaged=(S.RESEARCHING,),  # a person starts a quest routed to a person
         paused=_PARK, killed=_ABANDON),
     S.RESEARCHING: _row(

@@ -47,13 +47,15 @@ abandoned". A parked quest is not paused again; it can still be killed (its row 
 
 
 SEED: dict[State, Moves] = {
-    # how a quest starts: auto_fix/research_only research, human waits in triaged (DESIGN 1),
-    # ignore and duplicate end it, conflict parks a child
+    # how a quest starts: main line sensed → triaged (a route was chosen), human waits there
+    # (DESIGN 1), ignore and duplicate end it, conflict parks a child
     S.SENSED: {**_records(S.SENSED), **STOPS,
-               "triaged": {S.RESEARCHING, S.TRIAGED, S.ABANDONED, S.PARKED},
+               "triaged": {S.TRIAGED, S.ABANDONED, S.PARKED},
                "human_revision": {S.SENSED}, "base_moved": {S.SENSED}},
-    # a person starts a quest routed to them (DESIGN 1)
+    # main line triaged → researching: auto_fix and research_only start research; a person
+    # starts a quest routed to them (DESIGN 1)
     S.TRIAGED: {**_records(S.TRIAGED), **STOPS,
+                "research_started": {S.RESEARCHING},
                 "triaged": {S.RESEARCHING},
                 "human_revision": {S.TRIAGED}, "base_moved": {S.TRIAGED}},
     # main line: researching → hypothesised
@@ -107,10 +109,9 @@ SEED: dict[State, Moves] = {
                  "watch_clean": {S.CLOSED},
                  "regression_detected": {S.ROLLED_BACK},
                  "base_moved": {S.WATCHING}},
-    # terminal: absorbs all but usage receipts (the seed), undeliverable effects, and a
-    # regression with its fingerprint reopening it (DESIGN 5)
-    S.CLOSED: {"usage_recorded": {S.CLOSED}, "effect_failed": {S.CLOSED},
-               "reopened": {S.RESEARCHING}},
+    # terminal: absorbs all but usage receipts (the seed) and a regression with its
+    # fingerprint reopening it (DESIGN 5)
+    S.CLOSED: {"usage_recorded": {S.CLOSED}, "reopened": {S.RESEARCHING}},
     # branches: rollback confirmed → researching, at revision + 1
     S.ROLLED_BACK: {**_records(S.ROLLED_BACK), **STOPS,
                     "rollback_confirmed": {S.RESEARCHING},
@@ -133,8 +134,8 @@ SEED: dict[State, Moves] = {
                    "proof_failed": {S.PATCHING, S.PARKED},
                    "human_revision": {S.HANDED_OFF},
                    "base_moved": {S.PATCHING, S.HANDED_OFF}},
-    # terminal: absorbs all but usage receipts and undeliverable effects
-    S.ABANDONED: {"usage_recorded": {S.ABANDONED}, "effect_failed": {S.ABANDONED}},
+    # terminal: absorbs all but usage receipts
+    S.ABANDONED: {"usage_recorded": {S.ABANDONED}},
 }
 
 
@@ -162,7 +163,8 @@ def test_table_rows_are_the_seeds() -> None:
 # seed defines the pair. Pairs not listed here and defined as "stays" expect no change and no
 # effects; every other defined pair must be listed.
 EXPECTED: dict[tuple[State, str], Expect] = {
-    (S.SENSED, "triaged"): (S.RESEARCHING, ("start_agent",)),
+    (S.SENSED, "triaged"): (S.TRIAGED, ()),  # research starts on its follow-up
+    (S.TRIAGED, "research_started"): Refusal.UNDEFINED,  # routed to a person: they start it
     (S.TRIAGED, "triaged"): (S.RESEARCHING, ("start_agent",)),
     (S.PARKED, "triaged"): Refusal.UNDEFINED,  # only a finished research-only quest
     (S.RESEARCHING, "hypothesis_written"): (S.HYPOTHESISED, ("request_checkpoint",)),
@@ -184,6 +186,8 @@ EXPECTED: dict[tuple[State, str], Expect] = {
     (S.HANDED_OFF, "paused"): Refusal.CLAIMED,
     (S.HANDED_OFF, "killed"): Refusal.CLAIMED,
     (S.PARKED, "resumed"): (S.RESEARCHING, ("start_agent",)),
+    (S.RESEARCHING, "human_revision"): (S.RESEARCHING, ("stop_agent", "start_agent")),
+    (S.REPRODUCING, "human_revision"): (S.REPRODUCING, ("stop_agent", "start_agent")),
     (S.PATCHING, "human_revision"): (S.PROVING, ("stop_agent", "run_proof")),
     (S.PROVING, "human_revision"): (S.PROVING, ("run_proof",)),
     (S.READY, "human_revision"): (S.PROVING, ("run_proof",)),
@@ -259,6 +263,9 @@ def test_pair(state: State, event_type: str) -> None:
     for e in t.effects:
         assert e.key == f"{t.quest.id}:{t.quest.revision}:{e.type.value}:{event.id}:" \
                         f"{e.occurrence}"
+    for follow_up in t.follow_ups:  # questbot's own next move: one the seed's table lists
+        after = step(t.quest, follow_up, b.policy)
+        assert after.quest.state in SEED[t.quest.state][follow_up.type]
 
 
 def test_refusal_message_names_state_event_and_reason() -> None:

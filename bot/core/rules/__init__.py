@@ -5,7 +5,8 @@ picks the next quest among those targets and names the effects to ask for, and `
 keys the effects and refuses any move the table does not list. The handlers are grouped by
 what they are about:
 
-* ``main_line`` — creation, triage, research, reproduction, the plan, the patch and its proof;
+* ``main_line`` — creation, triage and the start of research, research, reproduction, the
+  plan, the patch and its proof;
 * ``checkpoints`` — decisions at A, B and C, and claims on their reviews;
 * ``interruptions`` — pause, resume and kill, a person's push, the base branch moving;
 * ``after_landing`` — the watch, regressions and rollbacks, reopening, related quests;
@@ -28,7 +29,7 @@ from bot.core.rules.after_landing import (
     rollback_confirmed,
     watch_clean,
 )
-from bot.core.rules.asks import Handler, Precondition
+from bot.core.rules.asks import FollowUp, Handler, Precondition
 from bot.core.rules.bookkeeping import (
     comment_posted,
     effect_failed,
@@ -58,6 +59,7 @@ from bot.core.rules.main_line import (
     may_complete_proof,
     may_fail_proof,
     may_plan,
+    may_start_research,
     may_triage,
     patch_pushed,
     plan_written,
@@ -65,6 +67,8 @@ from bot.core.rules.main_line import (
     proof_failed,
     reproduced,
     reproduction_failed,
+    research_follows,
+    research_started,
     signal_sensed,
     triaged,
 )
@@ -72,6 +76,7 @@ from bot.core.rules.main_line import (
 HANDLERS: dict[str, Handler] = {
     "signal_sensed": signal_sensed,
     "triaged": triaged,
+    "research_started": research_started,
     "signal_attached": signal_attached,
     "hypothesis_written": hypothesis_written,
     "reproduced": reproduced,
@@ -104,6 +109,7 @@ HANDLERS: dict[str, Handler] = {
 
 PRECONDITIONS: dict[str, Precondition] = {
     "triaged": may_triage,
+    "research_started": may_start_research,
     "plan_written": may_plan,
     "proof_completed": may_complete_proof,
     "proof_failed": may_fail_proof,
@@ -113,4 +119,11 @@ PRECONDITIONS: dict[str, Precondition] = {
 }
 """What the quest's record (and the actor) must allow, payload aside, before a cell applies."""
 
-__all__ = ["HANDLERS", "PRECONDITIONS", "Handler", "Precondition", "open_checkpoint"]
+FOLLOW_UPS: dict[str, FollowUp] = {
+    "triaged": research_follows,
+}
+"""Moves of questbot's own that follow an event at once, derived from it (the table's theory
+of operation: follow-ups)."""
+
+__all__ = ["FOLLOW_UPS", "HANDLERS", "PRECONDITIONS", "FollowUp", "Handler", "Precondition",
+           "open_checkpoint"]

@@ -12,7 +12,7 @@ from typing import Any
 
 from bot.core.effects import EffectType as E
 from bot.core.errors import InvalidTransition, Refusal
-from bot.core.events import _Event
+from bot.core.events import Event, _Event
 from bot.core.policy import Checkpoint, Policy
 from bot.core.quest import ParkReason, Quest
 from bot.core.states import CHECKPOINT_AT, State
@@ -26,9 +26,24 @@ Refused = tuple[str, Refusal]
 """A reason and its code, for ``refuse`` and for ``lifecycle.accepts``."""
 Precondition = Callable[[Quest, str | None], Refused | None]
 """What the quest's record (and the actor) must allow before a cell applies, payload aside."""
+FollowUp = Callable[[Quest, Any], Event | None]
+"""Given the quest an event left and the event, the move of questbot's own that follows it at
+once, or ``None``."""
 
 STAGE_OF = {S.RESEARCHING: "research", S.REPRODUCING: "reproduce", S.PATCHING: "patch"}
 """The agent stage each agent state runs."""
+
+
+def stage_of(q: Quest) -> str:
+    """The agent stage a quest in an agent state runs: in ``reproducing`` with a reproduction
+    recorded, the reproduction stands and the agent writes a new plan (revise at B)."""
+    if q.state is S.REPRODUCING and q.reproduction is not None:
+        return "plan"
+    return STAGE_OF[q.state]
+
+
+def rebase(q: Quest) -> Ask:
+    return (E.REBASE, {"base": q.base, "head": q.head})
 
 _MINUTES: dict[int, timedelta] = {}
 
@@ -90,8 +105,10 @@ def proof_request(q: Quest) -> dict[str, Any]:
 def enter(q: Quest, p: Policy) -> Asks:
     """The work a state asks for when a quest (re-)enters it after a pause or a release."""
     state = q.state
+    if state is S.PATCHING and q.rebasing:
+        return [rebase(q)]
     if state in STAGE_OF:
-        return [start(STAGE_OF[state], resumed=True)]
+        return [start(stage_of(q), resumed=True)]
     if state in CHECKPOINT_AT:
         return [checkpoint_request(q, CHECKPOINT_AT[state], p)]
     if state is S.PROVING:

@@ -2,7 +2,10 @@
 moving under it — a person pushing to the quest's branch, the base branch moving on.
 
 A person's push and a base change make proof and approvals stale (``PROOF_BOUND_STATES``);
-a parked quest is told so for when it resumes, rather than moved.
+a parked quest is told so for when it resumes, rather than moved. A person's push while the
+agent researches or reproduces restarts that stage on their head (the running one stops
+itself once the revision changes); a base change sends proved work back to be rebased, which
+costs no proof attempt (``Quest.rebasing``).
 """
 
 from __future__ import annotations
@@ -14,13 +17,26 @@ from bot.core.errors import Refusal
 from bot.core.events import BaseMoved, HumanRevision, Killed, Paused, Resumed
 from bot.core.policy import Policy
 from bot.core.quest import Outcome, ParkReason, Quest
-from bot.core.rules.asks import Asks, Refused, Result, enter, park, proof_request, refuse
+from bot.core.rules.asks import (
+    Asks,
+    Refused,
+    Result,
+    enter,
+    park,
+    proof_request,
+    rebase,
+    refuse,
+    stage_of,
+    start,
+)
 from bot.core.states import AGENT_STATES, PROOF_BOUND_STATES, State
 
 S = State
 _WORK_PARKS = frozenset({ParkReason.PAUSED, ParkReason.ATTEMPTS_EXHAUSTED,
                          ParkReason.CANNOT_REPRODUCE})
 """Parks that resume into work a person's push can replace with proving their head."""
+_RESTARTS = frozenset({S.RESEARCHING, S.REPRODUCING})
+"""Agent stages a person's push restarts on their head, rather than proving it."""
 
 
 # people stopping and starting work
@@ -66,13 +82,16 @@ def human_revision(q: Quest, e: HumanRevision, _p: Policy) -> Result:
     if e.head == q.head:
         return q, []
     q = q.evolve({"head": e.head, "head_pusher": e.pusher, "revision": q.revision + 1,
-                  "proof": None, "c_approval": None})
+                  "proof": None, "c_approval": None, "rebasing": False})
     state = q.checkpoint_state
     if state is S.PARKED:
         if q.park_reason in _WORK_PARKS:  # /resume will prove the person's head
             return q.evolve({"resume_state": S.PROVING, "owner": None,
                              "claimed_from": None}), []
         return q, []
+    if state in _RESTARTS:  # the stage starts again, on the person's head
+        return q, [(E.STOP_AGENT, {"reason": "a person pushed"}),
+                   start(stage_of(q), pushed=e.head)]
     if state not in PROOF_BOUND_STATES and state is not S.PATCHING:
         return q, []
     asks: Asks = [(E.STOP_AGENT, {"reason": "a person pushed"})] if state is S.PATCHING else []
@@ -89,11 +108,12 @@ def base_moved(q: Quest, e: BaseMoved, _p: Policy) -> Result:
     q = q.evolve({"base": e.base, "c_approval": None})
     if q.state is S.PARKED:
         held = q.claimed_from if q.resume_state is S.HANDED_OFF else q.resume_state
-        if held in PROOF_BOUND_STATES:  # the proof is for the old base: patch again on resume
-            return q.evolve({"resume_state": S.PATCHING, "proof": None,
+        if held in PROOF_BOUND_STATES:  # the proof is for the old base: rebase on resume
+            return q.evolve({"resume_state": S.PATCHING, "proof": None, "rebasing": True,
                              "owner": None, "claimed_from": None}), []
         return q, []
     if q.checkpoint_state not in PROOF_BOUND_STATES:
         return q, []
-    nq = q.evolve({"state": S.PATCHING, "proof": None, "owner": None, "claimed_from": None})
-    return nq, [(E.REBASE, {"base": e.base, "head": q.head})]
+    nq = q.evolve({"state": S.PATCHING, "proof": None, "owner": None, "claimed_from": None,
+                   "rebasing": True})
+    return nq, [rebase(nq)]

@@ -1,5 +1,9 @@
 """The main line: a signal becomes a quest, is triaged, researched, reproduced, patched and
-proved — with the branches the seed names on the way (cannot reproduce, proof failed)."""
+proved — with the branches the seed names on the way (cannot reproduce, proof failed).
+
+Triage that routes a quest to the agent moves it to ``triaged`` and nothing more; research
+starts from there on ``research_started``, the follow-up ``research_follows`` derives from that
+``triaged`` (``lifecycle.step`` hands it back for the journal to apply at once)."""
 
 from __future__ import annotations
 
@@ -16,6 +20,7 @@ from bot.core.events import (
     ProofFailed,
     Reproduced,
     ReproductionFailed,
+    ResearchStarted,
     Route,
     SignalSensed,
     Snapshot,
@@ -80,8 +85,8 @@ def triaged(q: Quest, e: Triaged, p: Policy) -> Result:
                        "resume_state": None})
         return nq, [start("reproduce")]
     q = q.evolve({"route": e.route, "risk": e.risk})
-    if e.route in _STARTS:
-        return _research(q, e, route=e.route)
+    if e.route in _STARTS:  # research starts on the follow-up, ``research_follows``
+        return q.evolve({"state": S.TRIAGED, "awaiting_person": False}), []
     if e.route is Route.HUMAN:
         return q.evolve({"state": S.TRIAGED, "awaiting_person": True}), [
             (E.NOTIFY_INBOX, {"reason": "routed to a person: start it with /quest fix or "
@@ -99,6 +104,28 @@ def triaged(q: Quest, e: Triaged, p: Policy) -> Result:
     # conflict: a parked child that waits for its parent to land
     nq = park(q, ParkReason.WAITING_FOR_PARENT, S.RESEARCHING, parent=e.parent)
     return nq, [(E.DELIVER_CHILD_EVIDENCE, {"parent": e.parent, "child": q.id})]
+
+
+def research_follows(q: Quest, e: Triaged) -> ResearchStarted | None:
+    """What follows a ``triaged`` at once: research starts on a quest routed to the agent.
+    Its id is the triage's own with ``/research`` (ids are never minted here), at its time."""
+    if q.state is S.TRIAGED and not q.awaiting_person:
+        return ResearchStarted(id=f"{e.id}/research", quest_id=q.id, at=e.at)
+    return None
+
+
+def may_start_research(q: Quest, _actor: str | None) -> Refused | None:
+    """A quest waiting for a person is started by that person, not by questbot."""
+    if q.awaiting_person:
+        return _PERSON_STARTS, Refusal.UNDEFINED
+    return None
+
+
+def research_started(q: Quest, e: ResearchStarted, _p: Policy) -> Result:
+    why = may_start_research(q, e.actor)
+    if why is not None:
+        refuse(q, e, *why)
+    return _research(q, e)
 
 
 def _research(q: Quest, e: _Event, **changes: Any) -> Result:
@@ -142,8 +169,11 @@ def plan_written(q: Quest, e: PlanWritten, p: Policy) -> Result:
 
 
 def patch_pushed(q: Quest, e: PatchPushed, _p: Policy) -> Result:
+    """A new attempt, unless the push is the rebase the base moving asked for: that proves
+    the same change on the new base (``Quest.rebasing``)."""
+    attempts = q.attempts if q.rebasing else q.attempts + 1
     nq = q.evolve({"state": S.PROVING, "head": e.head, "head_pusher": e.pusher,
-                   "attempts": q.attempts + 1, "proof": None, "c_approval": None})
+                   "attempts": attempts, "rebasing": False, "proof": None, "c_approval": None})
     return nq, [(E.RUN_PROOF, proof_request(nq))]
 
 
