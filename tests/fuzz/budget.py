@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, Phase, settings
 
 EXAMPLES_ENV = "QUESTBOT_FUZZ_EXAMPLES"
 
@@ -20,10 +20,14 @@ def examples(default: int) -> int:
     return int(os.environ.get(EXAMPLES_ENV, default))
 
 
-def fuzz(default: int) -> settings:
-    """Hypothesis settings for a fuzzer whose default run takes a few seconds."""
+def fuzz(default: int, *, shrink: bool = True) -> settings:
+    """Hypothesis settings for a fuzzer whose default run takes a few seconds. ``shrink=False``
+    for a fuzzer expected to fail (``xfail``) on a known bug: shrinking its failure would cost
+    far more than finding it."""
     deep = EXAMPLES_ENV in os.environ
+    phases = [phase for phase in Phase if shrink or phase is not Phase.shrink]
     return settings(
+        phases=phases,
         max_examples=examples(default),
         derandomize=not deep,
         database=None,
