@@ -132,9 +132,15 @@ def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
+_MAX_ID = 2**63
+"""GitHub's ids and numbers are 64-bit; a larger one would be refused by every call using it."""
+
+
 def _id(value: object) -> int | None:
     """A positive GitHub id or number; ``True`` is not one, though Python says it is an int."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < _MAX_ID:
+        return value
+    return None
 
 
 def _items(value: object) -> list[dict[str, Any]]:

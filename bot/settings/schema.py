@@ -9,7 +9,8 @@ that changed the file, or the inbox issue).
 
 Unknown keys are errors, not silently ignored: a misspelt ``max_live_quest`` that quietly did
 nothing would be worse than a message naming it and the setting it was probably meant to be.
-Duplicate keys are errors for the same reason (plain YAML keeps the last one).
+Duplicate keys are errors for the same reason (plain YAML keeps the last one). How any text,
+however odd, is read as YAML without crashing or hanging is ``bot.settings.yamlfile``'s job.
 
 Example::
 

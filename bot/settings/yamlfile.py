@@ -18,6 +18,7 @@ work as YAML 1.1 says: explicit keys override merged ones.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Protocol
 
 import yaml
@@ -71,10 +72,19 @@ class _Mark(Protocol):
     column: int
 
 
-def _problem(message: str, mark: _Mark | None = None) -> SettingsError:
-    where = "" if mark is None else f" (column {mark.column + 1})"
-    line = None if mark is None else mark.line + 1
-    return SettingsError([SettingsProblem(path="", message=message + where, line=line)])
+_LINE_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+"""YAML 1.1's line breaks, which PyYAML and libyaml count lines by."""
+
+
+def _problem(message: str, mark: _Mark | None = None, text: str = "") -> SettingsError:
+    if mark is None:
+        return SettingsError([SettingsProblem(path="", message=message)])
+    lines = len(_LINE_BREAK.split(text))
+    if mark.line + 1 > lines:  # libyaml puts an unfinished document's end on the next line
+        return SettingsError([SettingsProblem(path="", message=message +
+                                              " (at the end of the file)", line=lines)])
+    return SettingsError([SettingsProblem(path="", message=f"{message} (column "
+                                          f"{mark.column + 1})", line=mark.line + 1)])
 
 
 def _check_shape(text: str) -> None:
@@ -87,7 +97,7 @@ def _check_shape(text: str) -> None:
             if any(anchor == event.anchor for anchor, _ in open_anchors):
                 raise _problem(f"is not valid YAML: the alias *{event.anchor} is used inside "
                                f"&{event.anchor} itself, which would never end",
-                               event.start_mark)
+                               event.start_mark, text)
             values += sizes.get(event.anchor or "", 0)
         elif isinstance(event, yaml.ScalarEvent):
             values += 1
@@ -98,7 +108,7 @@ def _check_shape(text: str) -> None:
             open_anchors.append((event.anchor, values))
             if len(open_anchors) > MAX_DEPTH:
                 raise _problem(f"nests lists and mappings more than {MAX_DEPTH} levels deep; "
-                               "settings need four at most", event.start_mark)
+                               "settings need four at most", event.start_mark, text)
         elif isinstance(event, yaml.CollectionEndEvent):
             anchor, before = open_anchors.pop()
             if anchor:
@@ -106,7 +116,7 @@ def _check_shape(text: str) -> None:
         if values > MAX_NODES:
             raise _problem(f"holds more than {MAX_NODES:,} values once its aliases are "
                            "expanded; settings are a few lines, so write them out",
-                           event.start_mark)
+                           event.start_mark, text)
 
 
 def load_yaml(text: str) -> Any:
@@ -126,7 +136,7 @@ def load_yaml(text: str) -> Any:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         raise _problem(f"is not valid YAML: {exc.problem or exc.context or 'unreadable'}",
-                       mark) from exc
+                       mark, text) from exc
     except yaml.YAMLError as exc:
         raise _problem(f"is not valid YAML: {exc}") from exc
     except ValueError as exc:  # a value YAML's constructors cannot build: 13th month, huge int
