@@ -201,7 +201,7 @@ async def _check_run(event: sansio.Event, out: Intents) -> None:
         out.items.append(Passed(repo, fingerprint, sha))
         return
     head_branch = _obj(run.get("check_suite")).get("head_branch")
-    if run.get("conclusion") in FAILED and head_branch == _default_branch(event.data):
+    if _text(run.get("conclusion")) in FAILED and head_branch == _default_branch(event.data):
         out.items.append(Failure(repo, fingerprint, f"check {name} failed",
                                  _text(run.get("html_url")), sha))
 
@@ -210,7 +210,7 @@ async def _check_run(event: sansio.Event, out: Intents) -> None:
 async def _check_suite(event: sansio.Event, out: Intents) -> None:
     suite = _obj(event.data.get("check_suite"))
     repo = _repo(event.data)
-    if (repo is None or _slug(suite) == out.app_slug or suite.get("conclusion") not in FAILED
+    if (repo is None or _slug(suite) == out.app_slug or _text(suite.get("conclusion")) not in FAILED
             or suite.get("head_branch") != _default_branch(event.data)):
         return
     name = _slug(suite) or "suite"
@@ -222,7 +222,7 @@ async def _check_suite(event: sansio.Event, out: Intents) -> None:
 async def _workflow_run(event: sansio.Event, out: Intents) -> None:
     run = _obj(event.data.get("workflow_run"))
     repo, name = _repo(event.data), _text(run.get("name"))
-    if (repo is None or not name or run.get("conclusion") not in FAILED
+    if (repo is None or not name or _text(run.get("conclusion")) not in FAILED
             or run.get("head_branch") != _default_branch(event.data)):
         return
     out.items.append(Failure(repo, f"workflow:{name}", f"workflow {name} failed",

@@ -3,9 +3,10 @@
 Random JSON alone rarely gets past a parser's first ``if``, so payloads start from GitHub's real
 examples (``../shared/github/webhooks/``) and are then damaged the ways deliveries really
 differ: a field missing, null, of another type, huge, or in a script the author did not expect.
-A mutation walks down from the top of the payload, so the fields a handler reads first (the
-action, the repository, the object the event is about) are hit far more often than the
-hundred URLs beside them, and it may add a field the example lacks under a name questbot reads.
+Three mutations in four hit one of the paths the parser reads (``HOT``: the action, the repository,
+the object the event is about and its fields), present or not; the others walk down from the
+top of the payload, half the time into a field questbot reads, so they also damage what the
+parser was not written to expect. A mutation may add a field the example lacks.
 """
 
 from __future__ import annotations
@@ -42,6 +43,10 @@ PRIMED = [
 ]
 """Real examples changed just enough to hold what questbot reads (a failure on the default
 branch, a quest branch, a command), so mutations start from deliveries that reach a handler."""
+ROUTED = PRIMED + [(event, payload) for event, payload in EXAMPLES if event in {
+    "check_run", "check_suite", "workflow_run", "issues", "push", "issue_comment",
+    "installation", "installation_repositories"}]
+"""The deliveries a handler reads; three in four fuzzed payloads start from one of these."""
 
 READ_KEYS = (
     "action", "installation", "id", "repositories", "repositories_added", "full_name",
@@ -95,10 +100,51 @@ def mutation_path(draw: st.DrawFn, payload: Any) -> Path:
     path: list[str | int] = []
     node = payload
     while isinstance(node, dict | list) and node and draw(st.integers(0, 3)) > 0:
-        key = draw(st.sampled_from(sorted(node) if isinstance(node, dict) else range(len(node))))
+        keys: list[str | int] = sorted(node) if isinstance(node, dict) else list(range(len(node)))
+        read = [key for key in keys if key in READ_KEYS]  # half the time, a field questbot reads
+        key = draw(st.sampled_from(read if read and draw(st.booleans()) else keys))
         path.append(key)
         node = node[key]
     return tuple(path)
+
+
+_OBJECTS = {
+    "check_run": ("head_sha", "name", "conclusion", "html_url", "external_id", "id",
+                  "pull_requests", ("pull_requests", 0), ("pull_requests", 0, "number"),
+                  "check_suite", ("check_suite", "head_branch"), "app", ("app", "slug")),
+    "check_suite": ("conclusion", "head_branch", "head_sha", "url", "app", ("app", "slug")),
+    "workflow_run": ("conclusion", "head_branch", "head_sha", "name", "html_url"),
+    "issue": ("number", "title", "html_url", "pull_request", "labels", ("labels", 0),
+              ("labels", 0, "name")),
+    "comment": ("id", "body", "user", ("user", "login"), ("user", "type")),
+    "sender": ("login", "type"), "pusher": ("name",), "installation": ("id",),
+    "repository": ("full_name", "default_branch"), "requested_action": ("identifier",),
+    "changes": ("body", ("body", "from")),
+    "commits": (0, (0, "added"), (0, "modified"), (0, "removed")),
+    "repositories": (0, (0, "full_name")), "repositories_added": (0, (0, "full_name")),
+}
+HOT: tuple[tuple[str | int, ...], ...] = (
+    ("action",), ("ref",), ("before",), ("after",),
+    *((name,) for name in _OBJECTS),
+    *((name, *(field if isinstance(field, tuple) else (field,)))
+      for name, fields in _OBJECTS.items() for field in fields),
+)
+"""Every path ``bot.github.signals`` reads, from the top of the payload."""
+
+
+def hot_paths(payload: Any) -> list[Path]:
+    """The paths of ``HOT`` whose parent exists in ``payload``: where a mutation hurts most."""
+    found = []
+    for path in HOT:
+        try:
+            parent = _parent(payload, path)
+        except (KeyError, IndexError, TypeError):
+            continue
+        last = path[-1]
+        if (isinstance(parent, dict) and isinstance(last, str)) or (
+                isinstance(parent, list) and isinstance(last, int) and last < len(parent)):
+            found.append(path)
+    return found
 
 
 def _parent(payload: Any, path: Path) -> Any:
@@ -113,9 +159,15 @@ def mutated(draw: st.DrawFn, payload: dict[str, Any], max_mutations: int = 4) ->
     """``payload`` with up to ``max_mutations`` fields removed, replaced or added."""
     out = copy.deepcopy(payload)
     for _ in range(draw(st.integers(1, max_mutations))):
-        path = draw(mutation_path(out))
+        targets = hot_paths(out)
+        path = draw(st.sampled_from(targets)) if targets and draw(st.integers(0, 3)) else draw(
+            mutation_path(out))
+        parent = _parent(out, path) if path else None
+        if isinstance(parent, dict) and path[-1] not in parent:
+            parent[path[-1]] = draw(json_values)  # a field the example lacks
+            continue
         target = out if not path else _parent(out, path)[path[-1]]
-        how = draw(st.sampled_from(["replace", "null", "remove", "add", "huge"]))
+        how = draw(st.sampled_from(["replace", "retype", "null", "remove", "add", "huge"]))
         if how == "add" and isinstance(target, dict):
             target[draw(st.sampled_from(READ_KEYS) | text)] = draw(json_values)
         elif not path:
@@ -126,6 +178,10 @@ def mutated(draw: st.DrawFn, payload: dict[str, Any], max_mutations: int = 4) ->
             _parent(out, path)[path[-1]] = None
         elif how == "huge":
             _parent(out, path)[path[-1]] = draw(huge)
+        elif how == "retype":  # the same value in another JSON type
+            value = _parent(out, path)[path[-1]]
+            _parent(out, path)[path[-1]] = draw(st.sampled_from(
+                [[value], {"value": value}, [], {}, 0, 1, True, "", str(value)[:40]]))
         else:
             _parent(out, path)[path[-1]] = draw(json_values)
     return out
@@ -134,7 +190,8 @@ def mutated(draw: st.DrawFn, payload: dict[str, Any], max_mutations: int = 4) ->
 @st.composite
 def deliveries(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     """(event name, payload): a real example, mutated; sometimes under another event's name."""
-    event, payload = draw(st.sampled_from(EXAMPLES) | st.sampled_from(PRIMED))
+    event, payload = draw(st.sampled_from(ROUTED) if draw(st.integers(0, 3)) else
+                          st.sampled_from(EXAMPLES))
     if draw(st.integers(0, 9)) == 0:
         event = draw(st.sampled_from(sorted({e for e, _ in EXAMPLES})) | text)
     if draw(st.integers(0, 9)) == 0:

@@ -21,11 +21,16 @@ from hypothesis import strategies as st
 from tests.e2e.scenario import REPO, setup_repository
 from tests.e2e.stack import SECRET, Stack
 from tests.fakegithub import build_delivery, send
-from tests.fakegithub.webhooks import deep_merge
+from tests.fakegithub.webhooks import deep_merge, load_example
 from tests.fuzz.budget import fuzz
 from tests.fuzz.strategies import EXAMPLES, PRIMED, mutated
 
 RETRIED = "stays pending for a retry"
+REPOSITORY_OF_ANOTHER_TYPE = (
+    "bot/worker/intake.py: Intake.handle stores str(repository['full_name']) as a default "
+    "branch key without checking its type; a full_name that is an object becomes \"{...}\", "
+    "the journal refuses the key (UnstorableId), and the delivery is retried 10 times and "
+    "dead-lettered instead of being ignored")
 COMMENT_GONE = (
     "bot/worker/process.py: a command on a comment GitHub no longer has (deleted before the "
     "worker read it) makes Forge.react raise bot.journal.errors.PermanentError, which "
@@ -84,3 +89,14 @@ async def test_any_delivery_is_handled_or_dropped_never_retried(
 async def test_any_comment_is_handled_or_dropped_never_retried(
         ready: Stack, data: st.DataObject, caplog: pytest.LogCaptureFixture) -> None:
     await deliver_and_settle(ready, *data.draw(aimed(ready, comments=True)), caplog)
+
+
+@pytest.mark.xfail(strict=True, reason=REPOSITORY_OF_ANOTHER_TYPE)
+async def test_a_repository_name_of_another_type_is_ignored_not_retried(
+        ready: Stack, caplog: pytest.LogCaptureFixture) -> None:
+    """Found by a 400-example run of the fuzzer above."""
+    repo = ready.fake.repo(REPO)
+    payload = deep_merge(load_example("issues", "opened"), {
+        "repository": {"full_name": {"": ""}, "default_branch": "main"},
+        "installation": {"id": repo.installation_id}})
+    await deliver_and_settle(ready, "issues", payload, caplog)

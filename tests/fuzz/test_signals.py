@@ -34,6 +34,10 @@ FOUND = [
     damaged("check_run", "completed", {"check_run": {"check_suite": ["main"],
                                                      "conclusion": "failure"}}),
     damaged("check_run", "requested_action", {"requested_action": "approve"}),
+    # a conclusion that is a list, looked up in a set: TypeError (found by a 20,000-example run)
+    damaged("check_run", "completed", {"check_run": {"conclusion": ["failure"]}}),
+    damaged("check_suite", "completed", {"check_suite": {"conclusion": {}}}),
+    damaged("workflow_run", "completed", {"workflow_run": {"conclusion": []}}),
     # numbers that are not numbers: ValueError from int()
     damaged("issue_comment", "created", {"issue": {"number": "seven"},
                                          "comment": {"body": "/approve"}}),
