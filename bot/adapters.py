@@ -1,28 +1,85 @@
-"""What effect adapters share: the journal, GitHub clients, repository settings and a clock.
+"""What effect adapters share: the journal, repository settings, git hosts and a clock.
 
 The worker builds one ``AdapterContext`` and hands it to each adapter factory. Adapters turn an
 effect into I/O and report outcomes as events, whose ids they derive from the effect key
 (``outcome_id``) so a redelivered effect reports the same event and the journal absorbs it.
+
+This module is the contract between the adapters and what they talk to, so it imports only the
+core, the journal and the settings: ``bot.agent`` reaches a repository through ``GitHost`` and
+never sees GitHub, and ``bot.github`` supplies the implementation (``Forge.git``), which the
+worker's assembly hands in as ``AdapterContext.hosts``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
 from bot.core import Effect, Quest
-from bot.github.client import GitHubClients
-from bot.journal import Journal
+from bot.journal import Journal, PermanentError
 from bot.settings.schema import Settings
+
+Changes = Mapping[str, bytes | None]
+"""Path → new content, or ``None`` to delete the path."""
 
 
 class SettingsSource(Protocol):
     async def settings(self, repo: str) -> Settings: ...
 
 
-class QuestNotFound(LookupError):
+class GitHost(Protocol):
+    """One repository's git data, as the agent needs it: what a commit holds, where a branch
+    points, and one commit of changes pushed onto a branch.
+
+    Everything is named by git's own object ids — commit, tree and blob SHAs, which are the
+    same wherever the objects are — so the transport is the host's business. Today's host
+    (``bot.github.forge.git``) speaks GitHub's REST contents and Git Data APIs; one that clones
+    and pushes over git's smart HTTP with the installation token fits the same methods: list
+    ``files`` with ``git ls-tree``, read ``blobs`` with ``git cat-file``, ``push`` a commit made
+    on ``parent`` with ``git push``. The agent's local work (``bot.agent.workspace``) stays the
+    same either way.
+    """
+
+    @property
+    def repo(self) -> str:
+        """The repository's full name, ``owner/name``, for messages."""
+        ...
+
+    async def files(self, commit: str) -> dict[str, str]:
+        """Every file of ``commit`` as path → blob SHA. Raises ``GitHostError`` for what the
+        host cannot hold as a regular file (a symlink, a submodule)."""
+        ...
+
+    async def blobs(self, commit: str, files: Mapping[str, str]) -> dict[str, bytes]:
+        """The content of each distinct blob of ``files`` (path → blob SHA, paths of
+        ``commit``), keyed by blob SHA."""
+        ...
+
+    async def branch_head(self, branch: str) -> str | None:
+        """The commit ``branch`` points at, or ``None`` when there is no such branch."""
+        ...
+
+    async def push(self, branch: str, *, parent: str, parent_tree: str, changes: Changes,
+                   message: str, force: bool = False) -> str:
+        """Make one commit of ``changes`` on top of commit ``parent`` (whose tree is
+        ``parent_tree``), point ``branch`` at it (creating the branch if needed; ``force``
+        lets it move to a commit that does not descend from its head) and return its SHA.
+        Raises ``GitHostError`` when the host refuses the commit for good."""
+        ...
+
+
+GitHosts = Callable[[str], Awaitable[GitHost]]
+"""Repository full name → its ``GitHost``."""
+
+
+class GitHostError(PermanentError):
+    """The host cannot give or take what was asked (a file that is not a regular file, a tree
+    it does not know), and asking again will not change that."""
+
+
+class QuestNotFound(PermanentError, LookupError):
     """An effect names a quest that has no snapshot (its journal was lost or never written)."""
 
 
@@ -38,7 +95,7 @@ def outcome_id(effect: Effect, name: str) -> str:
 @dataclass
 class AdapterContext:
     journal: Journal
-    clients: GitHubClients
+    hosts: GitHosts
     settings: SettingsSource
     clock: Callable[[], datetime] = utcnow
     bot_login: str = "questbot[bot]"

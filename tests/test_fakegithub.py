@@ -115,6 +115,48 @@ def test_nullable_becomes_a_null_alternative() -> None:
     ]
 
 
+# -- comments -------------------------------------------------------------------------------
+
+
+async def test_comments_are_listed_in_pages_linked_the_way_github_links_them(
+        fake: FakeGitHub, session: aiohttp.ClientSession, gh: GitHubAPI) -> None:
+    issue = await fake.open_issue(REPO, "pages", user="alice")
+    for n in range(5):
+        await fake.comment(REPO, issue.number, f"comment {n}", user="alice")
+    path = f"/repos/{REPO}/issues/{issue.number}/comments"
+    headers = {"Authorization": f"token {gh.oauth_token}"}
+    links = []
+    for page in (1, 2, 3):
+        async with session.get(f"{fake.url}{path}?per_page=2&page={page}",
+                               headers=headers) as response:
+            assert response.status == 200
+            links.append(response.headers.get("Link", ""))
+    by_id = f"{fake.url}/repositories/{fake.repo(REPO).id}/issues/{issue.number}/comments"
+    assert links[0] == (f'<{by_id}?per_page=2&page=2>; rel="next", '
+                        f'<{by_id}?per_page=2&page=3>; rel="last"')
+    assert [part.split("; ")[1] for part in links[1].split(", ")] == [
+        'rel="prev"', 'rel="next"', 'rel="last"', 'rel="first"']
+    assert links[2] == (f'<{by_id}?per_page=2&page=2>; rel="prev", '
+                        f'<{by_id}?per_page=2&page=1>; rel="first"')
+    bodies = [c["body"] async for c in gh.getiter(path + "{?per_page}", {"per_page": 2})]
+    assert bodies == [f"comment {n}" for n in range(5)]  # ascending by id, every page
+    async with session.get(fake.url + path, headers=headers) as response:  # 30 a page
+        assert len(await response.json()) == 5 and "Link" not in response.headers
+    assert fake.calls("issues/list-comments")[-1].status == 200
+    assert fake.violations == []
+
+
+async def test_a_repository_id_path_is_the_repository(fake: FakeGitHub, gh: GitHubAPI) -> None:
+    issue = await fake.open_issue(REPO, "by id", user="alice")
+    await fake.comment(REPO, issue.number, "hello", user="alice")
+    listed = await gh.getitem(
+        f"/repositories/{fake.repo(REPO).id}/issues/{issue.number}/comments")
+    assert [c["body"] for c in listed] == ["hello"]
+    with pytest.raises(BadRequest) as caught:
+        await gh.getitem(f"/repos/{REPO}/issues/999/comments")
+    assert caught.value.status_code == 404
+
+
 # -- authentication -------------------------------------------------------------------------
 
 

@@ -1,6 +1,21 @@
-"""The agent run of seed 002: its machine, evidence validation, results and their reports.
+"""The agent run of seed 002, and the adapters that run it for quests.
 
-Everything here except ``proof_runner`` is pure: no clock, no randomness, no network. File
-reads for evidence validation go through the small ``RepositoryView`` protocol, so the caller
-decides what "the checkout" is.
+Pure (no clock, no randomness, no I/O): ``machine`` (the run's transition table), ``result``
+(the terminal result, and the one place ``verified`` is derived), ``outcome`` (a terminal
+result as a provider-neutral outcome), ``evidence`` (the bundle a person judges), ``task``
+(what an agent is asked and what it answers) and ``validation`` (claims judged against the
+checkout; its file reads go through the ``RepositoryView`` protocol, so the caller decides
+what "the checkout" is — ``CheckoutView``, the one that reads a directory, is its only I/O);
+``errors`` holds the package's exceptions.
+
+Adapters, which run processes and touch git, the disk and Redis: ``stages`` (one quest stage
+as one run), ``runs`` and ``proofs`` (the ``start_agent``, ``stop_agent`` and ``run_proof``
+effect adapters), ``proof_runner`` (a repository's own checks in a fresh worktree),
+``workspace`` (a commit's files on disk, and a change back onto the quest branch),
+``evidence_store`` (what each run established, in Redis), and the agent kinds ``command`` and
+``scripted`` (``demo_spec`` is the demo's script).
+
+Nothing here imports the GitHub adapter, which sits above this package: how a run reads on
+GitHub — the evidence as Markdown, the outcome as a check-run conclusion — is the adapter's
+(its ``evidence`` and ``render`` modules).
 """

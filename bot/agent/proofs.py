@@ -26,12 +26,11 @@ import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from bot.adapters import AdapterContext, outcome_id
+from bot.adapters import AdapterContext, GitHost, outcome_id
 from bot.agent.evidence_store import EvidenceStore, Piece, StageRecord, proof_result
 from bot.agent.proof_runner import CheckCommand, CommandLog, run_proof
-from bot.agent.workspace import git, list_files, proof_repository, rebind
+from bot.agent.workspace import git, proof_repository, rebind
 from bot.core import Effect, Event, ProofBundle, Quest, Risk
 from bot.core.events import BaseMoved, ProofCompleted, ProofFailed, Reproduced, SignalSensed
 from bot.core.proof import CheckRecord, Reproduction
@@ -53,7 +52,7 @@ def check_commands(settings: Settings) -> list[CheckCommand]:
     return [CheckCommand(name=" ".join(argv), argv=argv) for argv in settings.proof.commands]
 
 
-async def reproduction_record(ctx: AdapterContext, gh: Any,
+async def reproduction_record(ctx: AdapterContext, host: GitHost,
                               quest: Quest) -> ReproductionRecord | None:
     """The latest ``reproduced`` commit of the quest, diffed against the base it was made on.
 
@@ -69,7 +68,7 @@ async def reproduction_record(ctx: AdapterContext, gh: Any,
     if found is None:
         return None
     commit, base = found
-    made, before = await list_files(gh, quest.repo, commit), await list_files(gh, quest.repo, base)
+    made, before = await host.files(commit), await host.files(base)
     return ReproductionRecord(commit, {p: s for p, s in made.items() if before.get(p) != s})
 
 
@@ -169,7 +168,7 @@ async def _prove(ctx: AdapterContext, effect: Effect, quest: Quest,
                  facts: ProofFacts) -> list[Event]:
     payload, head, base = effect.payload, facts.head, facts.base
     settings = await ctx.settings.settings(quest.repo)
-    gh = await ctx.clients.for_repo(quest.repo)
+    host = await ctx.hosts(quest.repo)
 
     def failed(reason: str, digest: str | None = None) -> list[Event]:
         facts.reason = reason
@@ -180,10 +179,10 @@ async def _prove(ctx: AdapterContext, effect: Effect, quest: Quest,
     if not command:
         return failed("the quest has no reproduction command; a proof must show the bug fixed")
     reproduction = CheckCommand(name=payload.get("reproduction") or "reproduction", argv=command)
-    record = await reproduction_record(ctx, gh, quest)
+    record = await reproduction_record(ctx, host, quest)
     with tempfile.TemporaryDirectory(prefix="questbot-proof-repo-") as tmp:
         local = await proof_repository(
-            gh, quest.repo, base=base, head=head, dest=Path(tmp) / "repo",
+            host, base=base, head=head, dest=Path(tmp) / "repo",
             overlay=record.files if record else None, overlay_ref=record.commit if record else None)
         facts.files = tuple(line for line in (await git(
             local.path, "diff", "--name-only", local.local_base, local.local_head)).splitlines()

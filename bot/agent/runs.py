@@ -64,7 +64,7 @@ from pathlib import Path
 
 import redis.asyncio
 
-from bot.adapters import AdapterContext, outcome_id
+from bot.adapters import AdapterContext, GitHostError, outcome_id
 from bot.agent.command import CommandAgent, RunningAgents, Stopped
 from bot.agent.evidence_store import EvidenceStore, Piece, StageRecord
 from bot.agent.machine import RunState
@@ -84,10 +84,9 @@ from bot.core.events import (
     UsageRecorded,
 )
 from bot.core.proof import Reproduction
-from bot.core.serialize import load_event
 from bot.journal import Adapter, PermanentError
 from bot.journal.keys import hash_tag
-from bot.journal.records import dump_event
+from bot.journal.records import dump_event, load_event
 from bot.settings.schema import AgentKind, Settings
 
 log = logging.getLogger(__name__)
@@ -201,7 +200,7 @@ class AgentRuns:
             raise PermanentError(f"start_agent names no known stage: {payload!r}") from exc
         quest = await self.ctx.quest(effect.quest_id)
         settings = await self.ctx.settings.settings(quest.repo)
-        gh = await self.ctx.clients.for_repo(quest.repo)
+        host = await self.ctx.hosts(quest.repo)
         agent = self.agent(quest, settings)
         task = AgentTask(stage=stage, quest=QuestBrief.of(quest), signal=quest.last_signal,
                          repair=payload.get("repair"), revise=payload.get("revise"),
@@ -214,18 +213,18 @@ class AgentRuns:
             if quest.reproduction_command:
                 checks.append(CheckCommand(name=quest.reproduction or "reproduction",
                                            argv=quest.reproduction_command))
-            record = await reproduction_record(self.ctx, gh, quest)
+            record = await reproduction_record(self.ctx, host, quest)
             protected = frozenset(record.files) if record else frozenset()
         watch = asyncio.create_task(self._watch(quest, stage))
         try:
             with tempfile.TemporaryDirectory(prefix="questbot-agent-") as tmp:
                 outcome = await run_stage(StageRun(
-                    quest=quest, task=task, agent=agent, gh=gh, workdir=Path(tmp),
+                    quest=quest, task=task, agent=agent, host=host, workdir=Path(tmp),
                     checks=checks, protected=protected))
         except Stopped as exc:
             log.info("%s; its outcome is dropped", exc)
             return None
-        except (WorkspaceError, ValueError) as exc:
+        except (WorkspaceError, GitHostError, ValueError) as exc:
             raise PermanentError(f"{stage.value} for quest {quest.id} could not run: "
                                  f"{exc}") from exc
         finally:
@@ -255,7 +254,7 @@ class AgentRuns:
     async def run_proof(self, effect: Effect) -> Sequence[Event] | None:
         try:
             return await prove(self.ctx, effect, evidence=self.evidence)
-        except (WorkspaceError, ValueError) as exc:
+        except (WorkspaceError, GitHostError, ValueError) as exc:
             raise PermanentError(f"the proof for quest {effect.quest_id} could not run: "
                                  f"{exc}") from exc
 

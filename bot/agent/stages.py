@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bot.adapters import GitHost
 from bot.agent.machine import AgentRun, EventType, RunEvent, RunState, step
 from bot.agent.proof_runner import EXIT_NOT_STARTED, EXIT_TIMED_OUT, CheckCommand, run_command
 from bot.agent.result import AppliedChange, TaskResult
@@ -49,7 +50,6 @@ from bot.agent.validation import (
 from bot.agent.workspace import (
     Checkout,
     apply_changes,
-    branch_head,
     changes_in,
     git,
     materialise,
@@ -111,7 +111,7 @@ class StageRun:
     quest: Quest
     task: AgentTask
     agent: Agent
-    gh: Any
+    host: GitHost
     workdir: Path
     checks: Sequence[CheckCommand] = ()
     protected: frozenset[str] = frozenset()
@@ -260,7 +260,7 @@ async def reproduce(s: StageRun) -> StageOutcome:
     facts["reproduction_exit"] = code
     if s.run.state is not RunState.PLAN:
         return s.ended(**facts)
-    commit = await push_change(s.gh, s.quest.repo, branch=quest_branch(s.quest.id),
+    commit = await push_change(s.host, branch=quest_branch(s.quest.id),
                                parent=checkout, changes=changes, force=True,
                                message=f"Reproduce: {repro.name}\n\nquestbot quest {s.quest.id}")
     return s.ended(reproduced=True, commit=commit, **facts)
@@ -284,7 +284,7 @@ async def plan(s: StageRun) -> StageOutcome:
 
 async def patch(s: StageRun) -> StageOutcome:
     branch = quest_branch(s.quest.id)
-    parent = await branch_head(s.gh, s.quest.repo, branch) or s.quest.head or s.quest.base
+    parent = await s.host.branch_head(branch) or s.quest.head or s.quest.base
     checkout = await _checkout(s, parent)
     repair = s.task.repair
     checks: list[CheckRecord] = []
@@ -331,7 +331,7 @@ async def patch(s: StageRun) -> StageOutcome:
     if not result.verified:  # the one gate: nothing unverified is pushed
         return s.ended(result=result, reason="; ".join(result.verification_gaps()))
     message = reply.message or "Patch"
-    head = await push_change(s.gh, s.quest.repo, branch=branch, parent=checkout, changes=changes,
+    head = await push_change(s.host, branch=branch, parent=checkout, changes=changes,
                              message=f"{message}\n\nquestbot quest {s.quest.id}")
     return s.ended(result=result, head=head)
 
@@ -349,7 +349,7 @@ def _review(changes: Mapping[str, bytes | None], protected: frozenset[str]) -> s
 async def _checkout(s: StageRun, sha: str | None) -> Checkout:
     if sha is None:
         raise ValueError(f"quest {s.quest.id} has no base commit to check out")
-    checkout = await materialise(s.gh, s.quest.repo, sha, s.workdir / "checkout")
+    checkout = await materialise(s.host, sha, s.workdir / "checkout")
     s.move(E.DISCOVERED)
     return checkout
 

@@ -1,75 +1,59 @@
-"""Getting a commit's files onto disk, and a change back onto the quest branch, over REST only.
+"""Getting a commit's files onto disk, and a change back onto the quest branch, through a host.
 
-Why not ``git clone``? In production a real clone (with a short-lived installation token as the
-password) is the natural way, and it would replace ``materialise`` and ``proof_repository``
-here. We go through the REST API instead for two reasons: the fake GitHub the tests and the
-demo run against speaks only REST (every request checked against the REST description), so a
-git remote would be the one part of the product the fake cannot hold honest; and the worker
-needs no git credentials, credential helpers or network git at all.
+The agent reaches the repository only through a ``bot.adapters.GitHost`` (today GitHub's REST
+API, ``bot.github.forge.git``); everything here is local git work around it:
 
-The three directions:
-
-* ``materialise(gh, repo, sha, dest)`` walks the contents API at ``ref=<sha>`` (directory
-  listings, then each file's base64 content, each distinct blob fetched once) and commits the
-  files into a fresh local repository. Local git computes the same blob SHAs GitHub does, so
-  every file is checked against the SHA GitHub listed: what the agent reads is what GitHub has.
-* ``push_change(...)`` writes a set of file changes as one commit through the Git Data API:
-  ``POST git/blobs`` per changed file, ``POST git/trees`` with ``base_tree``, ``POST
-  git/commits`` with the parent, then ``PATCH git/refs/heads/quest/<id>`` (``POST git/refs``
-  when the branch does not exist yet). The REST subset has no ``GET git/commits``, so the
-  parent's tree SHA is the one the local checkout computes: identical to GitHub's when every
-  file has mode 100644, which is what the contents API lets us reproduce. A repository with
-  executable files or symlinks answers 422 on that ``base_tree`` and the push stops with a
-  ``WorkspaceError`` saying so, rather than silently rewriting file modes with a full tree.
-* ``proof_repository(...)`` builds one local repository holding the base (optionally with the
-  reproduction's files laid over it) and the head as two commits, so ``bot.agent.proof_runner``
-  can run checks at the head and the reproduction at the base. Its bundle then names local
-  SHAs; ``rebind`` swaps in the GitHub SHAs and the digest is recomputed from the new bundle.
+* ``materialise(host, sha, dest)`` asks the host for the commit's files (path → blob SHA) and
+  their contents, and commits them into a fresh local repository. Local git computes the same
+  blob SHAs the host does, so every file is checked against the SHA the host listed: what the
+  agent reads is what the repository has.
+* ``push_change(host, ...)`` hands a set of file changes to the host as one commit on the quest
+  branch, on top of the checkout's commit, with the parent's tree SHA as the local checkout
+  computed it (the host needs it to build the new tree; identical to GitHub's for the regular
+  files the REST host can hold).
+* ``proof_repository(host, ...)`` builds one local repository holding the base (optionally with
+  the reproduction's files laid over it) and the head as two commits, so
+  ``bot.agent.proof_runner`` can run checks at the head and the reproduction at the base. Its
+  bundle then names local SHAs; ``rebind`` swaps in the repository's SHAs and the digest is
+  recomputed from the new bundle.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
 
-from gidgethub import BadRequest
-
+from bot.adapters import Changes, GitHost
 from bot.agent.errors import AgentError
 from bot.agent.validation import lexical_path_problem
 from bot.core.proof import ProofBundle
+from bot.errors import PermanentError
 
-FILE_MODE = "100644"
 LOCAL_JUNK = "__pycache__/\n*.py[co]\n.pytest_cache/\n.mypy_cache/\n.ruff_cache/\n"
 """Never part of a change: what running Python checks in a checkout leaves behind."""
-_FETCH_CONCURRENCY = 8
 _IDENTITY = ("-c", "user.name=questbot", "-c", "user.email=questbot@users.noreply.github.com")
 _SAFE_GIT = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false",
              "-c", "core.autocrlf=false", "-c", "init.defaultBranch=main")  # fmt: skip
 
 
-class WorkspaceError(AgentError):
+class WorkspaceError(AgentError, PermanentError):
     """A commit could not be materialised, or a change could not be pushed."""
-
-
-Changes = Mapping[str, bytes | None]
-"""Path → new content, or ``None`` to delete the path."""
 
 
 @dataclass(frozen=True, slots=True)
 class Checkout:
-    """A local git repository whose one commit holds the tree of GitHub commit ``commit``."""
+    """A local git repository whose one commit holds the tree of the repository's commit
+    ``commit``."""
 
     path: Path
     commit: str
     local_commit: str
     files: Mapping[str, str]
-    """Path → blob SHA, as GitHub listed them (and as local git computed them)."""
+    """Path → blob SHA, as the host listed them (and as local git computed them)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,54 +93,6 @@ async def git(repo: Path, *args: str, stdin: bytes | None = None) -> str:
     return out.decode(errors="replace").strip()
 
 
-def _contents_url(repo: str) -> str:
-    return f"/repos/{repo}/contents/{{+path}}{{?ref}}"
-
-
-async def list_files(gh: Any, repo: str, ref: str) -> dict[str, str]:
-    """Every file of commit ``ref`` as path → blob SHA, from directory listings alone."""
-    files: dict[str, str] = {}
-    pending = [""]
-    while pending:
-        directory = pending.pop()
-        listing = await gh.getitem(_contents_url(repo), {"path": directory, "ref": ref})
-        if not isinstance(listing, list):
-            raise WorkspaceError(f"{repo}: {directory or 'the root'} at {ref} is not a directory")
-        for entry in listing:
-            kind, path = entry["type"], entry["path"]
-            if kind == "dir":
-                pending.append(path)
-            elif kind == "file":
-                files[path] = entry["sha"]
-            else:
-                raise WorkspaceError(
-                    f"{repo}: {path} at {ref} is a {kind}; the REST workspace handles regular "
-                    "files only (use a git clone for repositories with symlinks or submodules)"
-                )
-    return files
-
-
-async def fetch_blobs(gh: Any, repo: str, ref: str, files: Mapping[str, str]) -> dict[str, bytes]:
-    """The content of each distinct blob in ``files`` (path → SHA), keyed by blob SHA."""
-    by_sha: dict[str, str] = {}
-    for path, sha in files.items():
-        by_sha.setdefault(sha, path)
-    gate = asyncio.Semaphore(_FETCH_CONCURRENCY)
-
-    async def fetch(sha: str, path: str) -> tuple[str, bytes]:
-        async with gate:
-            item = await gh.getitem(_contents_url(repo), {"path": path, "ref": ref})
-        if item.get("encoding") != "base64":
-            raise WorkspaceError(
-                f"{repo}: {path} at {ref} came back as {item.get('encoding')!r}, not base64 "
-                "(files over 1 MB need a git clone)"
-            )
-        return sha, base64.b64decode(item["content"])
-
-    pairs = await asyncio.gather(*(fetch(sha, path) for sha, path in by_sha.items()))
-    return dict(pairs)
-
-
 def _safe_path(path: str) -> PurePosixPath:
     problem = lexical_path_problem(path)
     if problem is not None:
@@ -190,10 +126,11 @@ async def _local_blobs(root: Path, rev: str) -> dict[str, str]:
     return out
 
 
-async def materialise(gh: Any, repo: str, sha: str, dest: Path) -> Checkout:
-    """A fresh local repository at ``dest`` whose one commit holds GitHub commit ``sha``."""
-    files = await list_files(gh, repo, sha)
-    blobs = await fetch_blobs(gh, repo, sha, files)
+async def materialise(host: GitHost, sha: str, dest: Path) -> Checkout:
+    """A fresh local repository at ``dest`` whose one commit holds the host's commit ``sha``."""
+    repo = host.repo
+    files = await host.files(sha)
+    blobs = await host.blobs(sha, files)
     dest.mkdir(parents=True, exist_ok=True)
     await git(dest, "init", "-q")
     (dest / ".git" / "info").mkdir(parents=True, exist_ok=True)
@@ -203,7 +140,7 @@ async def materialise(gh: Any, repo: str, sha: str, dest: Path) -> Checkout:
     got = await _local_blobs(dest, local)
     if got != dict(files):
         wrong = sorted(p for p in set(got) | set(files) if got.get(p) != files.get(p))
-        raise WorkspaceError(f"{repo}@{sha}: local blobs differ from GitHub's for {wrong[:5]}")
+        raise WorkspaceError(f"{repo}@{sha}: local blobs differ from the host's for {wrong[:5]}")
     return Checkout(path=dest, commit=sha, local_commit=local, files=dict(files))
 
 
@@ -232,60 +169,19 @@ def apply_changes(checkout: Checkout, changes: Changes) -> None:
             target.write_bytes(content)
 
 
-async def _ref_sha(gh: Any, repo: str, branch: str) -> str | None:
-    try:
-        ref = await gh.getitem(f"/repos/{repo}/git/ref/heads/{{+branch}}", {"branch": branch})
-    except BadRequest as exc:
-        if exc.status_code == 404:
-            return None
-        raise
-    sha: str = ref["object"]["sha"]
-    return sha
-
-
-async def branch_head(gh: Any, repo: str, branch: str) -> str | None:
-    """The commit ``branch`` points at on GitHub, or ``None`` when there is no such branch."""
-    return await _ref_sha(gh, repo, branch)
-
-
-async def push_change(gh: Any, repo: str, *, branch: str, parent: Checkout, changes: Changes,
+async def push_change(host: GitHost, *, branch: str, parent: Checkout, changes: Changes,
                       message: str, force: bool = False) -> str:
     """Commit ``changes`` on top of ``parent`` as one commit on ``branch``; the new head SHA."""
     if not changes:
         raise WorkspaceError(f"nothing to push to {branch}: the change is empty")
-    base_tree = await git(parent.path, "rev-parse", f"{parent.local_commit}^{{tree}}")
-    entries: list[dict[str, Any]] = []
-    for path, content in sorted(changes.items()):
+    for path in changes:
         _safe_path(path)
-        if content is None:
-            entries.append({"path": path, "mode": FILE_MODE, "type": "blob", "sha": None})
-            continue
-        blob = await gh.post(f"/repos/{repo}/git/blobs", data={
-            "content": base64.b64encode(content).decode(), "encoding": "base64"})
-        entries.append({"path": path, "mode": FILE_MODE, "type": "blob", "sha": blob["sha"]})
-    try:
-        tree = await gh.post(f"/repos/{repo}/git/trees",
-                             data={"base_tree": base_tree, "tree": entries})
-    except BadRequest as exc:
-        if exc.status_code != 422:
-            raise
-        raise WorkspaceError(
-            f"{repo}: GitHub does not know the tree of {parent.commit} as the REST workspace "
-            "computed it (a file with another mode than 100644?); use a git clone"
-        ) from exc
-    commit = await gh.post(f"/repos/{repo}/git/commits", data={
-        "message": message, "tree": tree["sha"], "parents": [parent.commit]})
-    head: str = commit["sha"]
-    if await _ref_sha(gh, repo, branch) is None:
-        await gh.post(f"/repos/{repo}/git/refs",
-                      data={"ref": f"refs/heads/{branch}", "sha": head})
-    else:
-        await gh.patch(f"/repos/{repo}/git/refs/heads/{{+branch}}", {"branch": branch},
-                       data={"sha": head, "force": force})
-    return head
+    parent_tree = await git(parent.path, "rev-parse", f"{parent.local_commit}^{{tree}}")
+    return await host.push(branch, parent=parent.commit, parent_tree=parent_tree,
+                           changes=changes, message=message, force=force)
 
 
-async def proof_repository(gh: Any, repo: str, *, base: str, head: str, dest: Path,
+async def proof_repository(host: GitHost, *, base: str, head: str, dest: Path,
                            overlay: Mapping[str, str] | None = None,
                            overlay_ref: str | None = None) -> ProofRepository:
     """Base and head of ``repo`` as two commits of one local repository at ``dest``.
@@ -294,14 +190,14 @@ async def proof_repository(gh: Any, repo: str, *, base: str, head: str, dest: Pa
     files, so the reproduction runs against the base's code rather than failing for want of
     its own test file.
     """
-    base_files = await list_files(gh, repo, base)
-    head_files = await list_files(gh, repo, head)
-    base_blobs = await fetch_blobs(gh, repo, base, base_files)
+    base_files = await host.files(base)
+    head_files = await host.files(head)
+    base_blobs = await host.blobs(base, base_files)
     missing = {p: s for p, s in head_files.items() if s not in base_blobs}
-    head_blobs = {**base_blobs, **await fetch_blobs(gh, repo, head, missing)}
+    head_blobs = {**base_blobs, **await host.blobs(head, missing)}
     extra = {p: s for p, s in (overlay or {}).items() if s not in head_blobs}
     if extra:
-        head_blobs.update(await fetch_blobs(gh, repo, overlay_ref or head, extra))
+        head_blobs.update(await host.blobs(overlay_ref or head, extra))
     dest.mkdir(parents=True, exist_ok=True)
     await git(dest, "init", "-q")
     _write_tree(dest, {**base_files, **(overlay or {})}, head_blobs)
@@ -314,5 +210,5 @@ async def proof_repository(gh: Any, repo: str, *, base: str, head: str, dest: Pa
 
 
 def rebind(bundle: ProofBundle, *, base: str, head: str) -> ProofBundle:
-    """The bundle naming GitHub's ``base`` and ``head`` instead of the local commits."""
+    """The bundle naming the repository's ``base`` and ``head`` instead of the local commits."""
     return ProofBundle.model_validate({**bundle.as_json(), "base": base, "head": head})

@@ -37,6 +37,7 @@ class EffectType(Name):
     MUTE_FINGERPRINT = "mute_fingerprint"
     RESUME_DEPENDENTS = "resume_dependents"
     DELIVER_CHILD_EVIDENCE = "deliver_child_evidence"
+    REACT = "react"  # enqueued by intake (a conversation effect); the lifecycle never emits it
 
 
 def effect_key(quest_id: str, revision: int, type_: str, event_id: str, occurrence: int) -> str:

@@ -1,14 +1,11 @@
-"""``step`` and ``fold``: the quest lifecycle of seed 000 as one pure function and its replay.
+"""``step``, ``fold`` and ``accepts``: the quest lifecycle of seed 000 as one pure function, its
+replay, and the question people's commands ask before they are sent.
 
-Theory of operation. A quest is a frozen record; an event is a frozen record with a stable id.
-``step(quest, event, policy)`` looks the event up in ``table.TABLE``: if the table lists no move
-for the quest's state, the event is refused with ``InvalidTransition`` naming the state, the
-event and the reason, and the caller keeps the quest it had. Otherwise the event's handler in
-``rules`` returns the next quest and the effects to ask for; ``step`` checks that the next
-state is one the table lists and gives each effect its key. Two exceptions to "undefined is an
-error": a terminal quest absorbs events (reported as ``absorbed``) except usage receipts, which
-are still recorded, and — for ``closed`` — ``reopened``; and a claimed review refuses workflow
-actions from anyone but its owner before the table is consulted.
+``bot.core.table`` opens with the theory of operation: what a row is, what ``step`` does with
+it, and the rules that do not fit a cell. Here is the machinery that runs it. A quest is a
+frozen record and an event a frozen record with a stable id; ``step(quest, event, policy)``
+returns the next quest and its keyed effects, or raises ``InvalidTransition`` and the caller
+keeps the quest it had.
 
 ``fold`` runs a journal through ``step`` in order. An event id seen before is absorbed (GitHub
 redelivers with the same id), so the same journal always gives the same quest and keys.
@@ -18,25 +15,24 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from bot.core.effects import Effect, EffectLog, EffectRow, effect_of_row
 from bot.core.errors import InvalidTransition, Refusal, TableViolation
 from bot.core.events import Event
 from bot.core.policy import Policy
 from bot.core.quest import Quest
-from bot.core.rules import HANDLERS
+from bot.core.rules import HANDLERS, PRECONDITIONS
 from bot.core.states import TERMINAL, State
-from bot.core.table import TABLE
+from bot.core.table import BY_EVENT, CLAIM_GUARDED
 
 _HANDED_OFF = State.HANDED_OFF
-_DISPATCH = {etype: (moves, HANDLERS[etype]) for etype, moves in TABLE.items()}
-"""Each event type's moves and handler, found with one look-up per event."""
+_DISPATCH = {etype: (moves, HANDLERS[etype]) for etype, moves in BY_EVENT.items()}
+"""Each event type's moves (source state → targets, turned from the state-major table) and
+its handler, found with one look-up per event."""
 
-CLAIM_GUARDED: frozenset[str] = frozenset(
-    {"checkpoint_decided", "claimed", "released", "paused", "resumed", "killed", "triaged"}
-)
-"""Workflow actions and decisions a claimed review accepts only from its owner."""
+__all__ = ["ANY_PERSON", "CLAIM_GUARDED", "FoldResult", "InvalidAt", "Transition", "accepts",
+           "fold", "reserved_for", "step"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,9 +104,43 @@ def _advance(quest: Quest | None, event: Event, policy: Policy, rows: list[Effec
 
 
 def _undefined_reason(etype: str) -> str:
-    allowed = sorted(str(s) for s in TABLE[etype] if s is not None)
+    allowed = sorted(str(s) for s in BY_EVENT[etype] if s is not None)
     where = ", ".join(allowed) if allowed else "no state"
     return f"{etype} is only defined in {where}"
+
+
+ANY_PERSON: Final = "<any person>"
+"""An actor for ``accepts``: some person who holds no claim. It is not a GitHub login (logins
+never hold ``<``), so it is never a claimed review's owner."""
+
+
+def accepts(quest: Quest | None, event_type: str, actor: str | None = None) -> bool:
+    """Whether ``step`` takes an event of this type from ``actor`` now: a login,
+    ``ANY_PERSON``, or ``None`` for questbot and its runners, as events carry it.
+
+    It asks what ``step`` asks before the payload: the table's row, the claim guard and the
+    preconditions on the quest's record. ``False`` means every such event is refused (or, on
+    a terminal quest, absorbed); ``True`` means the payload may still be refused — a stale
+    snapshot, a proof that does not bind, the head's pusher approving it, a route the state
+    does not take. The status comment offers people exactly what this accepts."""
+    moves = BY_EVENT[event_type]
+    if quest is None:
+        return None in moves
+    state = quest.state
+    if state is _HANDED_OFF and event_type in CLAIM_GUARDED and actor != quest.owner:
+        return False
+    if state not in moves:
+        return False
+    precondition = PRECONDITIONS.get(event_type)
+    return precondition is None or precondition(quest, actor) is None
+
+
+def reserved_for(quest: Quest, event_type: str) -> str | None:
+    """The one login a claimed review takes this event from (its owner, for the actions the
+    claim guards), or ``None`` when no claim restricts it."""
+    if quest.state is _HANDED_OFF and event_type in CLAIM_GUARDED:
+        return quest.owner
+    return None
 
 
 @dataclass(frozen=True, slots=True)

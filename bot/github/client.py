@@ -1,10 +1,11 @@
 """GitHub clients per installation: gidgethub's aiohttp client with an installation token.
 
-``GitHubClients.for_repo(full_name)`` is what every effect adapter calls: it finds the
-installation that covers the repository (recorded from webhook payloads by the worker), gets
-a token from the ``InstallationTokens`` cache and returns a ``gidgethub.aiohttp.GitHubAPI``
-bound to ``GITHUB_API_URL``, so the same code talks to github.com, a GitHub Enterprise Server
-or the local fake in the tests.
+``GitHubClients.for_repo(full_name)`` is what ``bot.github.forge.Forges`` builds each
+repository's Forge on (adapters get a Forge, never a client): it finds the installation that
+covers the repository (recorded from webhook payloads by the worker), gets a token from the
+``InstallationTokens`` cache and returns a ``gidgethub.aiohttp.GitHubAPI`` bound to
+``GITHUB_API_URL``, so the same code talks to github.com, a GitHub Enterprise Server or the
+local fake in the tests.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from cachetools import LRUCache
 from gidgethub.aiohttp import GitHubAPI
 from pydantic import SecretStr
 
+from bot.errors import PermanentError
 from bot.github.auth import InstallationTokens
 from bot.github.errors import GitHubAdapterError
 from bot.github.ratelimit import PacedGitHubAPI, RateLimits
@@ -28,7 +30,7 @@ INSTALLATIONS_KEY = "gh:installations"
 """Redis hash: repository full name → installation id, kept from webhook payloads."""
 
 
-class NotInstalled(GitHubAdapterError):
+class NotInstalled(GitHubAdapterError, PermanentError):
     """No installation of the App is known to cover a repository."""
 
 

@@ -1,14 +1,19 @@
 """Effect adapters for GitHub: each effect type the core asks of the forge, done once.
 
-``github_adapters(ctx)`` returns the adapters by effect type for the effect runner;
-``GitHubEffects(ctx).sync`` is the projection the worker calls after every applied event.
+``github_adapters(ctx, forges)`` returns the adapters by effect type for the effect runner;
+``GitHubEffects(ctx, forges).sync`` is the projection the worker calls after every applied
+event. Every write goes through the ``Forge`` (``bot.github.forge``).
 
 Idempotency by effect key. The runner may deliver an effect again after a crash, so each
 adapter first looks for its own earlier write: the merge by the pull request's ``merged``
 flag, the rebase by the head it recorded, the revert by its branch ``quest/<id>-revert-<rev>``
-and its pull request, a reply by the comment id remembered under the effect key, the check run
-by ``external_id``. Outcome events get ids from ``outcome_id(effect, name)``, so reporting the
-same outcome twice is absorbed by the journal.
+and the pull request from it (``Forge.find_pull``), a reply by the comment id remembered under
+the effect key or else by the key's hidden marker among the thread's comments, a review
+request by the record under its key or else by the reviewers GitHub shows as requested; a
+reaction is idempotent on GitHub's side. Each create holds the lease on its name
+(``bot.journal.memory``), so two deliveries of one effect never both create. Outcome events
+get ids from ``outcome_id(effect, name)``, so reporting the same outcome twice is absorbed by
+the journal.
 
 Where the world moved under an effect — the head changed before ``land`` or ``rebase`` —
 the adapter reports nothing: the push's own webhook becomes a ``human_revision`` and the quest
@@ -26,14 +31,17 @@ from bot.adapters import AdapterContext, outcome_id
 from bot.core import Effect, EffectType, Event, Quest
 from bot.core.events import Landed, PatchPushed, RollbackConfirmed
 from bot.core.states import CHECKPOINT_AT
-from bot.github import render
-from bot.github.forge import Forge, is_permanent, refused, status_of
+from bot.github import conversation, render
+from bot.github.forge import Forge, Forges, is_permanent, refused, status_of
 from bot.github.inbox import Inbox
-from bot.github.projection import EvidenceLookup, Projection, quest_branch
+from bot.github.projection import EvidenceLookup, Projection, open_pull, quest_branch
 from bot.github.revert import revert_tree
 from bot.journal import Adapter, PermanentError
 
 log = logging.getLogger(__name__)
+
+ASKING = "?"
+"""A review request's record while it is being made (``GitHubEffects._ask_reviewers``)."""
 
 RevertTree = Callable[[Forge, Quest, str], Awaitable[str]]
 """``(forge, quest, merge_sha) → tree sha`` of the merge with the quest's changes undone."""
@@ -45,19 +53,20 @@ async def default_revert_tree(forge: Forge, quest: Quest, merge_sha: str) -> str
     if base is None or head is None:
         raise PermanentError(f"quest {quest.id} has no approved base and head to revert; "
                              f"revert {merge_sha[:12]} by hand on {quest.repo}")
-    return await revert_tree(forge.gh, forge.repo, base=base, head=head, merge_sha=merge_sha)
+    return await revert_tree(forge.git, base=base, head=head, merge_sha=merge_sha)
 
 
 class GitHubEffects:
-    def __init__(self, ctx: AdapterContext, *, draft_pulls: bool = True,
+    def __init__(self, ctx: AdapterContext, forges: Forges, *, draft_pulls: bool = True,
                  revert: RevertTree = default_revert_tree,
                  evidence: EvidenceLookup | None = None) -> None:
         """``revert`` builds the rollback's tree (``bot.github.revert`` explains how, within
         the REST subset questbot is held to)."""
         self.ctx = ctx
-        self.projection = Projection(ctx, draft_pulls=draft_pulls, evidence=evidence)
+        self.forges = forges
+        self.projection = Projection(ctx, forges, draft_pulls=draft_pulls, evidence=evidence)
         self.memory = self.projection.memory
-        self.inbox = Inbox(ctx, self.memory)
+        self.inbox = Inbox(ctx, forges, self.memory)
         self.revert = revert
 
     def adapters(self) -> dict[EffectType, Adapter]:
@@ -68,6 +77,7 @@ class GitHubEffects:
             EffectType.ROLLBACK: self.rollback,
             EffectType.NOTIFY_INBOX: self.notify_inbox,
             EffectType.REPLY_COMMENT: self.reply_comment,
+            EffectType.REACT: self.react,
         }
 
     async def sync(self, quest: Quest) -> None:
@@ -91,7 +101,7 @@ class GitHubEffects:
 
     async def request_checkpoint(self, effect: Effect) -> Sequence[Event] | None:
         quest = await self.ctx.quest(effect.quest_id)
-        forge = await self.projection.forge(quest.repo)
+        forge = await self.forges.for_repo(quest.repo)
         number = await self.projection.ensure_pull(quest, forge)
         await self.projection.sync_with(quest, forge)
         await self.inbox.sync_quest(quest)
@@ -101,24 +111,40 @@ class GitHubEffects:
         if not (effect.payload.get("blocking") and still_open and number is not None):
             return None
         done_field = f"reviews:{effect.key}"
-        if await self.memory.quest(quest.id, done_field):
+        if (await self.memory.quest(quest.id, done_field) or ASKING) != ASKING:
             return None
+        async with self.memory.quest_creating(quest.id, done_field):
+            await self._ask_reviewers(quest, forge, number, done_field)
+        return None
+
+    async def _ask_reviewers(self, quest: Quest, forge: Forge, number: int,
+                             done_field: str) -> None:
+        """Ask the configured reviewers once per effect. The field is ``ASKING`` from just
+        before the request until it is recorded: finding it so, a delivery knows an earlier
+        one may have asked and died, and leaves out whoever GitHub shows as requested
+        already. (One who reviewed in the seconds between would be asked again — GitHub's
+        re-request; only the reviews listing could tell, and this window is that narrow.)"""
+        state = await self.memory.quest(quest.id, done_field)
+        if state is not None and state != ASKING:
+            return  # asked by the path that held the lease before us
         pull = await forge.pull(number)
         skip = {pull.author.lower(), (quest.head_pusher or "").lower(),
                 self.ctx.bot_login.lower()}  # GitHub answers 422 for the PR's author
         settings = await self.ctx.settings.settings(quest.repo)
         reviewers = [r for r in settings.reviewers if r.lower() not in skip]
-        if reviewers:
-            await forge.request_reviewers(number, reviewers)
+        asked = {r.lower() for r in pull.requested_reviewers} if state == ASKING else set()
+        ask = [r for r in reviewers if r.lower() not in asked]
+        if ask:
+            await self.memory.set_quest_field(quest.id, done_field, ASKING)
+            await forge.request_reviewers(number, ask)
         await self.memory.set_quest_field(quest.id, done_field, ",".join(reviewers) or "-")
-        return None
 
     # -- land ------------------------------------------------------------------------------
 
     async def land(self, effect: Effect) -> Sequence[Event] | None:
         head = str(effect.payload["head"])
         quest = await self.ctx.quest(effect.quest_id)
-        forge = await self.projection.forge(quest.repo)
+        forge = await self.forges.for_repo(quest.repo)
         number = await self._pr_number(effect)
         pull = await forge.pull(number)
         if pull.merged:
@@ -167,7 +193,7 @@ class GitHubEffects:
     async def rebase(self, effect: Effect) -> Sequence[Event] | None:
         expected = str(effect.payload["head"])
         quest = await self.ctx.quest(effect.quest_id)
-        forge = await self.projection.forge(quest.repo)
+        forge = await self.forges.for_repo(quest.repo)
         number = await self._pr_number(effect)
         done_field = f"rebased:{effect.key}"
         done = await self.memory.quest(quest.id, done_field)
@@ -201,33 +227,54 @@ class GitHubEffects:
         quest = await self.ctx.quest(effect.quest_id)
         if not merge_sha:
             raise PermanentError(f"quest {quest.id} has no merge to roll back")
-        forge = await self.projection.forge(quest.repo)
+        forge = await self.forges.for_repo(quest.repo)
         pr_field = f"revert:{effect.key}"
         number = await self.memory.quest_int(quest.id, pr_field)
         if number is None:
-            branch = f"{quest_branch(quest.id)}-revert-{effect.revision}"
-            if await forge.ref_sha(branch) is None:
-                tree = await self.revert(forge, quest, merge_sha)
-                commit = await forge.create_commit(
-                    tree=tree, parents=[merge_sha],
-                    message=f"Revert {merge_sha[:12]}: questbot quest {quest.id} regressed")
-                await forge.ensure_branch(branch, commit)
-            base = await self.memory.default_branch(quest.repo)
-            pull = await forge.create_pull(
-                head=branch, base=base, title=f"Revert questbot quest {quest.id}"[:200],
-                body=f"{render.key_marker(effect.key)}\nA regression followed "
-                f"{render.sha(merge_sha)}; this reverts it.\n", draft=False)
-            number = pull.number
-            await self.memory.set_quest_field(quest.id, pr_field, number)
+            async with self.memory.quest_creating(quest.id, pr_field):
+                number = await self._revert_pull(effect, quest, forge, merge_sha, pr_field)
         pull = await forge.pull(number)
         if not pull.merged:
-            await forge.merge(number, pull.head_sha, f"Revert questbot quest {quest.id}")
+            try:
+                await forge.merge(number, pull.head_sha, f"Revert questbot quest {quest.id}")
+            except gidgethub.BadRequest as exc:  # 405: merged meanwhile by another delivery?
+                if status_of(exc) != 405 or not (await forge.pull(number)).merged:
+                    raise
             pull = await forge.pull(number)
         if pull.merge_commit_sha is None:
             raise RuntimeError(f"revert #{number} merged but GitHub has not said its sha yet")
         return [RollbackConfirmed(id=outcome_id(effect, "rollback_confirmed"),
                                   quest_id=quest.id, at=self.ctx.clock(),
                                   revert_sha=pull.merge_commit_sha)]
+
+    async def _revert_pull(self, effect: Effect, quest: Quest, forge: Forge, merge_sha: str,
+                           pr_field: str) -> int:
+        """The revert's pull request, made once: each step looks for what an earlier
+        delivery left — the recorded number, then a pull request from the revert branch,
+        then the branch itself — and does only what is missing."""
+        number = await self.memory.quest_int(quest.id, pr_field)
+        if number is not None:
+            return number
+        branch = f"{quest_branch(quest.id)}-revert-{effect.revision}"
+        pull = await forge.find_pull(branch, author=self.ctx.bot_login)
+        if pull is None:
+            if await forge.git.branch_head(branch) is None:
+                tree = await self.revert(forge, quest, merge_sha)
+                commit = await forge.git.create_commit(
+                    tree=tree, parents=[merge_sha],
+                    message=f"Revert {merge_sha[:12]}: questbot quest {quest.id} regressed")
+                await forge.git.ensure_branch(branch, commit)
+            base = await self.memory.default_branch(quest.repo)
+            pull = await open_pull(
+                forge, head=branch, base=base, title=f"Revert questbot quest {quest.id}"[:200],
+                body=f"{render.key_marker(effect.key)}\nA regression followed "
+                f"{render.sha(merge_sha)}; this reverts it.\n", draft=False,
+                author=self.ctx.bot_login)
+        if pull is None:
+            raise PermanentError(f"the revert branch {branch} has no commits beyond the base "
+                                 f"of {quest.repo}; revert {merge_sha[:12]} by hand")
+        await self.memory.set_quest_field(quest.id, pr_field, pull.number)
+        return pull.number
 
     # -- messages to people ----------------------------------------------------------------
 
@@ -239,26 +286,51 @@ class GitHubEffects:
         return None
 
     async def reply_comment(self, effect: Effect) -> Sequence[Event] | None:
+        """A reply, posted once. The core's replies (``to``, ``message``) go on the quest's pull
+        request, or its source issue before there is one; a conversation reply
+        (``bot.github.conversation.reply``) names its thread and carries its whole ``body``.
+        Before posting, the thread's comments are searched for the key's marker: a delivery
+        that posted and then crashed before anything recorded it finds its reply there."""
         done_field = f"reply:{effect.key}"
         if await self.memory.quest(effect.quest_id, done_field):
             return None
-        quest = await self.ctx.quest(effect.quest_id)
-        target = (await self.memory.quest_int(quest.id, "pr")
-                  or await self.projection.source_issue(quest))
-        if target is None:
-            raise PermanentError(f"quest {quest.id} has no pull request or source issue to "
-                                 "reply on; the reply was: "
-                                 f"{str(effect.payload.get('message'))[:200]}")
-        forge = await self.projection.forge(quest.repo)
-        to = effect.payload.get("to")
-        comment = await forge.comment(target, render.reply(
-            str(to) if to else None, str(effect.payload.get("message") or ""), effect.key))
-        await self.memory.set_quest_field(quest.id, done_field, comment.id)
+        payload = effect.payload
+        if "number" in payload:
+            repo, target = str(payload["repo"]), int(payload["number"])
+            marker = conversation.reply_marker(effect.key)
+            body = conversation.reply_body(str(payload.get("body") or ""), effect.key)
+        else:
+            quest = await self.ctx.quest(effect.quest_id)
+            found = (await self.memory.quest_int(quest.id, "pr")
+                     or await self.projection.source_issue(quest))
+            if found is None:
+                raise PermanentError(f"quest {quest.id} has no pull request or source issue to "
+                                     "reply on; the reply was: "
+                                     f"{str(payload.get('message'))[:200]}")
+            repo, target, marker = quest.repo, found, render.key_marker(effect.key)
+            to = payload.get("to")
+            body = render.reply(str(to) if to else None, str(payload.get("message") or ""),
+                                effect.key)
+        forge = await self.forges.for_repo(repo)
+        async with self.memory.quest_creating(effect.quest_id, done_field):
+            if await self.memory.quest(effect.quest_id, done_field):
+                return None  # posted by the path that held the lease
+            comment = (await forge.find_comment(target, marker, author=self.ctx.bot_login)
+                       or await forge.comment(target, body))
+            await self.memory.set_quest_field(effect.quest_id, done_field, comment.id)
+        return None
+
+    async def react(self, effect: Effect) -> Sequence[Event] | None:
+        """A reaction to a comment (``bot.github.conversation.reaction``); GitHub answers a
+        repeat with the reaction it has, so a redelivery changes nothing."""
+        payload = effect.payload
+        forge = await self.forges.for_repo(str(payload["repo"]))
+        await forge.react(int(payload["comment_id"]), str(payload["content"]))
         return None
 
 
-def github_adapters(ctx: AdapterContext, *, draft_pulls: bool = True,
+def github_adapters(ctx: AdapterContext, forges: Forges, *, draft_pulls: bool = True,
                     revert: RevertTree = default_revert_tree) -> dict[EffectType, Adapter]:
     """The GitHub adapters by effect type. To share state with ``sync``, build one
     ``GitHubEffects`` and use its ``adapters()`` and ``sync`` instead."""
-    return GitHubEffects(ctx, draft_pulls=draft_pulls, revert=revert).adapters()
+    return GitHubEffects(ctx, forges, draft_pulls=draft_pulls, revert=revert).adapters()

@@ -3,10 +3,24 @@ and the inbox issue.
 
 Nothing here performs I/O; ``bot.github.projection`` decides where the text goes. Every piece
 of untrusted text — a quest title from an issue, a reason typed after ``/kill``, a login —
-passes through ``bot.agent.markdown`` (code spans or escaped prose), so it cannot ping anyone,
+passes through ``bot.github.markdown`` (code spans or escaped prose), so it cannot ping anyone,
 open a heading or print a success mark. Success is said in one place only: a ``closed``
 quest's check run, which the core reaches only after a bound proof, an approval and a clean
-watch. Proof that failed or is not bound to the current head renders as exactly that.
+watch — and only when the evidence it carries is verified. Proof that failed or is not bound
+to the current head renders as exactly that.
+
+GitHub's check-run vocabulary lives here too (seed 002: outcomes are mapped to the forge's
+vocabulary in the forge's adapter). The quest's state picks the conclusion; where an agent
+run's provider-neutral outcome (``bot.agent.outcome``) speaks — a closed quest whose evidence
+is not verified — ``CONCLUSION_BY_OUTCOME`` translates it. GitHub has no conclusion for two of
+those outcomes, so both show as ``neutral`` and the summary says so in words:
+
+* ``refused`` — the plan was not authorised. ``failure`` would blame the change, ``skipped``
+  would hide that a decision was made; ``neutral`` plus a sentence is the honest rendering.
+* ``unverified`` — the run finished but proved nothing. ``success`` would lie, ``failure``
+  would claim a check failed when perhaps none ran.
+
+Quest states GitHub cannot express (parked, rejected) are rendered the same way.
 
 Each body carries a hidden marker (``<!-- questbot:... -->``) naming the quest or effect key,
 so a person — or a future listing call — can tell questbot's writes apart.
@@ -17,14 +31,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from enum import StrEnum
+from types import MappingProxyType
 from typing import Any
 
-from bot.agent.evidence import EvidenceBundle, render_markdown
-from bot.agent.markdown import inline_code, plain
-from bot.agent.outcome import CheckConclusion
+from bot.agent.evidence import EvidenceBundle
+from bot.agent.outcome import RunOutcome, outcome_of
+from bot.agent.result import TaskResult
 from bot.core import Quest
 from bot.core.quest import Outcome, ParkReason
 from bot.core.states import CHECKPOINT_AT, MEANING, State
+from bot.github.evidence import render_markdown
+from bot.github.markdown import inline_code, plain
 from bot.github.views import allowed_commands, lifecycle_mermaid
 
 ACTIONS: tuple[dict[str, str], ...] = (
@@ -176,6 +194,55 @@ def status_comment(view: StatusView) -> str:
 # --- the check run -----------------------------------------------------------------------
 
 
+class CheckConclusion(StrEnum):
+    """GitHub's check-run conclusions, as the REST API spells them."""
+
+    SUCCESS = "success"
+    FAILURE = "failure"
+    NEUTRAL = "neutral"
+    CANCELLED = "cancelled"
+    TIMED_OUT = "timed_out"
+    ACTION_REQUIRED = "action_required"
+    SKIPPED = "skipped"
+
+
+CONCLUSION_BY_OUTCOME = MappingProxyType(
+    {
+        RunOutcome.SUCCESS: CheckConclusion.SUCCESS,
+        RunOutcome.FAILURE: CheckConclusion.FAILURE,
+        RunOutcome.ACTION_REQUIRED: CheckConclusion.ACTION_REQUIRED,
+        RunOutcome.REFUSED: CheckConclusion.NEUTRAL,
+        RunOutcome.UNVERIFIED: CheckConclusion.NEUTRAL,
+    }
+)
+"""An agent run's outcome as a check-run conclusion. ``timed_out`` is not used: a timeout
+ends the run ``failed`` with its reason."""
+
+
+def _run_summary(result: TaskResult) -> str:
+    """One sentence on an agent run's outcome, saying what GitHub cannot express."""
+    outcome = outcome_of(result)
+    why = plain(result.reason or "no reason was given")
+    if outcome is RunOutcome.SUCCESS:
+        count = len(result.checks)
+        plural = "s" if count != 1 else ""
+        return f"verified: the change was applied and all {count} check{plural} passed."
+    if outcome is RunOutcome.FAILURE:
+        return f"failed: {why}."
+    if outcome is RunOutcome.ACTION_REQUIRED:
+        return f"needs a person: {why}. Nothing was written past this point."
+    if outcome is RunOutcome.REFUSED:
+        return (
+            f"refused: the plan was not authorised ({why}). GitHub has no conclusion for "
+            "refusal, so this shows as neutral."
+        )
+    gaps = plain("; ".join(result.verification_gaps()))
+    return (
+        f"completed but not verified: {gaps}. GitHub has no conclusion for a run that "
+        "finished without proving its change, so this shows as neutral."
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class CheckRunView:
     status: str
@@ -248,10 +315,28 @@ def check_run(quest: Quest, evidence: EvidenceBundle | None = None) -> CheckRunV
     if state is State.CLOSED or state is State.ABANDONED:
         outcome = quest.outcome or (Outcome.CLOSED if state is State.CLOSED else Outcome.KILLED)
         conclusion, why = _TERMINAL_CHECK[outcome]
-        return CheckRunView("completed", conclusion, f"questbot: {outcome.value}",
-                            f"{meaning} The quest was {why}", text)
+        if conclusion is not CheckConclusion.SUCCESS or evidence is None:
+            return CheckRunView("completed", conclusion, f"questbot: {outcome.value}",
+                                f"{meaning} The quest was {why}", text)
+        run = f"The latest agent run — {_run_summary(evidence.result)}"
+        if evidence.verified:
+            return CheckRunView("completed", conclusion, f"questbot: {outcome.value}",
+                                f"{meaning} The quest was {why} {run}", text)
+        return CheckRunView("completed", CONCLUSION_BY_OUTCOME[outcome_of(evidence.result)],
+                            f"questbot: {outcome.value}, not verified",
+                            f"{meaning} The quest landed, but its evidence is not verified, "
+                            f"so this is not shown as a success. {run}", text)
     status = "queued" if state is State.SENSED else "in_progress"
     return CheckRunView(status, None, f"questbot: {state.value}", meaning, text)
+
+
+def superseded_check_run(new_head: str) -> CheckRunView:
+    """What a check run left on a commit that is no longer the quest's head says: finished,
+    so nobody waits on a commit questbot has moved on from."""
+    return CheckRunView("completed", CheckConclusion.NEUTRAL, "questbot: superseded",
+                        f"Superseded by {sha(new_head)}: the quest moved on from this commit. "
+                        "Its check run there shows where the quest stands. GitHub has no "
+                        "conclusion for \"superseded\", so this shows as neutral.")
 
 
 # --- the inbox issue ---------------------------------------------------------------------

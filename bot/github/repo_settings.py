@@ -107,7 +107,7 @@ class RepoSettings:
                       blob: str) -> None:
         if await self.memory.repo(repo, "settings_problem") == blob:
             return  # this very file was reported already
-        head = await forge.ref_sha(branch)
+        head = await forge.git.branch_head(branch)
         if head is None:
             return
         in_force = ("the last good settings" if await self.memory.repo(repo, "settings_raw")
@@ -128,7 +128,7 @@ class RepoSettings:
         """Say the problem is fixed, once, where it was reported."""
         if not await self.memory.repo(repo, "settings_problem"):
             return
-        head = await forge.ref_sha(branch)
+        head = await forge.git.branch_head(branch)
         if head is not None:
             try:
                 await forge.create_check_run({

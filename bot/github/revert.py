@@ -11,11 +11,7 @@ what others merged meanwhile stays. This is ``git revert`` of the quest's diff, 
 
 from __future__ import annotations
 
-from typing import Any
-
-from bot.agent.workspace import list_files
-
-FILE_MODE = "100644"
+from bot.github.forge.git import FILE_MODE, GitData
 
 
 def revert_entries(base: dict[str, str], head: dict[str, str],
@@ -27,11 +23,9 @@ def revert_entries(base: dict[str, str], head: dict[str, str],
     return tree
 
 
-async def revert_tree(gh: Any, repo: str, *, base: str, head: str, merge_sha: str) -> str:
+async def revert_tree(git: GitData, *, base: str, head: str, merge_sha: str) -> str:
     """Create the reverted tree on GitHub and return its SHA."""
-    entries = revert_entries(await list_files(gh, repo, base), await list_files(gh, repo, head),
-                             await list_files(gh, repo, merge_sha))
-    tree = [{"path": path, "mode": FILE_MODE, "type": "blob", "sha": sha}
-            for path, sha in sorted(entries.items())]
-    answer = await gh.post(f"/repos/{repo}/git/trees", data={"tree": tree})
-    return str(answer["sha"])
+    entries = revert_entries(await git.files(base), await git.files(head),
+                             await git.files(merge_sha))
+    return await git.create_tree([{"path": path, "mode": FILE_MODE, "type": "blob", "sha": sha}
+                                  for path, sha in sorted(entries.items())])

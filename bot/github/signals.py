@@ -46,7 +46,11 @@ class Failure:
 
 @dataclass(frozen=True, slots=True)
 class Passed:
-    """A check completed successfully on a commit: a watching quest may learn it is clean."""
+    """A check completed successfully on a commit: a watching quest may learn it is clean.
+
+    Read and produced, but not yet consumed: the worker's intake ignores it, and a watching
+    quest is closed by its watch timer (``watch_clean``). The type stays because issue 11
+    ("Real GitHub") gives it a use; until then it is the one intent nothing acts on."""
 
     repo: str
     fingerprint: str

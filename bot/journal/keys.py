@@ -67,6 +67,15 @@ def quest_keys(quest_id: str) -> QuestKeys:
     )
 
 
+def thread_trail(repo: str, number: int) -> str:
+    """The trail of one issue or pull request's conversation (replies, reactions): its
+    effects get an outbox, a delivered record and a lease of their own, ``q:{owner/name#12}:…``,
+    beside no quest. Repository names hold no braces, so the trail is a valid hash tag."""
+    trail = f"{repo.lower()}#{number}"
+    hash_tag(trail)  # refuses a name that would break the tag
+    return trail
+
+
 def doorbell_key(shard: int) -> str:
     """Stream with a consumer group: "quest X has effects in its outbox"."""
     return f"outbox:{{shard-{shard}}}"

@@ -34,9 +34,9 @@ from dataclasses import dataclass, field
 import redis.asyncio
 
 from bot.core import Effect, EffectType, Event, InvalidTransition
-from bot.core.serialize import RecordError, load_effect
 from bot.journal.errors import PermanentError
 from bot.journal.keys import RUNNERS_GROUP, doorbell_key, quest_keys
+from bot.journal.records import RecordError, load_effect
 from bot.journal.store import Journal, PolicySource, _s, stream_rows
 
 log = logging.getLogger(__name__)

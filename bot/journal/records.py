@@ -1,26 +1,49 @@
-"""The records the journal writes: quests, events and effects in the versioned envelope of
-``bot.core.serialize`` (``{"v": …, "kind": …, "data": …}``), written fast.
+"""Stored records: quests, events, effects and policies as versioned JSON, written fast.
 
-``bot.core.serialize`` is the reference writer (pydantic, then ``json.dumps`` with sorted
-keys); it costs about 15 µs per applied event (event, quest and effect), more than the rest of
-the write. Here ``orjson`` writes a model's fields (``__dict__``, in field order) directly; the
-bytes are the same as pydantic's ``model_dump_json`` for every field type the core uses (strings
-and their enums, numbers, ``None``, tuples, nested models, UTC datetimes as ``…Z``), which
-``tests/journal/test_records.py`` checks over quests in every state and events of every type.
-A value orjson does not know (a set, a ``Decimal`` in an effect payload) falls back to
-pydantic for that record. The loaders in ``bot.core.serialize`` read both writers' records.
+Every stored record is ``{"v": <schema version>, "kind": ..., "data": {...}}``. When a model
+changes shape, bump its version and add an upcaster from the old one to ``UPCASTERS``; loading
+applies upcasters in order, so journals written by older releases replay unchanged.
+
+Writing. Pydantic then ``json.dumps`` costs about 15 µs per applied event (event, quest and
+effect), more than the rest of the write. So ``orjson`` writes a model's fields (``__dict__``,
+in field order) directly; the bytes of ``data`` are the same as pydantic's ``model_dump_json``
+for every field type the core uses (strings and their enums, numbers, ``None``, tuples, nested
+models, UTC datetimes as ``…Z``), which ``tests/journal/test_records.py`` checks against a
+pydantic reference writer over quests in every state and events of every type. A value orjson
+does not know (a set, a ``Decimal`` in an effect payload) falls back to pydantic for that
+record. Policies are written rarely and by pydantic alone.
+
+Reading. The loaders read any valid envelope, whichever writer produced it (records written by
+the earlier reference writer have sorted keys and are read the same).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from collections.abc import Callable
+from typing import Any, Literal
 
 import orjson
 from pydantic import BaseModel
 
-from bot.core import EVENT_ADAPTER, Effect, Event, Quest
-from bot.core.effects import EFFECT_ADAPTER, effect_record
-from bot.core.serialize import SCHEMA_VERSION
+from bot.core.effects import EFFECT_ADAPTER, Effect, effect_from_record, effect_record
+from bot.core.events import EVENT_ADAPTER, Event
+from bot.core.policy import Policy
+from bot.core.quest import Quest
+from bot.journal.errors import CorruptJournal
+
+Kind = Literal["quest", "event", "effect", "policy"]
+SCHEMA_VERSION: dict[str, int] = {"quest": 1, "event": 1, "effect": 1, "policy": 1}
+Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
+UPCASTERS: dict[tuple[str, int], Upcaster] = {}
+"""(kind, from_version) → function returning the data at from_version + 1."""
+
+
+class RecordError(CorruptJournal, ValueError):
+    """A stored record that cannot be read: wrong kind, unknown version, or bad data."""
+
+
+# --- writing ----------------------------------------------------------------------------
 
 _OPTIONS = orjson.OPT_UTC_Z
 _HEAD = {kind: f'{{"v":{version},"kind":"{kind}","data":'.encode()
@@ -33,7 +56,7 @@ def _fields(value: object) -> dict[str, Any]:
     raise TypeError(f"{type(value).__name__} is not a JSON type orjson writes like pydantic")
 
 
-def _envelope(kind: str, data: bytes) -> bytes:
+def _envelope(kind: Kind, data: bytes) -> bytes:
     return _HEAD[kind] + data + b"}"
 
 
@@ -60,3 +83,50 @@ def dump_effect(effect: Effect) -> bytes:
     except TypeError:
         data = EFFECT_ADAPTER.dump_json(record)
     return _envelope("effect", data)
+
+
+def dump_policy(policy: Policy) -> bytes:
+    return _envelope("policy", policy.model_dump_json().encode())
+
+
+# --- reading ----------------------------------------------------------------------------
+
+
+def _load(kind: Kind, text: str | bytes) -> dict[str, Any]:
+    try:
+        record = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RecordError(f"stored {kind} is not JSON: {exc}") from exc
+    if not isinstance(record, dict) or record.get("kind") != kind:
+        raise RecordError(f"stored record is not a {kind}: {str(text)[:80]!r}")
+    version = record.get("v")
+    data = record.get("data")
+    if not isinstance(version, int) or not isinstance(data, dict):
+        raise RecordError(f"stored {kind} has no version or data")
+    current = SCHEMA_VERSION[kind]
+    if version > current:
+        raise RecordError(f"stored {kind} has schema version {version}, newer than this "
+                          f"release reads ({current}); upgrade questbot")
+    while version < current:
+        upcast = UPCASTERS.get((kind, version))
+        if upcast is None:
+            raise RecordError(f"no upcaster for {kind} from schema version {version}")
+        data = upcast(data)
+        version += 1
+    return data
+
+
+def load_quest(text: str | bytes) -> Quest:
+    return Quest.model_validate(_load("quest", text))
+
+
+def load_event(text: str | bytes) -> Event:
+    return EVENT_ADAPTER.validate_python(_load("event", text))
+
+
+def load_effect(text: str | bytes) -> Effect:
+    return effect_from_record(_load("effect", text))
+
+
+def load_policy(text: str | bytes) -> Policy:
+    return Policy.model_validate(_load("policy", text))

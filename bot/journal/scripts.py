@@ -34,6 +34,30 @@ end
 return {'ok', v, redis.call('XLEN', KEYS[4]), entry}
 """
 
+ENQUEUE = """
+-- KEYS: done, outbox
+-- ARGV: effect key/json pairs.
+-- Effects that are not the outcome of a transition (a reply, a reaction): each is appended to
+-- the outbox unless its key was delivered already or is waiting there, so a redelivered
+-- webhook enqueues nothing new. Returns how many were appended, and the outbox's length.
+local queued = {}
+for _, entry in ipairs(redis.call('XRANGE', KEYS[2], '-', '+')) do
+  local fields = entry[2]
+  for i = 1, #fields, 2 do
+    if fields[i] == 'k' then queued[fields[i + 1]] = true end
+  end
+end
+local added = 0
+for i = 1, #ARGV, 2 do
+  if not queued[ARGV[i]] and redis.call('HEXISTS', KEYS[1], ARGV[i]) == 0 then
+    redis.call('XADD', KEYS[2], '*', 'k', ARGV[i], 'e', ARGV[i + 1])
+    queued[ARGV[i]] = true
+    added = added + 1
+  end
+end
+return {added, redis.call('XLEN', KEYS[2])}
+"""
+
 DELIVERED = """
 -- KEYS: done, outbox, tries, retry_at, lease
 -- ARGV: effect key, outbox entry id, outcome, lease token, lease ms.
@@ -106,8 +130,8 @@ class ScriptSet:
     """The scripts' SHA-1s, and loading them into a server that does not have them."""
 
     sources: dict[str, str] = field(default_factory=lambda: {
-        "apply": APPLY, "delivered": DELIVERED, "failed": FAILED, "retry_later": RETRY_LATER,
-        "release": RELEASE, "renew": RENEW, "fire_done": FIRE_DONE,
+        "apply": APPLY, "enqueue": ENQUEUE, "delivered": DELIVERED, "failed": FAILED,
+        "retry_later": RETRY_LATER, "release": RELEASE, "renew": RENEW, "fire_done": FIRE_DONE,
     })
 
     def sha(self, name: str) -> str:

@@ -36,13 +36,12 @@ from typing import Any
 import redis.asyncio
 
 from bot.core import Effect, Event, InvalidTransition, Policy, Quest, step
-from bot.core.serialize import RecordError, load_event
-from bot.core.serialize import load_quest as _load_quest
 from bot.journal.durability import Durability
 from bot.journal.errors import ConcurrencyError, CorruptJournal
 from bot.journal.indexes import IndexWrites
 from bot.journal.keys import DEFAULT_SHARDS, doorbell_key, quest_keys, shard_of
-from bot.journal.records import dump_effect, dump_event, dump_quest
+from bot.journal.records import RecordError, dump_effect, dump_event, dump_quest, load_event
+from bot.journal.records import load_quest as _load_quest
 from bot.journal.scripts import ScriptSet
 from bot.journal.wire import Batch, Head
 
@@ -302,6 +301,47 @@ class Journal:
     async def ring(self, quest_id: str) -> None:
         """Ring the quest's doorbell: an effect runner will look at its outbox."""
         await self.client.xadd(doorbell_key(shard_of(quest_id, self.shards)), {"q": quest_id})
+
+    async def enqueue(self, trail_id: str, effects: Sequence[Effect], *,
+                      durable: bool | None = None) -> int:
+        """Queue effects that no transition produced — a reply to a refused command, a
+        reaction — on ``trail_id``'s outbox, for the effect runner to deliver like any other.
+
+        One script (``scripts.ENQUEUE``) appends each effect unless its key is already
+        delivered or queued, so keys made from the delivery make a redelivered webhook
+        enqueue nothing new. The trail need not be a quest: a thread without one has its own
+        (``keys.thread_trail``). Then the doorbell is rung while the outbox holds anything,
+        which also heals a crash between the script and an earlier ring. Returns how many
+        effects were new."""
+        if not effects:
+            return 0
+        k = quest_keys(trail_id)
+        args: list[bytes | str | int] = []
+        for effect in effects:
+            if effect.quest_id != trail_id:
+                raise ValueError(f"effect {effect.key} is on trail {effect.quest_id}, not "
+                                 f"{trail_id}; enqueue it on its own trail")
+            args += [effect.key, dump_effect(effect)]
+        wait = self.durable if durable is None else durable
+        for _ in range(2):
+            batch = Batch()
+            batch.add("EVALSHA", self.scripts.sha("enqueue"), 2, k.done, k.outbox, *args)
+            waitaof = self.durability.command() if wait else None
+            if waitaof is not None:
+                batch.add(*waitaof)
+            replies = await batch.execute(self.client)
+            if isinstance(replies[0], redis.exceptions.NoScriptError):
+                await self.scripts.load(self.client)
+                continue
+            if isinstance(replies[0], Exception):
+                raise replies[0]
+            if waitaof is not None:
+                await self.durability.check(self.client, replies[-1])
+            added, length = (int(n) for n in replies[0])
+            if length:
+                await self.ring(trail_id)
+            return added
+        raise redis.exceptions.NoScriptError("the enqueue script could not be loaded")
 
     # -- reading ---------------------------------------------------------------------------
 

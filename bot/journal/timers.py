@@ -21,9 +21,8 @@ from typing import Any
 import redis.asyncio
 
 from bot.core import Event, InvalidTransition
-from bot.core.serialize import RecordError, load_event
 from bot.journal.keys import shard_of, timer_events_key, timers_key
-from bot.journal.records import dump_event
+from bot.journal.records import RecordError, dump_event, load_event
 from bot.journal.store import Applied, Journal, PolicySource, _s, utcnow
 
 log = logging.getLogger(__name__)

@@ -9,11 +9,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bot.core import Event, FoldResult, Policy, fold
-from bot.core.serialize import parse_event
+from bot.core import EVENT_ADAPTER, Event, FoldResult, Policy, fold
+from bot.errors import Refused
 
 
-class JournalFileError(ValueError):
+class JournalFileError(Refused, ValueError):
     """A journal file line that is not a valid event."""
 
 
@@ -26,7 +26,7 @@ def read_journal(path: Path) -> list[Event]:
         if not text or text.startswith("#"):
             continue
         try:
-            events.append(parse_event(json.loads(text)))
+            events.append(EVENT_ADAPTER.validate_python(json.loads(text)))
         except (json.JSONDecodeError, ValidationError) as exc:
             raise JournalFileError(f"{path}:{number}: not a valid event: {exc}") from exc
     return events

@@ -27,6 +27,7 @@ from bot.config import Config
 from bot.core import EffectType
 from bot.github.client import GitHubClients
 from bot.github.effects import GitHubEffects
+from bot.github.forge import Forges
 from bot.github.ratelimit import RateLimits
 from bot.github.repo_settings import RepoSettings
 from bot.journal.outbox import Adapter
@@ -52,13 +53,13 @@ class Runtime:
         await self.redis.aclose()
 
 
-def github_plugin(*, draft_pulls: bool) -> Plugin:
+def github_plugin(forges: Forges, *, draft_pulls: bool) -> Plugin:
     """GitHub's adapters and projection; the projection shows what the agent and the proof
     established, read from the ``EvidenceStore`` the agent adapters write to."""
 
     def plug(ctx: AdapterContext) -> tuple[dict[EffectType, Adapter], Sync | None]:
         evidence = EvidenceStore(ctx.journal.client)
-        effects = GitHubEffects(ctx, draft_pulls=draft_pulls, evidence=evidence.lookup)
+        effects = GitHubEffects(ctx, forges, draft_pulls=draft_pulls, evidence=evidence.lookup)
         return effects.adapters(), effects.sync
 
     return plug
@@ -87,8 +88,9 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
                             base_url=github_api_url, limits=limits)
     settings = RepoSettings(clients, client)
     metrics = Metrics()
-    worker = build_worker(client, clients, settings,
-                          [github_plugin(draft_pulls=draft_pulls),
+    forges = Forges(clients)
+    worker = build_worker(client, forges, settings,
+                          [github_plugin(forges, draft_pulls=draft_pulls),
                            agent_plugin(scripted_specs, poll_seconds)],
                           durable=durable, claim_idle_s=claim_idle_s, metrics=metrics)
     return Runtime(client, session, clients, settings, worker, metrics)

@@ -16,11 +16,19 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from datetime import datetime, timedelta
-from typing import Any
 
 from bot.adapters import AdapterContext, outcome_id
-from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, Quest, State
+from bot.core import Effect, EffectType, Event, Quest, Route, Severity, State
+from bot.core.events import (
+    ChildEvidence,
+    ParentLanded,
+    RegressionDetected,
+    SignalAttached,
+    Triaged,
+    WatchClean,
+)
 from bot.core.states import LIVE
+from bot.github.forge import Forges
 from bot.journal import Indexes, PermanentError, Timers
 from bot.journal.outbox import Adapter
 
@@ -30,16 +38,11 @@ WAITING = frozenset({State.SENSED, State.TRIAGED})
 """Live quests that do no work yet: they do not count against the cap."""
 
 
-def _event(ctx: AdapterContext, effect: Effect, name: str, type_: str, quest_id: str | None = None,
-           **fields: Any) -> Event:
-    return EVENT_ADAPTER.validate_python({
-        "type": type_, "id": outcome_id(effect, name), "quest_id": quest_id or effect.quest_id,
-        "at": ctx.clock(), **fields})
-
-
 class Coordination:
-    def __init__(self, ctx: AdapterContext, indexes: Indexes, timers: Timers) -> None:
+    def __init__(self, ctx: AdapterContext, forges: Forges, indexes: Indexes,
+                 timers: Timers) -> None:
         self.ctx = ctx
+        self.forges = forges
         self.indexes = indexes
         self.timers = timers
 
@@ -80,35 +83,38 @@ class Coordination:
         if quest.state is not State.SENSED:
             return None  # a person already routed it (/quest fix on an issue)
         settings = await self.ctx.settings.settings(quest.repo)
-        fields: dict[str, Any]
+        parent = duplicate_of = None
         if await self.indexes.is_muted(quest.repo, quest.fingerprint):
-            fields = {"route": "ignore"}
+            route = Route.IGNORE
         elif landing := [o for o in await self._others(quest) if o.state is State.LANDING]:
-            fields = {"route": "conflict", "parent": landing[0].id}
+            route, parent = Route.CONFLICT, landing[0].id
         elif others := await self._others(quest):
-            fields = {"route": "duplicate", "duplicate_of": others[0].id}
+            route, duplicate_of = Route.DUPLICATE, others[0].id
         elif await self._working(quest.repo, quest.id) >= settings.max_live_quests:
-            fields = {"route": "human"}
+            route = Route.HUMAN
         else:
             kind = "check_failure" if quest.kind == "regression" else quest.kind.value
-            fields = {"route": getattr(settings.routes, kind).value}
-        return [_event(self.ctx, effect, "triaged", "triaged", **fields)]
+            route = Route(getattr(settings.routes, kind).value)
+        return [Triaged(id=outcome_id(effect, "triaged"), quest_id=effect.quest_id,
+                        at=self.ctx.clock(), route=route, parent=parent,
+                        duplicate_of=duplicate_of)]
 
     async def merge_signal(self, effect: Effect) -> Sequence[Event] | None:
         p = effect.payload
-        return [_event(self.ctx, effect, "attached", "signal_attached", quest_id=p["into"],
-                       fingerprint=p["fingerprint"], source=p.get("source") or "",
-                       severity=p.get("severity") or "medium")]
+        return [SignalAttached(id=outcome_id(effect, "attached"), quest_id=p["into"],
+                               at=self.ctx.clock(), fingerprint=p["fingerprint"],
+                               source=p.get("source") or "",
+                               severity=Severity(p.get("severity") or "medium"))]
 
     async def resume_dependents(self, effect: Effect) -> Sequence[Event] | None:
         p = effect.payload
-        return [_event(self.ctx, effect, "parent-landed", "parent_landed", quest_id=p["child"],
-                       parent=p["parent"])]
+        return [ParentLanded(id=outcome_id(effect, "parent-landed"), quest_id=p["child"],
+                             at=self.ctx.clock(), parent=p["parent"])]
 
     async def deliver_child_evidence(self, effect: Effect) -> Sequence[Event] | None:
         p = effect.payload
-        return [_event(self.ctx, effect, "child", "child_evidence", quest_id=p["parent"],
-                       child=p["child"])]
+        return [ChildEvidence(id=outcome_id(effect, "child"), quest_id=p["parent"],
+                              at=self.ctx.clock(), child=p["child"])]
 
     async def acknowledge(self, effect: Effect) -> Sequence[Event] | None:
         return None
@@ -118,7 +124,9 @@ class Coordination:
         until = p.get("until")
         due = (datetime.fromisoformat(until) if isinstance(until, str)
                else self.ctx.clock() + timedelta(minutes=int(p.get("window_minutes") or 60)))
-        await self.timers.schedule(_event(self.ctx, effect, "watch-clean", "watch_clean"), due)
+        await self.timers.schedule(WatchClean(id=outcome_id(effect, "watch-clean"),
+                                              quest_id=effect.quest_id, at=self.ctx.clock()),
+                                   due)
         return None
 
     async def run_probes(self, effect: Effect) -> Sequence[Event] | None:
@@ -128,13 +136,13 @@ class Coordination:
         sha = effect.payload.get("merge_sha")
         if not sha:
             return None
-        gh = await self.ctx.clients.for_repo(quest.repo)
-        runs = await gh.getitem(f"/repos/{quest.repo}/commits/{sha}/check-runs")
-        for run in runs.get("check_runs") or []:
-            if (f"check:{run.get('name')}" == quest.fingerprint
-                    and run.get("conclusion") in ("failure", "timed_out")):
-                return [_event(self.ctx, effect, "regression", "regression_detected",
-                               source=str(run.get("html_url") or ""))]
+        forge = await self.forges.for_repo(quest.repo)
+        for run in await forge.check_runs(str(sha)):
+            if (f"check:{run.name}" == quest.fingerprint
+                    and run.conclusion in ("failure", "timed_out")):
+                return [RegressionDetected(id=outcome_id(effect, "regression"),
+                                           quest_id=effect.quest_id, at=self.ctx.clock(),
+                                           source=run.html_url)]
         return None
 
     async def start_respondent_run(self, effect: Effect) -> Sequence[Event] | None:

@@ -4,7 +4,10 @@
 against what questbot knows (which quest has this fingerprint, branch or pull request; who may
 act) and turned into core events with ids derived from the delivery, so a delivery processed
 twice is absorbed by the journal. Commands are authorized by repository permission, answered
-with a reaction, and every refusal gets a reply that says why and what to do instead.
+with a reaction, and every refusal gets a reply that says why and what to do instead. Reactions
+and replies are effects queued on the thread's trail (``bot.github.conversation``), with keys
+from the comment, so a delivery processed twice queues nothing new; the effect runner posts
+them. Everything intake reads from GitHub it reads through the ``Forge``.
 """
 
 from __future__ import annotations
@@ -15,11 +18,44 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.adapters import AdapterContext
-from bot.core import EVENT_ADAPTER, Event, InvalidTransition, Quest, Refusal, State
-from bot.core.states import CHECKPOINT_AT, LIVE, MEANING
+from bot.core import (
+    Checkpoint,
+    Effect,
+    Event,
+    InvalidTransition,
+    Quest,
+    Route,
+    Severity,
+    SignalKind,
+    State,
+    Verdict,
+)
+from bot.core.events import (
+    BaseMoved,
+    CheckpointDecided,
+    Claimed,
+    HumanRevision,
+    Killed,
+    Paused,
+    RegressionDetected,
+    Released,
+    Reopened,
+    Resumed,
+    SignalSensed,
+    Triaged,
+)
+from bot.core.states import CHECKPOINT_AT, LIVE
+from bot.github import conversation
 from bot.github.commands import Command, CommandName, CommandProblem
-from bot.github.conversation import Permissions, pull_head_ref, reply_once
-from bot.github.forge import Forge
+from bot.github.conversation import (
+    Permissions,
+    no_permission_text,
+    no_quest_text,
+    refusal_text,
+    stale_button_text,
+    status_text,
+)
+from bot.github.forge import Forge, Forges
 from bot.github.signals import (
     QUEST_BRANCH_PREFIX,
     BasePush,
@@ -32,17 +68,14 @@ from bot.github.signals import (
     QuestPush,
     read_intents,
 )
-from bot.journal import Applied, Indexes
+from bot.journal import Applied, Indexes, PermanentError
+from bot.journal.keys import thread_trail
 from bot.journal.memory import ForgeMemory
 from bot.worker.policybook import PolicyBook
 
 log = logging.getLogger(__name__)
 
 LANDED = frozenset({State.WATCHING, State.ROLLED_BACK})
-NO_PERMISSION = ("@{login} `/{command}` needs write access to this repository, or being one of "
-                 "the reviewers in `.github/questbot.yml`. Ask a maintainer to run it.")
-NO_QUEST = ("`/{command}`: there is no quest on this thread. Quests live on their `quest/…` "
-            "pull requests; on an issue, start one with `/quest fix` or `/quest research`.")
 
 
 def new_quest_id(delivery_id: str, fingerprint: str) -> str:
@@ -57,12 +90,14 @@ class Outcome:
     applied: list[Applied] = field(default_factory=list)
     refused: list[InvalidTransition] = field(default_factory=list)
     replies: int = 0
+    """Replies this delivery queued (a delivery handled again queues none)."""
 
 
 class Intake:
-    def __init__(self, ctx: AdapterContext, book: PolicyBook, indexes: Indexes, *,
-                 permissions: Permissions | None = None, app_slug: str = "questbot") -> None:
+    def __init__(self, ctx: AdapterContext, forges: Forges, book: PolicyBook, indexes: Indexes,
+                 *, permissions: Permissions | None = None, app_slug: str = "questbot") -> None:
         self.ctx = ctx
+        self.forges = forges
         self.book = book
         self.indexes = indexes
         self.permissions = permissions or Permissions()
@@ -84,10 +119,9 @@ class Intake:
 
     # -- applying ------------------------------------------------------------------------------
 
-    def _event(self, type_: str, event_id: str, quest_id: str, **fields: Any) -> Event:
-        return EVENT_ADAPTER.validate_python({"type": type_, "id": event_id,
-                                              "quest_id": quest_id, "at": self.ctx.clock(),
-                                              **fields})
+    async def _say(self, repo: str, number: int, effects: list[Effect]) -> int:
+        """Queue replies and reactions on the thread's trail; how many were new."""
+        return await self.ctx.journal.enqueue(thread_trail(repo, number), effects)
 
     async def _apply(self, event: Event, repo: str, out: Outcome) -> Applied | InvalidTransition:
         await self.book.prepare(event.quest_id, repo)
@@ -111,17 +145,21 @@ class Intake:
     async def _default_head(self, repo: str) -> str:
         """Where an issue's quest starts: the default branch's head now. A failing check
         names its commit; an issue does not, so questbot reads the branch."""
-        gh = await self.ctx.clients.for_repo(repo)
+        forge = await self.forges.for_repo(repo)
         branch = await self.memory.default_branch(repo)
-        ref = await gh.getitem(f"/repos/{repo}/git/ref/heads/{branch}")
-        return str(ref["object"]["sha"])
+        head = await forge.git.branch_head(branch)
+        if head is None:
+            raise PermanentError(f"{repo} has no branch {branch} to start the quest from; the "
+                                 "worker records the default branch from webhooks — "
+                                 "redeliver one")
+        return head
 
     # -- intents -------------------------------------------------------------------------------
 
     async def _intent(self, intent: Intent, delivery_id: str, out: Outcome) -> None:
         if isinstance(intent, Installed):
             for repo in intent.repos:
-                await self.ctx.clients.remember_installation(repo, intent.installation_id)
+                await self.forges.remember_installation(repo, intent.installation_id)
         elif isinstance(intent, Failure):
             await self._failure(intent, delivery_id, out)
         elif isinstance(intent, IssueSignal):
@@ -144,19 +182,21 @@ class Intake:
         closed = [q for q in quests if q.state is State.CLOSED]
         if watching:  # a failure matching a landed quest's probe: its fix regressed
             q = watching[0]
-            await self._apply(self._event("regression_detected", f"{delivery_id}:regression",
-                                          q.id, source=f.source), f.repo, out)
+            await self._apply(RegressionDetected(id=f"{delivery_id}:regression", quest_id=q.id,
+                                                 at=self.ctx.clock(), source=f.source),
+                              f.repo, out)
         elif closed:  # the quest was watched clean and closed: the regression reopens it
             q = closed[-1]
-            await self._apply(self._event("reopened", f"{delivery_id}:reopen", q.id,
-                                          fingerprint=f.fingerprint, source=f.source,
-                                          severity="high"), f.repo, out)
+            await self._apply(Reopened(id=f"{delivery_id}:reopen", quest_id=q.id,
+                                       at=self.ctx.clock(), fingerprint=f.fingerprint,
+                                       source=f.source, severity=Severity.HIGH), f.repo, out)
         else:
             qid = new_quest_id(delivery_id, f.fingerprint)
-            await self._apply(self._event(
-                "signal_sensed", f"{delivery_id}:sensed", qid, repo=f.repo,
-                fingerprint=f.fingerprint, kind="check_failure", severity="high",
-                title=f.title, source=f.source, base=f.sha or None), f.repo, out)
+            await self._apply(SignalSensed(
+                id=f"{delivery_id}:sensed", quest_id=qid, at=self.ctx.clock(), repo=f.repo,
+                fingerprint=f.fingerprint, kind=SignalKind.CHECK_FAILURE,
+                severity=Severity.HIGH, title=f.title, source=f.source, base=f.sha or None),
+                f.repo, out)
 
     async def _issue(self, i: IssueSignal, delivery_id: str, out: Outcome) -> None:
         settings = await self.ctx.settings.settings(i.repo)
@@ -167,10 +207,10 @@ class Intake:
             return  # labelled again, or opened with the label and then labelled
         qid = new_quest_id(delivery_id, fingerprint)
         await self.memory.remember_source_issue(qid, i.number)
-        await self._apply(self._event("signal_sensed", f"{delivery_id}:sensed", qid,
-                                      repo=i.repo, fingerprint=fingerprint, kind="issue",
-                                      severity="medium", title=i.title, source=i.source,
-                                      base=await self._default_head(i.repo)), i.repo, out)
+        await self._apply(SignalSensed(
+            id=f"{delivery_id}:sensed", quest_id=qid, at=self.ctx.clock(), repo=i.repo,
+            fingerprint=fingerprint, kind=SignalKind.ISSUE, severity=Severity.MEDIUM,
+            title=i.title, source=i.source, base=await self._default_head(i.repo)), i.repo, out)
 
     async def _quest_push(self, p: QuestPush, delivery_id: str, out: Outcome) -> None:
         if p.by_bot:
@@ -178,9 +218,9 @@ class Intake:
         _v, quest = await self.ctx.journal.snapshot(p.quest_id)
         if quest is None or quest.state not in LIVE:
             return
-        await self._apply(self._event("human_revision", f"{delivery_id}:push", quest.id,
-                                      head=p.head, pusher=p.pusher, actor=p.pusher),
-                          p.repo, out)
+        await self._apply(HumanRevision(id=f"{delivery_id}:push", quest_id=quest.id,
+                                        at=self.ctx.clock(), head=p.head, pusher=p.pusher,
+                                        actor=p.pusher), p.repo, out)
 
     async def _base_push(self, p: BasePush, delivery_id: str, out: Outcome) -> None:
         if p.touched_settings:
@@ -193,16 +233,14 @@ class Intake:
                 continue  # after landing the base no longer bears on the quest
             if quest.state is State.LANDING and p.pusher == self.ctx.bot_login:
                 continue  # questbot's own merge of this quest; `landed` reports it
-            await self._apply(self._event("base_moved", f"{delivery_id}:base:{qid}", qid,
-                                          base=p.after), p.repo, out)
+            await self._apply(BaseMoved(id=f"{delivery_id}:base:{qid}", quest_id=qid,
+                                        at=self.ctx.clock(), base=p.after), p.repo, out)
 
     # -- commands ------------------------------------------------------------------------------
 
-    async def _thread_quest(self, c: CommentCommands) -> Quest | None:
+    async def _thread_quest(self, c: CommentCommands, forge: Forge) -> Quest | None:
         if c.is_pull_request:
-            gh = await self.ctx.clients.for_repo(c.repo)
-            pull = await pull_head_ref(gh, c.repo, c.number)
-            ref = str((pull.get("head") or {}).get("ref") or "")
+            ref = (await forge.pull(c.number)).head_ref
             if not ref.startswith(QUEST_BRANCH_PREFIX):
                 return None
             _v, quest = await self.ctx.journal.snapshot(ref.removeprefix(QUEST_BRANCH_PREFIX))
@@ -213,134 +251,105 @@ class Intake:
         return candidates[-1] if candidates else None
 
     async def _commands(self, c: CommentCommands, delivery_id: str, out: Outcome) -> None:
-        gh = await self.ctx.clients.for_repo(c.repo)
-        await Forge(gh, c.repo).react(c.comment_id, "eyes")
+        forge = await self.forges.for_repo(c.repo)  # not installed there: nothing to say
+        await self._say(c.repo, c.number, [conversation.reaction(c.repo, c.number, c.comment_id)])
         settings = await self.ctx.settings.settings(c.repo)
-        quest = await self._thread_quest(c)
+        quest = await self._thread_quest(c, forge)
+        replies: list[Effect] = []
 
-        async def reply(line: int, body: str) -> None:
-            if await reply_once(gh, self.ctx.journal.client, c.repo, c.number,
-                                f"{delivery_id}:{line}", body):
-                out.replies += 1
+        def reply(line: int, body: str) -> None:
+            replies.append(conversation.reply(c.repo, c.number,
+                                              f"comment-{c.comment_id}-{line}", body))
 
         for item in c.commands:
             if isinstance(item, CommandProblem):
-                await reply(item.line, f"@{c.author} {item.message}")
+                reply(item.line, f"@{c.author} {item.message}")
                 continue
             if item.name is CommandName.STATUS:
-                await reply(item.line, status_text(quest))
+                reply(item.line, status_text(quest))
                 continue
-            if not await self.permissions.may_act(gh, c.repo, c.author, settings.reviewers):
-                await reply(item.line, NO_PERMISSION.format(login=c.author, command=item.name))
+            if not await self.permissions.may_act(forge, c.author, settings.reviewers):
+                reply(item.line, no_permission_text(login=c.author, command=item.name))
                 continue
             event_id = f"comment-{c.comment_id}-{item.line}"
             if quest is None:
                 if item.name is CommandName.QUEST and not c.is_pull_request:
                     quest = await self._start_from_issue(c, item, event_id, out)
                 else:
-                    await reply(item.line, NO_QUEST.format(command=item.name))
+                    reply(item.line, no_quest_text(command=item.name))
                 continue
             event = self._command_event(item, quest, c.author, event_id)
             result = await self._apply(event, c.repo, out)
             if isinstance(result, InvalidTransition):
-                await reply(item.line, refusal_text(item, result, quest, c.author))
+                reply(item.line, refusal_text(item, result, quest, c.author))
             else:
                 quest = result.quest
+        out.replies += await self._say(c.repo, c.number, replies)
 
     async def _start_from_issue(self, c: CommentCommands, item: Command, event_id: str,
                                 out: Outcome) -> Quest | None:
         fingerprint = f"issue:{c.number}"
         qid = new_quest_id(event_id, fingerprint)
         await self.memory.remember_source_issue(qid, c.number)
-        sensed = await self._apply(self._event(
-            "signal_sensed", f"{event_id}-sensed", qid, repo=c.repo, fingerprint=fingerprint,
-            kind="issue", severity="medium", title=f"issue #{c.number}",
-            source=f"{c.repo}#{c.number}", actor=c.author,
+        sensed = await self._apply(SignalSensed(
+            id=f"{event_id}-sensed", quest_id=qid, at=self.ctx.clock(), repo=c.repo,
+            fingerprint=fingerprint, kind=SignalKind.ISSUE, severity=Severity.MEDIUM,
+            title=f"issue #{c.number}", source=f"{c.repo}#{c.number}", actor=c.author,
             base=await self._default_head(c.repo)), c.repo, out)
         if isinstance(sensed, InvalidTransition):
             return None
-        route = "research_only" if item.mode == "research" else "auto_fix"
-        started = await self._apply(self._event("triaged", event_id, qid, route=route,
-                                                actor=c.author), c.repo, out)
+        started = await self._apply(Triaged(id=event_id, quest_id=qid, at=self.ctx.clock(),
+                                            route=_route(item), actor=c.author), c.repo, out)
         return None if isinstance(started, InvalidTransition) else started.quest
 
     def _command_event(self, item: Command, quest: Quest, actor: str, event_id: str) -> Event:
-        name = item.name
+        name, at, qid = item.name, self.ctx.clock(), quest.id
         if name in (CommandName.APPROVE, CommandName.REVISE, CommandName.REJECT):
             open_cp = CHECKPOINT_AT.get(quest.checkpoint_state)
-            checkpoint = item.checkpoint or open_cp or "A"
-            return self._event("checkpoint_decided", event_id, quest.id, actor=actor,
-                               checkpoint=checkpoint, verdict=name.value,
-                               reason=item.reason or "")
+            checkpoint = item.checkpoint or open_cp or Checkpoint.A
+            return CheckpointDecided(id=event_id, quest_id=qid, at=at, actor=actor,
+                                     checkpoint=checkpoint, verdict=Verdict(name.value),
+                                     reason=item.reason or "")
         if name is CommandName.QUEST:
-            route = "research_only" if item.mode == "research" else "auto_fix"
-            return self._event("triaged", event_id, quest.id, actor=actor, route=route)
-        simple = {CommandName.CLAIM: "claimed", CommandName.RELEASE: "released",
-                  CommandName.PAUSE: "paused", CommandName.RESUME: "resumed",
-                  CommandName.KILL: "killed"}
-        fields: dict[str, Any] = {}
-        if name in (CommandName.PAUSE, CommandName.KILL):
-            fields["reason"] = item.reason or ""
-        return self._event(simple[name], event_id, quest.id, actor=actor, **fields)
+            return Triaged(id=event_id, quest_id=qid, at=at, actor=actor, route=_route(item))
+        if name is CommandName.PAUSE:
+            return Paused(id=event_id, quest_id=qid, at=at, actor=actor, reason=item.reason or "")
+        if name is CommandName.KILL:
+            return Killed(id=event_id, quest_id=qid, at=at, actor=actor, reason=item.reason or "")
+        if name is CommandName.CLAIM:
+            return Claimed(id=event_id, quest_id=qid, at=at, actor=actor)
+        if name is CommandName.RELEASE:
+            return Released(id=event_id, quest_id=qid, at=at, actor=actor)
+        if name is CommandName.RESUME:
+            return Resumed(id=event_id, quest_id=qid, at=at, actor=actor)
+        raise ValueError(f"/{name.value} is not a quest command")
 
     async def _button(self, b: ButtonPress, delivery_id: str, out: Outcome) -> None:
         _v, quest = await self.ctx.journal.snapshot(b.quest_id)
         if quest is None or b.action not in ("approve", "revise", "reject"):
             return
-        gh = await self.ctx.clients.for_repo(b.repo)
+        forge = await self.forges.for_repo(b.repo)
         settings = await self.ctx.settings.settings(b.repo)
         command = Command(name=CommandName(b.action), line=1,
                           reason=None if b.action == "approve" else "from the check run button")
         number = b.number
 
         async def reply(body: str) -> None:
-            if number and await reply_once(gh, self.ctx.journal.client, b.repo, number,
-                                           f"{delivery_id}:button", body):
-                out.replies += 1
+            if number:
+                out.replies += await self._say(b.repo, number, [conversation.reply(
+                    b.repo, number, f"button-{delivery_id}", body)])
 
-        if not await self.permissions.may_act(gh, b.repo, b.actor, settings.reviewers):
-            await reply(NO_PERMISSION.format(login=b.actor, command=b.action))
+        if not await self.permissions.may_act(forge, b.actor, settings.reviewers):
+            await reply(no_permission_text(login=b.actor, command=b.action))
             return
         event = self._command_event(command, quest, b.actor, f"button-{delivery_id}")
         if quest.head is not None and b.head_sha and b.head_sha != quest.head:
-            await reply(f"@{b.actor} that button was on `{b.head_sha[:7]}`, but the quest has "
-                        f"moved to `{quest.head[:7]}` since: the decision is stale. Look at "
-                        "the new head and use the buttons on its check run.")
+            await reply(stale_button_text(b.actor, b.head_sha, quest.head))
             return
         result = await self._apply(event, b.repo, out)
         if isinstance(result, InvalidTransition):
             await reply(refusal_text(command, result, quest, b.actor))
 
 
-def status_text(quest: Quest | None) -> str:
-    if quest is None:
-        return "There is no quest on this thread."
-    open_cp = CHECKPOINT_AT.get(quest.checkpoint_state)
-    lines = [f"Quest `{quest.id}` is **{quest.state.value}** at revision {quest.revision}: "
-             f"{MEANING[quest.state]}"]
-    if open_cp is not None:
-        lines.append(f"Checkpoint {open_cp.value} is open: `/approve`, `/revise <why>`, "
-                     "`/reject <why>` or `/claim`.")
-    if quest.owner:
-        lines.append(f"The review is claimed by @{quest.owner}.")
-    if quest.last_failure:
-        lines.append(f"Last delivery failure: `{quest.last_failure}`.")
-    return "\n".join(lines)
-
-
-def refusal_text(item: Command, exc: InvalidTransition, quest: Quest, actor: str) -> str:
-    name = f"/{item.name.value}"
-    if exc.code is Refusal.CLAIMED:
-        return f"@{actor} `{name}` refused: {exc.reason}."
-    if exc.code is Refusal.PRODUCER:
-        return f"@{actor} `{name}` refused: {exc.reason}."
-    if exc.code is Refusal.STALE or (
-            exc.code is Refusal.NOT_AT_CHECKPOINT and item.name is CommandName.APPROVE
-            and quest.state in (State.PROVING, State.PATCHING)):
-        return (f"@{actor} `{name}` refused: stale — the head moved since the checkpoint; "
-                f"questbot is working on revision {quest.revision} "
-                f"(`{(quest.head or '')[:7]}`) now. Decide again when it asks at checkpoint C.")
-    if exc.code is Refusal.NOT_AT_CHECKPOINT:
-        return f"@{actor} `{name}` refused: {exc.reason}."
-    return (f"@{actor} `{name}` is not possible while the quest is {quest.state.value}: "
-            f"{exc.reason}. `/status` shows what is possible now.")
+def _route(item: Command) -> Route:
+    return Route.RESEARCH_ONLY if item.mode == "research" else Route.AUTO_FIX

@@ -23,10 +23,21 @@ import gidgethub
 import redis.asyncio
 
 from bot.adapters import AdapterContext, SettingsSource
-from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, InvalidTransition, Quest
+from bot.core import Effect, EffectType, Event, InvalidTransition, Quest
+from bot.core.events import EffectFailed
 from bot.github.auth import InstallationTokenError
-from bot.github.client import GitHubClients, NotInstalled
-from bot.journal import Adapters, Applied, EffectRunner, Failure, Indexes, Journal, Timers
+from bot.github.client import NotInstalled
+from bot.github.forge import Forges
+from bot.journal import (
+    Adapters,
+    Applied,
+    EffectRunner,
+    Failure,
+    Indexes,
+    Journal,
+    PermanentError,
+    Timers,
+)
 from bot.journal.inbound import Inbound, InboundDelivery
 from bot.journal.outbox import Adapter
 from bot.journal.store import PolicySource
@@ -93,10 +104,10 @@ class Projector:
 
 
 def permanent(exc: BaseException) -> bool:
-    """Errors a retry cannot fix: GitHub refused (4xx other than rate limits) or the App is
-    not installed where the delivery came from. Anything else (Redis, the network, 5xx,
-    rate limits) is worth another try."""
-    if isinstance(exc, NotInstalled):
+    """Errors a retry cannot fix: GitHub refused (4xx other than rate limits, or the Forge's
+    ``PermanentError`` for one), or the App is not installed where the delivery came from.
+    Anything else (Redis, the network, 5xx, rate limits) is worth another try."""
+    if isinstance(exc, NotInstalled | PermanentError):
         return True
     if isinstance(exc, InstallationTokenError):
         return exc.status in (401, 403, 404)
@@ -221,14 +232,21 @@ class Worker:
 
 
 def failure_reporter(journal: Journal, book: PolicyBook) -> Callable[[Failure], Awaitable[None]]:
-    """A permanent delivery failure becomes an ``effect_failed`` event: journaled, shown."""
+    """A permanent delivery failure becomes an ``effect_failed`` event: journaled, shown.
+
+    A trail that is no quest — a thread's replies and reactions (``Journal.enqueue``) — has no
+    journal to take the event; its failure stays in the trail's failures stream and the log."""
 
     async def report(failure: Failure) -> None:
-        event = EVENT_ADAPTER.validate_python({
-            "type": "effect_failed", "id": f"failed:{failure.effect_key}",
-            "quest_id": failure.quest_id, "at": journal.clock(),
-            "effect_key": failure.effect_key, "effect_type": failure.effect_type,
-            "error": failure.error[:500], "tries": max(1, failure.tries)})
+        _version, quest = await journal.snapshot(failure.quest_id)
+        if quest is None:
+            log.warning("effect %s failed on trail %s, which is no quest, so it is only "
+                        "logged: %s", failure.effect_key, failure.quest_id, failure.error)
+            return
+        event = EffectFailed(id=f"failed:{failure.effect_key}", quest_id=failure.quest_id,
+                             at=journal.clock(), effect_key=failure.effect_key,
+                             effect_type=failure.effect_type, error=failure.error[:500],
+                             tries=max(1, failure.tries))
         await book.prepare(failure.quest_id)
         await journal.apply(event, book)
 
@@ -239,17 +257,19 @@ Plugin = Callable[[AdapterContext], tuple[dict[EffectType, Adapter], Sync | None
 """Given the shared context, the adapters a part of questbot brings, and its projection."""
 
 
-def build_worker(client: redis.asyncio.Redis, clients: GitHubClients, settings: SettingsSource,
+def build_worker(client: redis.asyncio.Redis, forges: Forges, settings: SettingsSource,
                  plugins: Sequence[Plugin] = (), *, durable: bool = True,
                  claim_idle_s: float = 1860.0, metrics: Metrics | None = None) -> Worker:
     """Assemble a worker: the coordination adapters plus each plugin's adapters and
-    projection. ``claim_idle_s`` must exceed the slowest adapter (an agent run)."""
+    projection. ``claim_idle_s`` must exceed the slowest adapter (an agent run). The agent
+    reaches repositories through ``forges.git_host``; nothing else of GitHub is in the
+    context."""
     journal = ObservedJournal(client, durable=durable)
-    ctx = AdapterContext(journal=journal, clients=clients, settings=settings)
+    ctx = AdapterContext(journal=journal, hosts=forges.git_host, settings=settings)
     book = PolicyBook(settings, journal)
     indexes = Indexes(client)
     timers = Timers(journal, book)
-    every: dict[EffectType, Adapter] = Coordination(ctx, indexes, timers).adapters()
+    every: dict[EffectType, Adapter] = Coordination(ctx, forges, indexes, timers).adapters()
     syncs: list[Sync] = []
     for plugin in plugins:
         adapters, sync = plugin(ctx)
@@ -268,5 +288,5 @@ def build_worker(client: redis.asyncio.Redis, clients: GitHubClients, settings: 
                           on_failure=failure_reporter(journal, book))
     projector = Projector(sync_all)
     journal.listeners.append(projector.notify)
-    return Worker(journal, Inbound(client, durable=durable), Intake(ctx, book, indexes), runner,
-                  timers, projector, timings)
+    return Worker(journal, Inbound(client, durable=durable), Intake(ctx, forges, book, indexes),
+                  runner, timers, projector, timings)

@@ -25,6 +25,7 @@ from bot.adapters import AdapterContext
 from bot.agent.demo_spec import sample_files, sample_spec
 from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, Policy, Quest
 from bot.github.client import GitHubClients
+from bot.github.forge import Forges
 from bot.journal import Journal
 from bot.settings.schema import Settings
 from tests.fakegithub import FakeGitHub
@@ -121,7 +122,7 @@ def settings() -> StaticSettings:
 @pytest.fixture
 def ctx(journal: Journal, clients: GitHubClients, settings: StaticSettings) -> AdapterContext:
     ticks = itertools.count()
-    return AdapterContext(journal=journal, clients=clients, settings=settings,
+    return AdapterContext(journal=journal, hosts=Forges(clients).git_host, settings=settings,
                           clock=lambda: EPOCH + timedelta(seconds=next(ticks)))
 
 

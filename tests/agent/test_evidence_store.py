@@ -12,7 +12,6 @@ import pytest
 import redis.asyncio
 
 from bot.adapters import AdapterContext
-from bot.agent.evidence import render_markdown
 from bot.agent.evidence_store import (
     EvidenceStore,
     Piece,
@@ -29,6 +28,7 @@ from bot.agent.validation import Claim, ClaimVerdict, Evidence, Verdict
 from bot.core import EffectType, Quest, State
 from bot.core.events import ProofFailed
 from bot.core.proof import CheckRecord, Reproduction, Risk
+from bot.github.evidence import render_markdown
 from bot.journal import PermanentError
 from tests.agent.conftest import REPO, Quests, only
 from tests.agent.test_proof_adapter import FIXED, at_proving

@@ -1,4 +1,5 @@
-"""The REST workspace against the fake GitHub and real git: materialise, push, proof repository."""
+"""The workspace through the REST git host, against the fake GitHub and real git: materialise,
+push, proof repository."""
 
 from __future__ import annotations
 
@@ -7,12 +8,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.adapters import GitHost
 from bot.agent.demo_spec import REPRODUCTION_PATH, REPRODUCTION_TEST, sample_files
 from bot.agent.workspace import (
     WorkspaceError,
-    branch_head,
     changes_in,
-    list_files,
     materialise,
     proof_repository,
     push_change,
@@ -20,8 +20,13 @@ from bot.agent.workspace import (
 )
 from bot.core.proof import ProofBundle, Risk
 from bot.github.client import GitHubClients
+from bot.github.forge import Forges
 from tests.agent.conftest import REPO
 from tests.fakegithub import FakeGitHub
+
+
+async def host_of(clients: GitHubClients) -> GitHost:
+    return await Forges(clients).git_host(REPO)
 
 
 def show(repo: Path, rev: str, path: str) -> str:
@@ -31,8 +36,8 @@ def show(repo: Path, rev: str, path: str) -> str:
 
 async def test_materialise_change_push_round_trip(fake: FakeGitHub, clients: GitHubClients,
                                                   main_sha: str, tmp_path: Path) -> None:
-    gh = await clients.for_repo(REPO)
-    checkout = await materialise(gh, REPO, main_sha, tmp_path / "co")
+    host = await host_of(clients)
+    checkout = await materialise(host, main_sha, tmp_path / "co")
     assert {p: (checkout.path / p).read_text() for p in checkout.files} == sample_files()
     assert checkout.files == fake.repo(REPO).git.files(main_sha)
 
@@ -48,10 +53,10 @@ async def test_materialise_change_push_round_trip(fake: FakeGitHub, clients: Git
 
     await fake.push(REPO, "quest/q-1", {})  # the draft PR's branch, at the base's files
     pr = await fake.open_pull_request(REPO, "quest/q-1", draft=True)
-    first = await branch_head(gh, REPO, "quest/q-1")
+    first = await host.branch_head("quest/q-1")
     assert first is not None
-    parent = await materialise(gh, REPO, first, tmp_path / "co2")
-    head = await push_change(gh, REPO, branch="quest/q-1", parent=parent, changes=changes,
+    parent = await materialise(host, first, tmp_path / "co2")
+    head = await push_change(host, branch="quest/q-1", parent=parent, changes=changes,
                              message="a change")
     stored = fake.repo(REPO)
     assert stored.branch_sha("quest/q-1") == head == pr.head_sha
@@ -68,27 +73,27 @@ async def test_materialise_change_push_round_trip(fake: FakeGitHub, clients: Git
 
 async def test_push_creates_the_branch_when_missing(fake: FakeGitHub, clients: GitHubClients,
                                                     main_sha: str, tmp_path: Path) -> None:
-    gh = await clients.for_repo(REPO)
-    assert await branch_head(gh, REPO, "quest/new") is None
-    checkout = await materialise(gh, REPO, main_sha, tmp_path / "co")
-    head = await push_change(gh, REPO, branch="quest/new", parent=checkout,
+    host = await host_of(clients)
+    assert await host.branch_head("quest/new") is None
+    checkout = await materialise(host, main_sha, tmp_path / "co")
+    head = await push_change(host, branch="quest/new", parent=checkout,
                              changes={"x.txt": b"x\n"}, message="x")
     assert fake.repo(REPO).branch_sha("quest/new") == head
     assert len(fake.calls("git/create-ref")) == 1
     with pytest.raises(WorkspaceError, match="empty"):
-        await push_change(gh, REPO, branch="quest/new", parent=checkout, changes={},
+        await push_change(host, branch="quest/new", parent=checkout, changes={},
                           message="nothing")
 
 
 async def test_proof_repository_holds_base_with_overlay_and_head(
         fake: FakeGitHub, clients: GitHubClients, main_sha: str, tmp_path: Path) -> None:
-    gh = await clients.for_repo(REPO)
+    host = await host_of(clients)
     repro = await fake.push(REPO, "quest/q-1", {REPRODUCTION_PATH: REPRODUCTION_TEST})
     fixed = sample_files()["pager.py"].replace("total // per_page", "-(-total // per_page)")
     head = await fake.push(REPO, "quest/q-1", {"pager.py": fixed})
-    local = await proof_repository(gh, REPO, base=main_sha, head=head.sha, dest=tmp_path / "p",
-                                   overlay={REPRODUCTION_PATH: (await list_files(
-                                       gh, REPO, repro.sha))[REPRODUCTION_PATH]},
+    local = await proof_repository(host, base=main_sha, head=head.sha, dest=tmp_path / "p",
+                                   overlay={REPRODUCTION_PATH: (await host.files(
+                                       repro.sha))[REPRODUCTION_PATH]},
                                    overlay_ref=repro.sha)
     assert show(local.path, local.local_base, "pager.py") == sample_files()["pager.py"]
     assert show(local.path, local.local_base, REPRODUCTION_PATH) == REPRODUCTION_TEST

@@ -27,7 +27,7 @@ from bot.core import (
     fold,
     step,
 )
-from bot.core.serialize import dump_effect
+from bot.journal.records import dump_effect
 from bot.tools.scenarios import JournalBuilder
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.jsonl"))

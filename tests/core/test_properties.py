@@ -20,7 +20,9 @@ from bot.core import (
     fold,
     step,
 )
-from bot.core.serialize import (
+from bot.core.states import CHECKPOINT_AT
+from bot.core.table import TABLE
+from bot.journal.records import (
     dump_effect,
     dump_event,
     dump_policy,
@@ -30,8 +32,6 @@ from bot.core.serialize import (
     load_policy,
     load_quest,
 )
-from bot.core.states import CHECKPOINT_AT
-from bot.core.table import TABLE
 from bot.tools.scenarios import JournalBuilder
 from tests.core.quests import plausible
 
@@ -70,7 +70,7 @@ class QuestMachine(RuleBasedStateMachine):
             assert self.b.quest is before and len(self.b.events) == n_events
             self.last_effects = []
             return
-        if before.state in TERMINAL and before.state not in TABLE[event.type]:
+        if before.state in TERMINAL and event.type not in TABLE[before.state]:
             assert t.absorbed and t.quest == before and t.effects == ()
         self.b.quest = t.quest
         self.b.events.append(event)

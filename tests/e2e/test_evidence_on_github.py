@@ -7,13 +7,14 @@ from __future__ import annotations
 import re
 
 from bot.agent.demo_spec import sample_files, sample_spec
-from bot.agent.evidence import EvidenceBundle, render_markdown
+from bot.agent.evidence import EvidenceBundle
 from bot.agent.machine import RunState
-from bot.agent.markdown import plain
 from bot.agent.result import TaskResult
 from bot.agent.validation import Claim, ClaimVerdict, Evidence, Verdict
 from bot.core import Quest, State
 from bot.github import render
+from bot.github.evidence import render_markdown
+from bot.github.markdown import plain
 from tests.e2e.scenario import MAINTAINER, REPO, SETTINGS, Story
 from tests.e2e.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a

@@ -4,8 +4,12 @@ the real web process and worker in between."""
 from __future__ import annotations
 
 import json
+import logging
+
+import pytest
 
 from bot.core import State
+from bot.journal import failures
 from tests.e2e.scenario import MAINTAINER, READER, REPO, Story, setup_repository
 from tests.e2e.stack import Stack
 from tests.fakegithub import example_files, send
@@ -216,3 +220,40 @@ async def test_a_labelled_issue_waits_for_a_person_who_starts_it_with_quest_fix(
     await stack.settle()
     quest = await stack.quest(quest.id)
     assert quest.state is State.HYPOTHESISED and quest.base is not None
+
+
+async def test_a_command_handled_twice_is_reacted_to_and_answered_once(stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    number = story.pr_number()
+    comment = await stack.fake.comment(REPO, number, "/approve", user=READER)
+    await stack.settle()
+    (sent,) = [d.delivery for d in stack.fake.deliveries if d.delivery.event == "issue_comment"
+               and d.delivery.payload["comment"]["id"] == comment.id]
+    for delivery_id in (sent.id, "redelivered-under-another-id"):
+        again = await stack.runtime.worker.intake.handle("issue_comment", sent.payload,
+                                                         delivery_id)
+        assert again.replies == 0  # its reply is delivered already: nothing new is queued
+    await stack.settle()
+    (reply,) = replies(stack, number)
+    assert f"questbot:reply={REPO.lower()}#{number}:0:reply_comment:comment-{comment.id}-1:0" \
+        in reply
+    assert stack.fake.repo(REPO).comments[comment.id].reactions == [("questbot[bot]", "eyes")]
+    assert len(stack.calls("reactions/create-for-issue-comment")) == 1
+
+
+async def test_a_reply_on_a_thread_without_a_quest_and_a_failed_reaction_are_only_logged(
+        stack: Stack, caplog: pytest.LogCaptureFixture) -> None:
+    await setup_repository(stack)
+    issue = await stack.fake.open_issue(REPO, "a question", user=READER)
+    comment = await stack.fake.comment(REPO, issue.number, "/status", user=READER)
+    del stack.fake.repo(REPO).comments[comment.id]  # deleted before questbot could react
+    with caplog.at_level(logging.WARNING, logger="bot.worker.process"):
+        await stack.settle()
+    (reply,) = replies(stack, issue.number)
+    assert "There is no quest on this thread." in reply
+    trail = f"{REPO.lower()}#{issue.number}"
+    (failure,) = await failures(stack.runtime.redis, trail)
+    assert failure.effect_type == "react" and "comment may have been deleted" in failure.error
+    assert any("which is no quest" in r.getMessage() for r in caplog.records)
+    assert await stack.quests(REPO) == []  # the failure made no quest of the thread
+    assert (await stack.runtime.worker.journal.snapshot(trail))[1] is None

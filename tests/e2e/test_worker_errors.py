@@ -9,6 +9,7 @@ import redis.exceptions
 
 from bot.github.auth import InstallationTokenError
 from bot.github.client import NotInstalled
+from bot.journal import PermanentError
 from bot.journal.inbound import DEAD, STREAM
 from bot.worker.process import permanent
 from tests.e2e.scenario import REPO, setup_repository
@@ -19,6 +20,7 @@ def test_refusals_are_permanent_and_transient_failures_are_retried() -> None:
     assert permanent(NotInstalled("no installation"))
     assert permanent(InstallationTokenError("gone", installation_id=1, status=404))
     assert permanent(gidgethub.BadRequest(http.HTTPStatus(422)))
+    assert permanent(PermanentError("github refused to read pull request #9"))  # the Forge's
     assert not permanent(InstallationTokenError("down", installation_id=1, status=502))
     assert not permanent(gidgethub.GitHubBroken(http.HTTPStatus(502)))
     assert not permanent(redis.exceptions.ConnectionError("redis went away"))

@@ -1,6 +1,8 @@
 """Check HTTP exchanges against GitHub's own REST description.
 
-The fake answers only what ``rest-subset.openapi.json`` documents, so a request the bot makes
+The fake answers only what ``rest-subset.openapi.json`` documents, plus the few operations of
+``BEYOND_SUBSET`` read from GitHub's full description (``rest/api.github.com.json``) with every
+component they reference — the way the subset itself was made — so a request the bot makes
 that GitHub would not understand fails here first, in a test, rather than in production. The
 description is OpenAPI 3.0, whose schemas are almost JSON Schema: the one difference that
 matters is ``nullable: true``, translated once at load time into a ``"null"`` alternative. The
@@ -29,8 +31,49 @@ from referencing.jsonschema import DRAFT7
 from tests.shared import GITHUB
 
 SPEC_PATH = GITHUB / "rest-subset.openapi.json"
+FULL_SPEC_PATH = GITHUB / "rest" / "api.github.com.json"
+BEYOND_SUBSET = ("issues/list-comments", "issues/list-for-repo", "pulls/list")
+"""Operations questbot uses that the subset lacks (until the fake moves to the full description)."""
 _BASE = "urn:github-rest-subset"
 _METHODS = ("get", "put", "post", "patch", "delete")
+
+
+def _refs(node: Any) -> list[str]:
+    """Every local ``$ref`` inside ``node``."""
+    if isinstance(node, list):
+        return [ref for item in node for ref in _refs(item)]
+    if not isinstance(node, dict):
+        return []
+    found = [node["$ref"]] if isinstance(node.get("$ref"), str) else []
+    return found + [ref for value in node.values() for ref in _refs(value)]
+
+
+def with_operations(document: dict[str, Any], full: Mapping[str, Any],
+                    operation_ids: tuple[str, ...]) -> dict[str, Any]:
+    """``document`` with the operations ``operation_ids`` of ``full`` added (Octokit's
+    ``x-octokit`` dropped, as in the subset), and every component they reference."""
+    out = copy.deepcopy(document)
+    wanted = set(operation_ids)
+    for template, item in full["paths"].items():
+        for method in _METHODS:
+            spec = item.get(method)
+            if not isinstance(spec, dict) or spec.get("operationId") not in wanted:
+                continue
+            wanted.discard(spec["operationId"])
+            target = out["paths"].setdefault(template, {})
+            if "parameters" in item:
+                target.setdefault("parameters", copy.deepcopy(item["parameters"]))
+            target[method] = {k: copy.deepcopy(v) for k, v in spec.items() if k != "x-octokit"}
+    if wanted:
+        raise KeyError(f"not in GitHub's REST description: {sorted(wanted)}")
+    pending = _refs(out["paths"])
+    while pending:
+        kind, name = pending.pop().removeprefix("#/components/").split("/", 1)
+        have = out.setdefault("components", {}).setdefault(kind, {})
+        if name not in have:
+            have[name] = copy.deepcopy(full["components"][kind][name])
+            pending.extend(_refs(have[name]))
+    return out
 
 
 def translate_nullable(node: Any) -> Any:
@@ -97,8 +140,11 @@ def _template_regex(template: str, multi_segment: set[str]) -> tuple[re.Pattern[
 class OpenAPI:
     """The REST description: match requests to operations and validate both directions."""
 
-    def __init__(self, path: Path = SPEC_PATH) -> None:
+    def __init__(self, path: Path = SPEC_PATH, *, beyond: tuple[str, ...] = BEYOND_SUBSET,
+                 full_path: Path = FULL_SPEC_PATH) -> None:
         raw = json.loads(path.read_text())
+        if beyond:
+            raw = with_operations(raw, json.loads(full_path.read_text()), beyond)
         self.document: dict[str, Any] = translate_nullable(raw)
         resource: Resource[Any] = DRAFT7.create_resource(self.document)
         self._registry: Registry[Any] = Registry().with_resource(_BASE, resource)

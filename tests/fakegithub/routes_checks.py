@@ -6,6 +6,7 @@ import time
 
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from tests.fakegithub.collaborators import get_permission_level
+from tests.fakegithub.routes_issues import paged, unsupported, with_link
 from tests.fakegithub.state import CheckRun, CommitStatus, iso
 
 
@@ -85,6 +86,10 @@ async def update_check_run(call: Call) -> Reply:
 
 
 async def list_check_runs(call: Call) -> Reply:
+    """``checks/list-for-ref`` by ``check_name``, ``status`` and ``filter`` (``latest``, the
+    default: the newest run of each name; ``all``), newest first, paged; ``total_count``
+    counts every match, not the page."""
+    unsupported(call, "checks/list-for-ref", ("check_name", "status", "filter"))
     repo = call.repository
     sha = repo.resolve(call.params["ref"])
     if sha is None:
@@ -98,8 +103,10 @@ async def list_check_runs(call: Call) -> Reply:
         latest = {r.name: r for r in sorted(runs, key=lambda r: r.id)}
         runs = list(latest.values())
     runs.sort(key=lambda r: -r.id)
-    rendered = [call.render.check_run(repo, r) for r in runs]
-    return Reply(200, {"total_count": len(rendered), "check_runs": rendered})
+    shown, link = paged(call, runs, f"commits/{call.params['ref']}/check-runs",
+                        ("check_name", "status", "filter"))
+    rendered = [call.render.check_run(repo, r) for r in shown]
+    return with_link(Reply(200, {"total_count": len(runs), "check_runs": rendered}), link)
 
 
 async def create_status(call: Call) -> Reply:

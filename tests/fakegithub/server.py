@@ -180,6 +180,7 @@ class FakeGitHub(Actions):
         if self._throttle.remaining > 0:
             self._throttle.remaining -= 1
             return self._throttled(), identity
+        raw_path = self._by_name(raw_path)
         found = self.api.match(request.method, raw_path)
         if not isinstance(found, Match):
             problem = "method not documented for this path" if found else "no such operation"
@@ -225,6 +226,18 @@ class FakeGitHub(Actions):
             problems = self.api.check_response(op, reply.status, reply.body)
             self.violations.extend(f"{where} ({op.operation_id}): {p}" for p in problems)
         return reply, identity
+
+    def _by_name(self, raw_path: str) -> str:
+        """``/repositories/<id>/…`` as ``/repos/<owner>/<name>/…``: GitHub answers a
+        repository by its id too, and writes its pagination links that way
+        (``recorded/paginate-issues.json``). An unknown id is left alone, to be a 404."""
+        if not raw_path.startswith("/repositories/"):
+            return raw_path
+        head, _, rest = raw_path.removeprefix("/repositories/").partition("/")
+        for repo in self.world.repositories.values():
+            if str(repo.id) == head:
+                return f"/repos/{repo.full_name}" + (f"/{rest}" if rest else "")
+        return raw_path
 
     def _authenticate(self, request: web.Request, raw_path: str) -> int | None:
         """Check credentials; returns the installation id a token belongs to (None for JWTs)."""

@@ -6,8 +6,10 @@ import pytest
 
 from bot.core import EffectType, State
 from bot.core.events import Landed, PatchPushed, RollbackConfirmed
+from bot.github import conversation
 from bot.github.forge import Forge
 from bot.journal import PermanentError
+from bot.journal.memory import quest_gh_key
 from bot.tools.scenarios import JournalBuilder
 from tests.github.conftest import REPO, World, last
 
@@ -196,3 +198,32 @@ async def test_reply_comment_once_on_the_source_issue_before_a_pr(world: World) 
     (comment,) = world.fake.repo(REPO).comments.values()
     assert comment.issue_number == issue.number
     assert comment.body.count("@alice ") == 1 and f"key={effect.key}" in comment.body
+
+
+async def test_a_conversation_reply_is_posted_once_even_when_its_record_is_lost(
+        world: World) -> None:
+    issue = await world.fake.open_issue(REPO, "tests fail", user="alice")
+    repo = world.fake.repo(REPO)
+    for n in range(120):  # more than one page of comments before the reply
+        world.fake.add_comment(repo, repo.issues[issue.number], f"comment {n}", "alice")
+    effect = conversation.reply(REPO, issue.number, "comment-7-1", "@alice `/approve` refused")
+    await world.effects.reply_comment(effect)
+    (reply,) = [c for c in repo.comments.values() if "questbot:reply" in c.body]
+    assert reply.body == f"@alice `/approve` refused\n\n<!-- questbot:reply={effect.key} -->"
+    # a crash between the post and its record: Redis forgot it, the marker on GitHub did not
+    await world.redis.delete(quest_gh_key(effect.quest_id))
+    await world.effects.reply_comment(effect)
+    assert world.calls("issues/create-comment") == 1
+    assert len(repo.comments) == 121
+    # two pages searched before the first post, two more to find the reply on the second
+    assert len(world.fake.calls("issues/list-comments")) == 4
+
+
+async def test_a_reaction_is_made_once(world: World) -> None:
+    issue = await world.fake.open_issue(REPO, "tests fail", user="alice")
+    comment = await world.fake.comment(REPO, issue.number, "/status", user="alice")
+    effect = conversation.reaction(REPO, issue.number, comment.id)
+    assert effect.type is EffectType.REACT and effect.quest_id == f"{REPO}#{issue.number}"
+    for _ in range(2):
+        assert await world.effects.react(effect) is None
+    assert world.fake.repo(REPO).comments[comment.id].reactions == [("questbot[bot]", "eyes")]

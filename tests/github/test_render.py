@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from bot.agent.markdown import inline_code
 from bot.core import State
 from bot.github import render
+from bot.github.markdown import inline_code
 from bot.github.views import allowed_commands, lifecycle_mermaid
 from bot.tools.scenarios import JournalBuilder
 

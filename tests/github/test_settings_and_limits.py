@@ -13,7 +13,7 @@ from tests.github.conftest import REPO, World
 
 
 async def test_no_file_means_defaults_and_reads_are_cached(world: World) -> None:
-    source = RepoSettings(world.ctx.clients, world.redis)
+    source = RepoSettings(world.clients, world.redis)
     settings = await source.settings(REPO)
     assert settings.reviewers == () and settings.max_attempts == 3
     await source.settings(REPO)
@@ -22,15 +22,15 @@ async def test_no_file_means_defaults_and_reads_are_cached(world: World) -> None
 
 async def test_good_file_applies(world: World) -> None:
     await world.fake.push(REPO, "main", {".github/questbot.yml": "reviewers: [alice]\n"})
-    settings = await RepoSettings(world.ctx.clients, world.redis).settings(REPO)
+    settings = await RepoSettings(world.clients, world.redis).settings(REPO)
     assert settings.reviewers == ("alice",)
 
 
 async def test_malformed_file_is_reported_once_and_last_good_stays(world: World) -> None:
     await world.fake.push(REPO, "main", {".github/questbot.yml": "max_attempts: 5\n"})
-    assert (await RepoSettings(world.ctx.clients, world.redis).settings(REPO)).max_attempts == 5
+    assert (await RepoSettings(world.clients, world.redis).settings(REPO)).max_attempts == 5
     await world.fake.push(REPO, "main", {".github/questbot.yml": "max_attempt: 4\n"})
-    source = RepoSettings(world.ctx.clients, world.redis)  # a restart: only Redis remains
+    source = RepoSettings(world.clients, world.redis)  # a restart: only Redis remains
     assert (await source.settings(REPO)).max_attempts == 5
     source.forget(REPO)
     await source.settings(REPO)

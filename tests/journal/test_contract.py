@@ -194,7 +194,7 @@ async def test_rebuild_matches_and_repairs(journal: Journal, redis_async: redis.
     assert rebuilt.matches and rebuilt.result.quest == b.quest
     # damage the snapshot: the fold notices and repairs it
     sensed = JournalBuilder("q-1").sense()
-    from bot.core.serialize import dump_quest
+    from bot.journal.records import dump_quest
     assert sensed.quest is not None
     await redis_async.hset(quest_keys("q-1").snap, "quest", dump_quest(sensed.quest))
     assert not (await rebuild(journal, "q-1", POLICY)).matches

@@ -1,26 +1,48 @@
-"""The journal's fast record writer (``bot.journal.records``) against the reference writer
-(``bot.core.serialize``): the data is byte for byte what pydantic writes, and the loaders read
-both writers' records back to equal values — over quests in every state, the plausible event of
-every type in each, and the effects those events cause."""
+"""The journal's fast record writer (``bot.journal.records``) against a reference writer
+(pydantic, then ``json.dumps`` with sorted keys, as questbot once wrote its records): the data
+is byte for byte what pydantic writes, and the loaders read both writers' records back to equal
+values — over quests in every state, the plausible event of every type in each, and the effects
+those events cause."""
 
 from __future__ import annotations
 
 import json
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from typing import Any
 
 import pytest
 
 from bot.core import EVENT_ADAPTER, EVENT_TYPES, Effect, Event, InvalidTransition, Quest, State
 from bot.core import step as core_step
 from bot.core.effects import EFFECT_ADAPTER, effect_record
-from bot.core.serialize import dump_effect as reference_effect
-from bot.core.serialize import dump_event as reference_event
-from bot.core.serialize import dump_quest as reference_quest
-from bot.core.serialize import load_effect, load_event, load_quest
+from bot.core.policy import Checkpoint, CheckpointMode, Policy
 from bot.journal import records
+from bot.journal.records import SCHEMA_VERSION, load_effect, load_event, load_policy, load_quest
 from bot.tools.scenarios import main_line
 from tests.core.quests import builder_in, plausible
+
+
+def reference(kind: str, data: dict[str, Any]) -> str:
+    """The reference writer: the envelope around pydantic's JSON data, by ``json.dumps``."""
+    record = {"v": SCHEMA_VERSION[kind], "kind": kind, "data": data}
+    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def reference_quest(quest: Quest) -> str:
+    return reference("quest", quest.model_dump(mode="json"))
+
+
+def reference_event(event: Event) -> str:
+    return reference("event", event.model_dump(mode="json"))
+
+
+def reference_effect(effect: Effect) -> str:
+    return reference("effect", EFFECT_ADAPTER.dump_python(effect_record(effect), mode="json"))
+
+
+def reference_policy(policy: Policy) -> str:
+    return reference("policy", policy.model_dump(mode="json"))
 
 
 def corpus() -> tuple[list[Quest], list[Event], list[Effect]]:
@@ -100,3 +122,15 @@ def test_times_keep_their_offset_and_microseconds() -> None:
     event = EVENTS[0].model_copy(update={"at": datetime(2026, 1, 2, 3, 4, 5, 678, tzinfo=UTC)})
     assert data(records.dump_event(event)) == EVENT_ADAPTER.dump_json(event)
     assert load_event(records.dump_event(event)) == event
+
+
+@pytest.mark.parametrize("policy", [
+    Policy(),
+    Policy(shadow=True, max_attempts=5,
+           checkpoints={Checkpoint.B: CheckpointMode(blocking=False)}),
+], ids=["default", "advisory-b"])
+def test_policies_are_written_as_pydantic_writes_them(policy: Policy) -> None:
+    written = records.dump_policy(policy)
+    assert data(written) == policy.model_dump_json().encode()
+    assert json.loads(written) == json.loads(reference_policy(policy))
+    assert load_policy(written) == load_policy(reference_policy(policy)) == policy

@@ -1,109 +1,25 @@
-"""Thin, typed calls over gidgethub for the GitHub writes questbot's effects make.
+"""One repository's REST operations: pull requests, check runs, comments, issues, contents.
 
-Each function is one REST operation of ``../shared/github/rest-subset.openapi.json`` (named in
-its docstring) and returns a small frozen record of the fields questbot reads, so the adapters
-never index into raw JSON. Refusals that retrying cannot fix — a 403 that is not a rate limit,
-a 404, a 422 — become ``bot.journal.PermanentError`` through ``refused``, with a message saying
-what happened, to what, and what to do; everything else (5xx, rate limits that outlast the
-client's patience, network errors) propagates and the effect runner retries it.
+Each method is one REST operation (named in its docstring, or by the section it sits in) and
+returns a record of ``bot.github.forge.records``. Permanent refusals become ``PermanentError``
+through ``refusals`` with a message saying what to do; the rest propagates for a retry.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import Any
 
 import gidgethub
 from gidgethub.abc import GitHubAPI
 
-from bot.journal import PermanentError
+from bot.github.forge.git import GitData
+from bot.github.forge.records import CheckRun, Comment, FileContent, Issue, Pull
+from bot.github.forge.refusals import is_permanent, refusals, refused, status_of
 
 CHECK_NAME = "questbot"
-PERMANENT_STATUSES = frozenset({403, 404, 422})
-
-
-def status_of(exc: gidgethub.HTTPException) -> int:
-    return int(exc.status_code)
-
-
-def refused(exc: gidgethub.HTTPException, what: str, todo: str) -> PermanentError:
-    """A ``PermanentError`` for a GitHub refusal of ``what``, saying what to do about it."""
-    return PermanentError(f"github refused to {what} (HTTP {status_of(exc)}: {exc}); {todo}")
-
-
-def is_permanent(exc: Exception) -> bool:
-    return (isinstance(exc, gidgethub.BadRequest)
-            and not isinstance(exc, gidgethub.RateLimitExceeded)
-            and status_of(exc) in PERMANENT_STATUSES)
-
-
-@contextmanager
-def refusals(what: str, todo: str) -> Iterator[None]:
-    """Inside, a permanent GitHub refusal becomes ``refused(exc, what, todo)``; anything else
-    (a 5xx, a rate limit) goes through unchanged, for a retry."""
-    try:
-        yield
-    except gidgethub.BadRequest as exc:
-        if is_permanent(exc):
-            raise refused(exc, what, todo) from exc
-        raise
-
-
-@dataclass(frozen=True, slots=True)
-class Pull:
-    number: int
-    html_url: str
-    head_ref: str
-    head_sha: str
-    base_ref: str
-    base_sha: str
-    author: str
-    draft: bool
-    merged: bool
-    merge_commit_sha: str | None
-    state: str
-
-    @classmethod
-    def of(cls, data: dict[str, Any]) -> Pull:
-        return cls(
-            number=int(data["number"]), html_url=str(data.get("html_url") or ""),
-            head_ref=str(data["head"]["ref"]), head_sha=str(data["head"]["sha"]),
-            base_ref=str(data["base"]["ref"]), base_sha=str(data["base"]["sha"]),
-            author=str((data.get("user") or {}).get("login") or ""),
-            draft=bool(data.get("draft")), merged=bool(data.get("merged")),
-            merge_commit_sha=data.get("merge_commit_sha"), state=str(data.get("state")),
-        )
-
-
-@dataclass(frozen=True, slots=True)
-class CheckRun:
-    id: int
-    head_sha: str
-    status: str
-    conclusion: str | None
-    external_id: str
-    html_url: str
-
-
-def _check_run(data: dict[str, Any]) -> CheckRun:
-    return CheckRun(int(data["id"]), str(data["head_sha"]), str(data["status"]),
-                    data.get("conclusion"), str(data.get("external_id") or ""),
-                    str(data.get("html_url") or ""))
-
-
-@dataclass(frozen=True, slots=True)
-class Comment:
-    id: int
-    html_url: str
-
-
-@dataclass(frozen=True, slots=True)
-class FileContent:
-    text: str
-    sha: str
+PER_PAGE = 100
+"""The most GitHub gives in one page of a listing (comments, issues, pulls, check runs)."""
 
 
 class Forge:
@@ -113,35 +29,8 @@ class Forge:
         self.gh = gh
         self.repo = repo
         self.base = f"/repos/{repo}"
-
-    # -- refs (git/get-ref, git/create-ref, git/update-ref) --------------------------------
-
-    async def ref_sha(self, branch: str) -> str | None:
-        """``git/get-ref``: the commit a branch points at, or ``None`` if it does not exist."""
-        try:
-            data = await self.gh.getitem(f"{self.base}/git/ref/heads/{branch}")
-        except gidgethub.BadRequest as exc:
-            if status_of(exc) == 404:
-                return None
-            raise
-        return str(data["object"]["sha"])
-
-    async def ensure_branch(self, branch: str, sha: str) -> str:
-        """The branch's commit, creating it at ``sha`` if missing (``git/create-ref``)."""
-        found = await self.ref_sha(branch)
-        if found is not None:
-            return found
-        try:
-            data = await self.gh.post(f"{self.base}/git/refs",
-                                      data={"ref": f"refs/heads/{branch}", "sha": sha})
-        except gidgethub.BadRequest as exc:
-            if status_of(exc) == 422:  # created meanwhile by another runner: read it back
-                again = await self.ref_sha(branch)
-                if again is not None:
-                    return again
-            raise refused(exc, f"create branch {branch} at {sha[:12]} in {self.repo}",
-                          "check that the commit exists and questbot may write contents") from exc
-        return str(data["object"]["sha"])
+        self.git = GitData(gh, repo)
+        """Refs, trees, blobs and commits: the ``GitHost`` the agent works through."""
 
     # -- pull requests (pulls/create, pulls/get, pulls/merge, pulls/update-branch) ---------
 
@@ -150,6 +39,25 @@ class Forge:
         data = await self.gh.post(f"{self.base}/pulls", data={
             "head": head, "base": base, "title": title, "body": body, "draft": draft})
         return Pull.of(data)
+
+    async def find_pull(self, branch: str, *, author: str | None = None) -> Pull | None:
+        """``pulls/list`` by head branch, open and closed: the pull request from ``branch``
+        (by ``author``, when given) — the open one if there is one, else the newest. How a
+        pull request questbot opened but did not record is found again."""
+        owner = self.repo.split("/", 1)[0]
+        found: list[Pull] = []
+        with refusals(f"list the pull requests from {branch} in {self.repo}",
+                      "check the App has pull_requests: read"):
+            async for data in self.gh.getiter(f"{self.base}/pulls{{?head,state,per_page}}",
+                                              {"head": f"{owner}:{branch}", "state": "all",
+                                               "per_page": PER_PAGE}):
+                pull = Pull.of(data)
+                if pull.head_ref == branch and (author is None
+                                                or pull.author.lower() == author.lower()):
+                    found.append(pull)
+        if not found:
+            return None
+        return max(found, key=lambda p: (p.state == "open", p.number))
 
     async def pull(self, number: int) -> Pull:
         with refusals(f"read pull request #{number} of {self.repo}",
@@ -179,22 +87,34 @@ class Forge:
     # -- check runs (checks/create, checks/update, checks/list-for-ref) --------------------
 
     async def find_check_run(self, sha: str, external_id: str) -> CheckRun | None:
-        """The newest ``questbot`` check run on ``sha`` for this quest, if any."""
-        data = await self.gh.getitem(f"{self.base}/commits/{sha}/check-runs",
-                                     {"check_name": CHECK_NAME, "filter": "all"})
-        runs = [_check_run(r) for r in data.get("check_runs", [])
-                if str(r.get("external_id") or "") == external_id]
+        """The newest ``questbot`` check run on ``sha`` for this quest, if any: every run of
+        that name (``filter=all``, not only the latest of each), every page."""
+        runs = [run for run in await self.check_runs(sha, name=CHECK_NAME, latest=False)
+                if run.external_id == external_id]
         return max(runs, key=lambda r: r.id) if runs else None
+
+    async def check_runs(self, sha: str, *, name: str | None = None,
+                         latest: bool = True) -> list[CheckRun]:
+        """``checks/list-for-ref``, every page: the check runs GitHub has for ``sha`` (named
+        ``name``, when given; only the latest of each name unless ``latest`` is false)."""
+        query: dict[str, str | int] = {"filter": "latest" if latest else "all",
+                                       "per_page": PER_PAGE}
+        template = f"{self.base}/commits/{sha}/check-runs{{?filter,per_page}}"
+        if name is not None:
+            query["check_name"] = name
+            template = f"{self.base}/commits/{sha}/check-runs{{?check_name,filter,per_page}}"
+        return [CheckRun.of(r) async for r in self.gh.getiter(template, query,
+                                                              iterable_key="check_runs")]
 
     async def create_check_run(self, body: dict[str, Any]) -> CheckRun:
         with refusals(f"create the questbot check run on {str(body.get('head_sha'))[:12]} "
                       f"in {self.repo}", "check the App has checks: write permission"):
-            return _check_run(await self.gh.post(f"{self.base}/check-runs", data=body))
+            return CheckRun.of(await self.gh.post(f"{self.base}/check-runs", data=body))
 
     async def update_check_run(self, run_id: int, body: dict[str, Any]) -> CheckRun:
         with refusals(f"update check run {run_id} in {self.repo}",
                       "check the App has checks: write permission"):
-            return _check_run(await self.gh.patch(f"{self.base}/check-runs/{run_id}",
+            return CheckRun.of(await self.gh.patch(f"{self.base}/check-runs/{run_id}",
                                                   data=body))
 
     # -- issues and comments ---------------------------------------------------------------
@@ -204,7 +124,22 @@ class Forge:
                       "check the issue exists, is not locked, and the App may write issues"):
             data = await self.gh.post(f"{self.base}/issues/{number}/comments",
                                       data={"body": body})
-        return Comment(int(data["id"]), str(data.get("html_url") or ""))
+        return Comment.of(data)
+
+    async def find_comment(self, number: int, marker: str, *,
+                           author: str | None = None) -> Comment | None:
+        """``issues/list-comments``, every page: the first comment on ``number`` (by
+        ``author``, when given — a person quoting questbot's comment quotes its marker too)
+        whose body holds ``marker`` (a hidden ``<!-- questbot:… -->`` line), or ``None``."""
+        with refusals(f"list the comments of #{number} of {self.repo}",
+                      "check the issue exists and the App may read issues"):
+            async for data in self.gh.getiter(f"{self.base}/issues/{number}/comments"
+                                              "{?per_page}", {"per_page": PER_PAGE}):
+                comment = Comment.of(data)
+                if marker in comment.body and (author is None
+                                               or comment.author.lower() == author.lower()):
+                    return comment
+        return None
 
     async def edit_comment(self, comment_id: int, body: str) -> Comment | None:
         """Edit a comment; ``None`` if it is gone (deleted by a person), so the caller can
@@ -219,7 +154,7 @@ class Forge:
                 raise refused(exc, f"edit comment {comment_id} in {self.repo}",
                               "questbot can only edit its own comments") from exc
             raise
-        return Comment(int(data["id"]), str(data.get("html_url") or ""))
+        return Comment.of(data)
 
     async def react(self, comment_id: int, content: str) -> None:
         """``reactions/create-for-issue-comment``; GitHub answers 200 for a repeat, so this is
@@ -228,6 +163,21 @@ class Forge:
                       "the comment may have been deleted"):
             await self.gh.post(f"{self.base}/issues/comments/{comment_id}/reactions",
                                data={"content": content})
+
+    async def find_issue(self, creator: str, marker: str) -> Issue | None:
+        """``issues/list-for-repo`` by ``creator``, open and closed, oldest first, every page:
+        the first issue (not pull request) ``creator`` opened whose body holds ``marker``."""
+        with refusals(f"list the issues {creator} opened in {self.repo}",
+                      "check the App has issues: read"):
+            async for data in self.gh.getiter(
+                    f"{self.base}/issues{{?creator,state,sort,direction,per_page}}",
+                    {"creator": creator, "state": "all", "sort": "created",
+                     "direction": "asc", "per_page": PER_PAGE}):
+                issue = Issue.of(data)
+                if ("pull_request" not in data and issue.author.lower() == creator.lower()
+                        and marker in issue.body):
+                    return issue
+        return None
 
     async def create_issue(self, title: str, body: str) -> int:
         with refusals(f"open the issue {title!r} in {self.repo}",
@@ -249,12 +199,7 @@ class Forge:
             raise
         return True
 
-    # -- Git data (git/create-commit) and contents (repos/get-content) ---------------------
-
-    async def create_commit(self, *, tree: str, parents: list[str], message: str) -> str:
-        data = await self.gh.post(f"{self.base}/git/commits",
-                                  data={"tree": tree, "parents": parents, "message": message})
-        return str(data["sha"])
+    # -- contents (repos/get-content) and permissions ----------------------------------
 
     async def file(self, path: str, ref: str) -> FileContent | None:
         """``repos/get-content``: a file's text at ``ref``, or ``None`` if there is no such
@@ -273,3 +218,14 @@ class Forge:
             return None  # a directory of that name is not a settings file
         text = base64.b64decode(data.get("content") or "").decode("utf-8", errors="replace")
         return FileContent(text, str(data.get("sha") or ""))
+
+    async def permission(self, login: str) -> str:
+        """``repos/get-collaborator-permission-level``: ``admin``, ``maintain``, ``write``,
+        ``triage``, ``read`` or ``none`` (GitHub's 404: not a collaborator at all)."""
+        try:
+            answer = await self.gh.getitem(f"{self.base}/collaborators/{login}/permission")
+        except gidgethub.BadRequest as exc:
+            if status_of(exc) != 404:
+                raise
+            return "none"
+        return str(answer.get("permission") or "none")
