@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import uuid
 from dataclasses import dataclass
 
@@ -30,18 +31,11 @@ from tests.fakegithub.webhooks import Delivery, DeliveryResult
 
 REFUSED = ("@{login} `/{command}` needs write access to this repository, or being one of the "
            "reviewers in `.github/questbot.yml`. Ask a maintainer to run it.")
-COMMENT_GONE = (
-    "bot/worker/process.py: a command on a comment GitHub no longer has makes Forge.react raise "
-    "bot.journal.errors.PermanentError, which Worker.permanent() does not recognise; the "
-    "delivery stays pending for a retry (10 tries, then the dead letters) instead of being "
-    "dropped")
 EVENT_ID_COLLIDES = (
-    "bot/worker/intake.py: a command's event id is comment-{comment id}-{line}, so a command "
-    "an edit puts on a line that held another (acted) command gets the old command's id and "
-    "the journal absorbs it as a duplicate: the edit's command is silently dropped")
-REPLY_KEY_IS_THE_DELIVERY = (
-    "bot/worker/intake.py: a refusal's reply is posted once per (delivery id, line), so the "
-    "same signed body sent again under a new delivery id is answered a second time")
+    "bot/worker/intake.py: a command's event id (and its reply's key) is "
+    "comment-{comment id}-{line}, so a command an edit puts on a line that held another, "
+    "already acted command gets the old command's id and the journal absorbs it as a "
+    "duplicate: the edit's command is silently dropped")
 
 
 @dataclass
@@ -87,14 +81,14 @@ async def test_without_write_access_commands_are_refused_and_nothing_changes(
     await stack.fake.comment(REPO, story.pr_number(), "/pause not now", user="pat")
     await stack.settle()
     await unchanged(stack, story, before, State.HYPOTHESISED)
-    assert sorted(replies(stack, story.pr_number())) == sorted(
-        f"{REFUSED.format(login='pat', command=command)}\n\n<!-- questbot:reply={key} -->"
-        for command, key in [("approve", _reply_key(stack, -2)), ("pause", _reply_key(stack, -1))])
+    assert sorted(said(reply) for reply in replies(stack, story.pr_number())) == sorted(
+        REFUSED.format(login="pat", command=command) for command in ("approve", "pause"))
     assert writes_since(stack, before) == [REPLY, REPLY, REACTION, REACTION]
 
 
-def _reply_key(stack: Stack, index: int) -> str:
-    return f"{stack.fake.deliveries[index].delivery.id}:1"
+def said(reply: str) -> str:
+    """What a reply says to people, without questbot's hidden marker."""
+    return re.sub(r"\s*<!-- questbot:[^>]*-->\s*$", "", reply)
 
 
 @pytest.mark.parametrize("level", ["write", "maintain", "admin"])
@@ -240,16 +234,16 @@ async def test_deleting_a_comment_that_acted_changes_nothing(stack: Stack) -> No
     assert writes_since(stack, before) == []
 
 
-@pytest.mark.xfail(strict=True, reason=COMMENT_GONE)
-async def test_a_command_deleted_before_questbot_reads_it_is_dropped(stack: Stack) -> None:
+async def test_a_command_deleted_before_questbot_reads_it_still_counts(stack: Stack) -> None:
+    """Deleting undoes nothing, whenever it happens: whether a command acts must not depend
+    on how far behind the worker was. Only the reaction, on a comment that is gone, fails."""
     story = await at_checkpoint_a(stack)
-    before = await mark(stack, story)
     comment = await stack.fake.comment(REPO, story.pr_number(), "/approve", user=MAINTAINER)
     await delete_comment(stack.fake, REPO, comment.id)  # before the worker got to it
-    await stack.settle()
-    await unchanged(stack, story, before, State.HYPOTHESISED)
+    await story.step("maya approved A and deleted her comment at once", State.PLANNED)
     assert await stack.runtime.worker.inbound.backlog() == 0
     assert await stack.runtime.worker.inbound.dead_letters() == 0
+    assert not replies(stack, story.pr_number())
 
 
 # --- forged and replayed deliveries -----------------------------------------------------------
@@ -316,7 +310,6 @@ async def test_the_same_body_under_a_new_delivery_id_acts_once(stack: Stack) -> 
     assert set(writes_since(stack, before)) <= {REACTION}
 
 
-@pytest.mark.xfail(strict=True, reason=REPLY_KEY_IS_THE_DELIVERY)
 async def test_a_refused_command_under_a_new_delivery_id_is_answered_once(
         stack: Stack) -> None:
     story = await at_checkpoint_a(stack)

@@ -31,11 +31,6 @@ REPOSITORY_OF_ANOTHER_TYPE = (
     "branch key without checking its type; a full_name that is an object becomes \"{...}\", "
     "the journal refuses the key (UnstorableId), and the delivery is retried 10 times and "
     "dead-lettered instead of being ignored")
-COMMENT_GONE = (
-    "bot/worker/process.py: a command on a comment GitHub no longer has (deleted before the "
-    "worker read it) makes Forge.react raise bot.journal.errors.PermanentError, which "
-    "Worker.permanent() does not recognise; the delivery is retried 10 times and dead-lettered "
-    "instead of being dropped")
 
 
 @st.composite
@@ -83,8 +78,7 @@ async def test_any_delivery_is_handled_or_dropped_never_retried(
     await deliver_and_settle(ready, *data.draw(aimed(ready, comments=False)), caplog)
 
 
-@pytest.mark.xfail(strict=True, reason=COMMENT_GONE)
-@fuzz(10, shrink=False)
+@fuzz(10)
 @given(data=st.data())
 async def test_any_comment_is_handled_or_dropped_never_retried(
         ready: Stack, data: st.DataObject, caplog: pytest.LogCaptureFixture) -> None:

@@ -155,10 +155,10 @@ def test_the_problems_found_say_what_to_do() -> None:
 async def test_a_bad_file_is_reported_and_the_last_good_settings_stay(
         world: World, texts: list[str]) -> None:
     await world.redis.flushdb()  # no last good settings: every example starts afresh
-    await world.ctx.clients.remember_installation(REPO, world.fake.repo(REPO).installation_id)
+    await world.clients.remember_installation(REPO, world.fake.repo(REPO).installation_id)
     good = "max_attempts: 5\nreviewers: [alice]\n"
     await world.fake.push(REPO, "main", {".github/questbot.yml": good})
-    source = RepoSettings(world.ctx.clients, world.redis)
+    source = RepoSettings(world.clients, world.redis)
     in_force = await source.settings(REPO)
     reported = None  # the blob of the bad file last reported: each is reported once in a row
     for text in texts:
