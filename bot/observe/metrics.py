@@ -46,7 +46,8 @@ class Outcome(StrEnum):
 
 class Metrics:
     """The process's metrics. The web process counts deliveries; the worker sets the quest
-    gauge, times effect deliveries and records the GitHub rate limit it sees."""
+    gauge, times effect deliveries and records the GitHub rate limit it sees; both count their
+    Redis connection errors and reconnects (``bot.journal.wire.connect``)."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
@@ -80,6 +81,16 @@ class Metrics:
             "questbot_github_rate_limit_remaining",
             "GitHub REST requests left in the current rate-limit window, per installation.",
             ["installation"], registry=r,
+        )
+        self.redis_errors = Counter(
+            "questbot_redis_connection_errors", "Connection errors and timeouts talking to "
+            "Redis; each closes the connection, and the command is tried again on a new one.",
+            registry=r,
+        )
+        self.redis_reconnects = Counter(
+            "questbot_redis_reconnects", "Redis commands that succeeded on a new connection "
+            "after the previous one failed (a restart, a failover, a dropped connection).",
+            registry=r,
         )
         self._quest_states: set[str] = set()
         self._delivery_counters: dict[tuple[str, Outcome], Counter] = {}
