@@ -95,7 +95,8 @@ class Actions:
         return found
 
     def set_permission(self, full_name: str, login: str, permission: Permission | str) -> None:
-        """Make ``login`` a collaborator with ``admin``/``write``/``read`` (or ``none``)."""
+        """Make ``login`` a collaborator with a role: ``admin``, ``maintain``, ``write``,
+        ``triage`` or ``read`` (or ``none``)."""
         self.repo(full_name).permissions[login] = Permission(permission)
 
     def add_comment(self, repo: Repository, issue: Issue, body: str, user: str) -> Comment:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
+from tests.fakegithub.collaborators import get_permission_level
 from tests.fakegithub.routes_issues import paged, unsupported, with_link
 from tests.fakegithub.state import CheckRun, CommitStatus, iso
 
@@ -126,19 +127,6 @@ async def create_status(call: Call) -> Reply:
     return Reply(201, call.render.status(repo, status))
 
 
-async def get_permission(call: Call) -> Reply:
-    repo = call.repository
-    login = call.params["username"]
-    permission = repo.permission(login)
-    body = call.render.api.example(
-        "repository-collaborator-permission-response-if-user-has-admin-permissions"
-    )
-    user = call.render.user(login)
-    user["role_name"] = permission.value
-    body.update(permission=permission.value, role_name=permission.value, user=user)
-    return Reply(200, body)
-
-
 async def get_workflow_run(call: Call) -> Reply:
     run = call.repository.workflow_runs.get(call.int_param("run_id"))
     if run is None:
@@ -174,7 +162,7 @@ HANDLERS: dict[str, Handler] = {
     "checks/update": update_check_run,
     "checks/list-for-ref": list_check_runs,
     "repos/create-commit-status": create_status,
-    "repos/get-collaborator-permission-level": get_permission,
+    "repos/get-collaborator-permission-level": get_permission_level,
     "actions/get-workflow-run": get_workflow_run,
     "actions/re-run-workflow": rerun_workflow,
     "actions/download-workflow-run-logs": download_logs,
