@@ -15,7 +15,7 @@ Who did something is read from ``type``, never from the login: GitHub gives App 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gidgethub import routing, sansio
@@ -99,6 +99,9 @@ class CommentCommands:
     comment_id: int
     author: str
     commands: tuple[Command | CommandProblem, ...]
+    edited: bool = False
+    """The commands an edit added: a line may hold a new command where an earlier one stood, so
+    what each says is part of its identity, not only its line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -308,7 +311,7 @@ async def _edited(event: sansio.Event, out: Intents) -> None:
     added = tuple(item for item in _said(comment.get("body")) if _unplaced(item) not in old)
     intent = _comment_intent(data, data.get("sender") or comment.get("user"), added)
     if intent is not None:
-        out.items.append(intent)
+        out.items.append(replace(intent, edited=True))
 
 
 def _unplaced(item: Command | CommandProblem) -> object:

@@ -31,11 +31,6 @@ from tests.fakegithub.webhooks import Delivery, DeliveryResult
 
 REFUSED = ("@{login} `/{command}` needs write access to this repository, or being one of the "
            "reviewers in `.github/questbot.yml`. Ask a maintainer to run it.")
-EVENT_ID_COLLIDES = (
-    "bot/worker/intake.py: a command's event id (and its reply's key) is "
-    "comment-{comment id}-{line}, so a command an edit puts on a line that held another, "
-    "already acted command gets the old command's id and the journal absorbs it as a "
-    "duplicate: the edit's command is silently dropped")
 
 
 @dataclass
@@ -214,7 +209,6 @@ async def test_an_edit_acts_as_the_person_who_edited(stack: Stack) -> None:
     assert [e.actor for e in decided] == [MAINTAINER]
 
 
-@pytest.mark.xfail(strict=True, reason=EVENT_ID_COLLIDES)
 async def test_an_edit_that_replaces_a_command_acts_on_the_new_one(stack: Stack) -> None:
     story = await at_checkpoint_a(stack)
     comment = await stack.fake.comment(REPO, story.pr_number(), "/claim", user=MAINTAINER)
