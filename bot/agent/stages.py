@@ -74,10 +74,6 @@ _WAITS = {
 """Why a run that stopped at ``plan`` is not finished: a checkpoint is a person's call."""
 
 
-def quest_branch(quest_id: str) -> str:
-    return f"quest/{quest_id}"
-
-
 @dataclass(frozen=True, slots=True)
 class StageOutcome:
     """What a stage produced; ``state`` is where the agent run stopped."""
@@ -260,7 +256,7 @@ async def reproduce(s: StageRun) -> StageOutcome:
     facts["reproduction_exit"] = code
     if s.run.state is not RunState.PLAN:
         return s.ended(**facts)
-    commit = await push_change(s.host, branch=quest_branch(s.quest.id),
+    commit = await push_change(s.host, branch=s.quest.branch,
                                parent=checkout, changes=changes, force=True,
                                message=f"Reproduce: {repro.name}\n\nquestbot quest {s.quest.id}")
     return s.ended(reproduced=True, commit=commit, **facts)
@@ -283,7 +279,7 @@ async def plan(s: StageRun) -> StageOutcome:
 
 
 async def patch(s: StageRun) -> StageOutcome:
-    branch = quest_branch(s.quest.id)
+    branch = s.quest.branch
     parent = await s.host.branch_head(branch) or s.quest.head or s.quest.base
     checkout = await _checkout(s, parent)
     repair = s.task.repair

@@ -107,29 +107,38 @@ class Projection:
     # -- the pull request ------------------------------------------------------------------
 
     async def pull(self, quest: Quest, forge: Forge) -> Pull | None:
-        number = await self.memory.quest_int(quest.id, "pr")
+        number = await self.recorded_pull(quest)
         return await forge.pull(number) if number is not None else None
+
+    async def recorded_pull(self, quest: Quest) -> int | None:
+        """The pull request recorded for the quest's current branch (``Quest.branch``): a
+        quest that starts again after a rollback or a reopening works on a fresh branch, and
+        the pull request of its old one, merged, is not its home any more."""
+        number, branch = await self.memory.quest_fields(quest.id, "pr", "pr_branch")
+        if number is None or (branch or quest_branch(quest.id)) != quest.branch:
+            return None
+        return int(number)
 
     async def ensure_pull(self, quest: Quest, forge: Forge) -> int | None:
         """The quest's pull request number, opening it (and its branch) if needed; ``None``
         while GitHub refuses it because the branch has no commits beyond the base yet.
         Opened once (``bot.journal.memory``): under the lease, and only when GitHub has no
         pull request of questbot's from ``quest/<id>`` already."""
-        number = await self.memory.quest_int(quest.id, "pr")
+        number = await self.recorded_pull(quest)
         if number is not None:
             return number
         async with self.memory.quest_creating(quest.id, "pr"):
-            number = await self.memory.quest_int(quest.id, "pr")
+            number = await self.recorded_pull(quest)
             if number is not None:  # opened by the path that held the lease before us
                 return number
-            branch = quest_branch(quest.id)
+            branch = quest.branch
             pull = await forge.find_pull(branch, author=self.ctx.bot_login)
             if pull is None:
                 pull = await self._open_pull(quest, forge, branch)
             if pull is None:
                 return None
             await self.memory.set_quest(quest.id, pr=pull.number, pr_url=pull.html_url,
-                                        pr_head=pull.head_sha)
+                                        pr_head=pull.head_sha, pr_branch=branch)
             return pull.number
 
     async def _open_pull(self, quest: Quest, forge: Forge, branch: str) -> Pull | None:
@@ -177,14 +186,14 @@ class Projection:
                             evidence: EvidenceBundle | None = None) -> str | None:
         """Post or edit the one status comment; returns its URL (``None``: nowhere to post).
         ``evidence`` is what ``sync_with`` looked up for this quest, shown in the comment."""
-        pr = await self.memory.quest_int(quest.id, "pr")
+        pr = await self.recorded_pull(quest)
         target = pr if pr is not None else await self.source_issue(quest)
         if target is None:
             return None
         view = render.StatusView(
             quest, await self._timeline(quest.id),
             evidence,
-            await self.memory.quest(quest.id, "pr_url"),
+            await self.memory.quest(quest.id, "pr_url") if pr is not None else None,
             [f"{f.effect_type}: {f.error}" for f in
              (await failures(self.ctx.journal.client, quest.id))[-3:]])
         body = render.status_comment(view)
@@ -231,11 +240,13 @@ class Projection:
                                evidence: EvidenceBundle | None = None) -> None:
         """Create or update the ``questbot`` check run on the quest's head; its details
         (``output.text``) carry the evidence too, cut to GitHub's limit."""
-        head = (quest.head or await self.memory.quest(quest.id, "pr_head") or quest.base)
+        current = await self.recorded_pull(quest) is not None
+        head = (quest.head or (await self.memory.quest(quest.id, "pr_head") if current else None)
+                or quest.base)
         if head is None:
             return
         view = render.check_run(quest, evidence)
-        details = await self.memory.quest(quest.id, "pr_url") or details_url
+        details = (await self.memory.quest(quest.id, "pr_url") if current else None) or details_url
         body = view.body(details)
         new_digest = digest(head, body)
         if await self.memory.quest_fields(quest.id, "check_digest", CREATING_CHECK) == [
