@@ -389,10 +389,16 @@ class Inbound:
         claimed: list[InboundDelivery] = []
         cursor: Any = "0-0"
         while len(claimed) < count:
-            reply = await self.client.xautoclaim(
-                STREAM, GROUP, consumer, min_idle_ms, start_id=cursor,
-                count=count - len(claimed),
-            )
+            try:
+                reply = await self.client.xautoclaim(
+                    STREAM, GROUP, consumer, min_idle_ms, start_id=cursor,
+                    count=count - len(claimed),
+                )
+            except redis.exceptions.ResponseError as exc:
+                if "NOGROUP" not in str(exc):
+                    raise
+                await self.ensure_group()  # the stream was deleted (FLUSHDB, a new server)
+                return claimed
             cursor, entries = reply[0], reply[1]
             claimed += [d for d in map(_delivery, entries) if d is not None]
             if _text(cursor) == "0-0":

@@ -81,6 +81,11 @@ class Metrics:
             "GitHub REST requests left in the current rate-limit window, per installation.",
             ["installation"], registry=r,
         )
+        self.redis_reconnects = Counter(
+            "questbot_redis_reconnects", "Times the process found Redis answering again after "
+            "it could not be reached (a restart, a failover), by process.", ["process"],
+            registry=r,
+        )
         self._quest_states: set[str] = set()
         self._delivery_counters: dict[tuple[str, Outcome], Counter] = {}
 
@@ -108,6 +113,10 @@ class Metrics:
         self.effect_seconds.labels(effect=effect).observe(seconds)
         if not ok:
             self.effect_failures.labels(effect=effect).inc()
+
+    def redis_reconnected(self, process: str) -> None:
+        """Count one outage of Redis the process lived through (``web`` or ``worker``)."""
+        self.redis_reconnects.labels(process=process).inc()
 
     def set_rate_limit(self, remaining: int, installation: str | int = "app") -> None:
         self.rate_limit_remaining.labels(installation=str(installation)).set(remaining)

@@ -16,8 +16,11 @@ from dataclasses import dataclass
 
 import aiohttp
 import redis.asyncio
+import redis.exceptions
 from aiohttp import web
 from pydantic import SecretStr
+from redis.asyncio.retry import Retry
+from redis.backoff import ExponentialBackoff
 
 from bot.adapters import AdapterContext
 from bot.agent.evidence_store import EvidenceStore
@@ -30,6 +33,7 @@ from bot.github.effects import GitHubEffects
 from bot.github.forge import Forges
 from bot.github.ratelimit import RateLimits
 from bot.github.repo_settings import RepoSettings
+from bot.journal import Leases
 from bot.journal.outbox import Adapter
 from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
@@ -51,6 +55,26 @@ class Runtime:
     async def close(self) -> None:
         await self.session.close()
         await self.redis.aclose()
+
+
+REDIS_RETRIES = 6
+"""Resends of one command before its error reaches the loop: with the back-off below, about
+3.5 s of a Redis that refuses connections — a restart on its AOF is usually over by then —
+after which the loop's own back-off takes over (``bot.journal.outage``)."""
+
+
+def redis_client(url: str) -> redis.asyncio.Redis:
+    """The worker's Redis client: a command that meets a closed connection (a Redis that
+    restarted, failed over or is still loading its AOF) is sent again on a new one, with
+    exponential back-off, instead of failing the loop that sent it.
+
+    Resending is safe for what the worker sends: the scripts answer a second copy of
+    themselves as a duplicate, the lease script finds its own token, and doorbells and index
+    writes are harmless twice. ``socket_timeout`` must exceed the longest blocking read (1 s)."""
+    return redis.asyncio.Redis.from_url(
+        url, socket_timeout=5, socket_connect_timeout=2, health_check_interval=10,
+        retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), REDIS_RETRIES),
+        retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError])
 
 
 def github_plugin(forges: Forges, *, draft_pulls: bool) -> Plugin:
@@ -77,12 +101,12 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
                         private_key: str | bytes | SecretStr, durable: bool = True,
                         scripted_specs: Mapping[str, ScriptedSpec] | None = None,
                         draft_pulls: bool = False, poll_seconds: float = 2.0,
-                        claim_idle_s: float = 1860.0,
+                        leases: Leases | None = None,
                         limits: RateLimits | None = None) -> Runtime:
     """``draft_pulls`` is off by default: GitHub's REST API cannot mark a draft ready for
-    review, so a draft quest PR could never land (docs/decisions.md)."""
-    client = redis.asyncio.Redis.from_url(redis_url, socket_timeout=30,
-                                          health_check_interval=30)
+    review, so a draft quest PR could never land (docs/decisions.md). ``leases`` default to
+    ``Leases()`` (``bot.journal.lease`` says why those figures)."""
+    client = redis_client(redis_url)
     session = aiohttp.ClientSession()
     clients = GitHubClients(session, client, app_id=app_id, private_key=private_key,
                             base_url=github_api_url, limits=limits)
@@ -92,7 +116,7 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
     worker = build_worker(client, forges, settings,
                           [github_plugin(forges, draft_pulls=draft_pulls),
                            agent_plugin(scripted_specs, poll_seconds)],
-                          durable=durable, claim_idle_s=claim_idle_s, metrics=metrics)
+                          durable=durable, leases=leases, metrics=metrics)
     return Runtime(client, session, clients, settings, worker, metrics)
 
 
@@ -107,7 +131,8 @@ async def _serve(config: Config) -> None:
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
     site_runner = web.AppRunner(make_worker_app(runtime.metrics, runtime.worker.journal,
-                                                runtime.clients.limits), access_log=None)
+                                                runtime.clients.limits, runtime.worker.outage),
+                                access_log=None)
     await site_runner.setup()
     await web.TCPSite(site_runner, "0.0.0.0", config.metrics_port).start()  # noqa: S104
     log.info("questbot worker started (%s); /metrics and /healthz on port %d",

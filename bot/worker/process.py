@@ -4,7 +4,12 @@ projection of every quest onto GitHub (status comment and check run).
 Everything is wired here, in one place, from the configuration (``build_worker``), so the
 demo, the end-to-end tests and ``python -m bot worker`` run the same assembly. Several workers
 may run against one Redis: deliveries are shared by a consumer group, effects by the doorbell
-streams, and a quest's effects are delivered by one runner at a time (its lease).
+streams, and a quest's effects are delivered by one runner at a time (its lease, short and
+kept by a heartbeat: ``bot.journal.lease``).
+
+No loop of the worker ends because Redis went away: each runs its steps through one shared
+``Outage`` (``bot.journal.outage``), which backs off, logs once per loop and outage, counts
+the reconnects and tells ``/healthz`` that the worker is degraded meanwhile.
 """
 
 from __future__ import annotations
@@ -29,12 +34,15 @@ from bot.github.auth import InstallationTokenError
 from bot.github.client import NotInstalled
 from bot.github.forge import Forges
 from bot.journal import (
+    REDIS_AWAY,
     Adapters,
     Applied,
     EffectRunner,
     Failure,
     Indexes,
     Journal,
+    Leases,
+    Outage,
     PermanentError,
     Timers,
 )
@@ -77,6 +85,7 @@ class Projector:
     """Brings quests' GitHub views up to date, latest state wins, one quest at a time each."""
 
     sync: Sync
+    outage: Outage = field(default_factory=Outage)
     pending: dict[str, Quest] = field(default_factory=dict)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -85,22 +94,30 @@ class Projector:
         self.wake.set()
 
     async def drain(self) -> int:
+        """Sync every pending view. A view that fails is dropped (the next transition syncs
+        it again), except while Redis is away: then it stays pending and the error is
+        raised, for ``run`` to wait until Redis is back."""
         done = 0
         while self.pending:
-            _qid, quest = self.pending.popitem()
+            qid, quest = self.pending.popitem()
             try:
                 await self.sync(quest)
-            except Exception:  # a view is a projection: the next transition syncs it again
+            except REDIS_AWAY:
+                self.pending.setdefault(qid, quest)  # unless a newer state arrived meanwhile
+                raise
+            except Exception:
                 log.exception("could not bring quest %s's GitHub view up to date", quest.id)
             done += 1
         return done
 
     async def run(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
+        async def turn() -> None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), timeout=1.0)
             self.wake.clear()
             await self.drain()
+
+        await self.outage.guard("projection", turn, stop)
 
 
 def permanent(exc: BaseException) -> bool:
@@ -168,6 +185,8 @@ class Worker:
     timers: Timers
     projector: Projector
     timings: Timings = field(default_factory=Timings)
+    outage: Outage = field(default_factory=Outage)
+    """Shared by every loop: whether Redis answers, for ``/healthz``."""
     claim_idle_ms: int = 60_000
     """A delivery another worker read and has not acknowledged for this long is taken over."""
     max_tries: int = 10
@@ -223,12 +242,11 @@ class Worker:
                 return
 
     async def run(self, stop: asyncio.Event) -> None:
-        async def inbound_loop() -> None:
-            while not stop.is_set():
-                await self.inbound_once(block_ms=1000)
-
-        await asyncio.gather(inbound_loop(), self.runner.run(stop), self.timers.run(stop),
-                             self.projector.run(stop))
+        """Every loop until ``stop``; none of them ends when Redis goes away (see the module
+        docs)."""
+        await asyncio.gather(
+            self.outage.guard("inbound", lambda: self.inbound_once(block_ms=1000), stop),
+            self.runner.run(stop), self.timers.run(stop), self.projector.run(stop))
 
 
 def failure_reporter(journal: Journal, book: PolicyBook) -> Callable[[Failure], Awaitable[None]]:
@@ -259,16 +277,19 @@ Plugin = Callable[[AdapterContext], tuple[dict[EffectType, Adapter], Sync | None
 
 def build_worker(client: redis.asyncio.Redis, forges: Forges, settings: SettingsSource,
                  plugins: Sequence[Plugin] = (), *, durable: bool = True,
-                 claim_idle_s: float = 1860.0, metrics: Metrics | None = None) -> Worker:
+                 leases: Leases | None = None, metrics: Metrics | None = None) -> Worker:
     """Assemble a worker: the coordination adapters plus each plugin's adapters and
-    projection. ``claim_idle_s`` must exceed the slowest adapter (an agent run). The agent
-    reaches repositories through ``forges.git_host``; nothing else of GitHub is in the
-    context."""
+    projection. ``leases`` are the effect runner's figures (``Leases()``: a 10 s lease kept
+    by a 2 s heartbeat however long an adapter runs, and a dead runner's work taken over
+    after 12 s). The agent reaches repositories through ``forges.git_host``; nothing else of
+    GitHub is in the context."""
+    outage = Outage(on_reconnect=(lambda: metrics.redis_reconnected("worker"))
+                    if metrics is not None else None)
     journal = ObservedJournal(client, durable=durable)
     ctx = AdapterContext(journal=journal, hosts=forges.git_host, settings=settings)
     book = PolicyBook(settings, journal)
     indexes = Indexes(client)
-    timers = Timers(journal, book)
+    timers = Timers(journal, book, outage=outage)
     every: dict[EffectType, Adapter] = Coordination(ctx, forges, indexes, timers).adapters()
     syncs: list[Sync] = []
     for plugin in plugins:
@@ -284,9 +305,9 @@ def build_worker(client: redis.asyncio.Redis, forges: Forges, settings: Settings
     timings = Timings()
     runner = EffectRunner(journal, Adapters({t: prepared(book, a, timings, metrics)
                                              for t, a in every.items()}),
-                          book, claim_idle_s=claim_idle_s,
-                          on_failure=failure_reporter(journal, book))
-    projector = Projector(sync_all)
+                          book, leases=leases, on_failure=failure_reporter(journal, book),
+                          outage=outage)
+    projector = Projector(sync_all, outage)
     journal.listeners.append(projector.notify)
     return Worker(journal, Inbound(client, durable=durable), Intake(ctx, forges, book, indexes),
-                  runner, timers, projector, timings)
+                  runner, timers, projector, timings, outage)
