@@ -114,17 +114,24 @@ class Lease:
     async def heartbeat(self, also: Callable[[], Awaitable[None]] | None = None
                         ) -> AsyncIterator[None]:
         """Keep the lease (and, through ``also``, the doorbells) fresh while the block runs."""
-        beat = asyncio.create_task(self._beat(also), name=f"lease:{self.quest_id}")
+        done = asyncio.Event()
+        beat = asyncio.create_task(self._beat(also, done), name=f"lease:{self.quest_id}")
         try:
             yield
         finally:
+            # told twice: a cancellation can be lost inside a Redis call (it then ends as a
+            # connection error), and the beat must end all the same, at its next wake-up
+            done.set()
             beat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await beat
 
-    async def _beat(self, also: Callable[[], Awaitable[None]] | None) -> None:
-        while True:
+    async def _beat(self, also: Callable[[], Awaitable[None]] | None,
+                    done: asyncio.Event) -> None:
+        while not done.is_set():
             await asyncio.sleep(self.leases.heartbeat_s)
+            if done.is_set():
+                return
             try:
                 if not await self.hold():
                     log.warning("the lease of quest %s was taken by another runner (this one "

@@ -73,6 +73,9 @@ __all__ = ["Adapter", "Adapters", "Backoff", "EffectRunner", "Failure", "RunStat
 
 log = logging.getLogger(__name__)
 
+SHUTDOWN_GRACE_S = 15.0
+"""How long a stopping runner waits for its cancelled deliveries (an agent killed and reaped)."""
+
 
 @dataclass(frozen=True, slots=True)
 class _Outcome:
@@ -117,6 +120,8 @@ class EffectRunner:
         """The doorbells of the quests being served now (``run``)."""
         self._recover = False
         """Redis went away: look for doorbells read for us whose reply was lost."""
+        self._fresh: set[Bell] = set()
+        """Doorbells read new (not taken over, not deferred): dropped when the lease is held."""
         self._ready = False
         self._next: dict[str, float] = {"sweep": time.monotonic() + self.leases.sweep_s}
         """When the periodic chores (claim, refresh, sweep) are due next, monotonic."""
@@ -192,8 +197,8 @@ class EffectRunner:
             free -= len(claimed)
         if free > 0:
             block = None if taken else self._block_ms(block_ms)
-            taken += await doorbells.read(self.client, self.shards, self.consumer,
-                                          min(free, self.batch), block)
+            taken += self._new(await doorbells.read(self.client, self.shards, self.consumer,
+                                                    min(free, self.batch), block))
         elif not taken and self._tasks:
             await asyncio.wait(list(self._tasks), timeout=block_ms / 1000,
                                return_when=asyncio.FIRST_COMPLETED)
@@ -230,9 +235,11 @@ class EffectRunner:
         """How long a read may wait for new doorbells: not past the next deferred one."""
         if not block_ms:
             return None
-        if not self._deferred:
+        busy = set(self._tasks.values())  # their doorbells wait for the delivery to end
+        waiting = [when for qid, when in self._deferred.values() if qid not in busy]
+        if not waiting:
             return block_ms
-        soonest = min(when for _, when in self._deferred.values())
+        soonest = min(waiting)
         wait = int((soonest - self.clock()) * 1000)
         return max(1, min(block_ms, wait)) if wait > 0 else None
 
@@ -257,7 +264,8 @@ class EffectRunner:
         running = list(self._tasks.items())
         for task, _qid in running:
             task.cancel()
-        await asyncio.gather(*(task for task, _ in running), return_exceptions=True)
+        if running:  # bounded: a cancellation lost inside a library call must not hang us
+            await asyncio.wait([task for task, _ in running], timeout=SHUTDOWN_GRACE_S)
         with contextlib.suppress(*REDIS_AWAY):
             await doorbells.ring(self.client, {qid for _, qid in running}, self.journal.shards)
 
@@ -277,8 +285,8 @@ class EffectRunner:
         stats.claimed += len(claimed)
         taken += claimed
         block = block_ms if block_ms and not taken and not self._deferred else None
-        taken += await doorbells.read(self.client, self.shards, self.consumer, self.batch,
-                                      block)
+        taken += self._new(await doorbells.read(self.client, self.shards, self.consumer,
+                                                self.batch, block))
         if not taken:
             if self._deferred and block_ms:
                 await asyncio.sleep(min(block_ms / 1000, 0.05))
@@ -296,10 +304,23 @@ class EffectRunner:
 
     # -- delivering one quest ------------------------------------------------------------
 
+    def _new(self, read: list[tuple[str, Bell]]) -> list[tuple[str, Bell]]:
+        self._fresh.update(bell for _, bell in read)
+        return read
+
     async def _serve(self, quest_id: str, bells: list[Bell], stats: RunStats) -> None:
+        fresh = [b for b in bells if b in self._fresh]
+        self._fresh.difference_update(bells)
         outcome = await self.deliver(quest_id, stats, bells=bells)
-        if outcome.drained or outcome.busy:
+        if outcome.drained:
             await doorbells.ack(self.client, bells)
+        elif outcome.busy:
+            # only a doorbell rung since the holder took the lease may be dropped: the holder
+            # looks again after it lets go, or — if it died — its own doorbells, taken over by
+            # someone, bring a runner. Doorbells taken over may be those very ones: they wait.
+            await doorbells.ack(self.client, fresh)
+            self._defer([b for b in bells if b not in fresh], quest_id,
+                        self.clock() + self.leases.heartbeat_s)
         else:
             self._defer(bells, quest_id, outcome.wait_until)
 

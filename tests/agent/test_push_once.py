@@ -4,6 +4,7 @@ the commit the first run pushed, without pushing a second one."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -103,9 +104,8 @@ async def test_a_push_that_never_happened_is_made_by_the_next_run(
     await quests.apply(await run[EffectType.START_AGENT](await quests.sense(main_sha)))
     start = only(await quests.decide("A"), EffectType.START_AGENT)
     stored = fake.repo(REPO)
-    await ctx.journal.client.hset(outcomes_key("q-1"), push_field(start), (
-        '{"branch": "quest/q-1", "parent": "%s", "files": {"nothing.txt": "%s"}}'
-        % (main_sha, blob_sha(b"x"))))
+    await ctx.journal.client.hset(outcomes_key("q-1"), push_field(start), json.dumps(
+        {"branch": "quest/q-1", "parent": main_sha, "files": {"nothing.txt": blob_sha(b"x")}}))
     events = await run[EffectType.START_AGENT](start)
     assert events[0].commit == stored.branch_sha("quest/q-1")
     assert stored.git.commits[events[0].commit].parents == (main_sha,)

@@ -197,3 +197,40 @@ async def test_the_worker_loop_sweeps_when_it_starts(
     stop.set()
     await loop
     assert set(recorder.calls) == {e.key for e in b.effects}
+
+
+async def test_a_doorbell_for_a_quest_in_hand_waits_its_turn_without_spinning(
+        journal: Journal, recorder: Recorder, redis_async: redis.asyncio.Redis) -> None:
+    b = JournalBuilder("q-1").sense()
+    await journal.apply_many(b.events, POLICY)
+    slow_key = b.effects[0].key
+    started, finish = asyncio.Event(), asyncio.Event()
+
+    async def slow(effect: Effect) -> Sequence[Event] | None:
+        if effect.key == slow_key:
+            started.set()
+            await finish.wait()
+        return await recorder(effect)
+
+    runner = EffectRunner(journal, Adapters({t: slow for t in EffectType}), POLICY,
+                          consumer="one", leases=QUICK)
+    stop = asyncio.Event()
+    loop = asyncio.create_task(runner.run(stop, block_ms=200))
+    await started.wait()
+    await journal.apply(b.add("spend_requested", amount_cents=5, purpose="tokens"), POLICY)
+    await asyncio.sleep(0.3)  # the runner read the new doorbell: it waits for the delivery
+    await redis_async.config_resetstat()
+    await asyncio.sleep(1.0)
+    stats = await redis_async.info("commandstats")
+    reads = int(stats.get("cmdstat_xreadgroup", {}).get("calls", 0))
+    assert reads <= 10, f"{reads} reads of the doorbells in a second: the loop spins"
+    finish.set()
+    for _ in range(100):  # then its turn comes: it finds everything delivered, and answers
+        if len(recorder.calls) == len(b.effects) and not await pending_doorbells(redis_async):
+            break
+        await asyncio.sleep(0.02)
+    stop.set()
+    await loop
+    assert set(recorder.calls) == {e.key for e in b.effects}
+    assert set(recorder.calls.values()) == {1}
+    assert await pending_doorbells(redis_async) == 0
