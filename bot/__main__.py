@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections import Counter
 from pathlib import Path
 
 from bot.config import Config, ConfigError, load_config
+from bot.core import Policy
 from bot.tools.replay import (
     JournalFileError,
     read_journal,
@@ -19,23 +21,36 @@ from bot.tools.replay import (
 
 
 def _replay(args: argparse.Namespace) -> int:
+    """A file replays under ``--policy``; a stored quest under the policy recorded with each
+    event, ``--policy`` standing in for entries recorded without one."""
+    policies: dict[str, Policy] | None = None
+    uses: Counter[str | None] | None = None
     try:
         policy = read_policy(args.policy)
         if args.redis:
             import asyncio
 
-            from bot.journal.recovery import replay_from_redis
+            from bot.journal.errors import CorruptJournal
+            from bot.journal.recovery import replay_recorded
 
-            result = asyncio.run(replay_from_redis(args.redis, args.journal, policy))
+            try:
+                rebuilt = asyncio.run(replay_recorded(args.redis, args.journal, policy))
+            except CorruptJournal as exc:
+                print(f"replay: {exc}", file=sys.stderr)
+                return 2
+            result = rebuilt.result
+            if rebuilt.recorded is not None:
+                policies, uses = rebuilt.recorded.stored, rebuilt.recorded.uses()
         else:
             result = replay(read_journal(Path(args.journal)), policy)
     except (JournalFileError, OSError) as exc:
         print(f"replay: {exc}", file=sys.stderr)
         return 2
     if args.json:
-        print(json.dumps(result_json(result), indent=2, sort_keys=True))
+        print(json.dumps(result_json(result, policies=policies, uses=uses), indent=2,
+                         sort_keys=True))
     else:
-        print(result_text(result))
+        print(result_text(result, uses=uses))
     return 1 if result.invalid is not None else 0
 
 
@@ -66,8 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     rp = sub.add_parser("replay", help="fold a quest's journal and print what it decided")
     rp.add_argument("journal", help="an events .jsonl file, or with --redis a quest id")
-    rp.add_argument("--policy", type=Path, help="a policy JSON file (default: the default policy)")
-    rp.add_argument("--redis", metavar="URL", help="read the quest's journal from this Redis")
+    rp.add_argument("--policy", type=Path, help="a policy JSON file (default: the default "
+                    "policy); with --redis, only for entries recorded without one")
+    rp.add_argument("--redis", metavar="URL", help="read the quest's journal from this Redis, "
+                    "each event replayed under the policy recorded with it")
     rp.add_argument("--json", action="store_true", help="print the result as JSON")
     rp.set_defaults(func=_replay)
     sub.add_parser("serve", help="the web process: POST /webhook, /healthz, /metrics"

@@ -79,7 +79,7 @@ class GitHostError(PermanentError):
     it does not know), and asking again will not change that."""
 
 
-class QuestNotFound(LookupError):
+class QuestNotFound(PermanentError, LookupError):
     """An effect names a quest that has no snapshot (its journal was lost or never written)."""
 
 

@@ -34,6 +34,7 @@ from pydantic import Field, PrivateAttr, SecretStr, ValidationError, ValidationI
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from bot.errors import ConfigurationError
 from bot.github.auth import AuthError, load_private_key
 
 _HINTS = {
@@ -57,7 +58,7 @@ _TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
 _FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
 
 
-class ConfigError(Exception):
+class ConfigError(ConfigurationError):
     """The environment cannot configure questbot; ``problems`` lists each variable to fix."""
 
     def __init__(self, problems: list[str]) -> None:

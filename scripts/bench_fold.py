@@ -103,7 +103,8 @@ def baseline_machine(max_attempts: int) -> tuple[BaselineQuest, Machine]:
         t.append({"trigger": trigger, "source": source, "dest": dest, **kw})
 
     add("signal_sensed", "sensed", "sensed")
-    add("triaged", "sensed", "researching")
+    add("triaged", "sensed", "triaged")
+    add("research_started", "triaged", "researching")
     add("hypothesis_written", "researching", "hypothesised")
     for src, ok, back in [("hypothesised", "reproducing", "researching"),
                           ("planned", "patching", "reproducing"),

@@ -44,7 +44,7 @@ def chunks(items: Sequence[Event], size: int) -> list[Sequence[Event]]:
 def workload(quests: int, prefix: str) -> list[Event]:
     """Main-line journals of ``quests`` quests, interleaved round by round (one event of each
     quest per round), the way many quests progress at once."""
-    journals = [main_line(f"{prefix}-{n}").events for n in range(quests)]
+    journals = [main_line(f"{prefix}-{n}").inputs for n in range(quests)]
     return [j[k] for k in range(len(journals[0])) for j in journals]
 
 
@@ -140,7 +140,7 @@ async def big_run(url: str, quests: int, events_total: int, batch: int) -> dict[
     applied = 0
     for lo in range(0, quests, 500):
         ids = range(lo, min(lo + 500, quests))
-        heads = [main_line(f"big-{n}").events for n in ids]
+        heads = [main_line(f"big-{n}").inputs for n in ids]
         rounds = [[h[k] for h in heads] for k in range(len(heads[0]))]
         for k in range(per_quest - len(heads[0])):
             rounds.append([EVENT_ADAPTER.validate_python({

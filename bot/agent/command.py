@@ -33,7 +33,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from bot.agent.errors import AgentError
 from bot.agent.task import AgentReply, AgentTask
+from bot.errors import Refused
 
 DEFAULT_OUTPUT_CAP = 1024 * 1024
 STDERR_TAIL = 4_000
@@ -90,8 +92,8 @@ REAP_SECONDS = 10.0
 """How long to wait for a killed agent's exit and its stderr's end before giving up on them."""
 
 
-class Stopped(Exception):
-    """The run was killed by ``stop_agent``; its result must not be reported."""
+class Stopped(AgentError, Refused):
+    """The run was killed by ``stop_agent``: the stop refuses its result, which is not reported."""
 
 
 class _Capped(Exception):

@@ -1,4 +1,4 @@
-"""One exception tree for the agent run.
+"""The agent run's errors, in the one tree of ``bot.errors``.
 
 Messages are lowercase, name the value and the state involved, and say what would have been
 accepted instead, so a log line or a status comment is enough to understand the refusal.
@@ -6,12 +6,14 @@ accepted instead, so a log line or a status comment is enough to understand the 
 
 from __future__ import annotations
 
+from bot.errors import InternalError, QuestbotError, Refused, RetryLater
 
-class AgentError(Exception):
+
+class AgentError(QuestbotError):
     """Base of every error the agent package raises on purpose."""
 
 
-class IllegalMove(AgentError):
+class IllegalMove(AgentError, Refused):
     """The machine was asked for a move its table does not define; the run is unchanged."""
 
     def __init__(self, state: str, event: str, reason: str) -> None:
@@ -25,7 +27,7 @@ class RunFinished(IllegalMove):
     """An event arrived after the run reached a terminal state (terminal states absorb nothing)."""
 
 
-class RunNotFinished(AgentError):
+class RunNotFinished(AgentError, InternalError):
     """A terminal result was asked of a run that is still going."""
 
     def __init__(self, state: str) -> None:
@@ -35,7 +37,7 @@ class RunNotFinished(AgentError):
         )
 
 
-class UnsafePath(AgentError):
+class UnsafePath(AgentError, Refused):
     """A cited path would be read from outside the checkout (or from its ``.git``)."""
 
     def __init__(self, path: str, reason: str) -> None:
@@ -44,5 +46,5 @@ class UnsafePath(AgentError):
         super().__init__(f"path {path!r} is not readable evidence: {reason}")
 
 
-class ProofRunError(AgentError):
+class ProofRunError(AgentError, RetryLater):
     """The proof runner could not set up or tear down its worktree."""

@@ -62,6 +62,7 @@ from typing import Self
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from bot.agent.errors import IllegalMove, RunFinished
+from bot.core.diagram import state_diagram
 from bot.core.proof import Risk
 
 MAX_CONTEXT_CHARS = 20_000
@@ -291,12 +292,11 @@ def mermaid() -> str:
 
     The universal ``failed``/``escalated`` edges are summarised in a note to keep it readable.
     """
-    lines = ["stateDiagram-v2", f"    [*] --> {S.DISCOVER.value}"]
-    for (source, event), target in _PIPELINE_MOVES.items():
-        lines.append(f"    {source.value} --> {target.value}: {event.value}")
-    lines.extend(f"    {state.value} --> [*]" for state in RunState if state in TERMINAL_STATES)
-    lines.append(
-        "    note right of discover: every non-terminal state also takes\\n"
-        "failed -> failed and escalated -> needs_human"
-    )
-    return "\n".join(lines) + "\n"
+    return state_diagram(
+        [(source.value, target.value, [event.value])
+         for (source, event), target in _PIPELINE_MOVES.items()],
+        start=[S.DISCOVER.value],
+        ends=[state.value for state in RunState if state in TERMINAL_STATES],
+        notes=[(S.DISCOVER.value, "every non-terminal state also takes\\n"
+                "failed -> failed and escalated -> needs_human")],
+    ) + "\n"

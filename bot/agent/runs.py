@@ -249,7 +249,8 @@ class AgentRuns:
                                            argv=quest.reproduction_command))
             record = await reproduction_record(self.ctx, host, quest)
             protected = frozenset(record.files) if record else frozenset()
-        watch = asyncio.create_task(self._watch(quest, stage))
+        done = asyncio.Event()
+        watch = asyncio.create_task(self._watch(quest, stage, done))
         try:
             with tempfile.TemporaryDirectory(prefix="questbot-agent-") as tmp:
                 outcome = await run_stage(StageRun(
@@ -263,18 +264,27 @@ class AgentRuns:
             raise PermanentError(f"{stage.value} for quest {quest.id} could not run: "
                                  f"{exc}") from exc
         finally:
-            watch.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await watch
+            done.set()  # not cancel(): on Python 3.11 a cancel can be lost (see _watch)
+            await watch
         established = stage_record(outcome, effect.revision)
         if established is not None:
             await self.evidence.record(quest.id, established)
         return await self._events(effect, quest, settings, outcome)
 
-    async def _watch(self, quest: Quest, stage: Stage) -> None:
-        """Stop the quest's runs once it leaves ``stage``'s state or its revision changes."""
-        while True:
-            await asyncio.sleep(self.poll_seconds)
+    async def _watch(self, quest: Quest, stage: Stage, done: asyncio.Event) -> None:
+        """Stop the quest's runs once it leaves ``stage``'s state or its revision changes;
+        end when ``done`` is set.
+
+        Ended by an event, never by ``Task.cancel()``: on Python 3.11 ``asyncio.wait_for``
+        (which redis-py wraps every command in when the client has a socket timeout) swallows a
+        cancellation that lands as the command finishes (CPython gh-86296), so a cancelled
+        watcher could sleep on forever and hold the agent's effect — and its quest — open
+        (seen in ``scripts/chaos.py`` runs; docs/reliability.md)."""
+        while not done.is_set():
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), self.poll_seconds)
+            if done.is_set():
+                return
             _, now = await self.ctx.journal.snapshot(quest.id)
             if now is None or now.state is not STAGE_STATES[stage] or (
                     now.revision != quest.revision):

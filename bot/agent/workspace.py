@@ -39,6 +39,7 @@ from bot.adapters import Changes, GitHost
 from bot.agent.errors import AgentError
 from bot.agent.validation import lexical_path_problem
 from bot.core.proof import ProofBundle
+from bot.errors import PermanentError
 
 log = logging.getLogger(__name__)
 
@@ -51,7 +52,7 @@ _SAFE_GIT = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false",
              "-c", "core.autocrlf=false", "-c", "init.defaultBranch=main")  # fmt: skip
 
 
-class WorkspaceError(AgentError):
+class WorkspaceError(AgentError, PermanentError):
     """A commit could not be materialised, or a change could not be pushed."""
 
 

@@ -1,6 +1,6 @@
 """The pure quest lifecycle (seed 000): no I/O, no clock, no randomness, no ids minted here.
 
-Import from here: ``step``, ``fold``, the models and the errors.
+Import from here: ``step``, ``fold``, ``accepts``, the models and the errors.
 """
 
 from bot.core.canonical import canonical_digest, canonical_json
@@ -16,17 +16,28 @@ from bot.core.events import (
     Snapshot,
     Verdict,
 )
-from bot.core.lifecycle import FoldResult, InvalidAt, Transition, fold, step
+from bot.core.lifecycle import (
+    ANY_PERSON,
+    FoldResult,
+    InvalidAt,
+    Transition,
+    accepts,
+    fold,
+    reserved_for,
+    step,
+    steps,
+)
 from bot.core.policy import Checkpoint, CheckpointMode, Policy
 from bot.core.proof import CheckRecord, ProofBundle, Reproduction, Risk
 from bot.core.quest import Outcome, ParkReason, Quest
 from bot.core.states import ACTIVE, LIVE, TERMINAL, State
 
 __all__ = [
-    "ACTIVE", "EVENT_ADAPTER", "EVENT_TYPES", "LIVE", "TERMINAL", "CheckRecord", "Checkpoint",
-    "CheckpointMode", "Effect", "EffectType", "Event", "FoldResult", "InvalidAt",
+    "ACTIVE", "ANY_PERSON", "EVENT_ADAPTER", "EVENT_TYPES", "LIVE", "TERMINAL", "CheckRecord",
+    "Checkpoint", "CheckpointMode", "Effect", "EffectType", "Event", "FoldResult", "InvalidAt",
     "InvalidTransition", "Outcome", "ParkReason", "Policy", "ProofBundle", "Quest",
     "QuestError", "Refusal", "Reproduction", "Risk", "Route", "Severity", "SignalKind",
-    "Snapshot", "State", "TableViolation", "Transition", "Verdict", "canonical_digest",
-    "canonical_json", "effect_key", "fold", "step",
+    "Snapshot", "State", "TableViolation", "Transition", "Verdict", "accepts",
+    "canonical_digest", "canonical_json", "effect_key", "fold", "reserved_for", "step",
+    "steps",
 ]

@@ -1,12 +1,13 @@
-"""One exception tree for the core. Messages are lowercase and name the state, the event and
-the way forward, because the worker shows them to people as replies."""
+"""The core's errors, in the one tree of ``bot.errors``. Messages are lowercase and name the
+state, the event and the way forward, because the worker shows them to people as replies."""
 
 from __future__ import annotations
 
 from bot.core.names import Name
+from bot.errors import InternalError, QuestbotError, Refused
 
 
-class QuestError(Exception):
+class QuestError(QuestbotError):
     """Base of every error the core raises."""
 
 
@@ -22,7 +23,7 @@ class Refusal(Name):
     BAD_EVENT = "bad_event"  # the event contradicts the quest (wrong id, unknown request)
 
 
-class InvalidTransition(QuestError):
+class InvalidTransition(QuestError, Refused):
     """An event the table does not allow in the quest's current state. The quest is unchanged."""
 
     def __init__(self, state: str, event_type: str, reason: str, code: Refusal) -> None:
@@ -33,5 +34,5 @@ class InvalidTransition(QuestError):
         super().__init__(f"can't apply {event_type} in state {state}: {reason}")
 
 
-class TableViolation(QuestError):
+class TableViolation(QuestError, InternalError):
     """A handler chose a next state its table row does not list: a bug in the core."""

@@ -129,6 +129,14 @@ class Triaged(_Event):
         return self
 
 
+class ResearchStarted(_Event):
+    """Questbot starts research on a quest its triage routed to the agent: the follow-up the
+    core derives from that ``triaged`` (``lifecycle.step``'s ``follow_ups``), journaled right
+    after it, so the quest passes through ``triaged`` as the seed's main line does."""
+
+    type: Literal["research_started"] = "research_started"
+
+
 class SignalAttached(_Event):
     type: Literal["signal_attached"] = "signal_attached"
     fingerprint: str
@@ -295,6 +303,7 @@ class CommentPosted(_Event):
 Event = Annotated[
     SignalSensed
     | Triaged
+    | ResearchStarted
     | SignalAttached
     | HypothesisWritten
     | Reproduced

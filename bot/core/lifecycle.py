@@ -1,42 +1,42 @@
-"""``step`` and ``fold``: the quest lifecycle of seed 000 as one pure function and its replay.
+"""``step``, ``fold`` and ``accepts``: the quest lifecycle of seed 000 as one pure function, its
+replay, and the question people's commands ask before they are sent.
 
-Theory of operation. A quest is a frozen record; an event is a frozen record with a stable id.
-``step(quest, event, policy)`` looks the event up in ``table.TABLE``: if the table lists no move
-for the quest's state, the event is refused with ``InvalidTransition`` naming the state, the
-event and the reason, and the caller keeps the quest it had. Otherwise the event's handler in
-``rules`` returns the next quest and the effects to ask for; ``step`` checks that the next
-state is one the table lists and gives each effect its key. Two exceptions to "undefined is an
-error": a terminal quest absorbs events (reported as ``absorbed``) except usage receipts, which
-are still recorded, and — for ``closed`` — ``reopened``; and a claimed review refuses workflow
-actions from anyone but its owner before the table is consulted.
+``bot.core.table`` opens with the theory of operation: what a row is, what ``step`` does with
+it, and the rules that do not fit a cell. Here is the machinery that runs it. A quest is a
+frozen record and an event a frozen record with a stable id; ``step(quest, event, policy)``
+returns the next quest and its keyed effects, or raises ``InvalidTransition`` and the caller
+keeps the quest it had.
 
-``fold`` runs a journal through ``step`` in order. An event id seen before is absorbed (GitHub
-redelivers with the same id), so the same journal always gives the same quest and keys.
+``fold`` runs a journal through ``step`` in order, each event under the policy it was decided
+under when the journal recorded one (``policies``), else the one given. An event id seen before
+is absorbed (GitHub redelivers with the same id), so the same journal always gives the same
+quest and keys. A follow-up (the table's theory of operation) is replayed from the journal; one
+the journal does not hold next is applied before the next event, as the writer would have.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from bot.core.effects import Effect, EffectLog, EffectRow, effect_of_row
 from bot.core.errors import InvalidTransition, Refusal, TableViolation
 from bot.core.events import Event
 from bot.core.policy import Policy
 from bot.core.quest import Quest
-from bot.core.rules import HANDLERS
+from bot.core.rules import FOLLOW_UPS, HANDLERS, PRECONDITIONS
 from bot.core.states import TERMINAL, State
-from bot.core.table import TABLE
+from bot.core.table import BY_EVENT, CLAIM_GUARDED
 
 _HANDED_OFF = State.HANDED_OFF
-_DISPATCH = {etype: (moves, HANDLERS[etype]) for etype, moves in TABLE.items()}
-"""Each event type's moves and handler, found with one look-up per event."""
+_DISPATCH = {etype: (moves, HANDLERS[etype], FOLLOW_UPS.get(etype))
+             for etype, moves in BY_EVENT.items()}
+"""Each event type's moves (source state → targets, turned from the state-major table), its
+handler and what may follow it, found with one look-up per event."""
 
-CLAIM_GUARDED: frozenset[str] = frozenset(
-    {"checkpoint_decided", "claimed", "released", "paused", "resumed", "killed", "triaged"}
-)
-"""Workflow actions and decisions a claimed review accepts only from its owner."""
+__all__ = ["ANY_PERSON", "CLAIM_GUARDED", "FoldResult", "InvalidAt", "Transition", "accepts",
+           "fold", "reserved_for", "step", "steps"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,26 +45,47 @@ class Transition:
     effects: tuple[Effect, ...]
     absorbed: bool = False
     """The quest is terminal and the event changed nothing (it is still journaled)."""
+    follow_ups: tuple[Event, ...] = ()
+    """Moves of questbot's own this one sets off, to be applied (``step`` each, in order) and
+    journaled with the event at once; ``steps`` does both."""
 
 
 def step(quest: Quest | None, event: Event, policy: Policy) -> Transition:
     rows: list[EffectRow] = []
     payloads: list[dict[str, Any]] = []
-    nq = _advance(quest, event, policy, rows, payloads)
+    follows: list[Event] = []
+    nq = _advance(quest, event, policy, rows, payloads, follows)
     if nq is None:  # absorbed by a terminal quest
         assert quest is not None
         return Transition(quest, (), absorbed=True)
-    return Transition(nq, tuple(map(effect_of_row, rows, payloads)))
+    return Transition(nq, tuple(map(effect_of_row, rows, payloads)), follow_ups=tuple(follows))
+
+
+def steps(quest: Quest | None, event: Event,
+          policy: Policy) -> tuple[tuple[Event, Transition], ...]:
+    """``step`` the event, then each follow-up it sets off, in order: every move a writer
+    applies and journals for one event, in one atomic write (``Journal.apply``,
+    ``JournalBuilder.add``). The last transition's quest is the quest after them all."""
+    done: list[tuple[Event, Transition]] = []
+    pending = [event]
+    while pending:
+        current = pending.pop(0)
+        t = step(quest, current, policy)
+        done.append((current, t))
+        quest = t.quest
+        pending[:0] = t.follow_ups
+    return tuple(done)
 
 
 def _advance(quest: Quest | None, event: Event, policy: Policy, rows: list[EffectRow],
-             payloads: list[dict[str, Any]]) -> Quest | None:
+             payloads: list[dict[str, Any]], follows: list[Event]) -> Quest | None:
     """``step`` without the ``Transition``: appends each keyed effect to ``rows`` and its
-    payload to ``payloads``, and returns the next quest, or ``None`` when a terminal quest
-    absorbs the event. ``fold`` calls this directly so that a replay keeps nothing per event
-    beyond its effects, in a form the collector leaves alone (``EffectLog`` says why)."""
+    payload to ``payloads``, any follow-up to ``follows``, and returns the next quest, or
+    ``None`` when a terminal quest absorbs the event. ``fold`` calls this directly so that a
+    replay keeps nothing per event beyond its effects, in a form the collector leaves alone
+    (``EffectLog`` says why)."""
     etype = event.type
-    moves, handler = _DISPATCH[etype]
+    moves, handler, follow = _DISPATCH[etype]
     if quest is None:
         targets = moves.get(None)
         if targets is None:
@@ -104,13 +125,51 @@ def _advance(quest: Quest | None, event: Event, policy: Policy, rows: list[Effec
                 rows.append((f"{qid}:{rev}:{text}:{event_id}:{occurrence}", text, qid, rev,
                              event_id, occurrence))
                 payloads.append(payload)
+    if follow is not None:
+        then = follow(nq, event)
+        if then is not None:
+            follows.append(then)
     return nq
 
 
 def _undefined_reason(etype: str) -> str:
-    allowed = sorted(str(s) for s in TABLE[etype] if s is not None)
+    allowed = sorted(str(s) for s in BY_EVENT[etype] if s is not None)
     where = ", ".join(allowed) if allowed else "no state"
     return f"{etype} is only defined in {where}"
+
+
+ANY_PERSON: Final = "<any person>"
+"""An actor for ``accepts``: some person who holds no claim. It is not a GitHub login (logins
+never hold ``<``), so it is never a claimed review's owner."""
+
+
+def accepts(quest: Quest | None, event_type: str, actor: str | None = None) -> bool:
+    """Whether ``step`` takes an event of this type from ``actor`` now: a login,
+    ``ANY_PERSON``, or ``None`` for questbot and its runners, as events carry it.
+
+    It asks what ``step`` asks before the payload: the table's row, the claim guard and the
+    preconditions on the quest's record. ``False`` means every such event is refused (or, on
+    a terminal quest, absorbed); ``True`` means the payload may still be refused — a stale
+    snapshot, a proof that does not bind, the head's pusher approving it, a route the state
+    does not take. The status comment offers people exactly what this accepts."""
+    moves = BY_EVENT[event_type]
+    if quest is None:
+        return None in moves
+    state = quest.state
+    if state is _HANDED_OFF and event_type in CLAIM_GUARDED and actor != quest.owner:
+        return False
+    if state not in moves:
+        return False
+    precondition = PRECONDITIONS.get(event_type)
+    return precondition is None or precondition(quest, actor) is None
+
+
+def reserved_for(quest: Quest, event_type: str) -> str | None:
+    """The one login a claimed review takes this event from (its owner, for the actions the
+    claim guards), or ``None`` when no claim restricts it."""
+    if quest.state is _HANDED_OFF and event_type in CLAIM_GUARDED:
+        return quest.owner
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,34 +196,94 @@ class FoldResult:
 
 
 def fold(events: Iterable[Event], policy: Policy, *, stop_at_invalid: bool = True,
-         quest: Quest | None = None) -> FoldResult:
+         quest: Quest | None = None,
+         policies: Sequence[Policy | None] | None = None) -> FoldResult:
     """Replay ``events`` in order. With ``stop_at_invalid`` (the default) replay stops at the
-    first refused event; otherwise refused events are skipped, as the live path skips them."""
+    first refused event; otherwise refused events are skipped, as the live path skips them.
+
+    ``policies``, when given, holds the policy each event was decided under (one per event,
+    ``None`` where the journal recorded none): a journal replays to the same decisions after
+    the repository's settings changed. ``policy`` stands in for every ``None``, and for every
+    event when ``policies`` is not given."""
     rows: list[EffectRow] = []
     payloads: list[dict[str, Any]] = []
+    follows: list[Event] = []
     seen: set[str] = set()
     absorbed: list[str] = []
     invalid: InvalidAt | None = None
     applied = 0
     remember = seen.add
-    for index, event in enumerate(events):
-        event_id = event.id
-        known = len(seen)
-        remember(event_id)
-        if len(seen) == known:  # seen before: one hash look-up instead of two
-            absorbed.append(event_id)
-            continue
-        try:
-            nq = _advance(quest, event, policy, rows, payloads)
-        except InvalidTransition as exc:
-            if invalid is None:
-                invalid = InvalidAt(index, event_id, event.type, exc.state, exc.reason, exc.code)
-            if stop_at_invalid:
-                break
-            continue
-        if nq is None:
-            absorbed.append(event_id)
-        else:
+    due: Event | None = None  # the follow-up the last event set off, until the journal shows it
+    due_policy = policy
+    stopped = False
+    for offset, run, run_policy in _runs(events, policy, policies):
+        for index, event in enumerate(run, offset):
+            event_id = event.id
+            if due is not None:
+                if event_id != due.id:  # not journaled: apply it as the writer would have
+                    quest, caught_up = _catch_up(quest, due, due_policy, rows, payloads, seen)
+                    applied += caught_up
+                due = None
+            known = len(seen)
+            remember(event_id)
+            if len(seen) == known:  # seen before: one hash look-up instead of two
+                absorbed.append(event_id)
+                continue
+            try:
+                nq = _advance(quest, event, run_policy, rows, payloads, follows)
+            except InvalidTransition as exc:
+                if invalid is None:
+                    invalid = InvalidAt(index, event_id, event.type, exc.state, exc.reason,
+                                        exc.code)
+                if stop_at_invalid:
+                    stopped = True
+                    break
+                continue
+            if nq is None:
+                absorbed.append(event_id)
+            else:
+                quest = nq
+                if follows:
+                    due, due_policy = follows.pop(), run_policy
+            applied += 1
+        if stopped:
+            break
+    return FoldResult(quest, EffectLog(rows, payloads), invalid, applied, tuple(absorbed))
+
+
+def _runs(events: Iterable[Event], policy: Policy, policies: Sequence[Policy | None] | None,
+          ) -> Sequence[tuple[int, Iterable[Event], Policy]]:
+    """``events`` cut where the policy changes: ``(index of the first, the events, their
+    policy)``. One run when there are no recorded policies, so that replay costs nothing per
+    event for them."""
+    if policies is None:
+        return ((0, events, policy),)
+    listed = events if isinstance(events, Sequence) else list(events)
+    if len(policies) != len(listed):
+        raise ValueError(f"fold takes one policy per event (None for the given one): "
+                         f"{len(policies)} for {len(listed)} events")
+    runs: list[tuple[int, Iterable[Event], Policy]] = []
+    start = 0
+    for index in range(1, len(listed) + 1):
+        if index == len(listed) or policies[index] is not policies[start]:
+            chosen = policies[start]
+            runs.append((start, listed[start:index], policy if chosen is None else chosen))
+            start = index
+    return runs
+
+
+def _catch_up(quest: Quest | None, due: Event, policy: Policy, rows: list[EffectRow],
+              payloads: list[dict[str, Any]], seen: set[str]) -> tuple[Quest | None, int]:
+    """Apply a follow-up the journal does not hold (and whatever follows it in turn)."""
+    applied = 0
+    pending = [due]
+    while pending:
+        event = pending.pop(0)
+        follows: list[Event] = []
+        seen.add(event.id)
+        nq = _advance(quest, event, policy, rows, payloads, follows)
+        if nq is not None:
             quest = nq
         applied += 1
-    return FoldResult(quest, EffectLog(rows, payloads), invalid, applied, tuple(absorbed))
+        pending[:0] = follows
+    return quest, applied

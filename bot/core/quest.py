@@ -63,6 +63,9 @@ class Quest(BaseModel):
     reproduction_command: tuple[str, ...] = ()
     plan: str | None = None
     attempts: int = 0
+    rebasing: bool = False
+    """Patching only to bring the head onto a base that moved: the push that ends it proves
+    the same change again, so it is no new attempt."""
     proof: Snapshot | None = None
     """The snapshot (with digest) the completed proof was bound to."""
     c_approval: Snapshot | None = None

@@ -1,106 +1,210 @@
-"""The transition table: for each event type, the states it may arrive in and the states it may
-lead to from each. This is the whole lifecycle as data; ``rules.py`` holds one handler per event
-type that picks among the listed targets, and ``step`` refuses any result the table does not
-list. ``docs/lifecycle.md`` is generated from this module.
+"""The quest table: seed 000's lifecycle as data, one row per state.
 
-``None`` as a source stands for "no quest yet": only ``signal_sensed`` creates a quest.
-Terminal states absorb every event not listed for them (see ``lifecycle.step``).
+Theory of operation
+===================
+
+A quest is always in one of sixteen states (``states.State``), and every state is a row of
+``TABLE`` — the terminal ones too. A row maps each event type the state accepts to the set of
+states that event may lead to. An event type missing from a row is not allowed in that state.
+A target set holding the row's own state means the event may leave the quest where it is: the
+event is recorded in place (a usage receipt, a signal attached), or it moves the quest only in
+some cases (a ``human_revision`` whose head is already recorded). Before a quest exists there
+is one more row, ``NO_QUEST``: only ``signal_sensed`` creates a quest.
+
+``lifecycle.step(quest, event, policy)`` reads the table like this:
+
+1. An event for another quest is refused (``Refusal.BAD_EVENT``).
+2. The claim guard (below) runs before the row is read.
+3. The row of the quest's state is looked up for the event's type. No cell: a live quest
+   refuses the event with ``InvalidTransition`` (``Refusal.UNDEFINED``), naming the state, the
+   event and where the event is allowed; a terminal quest absorbs it (below).
+4. The event type's handler (``rules.HANDLERS``) computes the next quest and the effects to ask
+   for. A handler picks among the cell's targets and may still refuse, for a reason the table
+   cannot see: the quest's own record or the event's payload (below).
+5. ``step`` checks that the next state is one the cell lists — a handler that picks another
+   raises ``TableViolation``, a bug in the core — and gives each effect its key.
+6. ``step`` names the follow-ups the move sets off (below), for the journal to apply at once.
+
+So this table is the whole set of moves the core can make; ``docs/lifecycle.md`` and the
+diagram people see on GitHub are generated from it, and ``tests/core/test_table.py`` holds it
+against the seed's own tables, written out independently.
+
+The rules that do not fit a cell
+--------------------------------
+
+* **Claim guard.** A claimed review (``handed_off``) accepts the workflow actions and decisions
+  in ``CLAIM_GUARDED`` only from its owner; anyone else is refused (``Refusal.CLAIMED``) before
+  the row is read. Comments, signals, usage and proof events still apply. The owner's decision
+  ends the claim and applies at the checkpoint the review was claimed from
+  (``Quest.checkpoint_state``). Proof keeps flowing during a claim: success keeps the review
+  held, now at C; failure clears the owner first.
+* **Follow-ups.** A few moves are followed at once by a move of questbot's own, which the
+  core derives from the event (``rules.FOLLOW_UPS``): triage that routes a quest to the agent
+  moves it ``sensed`` → ``triaged``, and its follow-up ``research_started`` (id
+  ``<triage id>/research``) moves it on to ``researching`` — the seed's main line, with the
+  triage decision and the start of research each a move of its own. ``step`` returns the
+  follow-ups in ``Transition.follow_ups``; the journal applies and records them in the same
+  atomic write as the event, so a stored quest never rests between the two. ``fold`` replays
+  them from the journal, and applies one itself when the journal does not hold it next
+  (journals written before follow-ups were recorded, and journals written by hand).
+* **Terminal absorption.** ``closed`` and ``abandoned`` absorb every event their rows do not
+  list: ``step`` reports it as ``absorbed``, the quest is unchanged and no effect is asked
+  for; the event is still journaled (so an undeliverable effect, ``effect_failed``, still
+  shows on the quest's timeline and in its status comment). Their rows list only
+  ``usage_recorded`` — late costs are not lost, the seed's one exception — and for ``closed``
+  also ``reopened``, which starts research again at revision + 1 under the same id.
+* **Approval binding.** A C approval is a snapshot (revision, head, base, proof digest) and
+  counts only while the quest still shows it, so new proof, a base change or a human revision
+  end it without a flag to forget; a new signal during proof clears it explicitly. A decision
+  may carry the snapshot its author saw and is refused as stale when the quest moved on; the
+  account that pushed the head under review cannot approve it at C.
+* **Automatic decisions** never advance a blocking checkpoint, nor any checkpoint in shadow
+  mode: they are recorded and the quest stays. People's decisions act as usual.
+* **Preconditions on the quest.** A few cells hold only while the quest's record allows them:
+  a decision needs an open checkpoint (a claim held over a running proof has none); ``/resume``
+  does not restart finished research, ``/quest fix`` does; a plan needs a recorded reproduction.
+  ``rules.PRECONDITIONS`` states each once: the handlers refuse with it (a decision checks the
+  checkpoint it names against the same open one) and ``lifecycle.accepts`` answers with it, so
+  what people are offered is what ``step`` takes.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from bot.core.states import ACTIVE, LIVE, State
+from bot.core.states import ACTIVE, State
 
 S = State
-Moves = Mapping[State | None, frozenset[State]]
+Row = Mapping[str, frozenset[State]]
+"""Event type → the states that event may lead to from the row's state."""
+
+_ORDER = {state: index for index, state in enumerate(State)}
 
 
-def _to(*states: State) -> frozenset[State]:
-    return frozenset(states)
+def _row(state: State, *stays: str, **moves: Iterable[State]) -> Row:
+    """A row: events recorded in place (``stays``), then events that may move the quest."""
+    row = {event: frozenset({state}) for event in stays}
+    row.update({event: frozenset(targets) for event, targets in moves.items()})
+    return row
 
 
-def _same(sources: Iterable[State]) -> dict[State | None, frozenset[State]]:
-    """Events that record something without moving the quest."""
-    return {s: _to(s) for s in sources}
+RECORDED: tuple[str, ...] = ("signal_attached", "child_evidence", "spend_requested",
+                             "spend_decided", "usage_recorded", "comment_posted", "effect_failed")
+"""What every live state records without moving."""
+RECEIPTS: tuple[str, ...] = ("usage_recorded",)
+"""What a terminal state still records: usage receipts only (seed 000)."""
 
+_PARK = (S.PARKED,)
+_ABANDON = (S.ABANDONED,)
+_ANY_ACTIVE = tuple(sorted(ACTIVE, key=_ORDER.__getitem__))
 
-_ACTIVE_ORDERED = sorted(ACTIVE, key=list(State).index)
-_LIVE_ORDERED = sorted(LIVE, key=list(State).index)
+NO_QUEST: Row = {"signal_sensed": frozenset({S.SENSED})}
+"""The row before a quest exists."""
 
-TABLE: dict[str, Moves] = {
-    # creation and triage
-    "signal_sensed": {None: _to(S.SENSED)},
-    "triaged": {
-        S.SENSED: _to(S.RESEARCHING, S.TRIAGED, S.ABANDONED, S.PARKED),
-        S.TRIAGED: _to(S.RESEARCHING),
-        S.PARKED: _to(S.REPRODUCING),
-    },
-    "signal_attached": _same(_LIVE_ORDERED),
-    # the main line
-    "hypothesis_written": {S.RESEARCHING: _to(S.HYPOTHESISED)},
-    "reproduced": {S.REPRODUCING: _to(S.REPRODUCING)},
-    "reproduction_failed": {S.REPRODUCING: _to(S.PARKED)},
-    "plan_written": {S.REPRODUCING: _to(S.PLANNED)},
-    "patch_pushed": {S.PATCHING: _to(S.PROVING)},
-    "proof_completed": {S.PROVING: _to(S.READY), S.HANDED_OFF: _to(S.HANDED_OFF)},
-    "proof_failed": {
-        S.PROVING: _to(S.PATCHING, S.PARKED),
-        S.HANDED_OFF: _to(S.PATCHING, S.PARKED),
-    },
-    "checkpoint_decided": {
-        S.HYPOTHESISED: _to(S.HYPOTHESISED, S.REPRODUCING, S.RESEARCHING, S.PARKED, S.ABANDONED),
-        S.PLANNED: _to(S.PLANNED, S.PATCHING, S.REPRODUCING, S.ABANDONED),
-        S.READY: _to(S.READY, S.LANDING, S.PATCHING, S.ABANDONED),
-        S.HANDED_OFF: _to(
-            S.REPRODUCING, S.RESEARCHING, S.PARKED, S.PATCHING, S.LANDING, S.ABANDONED
-        ),
-    },
-    # claims
-    "claimed": {S.HYPOTHESISED: _to(S.HANDED_OFF), S.PLANNED: _to(S.HANDED_OFF),
-                S.READY: _to(S.HANDED_OFF)},
-    "released": {S.HANDED_OFF: _to(S.HYPOTHESISED, S.PLANNED, S.READY, S.PROVING)},
-    # people stopping and starting work
-    "paused": {s: _to(S.PARKED) for s in _ACTIVE_ORDERED},
-    "resumed": {S.PARKED: _to(*(s for s in _ACTIVE_ORDERED))},
-    "killed": {s: _to(S.ABANDONED) for s in _LIVE_ORDERED},
-    # the forge moving under the quest
-    "human_revision": {
-        **_same([S.SENSED, S.TRIAGED, S.RESEARCHING, S.HYPOTHESISED, S.REPRODUCING, S.PLANNED]),
-        S.PATCHING: _to(S.PROVING, S.PATCHING),  # stays when the head is already recorded
-        S.PROVING: _to(S.PROVING),
-        S.READY: _to(S.PROVING, S.READY),
-        S.LANDING: _to(S.PROVING, S.LANDING),
-        S.HANDED_OFF: _to(S.HANDED_OFF),
-        S.PARKED: _to(S.PARKED),
-    },
-    "base_moved": {
-        **_same(s for s in _LIVE_ORDERED if s not in {S.PROVING, S.READY, S.LANDING,
-                                                     S.HANDED_OFF}),
-        # a base already recorded (a redelivered push) leaves the quest where it is
-        S.PROVING: _to(S.PATCHING, S.PROVING),
-        S.READY: _to(S.PATCHING, S.READY),
-        S.LANDING: _to(S.PATCHING, S.LANDING),
-        S.HANDED_OFF: _to(S.PATCHING, S.HANDED_OFF),
-    },
-    # landing and after
-    "landed": {S.LANDING: _to(S.WATCHING)},
-    "watch_clean": {S.WATCHING: _to(S.CLOSED)},
-    "regression_detected": {S.WATCHING: _to(S.ROLLED_BACK)},
-    "rollback_confirmed": {S.ROLLED_BACK: _to(S.RESEARCHING)},
-    "reopened": {S.CLOSED: _to(S.RESEARCHING)},
-    # related quests
-    "parent_landed": {S.PARKED: _to(S.RESEARCHING, S.PARKED)},
-    "child_evidence": _same(_LIVE_ORDERED),
-    # money and bookkeeping
-    "spend_requested": _same(_LIVE_ORDERED),
-    "spend_decided": _same(_LIVE_ORDERED),
-    "usage_recorded": _same(State),
-    "comment_posted": _same(_LIVE_ORDERED),
-    "effect_failed": _same(State),
+TABLE: dict[State, Row] = {
+    S.SENSED: _row(
+        S.SENSED, *RECORDED, "human_revision", "base_moved",
+        triaged=(S.TRIAGED, S.PARKED, S.ABANDONED),
+        paused=_PARK, killed=_ABANDON),
+    S.TRIAGED: _row(
+        S.TRIAGED, *RECORDED, "human_revision", "base_moved",
+        research_started=(S.RESEARCHING,),  # questbot starts what triage routed to the agent
+        triaged=(S.RESEARCHING,),  # a person starts a quest routed to a person
+        paused=_PARK, killed=_ABANDON),
+    S.RESEARCHING: _row(
+        S.RESEARCHING, *RECORDED, "human_revision", "base_moved",
+        hypothesis_written=(S.HYPOTHESISED,),
+        paused=_PARK, killed=_ABANDON),
+    S.HYPOTHESISED: _row(  # checkpoint A
+        S.HYPOTHESISED, *RECORDED, "human_revision", "base_moved",
+        checkpoint_decided=(S.HYPOTHESISED, S.REPRODUCING, S.RESEARCHING, S.PARKED,
+                            S.ABANDONED),
+        claimed=(S.HANDED_OFF,),
+        paused=_PARK, killed=_ABANDON),
+    S.REPRODUCING: _row(
+        S.REPRODUCING, *RECORDED, "human_revision", "base_moved", "reproduced",
+        reproduction_failed=(S.PARKED,),
+        plan_written=(S.PLANNED,),
+        paused=_PARK, killed=_ABANDON),
+    S.PLANNED: _row(  # checkpoint B
+        S.PLANNED, *RECORDED, "human_revision", "base_moved",
+        checkpoint_decided=(S.PLANNED, S.PATCHING, S.REPRODUCING, S.ABANDONED),
+        claimed=(S.HANDED_OFF,),
+        paused=_PARK, killed=_ABANDON),
+    S.PATCHING: _row(
+        S.PATCHING, *RECORDED, "base_moved",
+        patch_pushed=(S.PROVING,),
+        human_revision=(S.PROVING, S.PATCHING),  # stays when the head is already recorded
+        paused=_PARK, killed=_ABANDON),
+    S.PROVING: _row(
+        S.PROVING, *RECORDED, "human_revision",
+        proof_completed=(S.READY,),
+        proof_failed=(S.PATCHING, S.PARKED),
+        base_moved=(S.PATCHING, S.PROVING),  # stays for a base already recorded
+        paused=_PARK, killed=_ABANDON),
+    S.READY: _row(  # checkpoint C
+        S.READY, *RECORDED,
+        checkpoint_decided=(S.READY, S.LANDING, S.PATCHING, S.ABANDONED),
+        claimed=(S.HANDED_OFF,),
+        human_revision=(S.PROVING, S.READY),
+        base_moved=(S.PATCHING, S.READY),
+        paused=_PARK, killed=_ABANDON),
+    S.LANDING: _row(
+        S.LANDING, *RECORDED,
+        landed=(S.WATCHING,),
+        human_revision=(S.PROVING, S.LANDING),
+        base_moved=(S.PATCHING, S.LANDING),
+        paused=_PARK, killed=_ABANDON),
+    S.WATCHING: _row(
+        S.WATCHING, *RECORDED, "base_moved",
+        watch_clean=(S.CLOSED,),
+        regression_detected=(S.ROLLED_BACK,),
+        paused=_PARK, killed=_ABANDON),
+    S.CLOSED: _row(  # terminal
+        S.CLOSED, *RECEIPTS,
+        reopened=(S.RESEARCHING,)),
+    S.ROLLED_BACK: _row(
+        S.ROLLED_BACK, *RECORDED, "base_moved",
+        rollback_confirmed=(S.RESEARCHING,),
+        paused=_PARK, killed=_ABANDON),
+    S.PARKED: _row(
+        S.PARKED, *RECORDED, "human_revision", "base_moved",
+        resumed=_ANY_ACTIVE,  # the state it was in
+        triaged=(S.REPRODUCING,),  # finished research becomes a fix
+        parent_landed=(S.RESEARCHING, S.PARKED),
+        killed=_ABANDON),
+    S.HANDED_OFF: _row(  # a claimed review, at the checkpoint it was claimed from
+        S.HANDED_OFF, *RECORDED, "human_revision",
+        checkpoint_decided=(S.REPRODUCING, S.RESEARCHING, S.PARKED, S.PATCHING, S.LANDING,
+                            S.ABANDONED),
+        released=(S.HYPOTHESISED, S.PLANNED, S.READY, S.PROVING),
+        proof_completed=(S.HANDED_OFF,),
+        proof_failed=(S.PATCHING, S.PARKED),
+        base_moved=(S.PATCHING, S.HANDED_OFF),
+        paused=_PARK, killed=_ABANDON),
+    S.ABANDONED: _row(  # terminal
+        S.ABANDONED, *RECEIPTS),
 }
 
+CLAIM_GUARDED: frozenset[str] = frozenset(
+    {"checkpoint_decided", "claimed", "released", "paused", "resumed", "killed", "triaged"}
+)
+"""Workflow actions and decisions a claimed review accepts only from its owner."""
 
-def defined(state: State | None, event_type: str) -> bool:
-    return state in TABLE[event_type]
+
+def _by_event() -> dict[str, dict[State | None, frozenset[State]]]:
+    out: dict[str, dict[State | None, frozenset[State]]] = {}
+    for source, row in [(None, NO_QUEST), *TABLE.items()]:
+        for event, targets in row.items():
+            out.setdefault(event, {})[source] = targets
+    return out
+
+
+BY_EVENT: dict[str, dict[State | None, frozenset[State]]] = _by_event()
+"""The same table turned event-major (``None`` for no quest), for ``step``'s one look-up per
+event and for saying where a refused event is allowed."""
+
+
+def ordered(states: Iterable[State]) -> list[State]:
+    """``states`` in the seed's order, for docs and diagrams that must read the same each time."""
+    return sorted(states, key=_ORDER.__getitem__)

@@ -27,6 +27,7 @@ from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from pydantic import AwareDatetime, BaseModel, ConfigDict, SecretStr, ValidationError
 
+from bot.errors import RetryLater
 from bot.github.errors import GitHubAdapterError
 
 log = logging.getLogger(__name__)
@@ -44,8 +45,9 @@ class AuthError(GitHubAdapterError):
     """The App could not authenticate to GitHub."""
 
 
-class InstallationTokenError(AuthError):
-    """GitHub refused or failed to issue an installation token."""
+class InstallationTokenError(AuthError, RetryLater):
+    """GitHub refused or failed to issue an installation token. Worth a retry unless ``status``
+    says the App is not allowed there (401, 403, 404: the worker drops such a delivery)."""
 
     def __init__(self, message: str, *, installation_id: int, status: int | None) -> None:
         super().__init__(message)

@@ -20,6 +20,7 @@ from cachetools import LRUCache
 from gidgethub.aiohttp import GitHubAPI
 from pydantic import SecretStr
 
+from bot.errors import PermanentError
 from bot.github.auth import InstallationTokens
 from bot.github.errors import GitHubAdapterError
 from bot.github.ratelimit import PacedGitHubAPI, RateLimits
@@ -29,7 +30,7 @@ INSTALLATIONS_KEY = "gh:installations"
 """Redis hash: repository full name → installation id, kept from webhook payloads."""
 
 
-class NotInstalled(GitHubAdapterError):
+class NotInstalled(GitHubAdapterError, PermanentError):
     """No installation of the App is known to cover a repository."""
 
 

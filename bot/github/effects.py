@@ -7,10 +7,13 @@ event. Every write goes through the ``Forge`` (``bot.github.forge``).
 Idempotency by effect key. The runner may deliver an effect again after a crash, so each
 adapter first looks for its own earlier write: the merge by the pull request's ``merged``
 flag, the rebase by the head it recorded, the revert by its branch ``quest/<id>-revert-<rev>``
-and its pull request, a reply by the comment id remembered under the effect key or else by the
-key's hidden marker among the thread's comments, the check run by ``external_id``; a reaction
-is idempotent on GitHub's side. Outcome events get ids from ``outcome_id(effect, name)``, so
-reporting the same outcome twice is absorbed by the journal.
+and the pull request from it (``Forge.find_pull``), a reply by the comment id remembered under
+the effect key or else by the key's hidden marker among the thread's comments, a review
+request by the record under its key or else by the reviewers GitHub shows as requested; a
+reaction is idempotent on GitHub's side. Each create holds the lease on its name
+(``bot.journal.memory``), so two deliveries of one effect never both create. Outcome events
+get ids from ``outcome_id(effect, name)``, so reporting the same outcome twice is absorbed by
+the journal.
 
 Where the world moved under an effect — the head changed before ``land`` or ``rebase`` —
 the adapter reports nothing: the push's own webhook becomes a ``human_revision`` and the quest
@@ -31,11 +34,14 @@ from bot.core.states import CHECKPOINT_AT
 from bot.github import conversation, render
 from bot.github.forge import Forge, Forges, is_permanent, refused, status_of
 from bot.github.inbox import Inbox
-from bot.github.projection import EvidenceLookup, Projection, quest_branch
+from bot.github.projection import EvidenceLookup, Projection, open_pull, quest_branch
 from bot.github.revert import revert_tree
 from bot.journal import Adapter, PermanentError
 
 log = logging.getLogger(__name__)
+
+ASKING = "?"
+"""A review request's record while it is being made (``GitHubEffects._ask_reviewers``)."""
 
 RevertTree = Callable[[Forge, Quest, str], Awaitable[str]]
 """``(forge, quest, merge_sha) → tree sha`` of the merge with the quest's changes undone."""
@@ -105,17 +111,33 @@ class GitHubEffects:
         if not (effect.payload.get("blocking") and still_open and number is not None):
             return None
         done_field = f"reviews:{effect.key}"
-        if await self.memory.quest(quest.id, done_field):
+        if (await self.memory.quest(quest.id, done_field) or ASKING) != ASKING:
             return None
+        async with self.memory.quest_creating(quest.id, done_field):
+            await self._ask_reviewers(quest, forge, number, done_field)
+        return None
+
+    async def _ask_reviewers(self, quest: Quest, forge: Forge, number: int,
+                             done_field: str) -> None:
+        """Ask the configured reviewers once per effect. The field is ``ASKING`` from just
+        before the request until it is recorded: finding it so, a delivery knows an earlier
+        one may have asked and died, and leaves out whoever GitHub shows as requested
+        already. (One who reviewed in the seconds between would be asked again — GitHub's
+        re-request; only the reviews listing could tell, and this window is that narrow.)"""
+        state = await self.memory.quest(quest.id, done_field)
+        if state is not None and state != ASKING:
+            return  # asked by the path that held the lease before us
         pull = await forge.pull(number)
         skip = {pull.author.lower(), (quest.head_pusher or "").lower(),
                 self.ctx.bot_login.lower()}  # GitHub answers 422 for the PR's author
         settings = await self.ctx.settings.settings(quest.repo)
         reviewers = [r for r in settings.reviewers if r.lower() not in skip]
-        if reviewers:
-            await forge.request_reviewers(number, reviewers)
+        asked = {r.lower() for r in pull.requested_reviewers} if state == ASKING else set()
+        ask = [r for r in reviewers if r.lower() not in asked]
+        if ask:
+            await self.memory.set_quest_field(quest.id, done_field, ASKING)
+            await forge.request_reviewers(number, ask)
         await self.memory.set_quest_field(quest.id, done_field, ",".join(reviewers) or "-")
-        return None
 
     # -- land ------------------------------------------------------------------------------
 
@@ -209,7 +231,33 @@ class GitHubEffects:
         pr_field = f"revert:{effect.key}"
         number = await self.memory.quest_int(quest.id, pr_field)
         if number is None:
-            branch = f"{quest_branch(quest.id)}-revert-{effect.revision}"
+            async with self.memory.quest_creating(quest.id, pr_field):
+                number = await self._revert_pull(effect, quest, forge, merge_sha, pr_field)
+        pull = await forge.pull(number)
+        if not pull.merged:
+            try:
+                await forge.merge(number, pull.head_sha, f"Revert questbot quest {quest.id}")
+            except gidgethub.BadRequest as exc:  # 405: merged meanwhile by another delivery?
+                if status_of(exc) != 405 or not (await forge.pull(number)).merged:
+                    raise
+            pull = await forge.pull(number)
+        if pull.merge_commit_sha is None:
+            raise RuntimeError(f"revert #{number} merged but GitHub has not said its sha yet")
+        return [RollbackConfirmed(id=outcome_id(effect, "rollback_confirmed"),
+                                  quest_id=quest.id, at=self.ctx.clock(),
+                                  revert_sha=pull.merge_commit_sha)]
+
+    async def _revert_pull(self, effect: Effect, quest: Quest, forge: Forge, merge_sha: str,
+                           pr_field: str) -> int:
+        """The revert's pull request, made once: each step looks for what an earlier
+        delivery left — the recorded number, then a pull request from the revert branch,
+        then the branch itself — and does only what is missing."""
+        number = await self.memory.quest_int(quest.id, pr_field)
+        if number is not None:
+            return number
+        branch = f"{quest_branch(quest.id)}-revert-{effect.revision}"
+        pull = await forge.find_pull(branch, author=self.ctx.bot_login)
+        if pull is None:
             if await forge.git.branch_head(branch) is None:
                 tree = await self.revert(forge, quest, merge_sha)
                 commit = await forge.git.create_commit(
@@ -217,21 +265,16 @@ class GitHubEffects:
                     message=f"Revert {merge_sha[:12]}: questbot quest {quest.id} regressed")
                 await forge.git.ensure_branch(branch, commit)
             base = await self.memory.default_branch(quest.repo)
-            pull = await forge.create_pull(
-                head=branch, base=base, title=f"Revert questbot quest {quest.id}"[:200],
+            pull = await open_pull(
+                forge, head=branch, base=base, title=f"Revert questbot quest {quest.id}"[:200],
                 body=f"{render.key_marker(effect.key)}\nA regression followed "
-                f"{render.sha(merge_sha)}; this reverts it.\n", draft=False)
-            number = pull.number
-            await self.memory.set_quest_field(quest.id, pr_field, number)
-        pull = await forge.pull(number)
-        if not pull.merged:
-            await forge.merge(number, pull.head_sha, f"Revert questbot quest {quest.id}")
-            pull = await forge.pull(number)
-        if pull.merge_commit_sha is None:
-            raise RuntimeError(f"revert #{number} merged but GitHub has not said its sha yet")
-        return [RollbackConfirmed(id=outcome_id(effect, "rollback_confirmed"),
-                                  quest_id=quest.id, at=self.ctx.clock(),
-                                  revert_sha=pull.merge_commit_sha)]
+                f"{render.sha(merge_sha)}; this reverts it.\n", draft=False,
+                author=self.ctx.bot_login)
+        if pull is None:
+            raise PermanentError(f"the revert branch {branch} has no commits beyond the base "
+                                 f"of {quest.repo}; revert {merge_sha[:12]} by hand")
+        await self.memory.set_quest_field(quest.id, pr_field, pull.number)
+        return pull.number
 
     # -- messages to people ----------------------------------------------------------------
 
@@ -269,8 +312,12 @@ class GitHubEffects:
             body = render.reply(str(to) if to else None, str(payload.get("message") or ""),
                                 effect.key)
         forge = await self.forges.for_repo(repo)
-        comment = await forge.find_comment(target, marker) or await forge.comment(target, body)
-        await self.memory.set_quest_field(effect.quest_id, done_field, comment.id)
+        async with self.memory.quest_creating(effect.quest_id, done_field):
+            if await self.memory.quest(effect.quest_id, done_field):
+                return None  # posted by the path that held the lease
+            comment = (await forge.find_comment(target, marker, author=self.ctx.bot_login)
+                       or await forge.comment(target, body))
+            await self.memory.set_quest_field(effect.quest_id, done_field, comment.id)
         return None
 
     async def react(self, effect: Effect) -> Sequence[Event] | None:

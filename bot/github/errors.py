@@ -1,4 +1,5 @@
-"""One exception tree for the GitHub adapter, so callers can catch the whole room at once.
+"""The GitHub adapter's base error, in the one tree of ``bot.errors``, so callers can catch the
+whole room at once.
 
 Messages are lowercase, name the value and what it was checked against, and say what to do
 (gidgethub's ``GitHubException`` tree is the model).
@@ -6,6 +7,8 @@ Messages are lowercase, name the value and what it was checked against, and say 
 
 from __future__ import annotations
 
+from bot.errors import QuestbotError
 
-class GitHubAdapterError(Exception):
+
+class GitHubAdapterError(QuestbotError):
     """Base of every error raised by ``bot.github``."""

@@ -1,9 +1,15 @@
 """The ``questbot inbox`` issue: one per repository, listing the quests that wait for a person.
 
-Opened once and remembered by number (the REST subset can neither search issues nor pin one,
-so pinning is left to a maintainer — one click, once). Its body is re-rendered from the
-repository's live quests whenever one starts or stops waiting for a person, and written only
-when it changed.
+Opened once and remembered by number (pinning is left to a maintainer — one click, once). Its
+body is re-rendered from the repository's live quests whenever one starts or stops waiting for
+a person, and written only when it changed.
+
+Once per repository. Two paths refresh it — the projection after every event and the
+``notify_inbox`` effect — on one worker or several, so a refresh holds the repository's lease on
+creating it (``bot.journal.memory``) and reads the record again inside. With no record, it looks
+on GitHub first: the issues questbot opened, open or closed, for the inbox's hidden marker —
+how an inbox opened by a worker that died before recording it, or recorded in writes a failover
+lost, is found rather than doubled. One a person closed stays closed and is still written.
 """
 
 from __future__ import annotations
@@ -42,7 +48,12 @@ class Inbox:
             await self.memory.set_quest_field(quest.id, "inbox_listed", waits)
 
     async def refresh(self, repo: str) -> int:
-        """Re-render the inbox of ``repo``; returns its issue number."""
+        """Re-render the inbox of ``repo``; returns its issue number. Rendered inside the
+        lease, so of two refreshes the one that writes last read the latest quests."""
+        async with self.memory.repo_creating(repo, "inbox"):
+            return await self._write(repo, await self._body(repo))
+
+    async def _body(self, repo: str) -> str:
         entries: list[render.InboxEntry] = []
         for quest_id in sorted(await self.indexes.live_quests(repo)):
             _version, quest = await self.ctx.journal.snapshot(quest_id)
@@ -53,13 +64,17 @@ class Inbox:
             where = f"#{pr}" if pr else (f"#{source}" if source else None)
             reason = await self.memory.quest(quest.id, "inbox_reason")
             entries.append(render.InboxEntry(quest, where, reason))
-        body = render.inbox_body(entries)
+        return render.inbox_body(entries)
+
+    async def _write(self, repo: str, body: str) -> int:
         number = await self.memory.repo(repo, "inbox")
         if number is not None and await self.memory.repo(repo, "inbox_digest") == digest(body):
             return int(number)
         forge = await self.forges.for_repo(repo)
+        if number is None:
+            found = await forge.find_issue(self.ctx.bot_login, render.INBOX_MARKER)
+            number = str(found.number) if found is not None else None
         if number is None or not await forge.edit_issue(int(number), body):
             number = str(await forge.create_issue(render.INBOX_TITLE, body))
-            await self.memory.set_repo(repo, "inbox", number)
-        await self.memory.set_repo(repo, "inbox_digest", digest(body))
+        await self.memory.set_repo_fields(repo, inbox=number, inbox_digest=digest(body))
         return int(number)

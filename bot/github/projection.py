@@ -1,11 +1,17 @@
 """The quest as GitHub shows it: its pull request, its check run and its status comment.
 
 ``Projection.sync(quest)`` brings what GitHub shows in line with the quest; the worker calls
-it after every applied event. Each write is idempotent — the pull request and branch by name,
-the check run by ``external_id`` (the quest id) on its head, the status comment by the id
-remembered when it was posted — and skipped when the rendered content has not changed since
-the last write (a digest per target in ``ForgeMemory``), because most events change nothing a
-person would see and each write costs rate limit.
+it after every applied event, and so does ``request_checkpoint``. Each write is skipped when the
+rendered content has not changed since the last write (a digest per target in
+``ForgeMemory``), because most events change nothing a person would see and each write costs
+rate limit.
+
+Each object is created once (``bot.journal.memory`` explains the lease): the pull request is
+found by its head branch (``pulls/list``), the status comment by its hidden marker among the
+thread's comments, the check run by ``external_id`` (the quest id) among the runs on its head,
+whenever questbot has no record of one — so neither a worker that died between a create and
+its record nor two paths syncing at once leaves two. A check run left on a commit that is no
+longer the quest's head is completed as superseded, so nothing waits on it forever.
 
 Where things go. The quest's home is a draft pull request on ``quest/<id>`` opened once the
 quest starts research. GitHub refuses a pull request with no commits, so until the agent has
@@ -20,6 +26,7 @@ import hashlib
 import json
 import logging
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 import gidgethub
 
@@ -29,7 +36,7 @@ from bot.core import Quest
 from bot.core.events import Route
 from bot.core.states import CHECKPOINT_AT, State
 from bot.github import render
-from bot.github.forge import CHECK_NAME, Forge, Forges, Pull, refused
+from bot.github.forge import CHECK_NAME, CheckRun, Forge, Forges, Pull, refused
 from bot.github.markdown import inline_code
 from bot.journal import PermanentError, failures, quest_keys
 from bot.journal.memory import ForgeMemory
@@ -40,6 +47,8 @@ log = logging.getLogger(__name__)
 
 EvidenceLookup = Callable[[Quest], Awaitable[EvidenceBundle | None]]
 _NO_PR_YET = ("no commits between", "no commits")
+CREATING_CHECK = "check_creating"
+"""The head a check run is being created on, until the run is recorded."""
 
 
 def digest(*parts: object) -> str:
@@ -48,6 +57,32 @@ def digest(*parts: object) -> str:
 
 def quest_branch(quest_id: str) -> str:
     return f"quest/{quest_id}"
+
+
+async def open_pull(forge: Forge, *, head: str, base: str, title: str, body: str, draft: bool,
+                    author: str) -> Pull | None:
+    """``pulls/create`` from ``head``; ``None`` while GitHub refuses it because ``head`` has no
+    commits beyond ``base``. A 422 "already exists" is a pull request opened by a path that
+    died before recording it: found by its head branch and returned, if ``author`` opened it.
+    Call it holding the lease on creating it, after looking with ``Forge.find_pull``."""
+    try:
+        return await forge.create_pull(head=head, base=base, title=title, body=body,
+                                       draft=draft)
+    except gidgethub.BadRequest as exc:
+        text = str(exc).lower() + json.dumps(getattr(exc, "errors", None) or "").lower()
+        if int(exc.status_code) == 422 and any(s in text for s in _NO_PR_YET):
+            return None
+        if int(exc.status_code) == 422 and "already exists" in text:
+            found = await forge.find_pull(head, author=author)
+            if found is not None:
+                return found
+            raise refused(exc, f"open a pull request for {head}", "someone else opened one "
+                          "from that branch; close it and questbot opens its own on the next "
+                          "event") from exc
+        if int(exc.status_code) in (403, 404, 422):
+            raise refused(exc, f"open a pull request from {head} in {forge.repo}",
+                          "check the App has pull_requests: write") from exc
+        raise
 
 
 def source_issue_of(quest: Quest) -> int | None:
@@ -77,18 +112,34 @@ class Projection:
 
     async def ensure_pull(self, quest: Quest, forge: Forge) -> int | None:
         """The quest's pull request number, opening it (and its branch) if needed; ``None``
-        while GitHub refuses it because the branch has no commits beyond the base yet."""
+        while GitHub refuses it because the branch has no commits beyond the base yet.
+        Opened once (``bot.journal.memory``): under the lease, and only when GitHub has no
+        pull request of questbot's from ``quest/<id>`` already."""
         number = await self.memory.quest_int(quest.id, "pr")
         if number is not None:
             return number
+        async with self.memory.quest_creating(quest.id, "pr"):
+            number = await self.memory.quest_int(quest.id, "pr")
+            if number is not None:  # opened by the path that held the lease before us
+                return number
+            branch = quest_branch(quest.id)
+            pull = await forge.find_pull(branch, author=self.ctx.bot_login)
+            if pull is None:
+                pull = await self._open_pull(quest, forge, branch)
+            if pull is None:
+                return None
+            await self.memory.set_quest(quest.id, pr=pull.number, pr_url=pull.html_url,
+                                        pr_head=pull.head_sha)
+            return pull.number
+
+    async def _open_pull(self, quest: Quest, forge: Forge, branch: str) -> Pull | None:
         default = await self.memory.default_branch(quest.repo)
         base_sha = quest.base or await forge.git.branch_head(default)
         if base_sha is None:
             raise PermanentError(f"cannot open a branch for quest {quest.id}: {quest.repo} has "
                                  f"no branch {default}; the worker records the default branch "
                                  "from webhooks — redeliver one")
-        branch = quest_branch(quest.id)
-        head = await forge.git.ensure_branch(branch, quest.head or base_sha)
+        await forge.git.ensure_branch(branch, quest.head or base_sha)
         source = await self.source_issue(quest)
         body = "\n".join([
             render.quest_marker(quest.id),
@@ -96,24 +147,8 @@ class Projection:
             + (f", from #{source}." if source else f" (signal {inline_code(quest.last_signal)})."),
             "", "The status comment below says where it stands and what you can do.", ""])
         title = f"questbot: {quest.title or quest.id}"[:200]
-        try:
-            pull = await forge.create_pull(head=branch, base=default, title=title, body=body,
-                                           draft=self.draft_pulls)
-        except gidgethub.BadRequest as exc:
-            text = str(exc).lower() + json.dumps(getattr(exc, "errors", None) or "").lower()
-            if int(exc.status_code) == 422 and any(s in text for s in _NO_PR_YET):
-                return None
-            if int(exc.status_code) == 422 and "already exists" in text:
-                raise refused(exc, f"open a pull request for {branch}", "one is open that "
-                              "questbot did not record; close it and questbot opens its own "
-                              "on the next event") from exc
-            if int(exc.status_code) in (403, 404, 422):
-                raise refused(exc, f"open a pull request from {branch} in {quest.repo}",
-                              "check the App has pull_requests: write") from exc
-            raise
-        await self.memory.set_quest(quest.id, pr=pull.number, pr_url=pull.html_url,
-                                    pr_head=head)
-        return pull.number
+        return await open_pull(forge, head=branch, base=default, title=title, body=body,
+                               draft=self.draft_pulls, author=self.ctx.bot_login)
 
     async def source_issue(self, quest: Quest) -> int | None:
         return await self.memory.quest_int(quest.id, "source_issue") or source_issue_of(quest)
@@ -154,19 +189,28 @@ class Projection:
              (await failures(self.ctx.journal.client, quest.id))[-3:]])
         body = render.status_comment(view)
         new_digest = digest(target, body)
-        old = await self.memory.quest(quest.id, "status_digest")
-        url = await self.memory.quest(quest.id, "status_url")
-        if old == new_digest:
-            return url
+        if await self.memory.quest(quest.id, "status_digest") == new_digest:
+            return await self.memory.quest(quest.id, "status_url")
+        async with self.memory.quest_creating(quest.id, "status"):
+            return await self._write_status(quest, forge, target, body, new_digest)
+
+    async def _write_status(self, quest: Quest, forge: Forge, target: int, body: str,
+                            new_digest: str) -> str:
+        if await self.memory.quest(quest.id, "status_digest") == new_digest:
+            return await self.memory.quest(quest.id, "status_url") or ""  # written meanwhile
         comment_id = await self.memory.quest_int(quest.id, "status_comment")
         old_target = await self.memory.quest_int(quest.id, "status_target")
+        marker = render.quest_marker(quest.id)
         if comment_id is not None and old_target != target:
-            await forge.edit_comment(comment_id, f"{render.quest_marker(quest.id)}\nquestbot's "
-                                     f"status for this quest now lives on #{target}.\n")
+            await forge.edit_comment(comment_id, f"{marker}\nquestbot's status for this quest "
+                                     f"now lives on #{target}.\n")
             comment_id = None
         comment = await forge.edit_comment(comment_id, body) if comment_id else None
-        if comment is None:
-            comment = await forge.comment(target, body)
+        if comment is None:  # none recorded here: one posted by a path that died unrecorded?
+            found = await forge.find_comment(target, marker, author=self.ctx.bot_login)
+            if found is not None and found.body != body:
+                found = await forge.edit_comment(found.id, body)
+            comment = found or await forge.comment(target, body)
         await self.memory.set_quest(quest.id, status_comment=comment.id, status_target=target,
                                     status_digest=new_digest, status_url=comment.html_url)
         return comment.html_url
@@ -194,25 +238,66 @@ class Projection:
         details = await self.memory.quest(quest.id, "pr_url") or details_url
         body = view.body(details)
         new_digest = digest(head, body)
-        if await self.memory.quest(quest.id, "check_digest") == new_digest:
-            return
+        if await self.memory.quest_fields(quest.id, "check_digest", CREATING_CHECK) == [
+                new_digest, None]:
+            return  # shown already, and no create was left unrecorded
+        async with self.memory.quest_creating(quest.id, "check"):
+            if await self.memory.quest_fields(quest.id, "check_digest", CREATING_CHECK) == [
+                    new_digest, None]:
+                return  # written meanwhile by the path that held the lease
+            run = await self._check_run_on(quest, forge, head, view, body)
+            await self.memory.record_quest(quest.id, clear=CREATING_CHECK, check_run=run.id,
+                                           check_head=head,
+                                           check_done=int(view.status == "completed"),
+                                           check_digest=new_digest)
+
+    async def _check_run_on(self, quest: Quest, forge: Forge, head: str,
+                            view: render.CheckRunView, body: dict[str, Any]) -> CheckRun:
+        """The run that shows ``body`` on ``head``: the recorded one, updated; else one
+        GitHub has for this quest and head (created by a path that died before recording
+        it), updated; else a new one. GitHub shows the newest run of a name per commit, so
+        a finished run is followed by a new one rather than reopened. Runs left behind — on
+        the previous head, or unfinished on this one — are completed as superseded.
+
+        Every create is reserved first (``CREATING_CHECK`` names the head), because a run
+        recorded as finished may be followed by one that was created and not recorded; the
+        reservation left by a path that died says where to look."""
         run_id = await self.memory.quest_int(quest.id, "check_run")
-        same_head = await self.memory.quest(quest.id, "check_head") == head
-        was_done = await self.memory.quest(quest.id, "check_done") == "1"
-        reopening = was_done and view.status != "completed"
-        if run_id is None or not same_head:
-            found = await forge.find_check_run(head, quest.id)
-            run_id = found.id if found else None
-            was_done = found is not None and found.status == "completed"
-            reopening = was_done and view.status != "completed"
-        if run_id is None or reopening:  # GitHub shows the newest run of a name per commit
-            run = await forge.create_check_run({"name": CHECK_NAME, "head_sha": head,
-                                                "external_id": quest.id, **body})
-        else:
-            run = await forge.update_check_run(run_id, body)
-        await self.memory.set_quest(quest.id, check_run=run.id, check_head=head,
-                                    check_done=int(view.status == "completed"),
-                                    check_digest=new_digest)
+        done = await self.memory.quest(quest.id, "check_done") == "1"
+        reopening = view.status != "completed"
+        pending = await self.memory.quest(quest.id, CREATING_CHECK)
+        if run_id is not None and await self.memory.quest(quest.id, "check_head") != head:
+            if not done:
+                await self._supersede(forge, run_id, head)
+            run_id = None
+        if pending is not None and pending != head:  # a run there may be orphaned
+            for orphan in await self._runs(forge, quest, pending):
+                if orphan.status != "completed":
+                    await self._supersede(forge, orphan.id, head)
+        if run_id is not None and pending is None and not (done and reopening):
+            return await forge.update_check_run(run_id, body)
+        runs = await self._runs(forge, quest, head)
+        keep = runs[0] if runs and not (runs[0].status == "completed" and reopening) else None
+        for stale in runs:
+            if stale is not keep and stale.status != "completed":
+                await self._supersede(forge, stale.id, head)
+        if keep is not None:
+            return await forge.update_check_run(keep.id, body)
+        await self.memory.set_quest_field(quest.id, CREATING_CHECK, head)
+        return await forge.create_check_run({"name": CHECK_NAME, "head_sha": head,
+                                             "external_id": quest.id, **body})
+
+    @staticmethod
+    async def _runs(forge: Forge, quest: Quest, head: str) -> list[CheckRun]:
+        """The quest's ``questbot`` runs on ``head``, newest first."""
+        return sorted((r for r in await forge.check_runs(head, name=CHECK_NAME, latest=False)
+                       if r.external_id == quest.id), key=lambda r: -r.id)
+
+    async def _supersede(self, forge: Forge, run_id: int, head: str) -> None:
+        try:
+            await forge.update_check_run(run_id, render.superseded_check_run(head).body())
+        except PermanentError as exc:  # gone or not ours any more: nothing left to finish
+            log.warning("could not mark check run %s superseded: %s", run_id, exc)
 
     async def blocking_here(self, quest: Quest) -> bool:
         checkpoint = CHECKPOINT_AT.get(quest.state)

@@ -330,6 +330,15 @@ def check_run(quest: Quest, evidence: EvidenceBundle | None = None) -> CheckRunV
     return CheckRunView(status, None, f"questbot: {state.value}", meaning, text)
 
 
+def superseded_check_run(new_head: str) -> CheckRunView:
+    """What a check run left on a commit that is no longer the quest's head says: finished,
+    so nobody waits on a commit questbot has moved on from."""
+    return CheckRunView("completed", CheckConclusion.NEUTRAL, "questbot: superseded",
+                        f"Superseded by {sha(new_head)}: the quest moved on from this commit. "
+                        "Its check run there shows where the quest stands. GitHub has no "
+                        "conclusion for \"superseded\", so this shows as neutral.")
+
+
 # --- the inbox issue ---------------------------------------------------------------------
 
 INBOX_TITLE = "questbot inbox"

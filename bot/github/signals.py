@@ -6,11 +6,16 @@ intents to the ``Intents`` it is given — nothing more. Turning an intent into 
 needs lookups (which quest has this fingerprint? who may approve?), and that is the worker's
 job (``bot.worker.intake``). Payloads are read defensively: GitHub's examples show fields that are
 absent or null on some deliveries, and a missing field means "not for us", never a crash.
+A field of the wrong type counts as missing (``_obj``, ``_text``, ``_id``), so every intent
+holds the types it declares; ``tests/fuzz`` checks both promises on damaged real payloads.
+
+Who did something is read from ``type``, never from the login: GitHub gives App accounts
+``type: Bot``, and a ``[bot]`` suffix on an account GitHub calls a User proves nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gidgethub import routing, sansio
@@ -70,6 +75,8 @@ class QuestPush:
     head: str
     pusher: str
     by_bot: bool
+    """questbot pushed it itself (its own ``<slug>[bot]`` account, of type Bot): a patch,
+    rebase or reproduction commit, not a person's revision."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +99,9 @@ class CommentCommands:
     comment_id: int
     author: str
     commands: tuple[Command | CommandProblem, ...]
+    edited: bool = False
+    """The commands an edit added: a line may hold a new command where an earlier one stood, so
+    what each says is part of its identity, not only its line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,23 +130,51 @@ class Intents:
     items: list[Intent] = field(default_factory=list)
 
 
+def _obj(value: object) -> dict[str, Any]:
+    """``value`` if it is a JSON object, else an empty one: a field of another type is absent."""
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+_MAX_ID = 2**63
+"""GitHub's ids and numbers are 64-bit; a larger one would be refused by every call using it."""
+
+
+def _id(value: object) -> int | None:
+    """A positive GitHub id or number; ``True`` is not one, though Python says it is an int."""
+    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < _MAX_ID:
+        return value
+    return None
+
+
+def _items(value: object) -> list[dict[str, Any]]:
+    """The objects of a JSON array (anything else in it, or a non-array, is skipped)."""
+    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
+
+
 def _repo(data: dict[str, Any]) -> str | None:
-    repo = data.get("repository") or {}
-    name = repo.get("full_name")
-    return name if isinstance(name, str) else None
+    return _text(_obj(data.get("repository")).get("full_name")) or None
 
 
 def _default_branch(data: dict[str, Any]) -> str:
-    return str((data.get("repository") or {}).get("default_branch") or "main")
+    return _text(_obj(data.get("repository")).get("default_branch")) or "main"
 
 
-def _is_bot(user: dict[str, Any] | None) -> bool:
-    user = user or {}
-    return user.get("type") == "Bot" or str(user.get("login", "")).endswith("[bot]")
+def _is_bot(user: object) -> bool:
+    """GitHub marks App and machine accounts with ``type: Bot``. The login is not evidence:
+    an account called ``something[bot]`` that GitHub calls a User is a person's account."""
+    return _obj(user).get("type") == "Bot"
+
+
+def _login(user: object) -> str:
+    return _text(_obj(user).get("login"))
 
 
 def _slug(obj: dict[str, Any]) -> str:
-    return str((obj.get("app") or {}).get("slug") or "")
+    return _text(_obj(obj.get("app")).get("slug"))
 
 
 installations = routing.Router()
@@ -148,119 +186,154 @@ conversation = routing.Router()
 @installations.register("installation")
 @installations.register("installation_repositories")
 async def _installed(event: sansio.Event, out: Intents) -> None:
-    inst = (event.data.get("installation") or {}).get("id")
-    if not isinstance(inst, int):
+    inst = _id(_obj(event.data.get("installation")).get("id"))
+    if inst is None:
         return
-    listed = event.data.get("repositories") or event.data.get("repositories_added") or []
-    repos = tuple(r["full_name"] for r in listed if isinstance(r, dict) and "full_name" in r)
+    listed = _items(event.data.get("repositories")) or _items(
+        event.data.get("repositories_added"))
+    repos = tuple(name for r in listed if (name := _text(r.get("full_name"))))
     if repos and event.data.get("action") not in {"deleted", "removed"}:
         out.items.append(Installed(inst, repos))
 
 
 @failures.register("check_run", action="completed")
 async def _check_run(event: sansio.Event, out: Intents) -> None:
-    run = event.data.get("check_run") or {}
+    run = _obj(event.data.get("check_run"))
     repo = _repo(event.data)
-    suite = run.get("check_suite") or {}
-    if repo is None or _slug(run) == out.app_slug or not run.get("head_sha"):
+    sha, name = _text(run.get("head_sha")), _text(run.get("name"))
+    if repo is None or _slug(run) == out.app_slug or not sha or not name:
         return
-    fingerprint = f"check:{run.get('name')}"
+    fingerprint = f"check:{name}"
     if run.get("conclusion") == "success":
-        out.items.append(Passed(repo, fingerprint, run["head_sha"]))
+        out.items.append(Passed(repo, fingerprint, sha))
         return
-    if run.get("conclusion") in FAILED and suite.get("head_branch") == _default_branch(
-            event.data):
-        out.items.append(Failure(repo, fingerprint, f"check {run.get('name')} failed",
-                                 str(run.get("html_url") or ""), run["head_sha"]))
+    head_branch = _obj(run.get("check_suite")).get("head_branch")
+    if _text(run.get("conclusion")) in FAILED and head_branch == _default_branch(event.data):
+        out.items.append(Failure(repo, fingerprint, f"check {name} failed",
+                                 _text(run.get("html_url")), sha))
 
 
 @failures.register("check_suite", action="completed")
 async def _check_suite(event: sansio.Event, out: Intents) -> None:
-    suite = event.data.get("check_suite") or {}
+    suite = _obj(event.data.get("check_suite"))
     repo = _repo(event.data)
-    if (repo is None or _slug(suite) == out.app_slug or suite.get("conclusion") not in FAILED
+    if (repo is None or _slug(suite) == out.app_slug or _text(suite.get("conclusion")) not in FAILED
             or suite.get("head_branch") != _default_branch(event.data)):
         return
     name = _slug(suite) or "suite"
     out.items.append(Failure(repo, f"suite:{name}", f"check suite {name} failed",
-                             str(suite.get("url") or ""), str(suite.get("head_sha") or "")))
+                             _text(suite.get("url")), _text(suite.get("head_sha"))))
 
 
 @failures.register("workflow_run", action="completed")
 async def _workflow_run(event: sansio.Event, out: Intents) -> None:
-    run = event.data.get("workflow_run") or {}
-    repo = _repo(event.data)
-    if (repo is None or run.get("conclusion") not in FAILED
+    run = _obj(event.data.get("workflow_run"))
+    repo, name = _repo(event.data), _text(run.get("name"))
+    if (repo is None or not name or _text(run.get("conclusion")) not in FAILED
             or run.get("head_branch") != _default_branch(event.data)):
         return
-    out.items.append(Failure(repo, f"workflow:{run.get('name')}",
-                             f"workflow {run.get('name')} failed", str(run.get("html_url") or ""),
-                             str(run.get("head_sha") or "")))
+    out.items.append(Failure(repo, f"workflow:{name}", f"workflow {name} failed",
+                             _text(run.get("html_url")), _text(run.get("head_sha"))))
 
 
 @failures.register("issues", action="opened")
 @failures.register("issues", action="labeled")
 async def _issue(event: sansio.Event, out: Intents) -> None:
-    issue = event.data.get("issue") or {}
-    repo = _repo(event.data)
-    if repo is None or not isinstance(issue.get("number"), int) or issue.get("pull_request"):
+    issue = _obj(event.data.get("issue"))
+    repo, number = _repo(event.data), _id(issue.get("number"))
+    if repo is None or number is None or issue.get("pull_request"):
         return
-    labels = tuple(str(lbl.get("name")) for lbl in issue.get("labels") or []
-                   if isinstance(lbl, dict))
-    out.items.append(IssueSignal(repo, issue["number"], str(issue.get("title") or ""),
-                                 str(issue.get("html_url") or ""), labels))
+    labels = tuple(name for label in _items(issue.get("labels"))
+                   if (name := _text(label.get("name"))))
+    out.items.append(IssueSignal(repo, number, _text(issue.get("title")),
+                                 _text(issue.get("html_url")), labels))
 
 
 @pushes.register("push")
 async def _push(event: sansio.Event, out: Intents) -> None:
     data = event.data
     repo = _repo(data)
-    ref = str(data.get("ref") or "")
-    after = str(data.get("after") or "")
+    ref, after = _text(data.get("ref")), _text(data.get("after"))
     if repo is None or not ref.startswith("refs/heads/") or set(after) <= {"0"}:
         return  # a deleted branch has an all-zero `after`
     branch = ref.removeprefix("refs/heads/")
-    sender = data.get("sender") or {}
-    pusher = str(sender.get("login") or (data.get("pusher") or {}).get("name") or "")
+    sender = data.get("sender")
+    pusher = _login(sender) or _text(_obj(data.get("pusher")).get("name"))
     if branch.startswith(QUEST_BRANCH_PREFIX):
         quest_id = branch.removeprefix(QUEST_BRANCH_PREFIX)
         if quest_id and "/" not in quest_id and "-revert-" not in quest_id:
-            out.items.append(QuestPush(repo, quest_id, after, pusher, _is_bot(sender)))
+            ours = _is_bot(sender) and pusher == f"{out.app_slug}[bot]"
+            out.items.append(QuestPush(repo, quest_id, after, pusher, ours))
     elif branch == _default_branch(data):
-        touched = any(SETTINGS_FILE in (c.get(k) or []) for c in data.get("commits") or []
-                      if isinstance(c, dict) for k in ("added", "modified", "removed"))
-        out.items.append(BasePush(repo, str(data.get("before") or ""), after, pusher, touched))
+        touched = any(SETTINGS_FILE in paths for c in _items(data.get("commits"))
+                      for k in ("added", "modified", "removed")
+                      if isinstance(paths := c.get(k), list))
+        out.items.append(BasePush(repo, _text(data.get("before")), after, pusher, touched))
+
+
+def _said(body: object) -> tuple[Command | CommandProblem, ...]:
+    return tuple(parse_commands(body)) if isinstance(body, str) else ()
+
+
+def _comment_intent(data: dict[str, Any], actor: object,
+                    commands: tuple[Command | CommandProblem, ...]) -> CommentCommands | None:
+    comment, issue = _obj(data.get("comment")), _obj(data.get("issue"))
+    repo, number, comment_id = _repo(data), _id(issue.get("number")), _id(comment.get("id"))
+    login = _login(actor)
+    if repo is None or number is None or comment_id is None or not login or _is_bot(actor):
+        return None
+    if not commands:
+        return None
+    return CommentCommands(repo, number, bool(issue.get("pull_request")), comment_id, login,
+                           commands)
 
 
 @conversation.register("issue_comment", action="created")
 async def _comment(event: sansio.Event, out: Intents) -> None:
+    comment = _obj(event.data.get("comment"))
+    intent = _comment_intent(event.data, comment.get("user"), _said(comment.get("body")))
+    if intent is not None:
+        out.items.append(intent)
+
+
+@conversation.register("issue_comment", action="edited")
+async def _edited(event: sansio.Event, out: Intents) -> None:
+    """An edit acts only on what it adds: a command the comment held before was read when it
+    was written (or at an earlier edit), so keeping it, or moving it to another line, does not
+    act again. The person who edited it is the one who asks: a maintainer may edit anyone's
+    comment, and the author's permission must not lend itself to the editor's words."""
     data = event.data
-    comment = data.get("comment") or {}
-    issue = data.get("issue") or {}
-    repo = _repo(data)
-    if repo is None or _is_bot(comment.get("user")) or not isinstance(comment.get("id"), int):
-        return
-    commands = tuple(parse_commands(str(comment.get("body") or "")))
-    if not commands:
-        return
-    out.items.append(CommentCommands(
-        repo, int(issue.get("number") or 0), bool(issue.get("pull_request")), comment["id"],
-        str((comment.get("user") or {}).get("login") or ""), commands))
+    comment = _obj(data.get("comment"))
+    before = _obj(_obj(data.get("changes")).get("body")).get("from")
+    if not isinstance(before, str):
+        return  # the title changed, or GitHub did not say what the body was: nothing added
+    old = {_unplaced(item) for item in _said(before)}
+    added = tuple(item for item in _said(comment.get("body")) if _unplaced(item) not in old)
+    intent = _comment_intent(data, data.get("sender") or comment.get("user"), added)
+    if intent is not None:
+        out.items.append(replace(intent, edited=True))
+
+
+def _unplaced(item: Command | CommandProblem) -> object:
+    """What a command says, wherever in the comment it is."""
+    return item.model_copy(update={"line": 1})
 
 
 @conversation.register("check_run", action="requested_action")
 async def _button(event: sansio.Event, out: Intents) -> None:
     data = event.data
-    run = data.get("check_run") or {}
+    run = _obj(data.get("check_run"))
     repo = _repo(data)
-    action = (data.get("requested_action") or {}).get("identifier")
-    if repo is None or not run.get("external_id") or not isinstance(action, str):
+    external_id = run.get("external_id")
+    action = _obj(data.get("requested_action")).get("identifier")
+    actor = _login(data.get("sender"))
+    if (repo is None or not isinstance(external_id, str | int) or isinstance(external_id, bool)
+            or not str(external_id) or not isinstance(action, str) or not actor):
         return
-    pulls = [p for p in run.get("pull_requests") or [] if isinstance(p, dict)]
-    out.items.append(ButtonPress(repo, str(run["external_id"]), action,
-                                 str((data.get("sender") or {}).get("login") or ""),
-                                 str(run.get("head_sha") or ""), int(run.get("id") or 0),
-                                 int(pulls[0].get("number") or 0) if pulls else 0))
+    pulls = _items(run.get("pull_requests"))
+    out.items.append(ButtonPress(repo, str(external_id), action, actor,
+                                 _text(run.get("head_sha")), _id(run.get("id")) or 0,
+                                 (_id(pulls[0].get("number")) or 0) if pulls else 0))
 
 
 ROUTER = routing.Router(installations, failures, pushes, conversation)
@@ -270,10 +343,13 @@ async def read_intents(event_name: str, data: dict[str, Any], *, delivery_id: st
                        app_slug: str = "questbot") -> list[Intent]:
     """Every intent one delivery holds (often none: most deliveries are not for questbot)."""
     out = Intents(app_slug=app_slug)
+    if not isinstance(data.get("action", ""), str):
+        # gidgethub looks the action up in a dict: an array or object there would raise
+        data = {key: value for key, value in data.items() if key != "action"}
     event = sansio.Event(data, event=event_name, delivery_id=delivery_id)
     await ROUTER.dispatch(event, out)
-    inst = (data.get("installation") or {}).get("id")
+    inst = _id(_obj(data.get("installation")).get("id"))
     repo = _repo(data)
-    if isinstance(inst, int) and repo is not None:
+    if inst is not None and repo is not None:
         out.items.insert(0, Installed(inst, (repo,)))
     return out.items

@@ -16,6 +16,7 @@ import hashlib
 import hmac
 import re
 
+from bot.errors import Refused
 from bot.github.errors import GitHubAdapterError
 
 HEADER = "X-Hub-Signature-256"
@@ -24,7 +25,7 @@ _HEX = re.compile(r"[0-9a-fA-F]*")
 _DIGEST_LENGTH = 64
 
 
-class SignatureError(GitHubAdapterError):
+class SignatureError(GitHubAdapterError, Refused):
     """The delivery's signature is absent or does not match; the delivery must be refused."""
 
 

@@ -36,7 +36,8 @@ class QuestKeys:
 
     quest_id: str
     snap: str
-    """Hash: ``v`` (journal length) and ``quest`` (the versioned quest JSON)."""
+    """Hash: ``v`` (journal length), ``quest`` (the versioned quest JSON) and ``p`` (the digest
+    of the policy its last entry was decided under)."""
     events: str
     """Stream: the journal; one entry per applied event (``id``, ``v``, ``e``)."""
     ids: str
@@ -55,6 +56,9 @@ class QuestKeys:
     """String with a TTL: the runner currently delivering this quest's effects."""
     children: str
     """Set: quests that wait for this one (parent → children)."""
+    policies: str
+    """Hash: policy digest → the policy record, for each policy this quest's events were decided
+    under; ``@<version>`` → the digest of the policy from that journal entry on."""
 
 
 @lru_cache(maxsize=8192)  # every apply names four of them; building them is not free
@@ -64,6 +68,7 @@ def quest_keys(quest_id: str) -> QuestKeys:
         quest_id=quest_id, snap=f"{p}:snap", events=f"{p}:events", ids=f"{p}:ids",
         outbox=f"{p}:outbox", done=f"{p}:done", tries=f"{p}:tries", retry_at=f"{p}:retry",
         failures=f"{p}:failures", lease=f"{p}:lease", children=f"{p}:children",
+        policies=f"{p}:policies",
     )
 
 

@@ -33,6 +33,7 @@ from typing import TypeVar
 
 import redis.asyncio
 
+from bot.journal.errors import LeaseLost
 from bot.journal.keys import quest_keys
 from bot.journal.outage import REDIS_AWAY, describe
 from bot.journal.scripts import ScriptSet
@@ -41,8 +42,6 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 
 
-class LeaseLost(Exception):
-    """Another runner holds the lease now: stop, record nothing."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,8 +118,9 @@ class Lease:
         try:
             yield
         finally:
-            # told twice: a cancellation can be lost inside a Redis call (it then ends as a
-            # connection error), and the beat must end all the same, at its next wake-up
+            # told twice: on Python 3.11 a cancellation that lands as a Redis command finishes
+            # is lost inside redis-py's wait_for (CPython gh-86296), and the beat must end all
+            # the same, at its next wake-up
             done.set()
             beat.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -6,7 +6,8 @@ None of that may stop a worker: the client retries a command a few times with ba
 loop's step raises a connection error. ``Outage.guard`` runs a loop's steps and, on such an
 error, waits with exponential back-off and tries again, for as long as it takes. Each loop
 says once that it lost Redis, not once a step; the outage ends at the first step that
-completes in a loop that had failed, which is logged and counted (the reconnects metric) once.
+completes in a loop that had failed, which is logged once. (The client counts its own
+reconnects, for the metrics: ``bot.journal.wire.connect``.)
 
 What counts as "Redis is away" (``REDIS_AWAY``): redis-py's ``ConnectionError`` — which
 includes ``BusyLoadingError``, the answer of a Redis still loading its AOF — and its
@@ -54,19 +55,19 @@ def describe(exc: BaseException) -> str:
 class Outage:
     """Whether Redis answers, as the process's loops last found it, and their back-off."""
 
-    def __init__(self, *, base_s: float = 0.1, cap_s: float = 2.0, bug_cap_s: float = 30.0,
-                 on_reconnect: Callable[[], None] | None = None) -> None:
+    def __init__(self, *, base_s: float = 0.1, cap_s: float = 2.0,
+                 bug_cap_s: float = 30.0) -> None:
         self.base_s = base_s
         self.cap_s = cap_s
         """The longest wait between two attempts while Redis is away: Redis is usually back
         within seconds, and the worker should notice within about this long."""
         self.bug_cap_s = bug_cap_s
-        self.on_reconnect = on_reconnect
         self.since: float | None = None
         """Epoch seconds when the current outage began; ``None`` while Redis answers."""
         self.detail = ""
         """The last error of the current outage, for ``/healthz``."""
         self.reconnects = 0
+        """Outages lived through."""
         self._failing: dict[str, int] = {}
         self._bugs: dict[str, int] = {}
 
@@ -98,8 +99,6 @@ class Outage:
             log.warning("redis is back after %.1f s away", time.time() - self.since)
             self.since, self.detail = None, ""
             self.reconnects += 1
-            if self.on_reconnect is not None:
-                self.on_reconnect()
 
     def bug(self, loop: str) -> float:
         """Count a step that failed for another reason; how long to wait (longer and longer,

@@ -61,9 +61,9 @@ from bot.journal.delivery import (
     failures,
 )
 from bot.journal.doorbells import Bell
-from bot.journal.errors import PermanentError
+from bot.journal.errors import LeaseLost, PermanentError
 from bot.journal.keys import quest_keys
-from bot.journal.lease import Lease, LeaseLost, Leases
+from bot.journal.lease import Lease, Leases
 from bot.journal.outage import REDIS_AWAY, Outage, nogroup
 from bot.journal.records import RecordError, load_effect
 from bot.journal.store import Journal, PolicySource, _s, stream_rows

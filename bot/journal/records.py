@@ -26,10 +26,12 @@ from typing import Any, Literal
 import orjson
 from pydantic import BaseModel
 
+from bot.core.canonical import canonical_digest
 from bot.core.effects import EFFECT_ADAPTER, Effect, effect_from_record, effect_record
 from bot.core.events import EVENT_ADAPTER, Event
 from bot.core.policy import Policy
 from bot.core.quest import Quest
+from bot.journal.errors import CorruptJournal
 
 Kind = Literal["quest", "event", "effect", "policy"]
 SCHEMA_VERSION: dict[str, int] = {"quest": 1, "event": 1, "effect": 1, "policy": 1}
@@ -38,7 +40,7 @@ UPCASTERS: dict[tuple[str, int], Upcaster] = {}
 """(kind, from_version) → function returning the data at from_version + 1."""
 
 
-class RecordError(ValueError):
+class RecordError(CorruptJournal, ValueError):
     """A stored record that cannot be read: wrong kind, unknown version, or bad data."""
 
 
@@ -86,6 +88,18 @@ def dump_effect(effect: Effect) -> bytes:
 
 def dump_policy(policy: Policy) -> bytes:
     return _envelope("policy", policy.model_dump_json().encode())
+
+
+POLICY_DIGEST_LENGTH = 12
+
+
+def policy_digest(policy: Policy) -> str:
+    """The name a journal entry gives the policy it was decided under: the first 12 hex digits
+    (48 bits) of the SHA-256 of the policy's canonical JSON, so equal policies share a name
+    however they were built. A digest is only looked up among one quest's policies, a handful
+    at most: 48 bits make a clash between ten of them a chance of about one in 10^13, for 12
+    bytes an entry rather than the ~200 of the policy itself."""
+    return canonical_digest(policy.model_dump(mode="json"))[:POLICY_DIGEST_LENGTH]
 
 
 # --- reading ----------------------------------------------------------------------------

@@ -14,21 +14,34 @@ from dataclasses import dataclass, field
 import redis.asyncio
 
 APPLY = """
--- KEYS: snap, events, ids, outbox
--- ARGV: expected version, event id, event json, quest json, then effect key/json pairs
-local seen = redis.call('HGET', KEYS[3], ARGV[2])
+-- KEYS: snap, events, ids, outbox, policies
+-- ARGV: expected version, policy digest, policy json ('' when the quest holds it already),
+--   entry count n, n pairs of event id and event json (the event, then its follow-ups),
+--   quest json, then effect key/json pairs
+local seen = redis.call('HGET', KEYS[3], ARGV[5])
 if seen then
   return {'dup', tonumber(seen), redis.call('XLEN', KEYS[4])}
 end
-local cur = tonumber(redis.call('HGET', KEYS[1], 'v') or '0')
+local snap = redis.call('HMGET', KEYS[1], 'v', 'p')
+local cur = tonumber(snap[1] or '0')
 if cur ~= tonumber(ARGV[1]) then
   return {'conflict', cur, 0}
 end
-local v = cur + 1
-local entry = redis.call('XADD', KEYS[2], '*', 'id', ARGV[2], 'v', v, 'e', ARGV[3])
-redis.call('HSET', KEYS[3], ARGV[2], v)
-redis.call('HSET', KEYS[1], 'v', v, 'quest', ARGV[4])
-for i = 5, #ARGV, 2 do
+if snap[2] ~= ARGV[2] then
+  -- decided under another policy than the last entry: record it, and from which version
+  if ARGV[3] ~= '' then redis.call('HSETNX', KEYS[5], ARGV[2], ARGV[3]) end
+  redis.call('HSET', KEYS[5], '@' .. (cur + 1), ARGV[2])
+end
+local v = cur
+local entry
+local last = 4 + 2 * tonumber(ARGV[4])
+for i = 5, last, 2 do
+  v = v + 1
+  entry = redis.call('XADD', KEYS[2], '*', 'id', ARGV[i], 'v', v, 'e', ARGV[i + 1])
+  redis.call('HSET', KEYS[3], ARGV[i], v)
+end
+redis.call('HSET', KEYS[1], 'v', v, 'quest', ARGV[last + 1], 'p', ARGV[2])
+for i = last + 2, #ARGV, 2 do
   redis.call('XADD', KEYS[4], '*', 'k', ARGV[i], 'e', ARGV[i + 1])
 end
 return {'ok', v, redis.call('XLEN', KEYS[4]), entry}

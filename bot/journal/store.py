@@ -4,8 +4,9 @@ Theory of operation. A quest is stored as a snapshot (its version — the journa
 the quest JSON) beside the journal stream it was folded from. ``apply`` reads the snapshot,
 runs ``core.step`` in this process, and sends one Lua script (``scripts.APPLY``) that, only if
 the snapshot still has the version it read and the event id is not yet in the journal,
-appends the journal entry, replaces the snapshot and appends the transition's effects to the
-quest's outbox. Otherwise nothing is written: a lost race is retried on the fresh snapshot
+appends the journal entries (the event, then any follow-up of questbot's own it set off),
+replaces the snapshot and appends the transitions' effects to the quest's outbox.
+Otherwise nothing is written: a lost race is retried on the fresh snapshot
 (optimistic concurrency), a known event id is reported as a duplicate. An event the core
 refuses raises ``InvalidTransition`` and writes nothing.
 
@@ -20,6 +21,11 @@ write and follow-up (``wire.Batch``; the follow-up merges the round's index writ
 events of one quest are applied in order, one per round. Snapshots are cached in-process by
 version: the version check makes a stale cache entry cost one retry. Records are written by
 ``records`` (orjson, the same bytes as pydantic).
+
+Policies. The script also records the policy the events were decided under, in the quest's
+``policies`` hash (same slot), wherever it differs from the last entry's — so the entries keep
+their bytes; ``bot.journal.policies`` says how, and replays (``recovery``) fold each event with
+its own.
 """
 
 from __future__ import annotations
@@ -35,11 +41,12 @@ from typing import Any
 
 import redis.asyncio
 
-from bot.core import Effect, Event, InvalidTransition, Policy, Quest, step
+from bot.core import Effect, Event, InvalidTransition, Policy, Quest, step, steps
 from bot.journal.durability import Durability
 from bot.journal.errors import ConcurrencyError, CorruptJournal
 from bot.journal.indexes import IndexWrites
 from bot.journal.keys import DEFAULT_SHARDS, doorbell_key, quest_keys, shard_of
+from bot.journal.policies import PolicyMemo, read_policies
 from bot.journal.records import RecordError, dump_effect, dump_event, dump_quest, load_event
 from bot.journal.records import load_quest as _load_quest
 from bot.journal.scripts import ScriptSet
@@ -63,7 +70,8 @@ class Applied:
     effects: tuple[Effect, ...]
     """The effects this apply put in the outbox (none for a duplicate)."""
     version: int
-    """The journal version the event holds (for a duplicate: where it was first applied)."""
+    """The journal version the event holds (for a duplicate: where it was first applied); its
+    follow-ups, journaled with it, hold the next ones."""
     duplicate: bool = False
     """The event id was already in the journal; nothing was written."""
     absorbed: bool = False
@@ -90,6 +98,11 @@ class _Item:
     loaded: bool = False
     """The snapshot was read from Redis this round (not taken from the cache)."""
     event_json: bytes | None = None
+    policy: Policy | None = None
+    digest: str = ""
+    follow_ups: tuple[Event, ...] = ()
+    """What the event set off (``Transition.follow_ups``, applied with ``core.steps``),
+    journaled after it in the same write."""
 
 
 def _s(value: Any) -> str:
@@ -118,6 +131,7 @@ class Journal:
         self.cache_size = cache_size
         self.max_conflicts = max_conflicts
         self._cache: OrderedDict[str, tuple[int, Quest]] = OrderedDict()
+        self._policies = PolicyMemo(cache_size)
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -201,8 +215,16 @@ class Journal:
             it.loaded = False
             if cached:
                 it.version, it.before = self._cache[qid]
+            it.policy = _policy(policy, qid)
             try:
-                t = step(it.before, it.event, _policy(policy, qid))
+                t = step(it.before, it.event, it.policy)
+                it.transition_quest, it.effects, it.absorbed = t.quest, t.effects, t.absorbed
+                if t.follow_ups:  # journaled with the event, in the same write
+                    moves = [m for then in t.follow_ups
+                             for m in steps(t.quest, then, it.policy)]
+                    it.follow_ups = tuple(event for event, _ in moves)
+                    it.transition_quest = moves[-1][1].quest
+                    it.effects += tuple(e for _, moved in moves for e in moved.effects)
             except InvalidTransition as exc:
                 if cached:  # the refusal may be a redelivery: check against a fresh snapshot
                     self._cache.pop(qid, None)
@@ -210,18 +232,23 @@ class Journal:
                 else:
                     results[it.index] = exc
                 continue
-            it.transition_quest, it.effects, it.absorbed = t.quest, t.effects, t.absorbed
             stepped.append(it)
         # 3. one atomic write per event, all in one round trip
         if stepped:
             batch = Batch()
             apply_sha = self.scripts.sha("apply")
             for it in stepped:
-                assert it.transition_quest is not None
+                assert it.transition_quest is not None and it.policy is not None
                 if it.event_json is None:  # kept across retries: the event does not change
                     it.event_json = dump_event(it.event)
-                args: list[bytes | str | int] = [it.version, it.event.id, it.event_json,
-                                                 dump_quest(it.transition_quest)]
+                digest = it.digest = self._policies.digest(it.policy)
+                args: list[bytes | str | int] = [
+                    it.version, digest, self._policies.body(it.event.quest_id, digest,
+                                                            it.policy),
+                    1 + len(it.follow_ups), it.event.id, it.event_json]
+                for then in it.follow_ups:
+                    args += [then.id, dump_event(then)]
+                args.append(dump_quest(it.transition_quest))
                 for effect in it.effects:
                     args += [effect.key, dump_effect(effect)]
                 batch.call(_apply_head(apply_sha, it.event.quest_id), *args)
@@ -245,8 +272,10 @@ class Journal:
                     assert it.transition_quest is not None
                     version = int(reply[1])
                     self._remember(qid, version, it.transition_quest)
+                    self._policies.stored(qid, it.digest)
                     results[it.index] = Applied(it.event.id, it.transition_quest, it.effects,
-                                                version, absorbed=it.absorbed)
+                                                version - len(it.follow_ups),
+                                                absorbed=it.absorbed)
                     follow_up.append((it.before, it.transition_quest, it.effects, False,
                                       int(reply[2])))
                     continue
@@ -297,6 +326,7 @@ class Journal:
             self._cache.clear()
         else:
             self._cache.pop(quest_id, None)
+        self._policies.forget(quest_id)
 
     async def ring(self, quest_id: str) -> None:
         """Ring the quest's doorbell: an effect runner will look at its outbox."""
@@ -370,6 +400,11 @@ class Journal:
     async def events(self, quest_id: str) -> list[Event]:
         return [entry.event async for entry in self.entries(quest_id)]
 
+    async def policies(self, quest_id: str) -> tuple[dict[str, Policy], dict[int, str]]:
+        """The policies the quest's events were decided under, by digest, and where each took
+        over: journal version → digest (``bot.journal.policies``)."""
+        return await read_policies(self.client, quest_id)
+
     async def contains(self, quest_id: str, event_id: str) -> bool:
         return bool(await self.client.hexists(quest_keys(quest_id).ids, event_id))
 
@@ -381,9 +416,10 @@ class Journal:
 
 @lru_cache(maxsize=8192)
 def _apply_head(sha: str, quest_id: str) -> Head:
-    """``EVALSHA <apply> 4 <the quest's snap, events, ids and outbox keys>``, packed once."""
+    """``EVALSHA <apply> 5 <the quest's snap, events, ids, outbox and policies keys>``, packed
+    once."""
     k = quest_keys(quest_id)
-    return Head.of("EVALSHA", sha, 4, k.snap, k.events, k.ids, k.outbox)
+    return Head.of("EVALSHA", sha, 5, k.snap, k.events, k.ids, k.outbox, k.policies)
 
 
 def _policy(source: PolicySource, quest_id: str) -> Policy:

@@ -1,5 +1,18 @@
-"""Many Redis commands sent in one write: the journal's pipelines, without redis-py's
-per-command cost.
+"""How questbot talks to Redis: clients that ride out a restart, and many commands sent in one
+write without redis-py's per-command cost.
+
+``connect(url, ...)`` is how a long-lived process should build its client. redis-py's
+``Redis.from_url`` retries nothing unless told to, so after a restart or failover the first
+command on each pooled connection — which the server closed — fails, and a web process
+answering GitHub would answer that delivery 503 although Redis is back (GitHub never retries a
+503 by itself). ``connect`` gives every connection a ``Retry``: a connection error or timeout
+closes the connection and the command is sent again on a new one, after an exponential
+back-off (100 ms doubling to 1 s, five retries: about 2.5 s before the error is raised while
+Redis stays away). ``on_error`` and
+``on_reconnect`` hear of each error and of each command that succeeded after errors, for the
+metrics. Resending is safe for what the web process sends — the inbound script answers a
+delivery it already stored as a duplicate — and for the journal's batches (below); a caller
+sending a command that is not safe twice must build its own client.
 
 A redis-py pipeline spends about 20 µs of Python on each command: every argument goes
 through its encoder, every reply through a parse step with its own socket-timeout timer and a
@@ -11,26 +24,94 @@ a timer of its own). Replies come back as the server sent them (bytes, ints, lis
 the client decodes responses), and error replies are returned in place, like
 ``Pipeline.execute(raise_on_error=False)``. About 7 µs of CPU per apply-sized command.
 
-A connection error is retried by the connection's own ``Retry`` policy, which resends the whole
-batch — safe for every command the journal batches: the apply script answers a second copy of
-itself with ``dup``, and the index and doorbell writes are idempotent or harmless twice.
-A client with no connection pool (a cluster client) gets a plain redis-py pipeline instead.
+A connection error is retried by the connection's own ``Retry`` policy (a client from
+``connect`` has one; redis-py's default has none, and then the error is raised at once), which
+resends the whole batch — safe for every command the journal batches: the apply script answers
+a second copy of itself with ``dup``, and the index and doorbell writes are idempotent or
+harmless twice. A client with no connection pool (a cluster client) gets a plain redis-py
+pipeline instead.
 """
 
 from __future__ import annotations
 
 import asyncio
+import copy
+import inspect
 import math
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import redis.asyncio
 from redis.asyncio.connection import Connection
+from redis.asyncio.retry import Retry
+from redis.backoff import AbstractBackoff, ExponentialBackoff
+from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 Arg = bytes | str | int
+T = TypeVar("T")
+
+RETRIES = 5
+BACKOFF_BASE_S = 0.05
+BACKOFF_CAP_S = 1.0
+CONNECT_TIMEOUT_S = 2.0
+
+
+class CountingRetry(Retry):
+    """redis-py's ``Retry`` on connection errors and timeouts, telling ``on_error`` of each
+    error and ``on_reconnect`` of each call that succeeded after one.
+
+    redis-py gives every connection a deep copy of the client's policy; the copies share the
+    two callbacks (a deep copy of a bound method would copy the object it is bound to).
+    """
+
+    def __init__(self, backoff: AbstractBackoff, retries: int, *,
+                 on_error: Callable[[], None] | None = None,
+                 on_reconnect: Callable[[], None] | None = None) -> None:
+        super().__init__(backoff, retries, (RedisConnectionError, RedisTimeoutError))
+        self.on_error = on_error
+        self.on_reconnect = on_reconnect
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> CountingRetry:
+        twin = CountingRetry(copy.deepcopy(self._backoff, memo), self._retries,
+                             on_error=self.on_error, on_reconnect=self.on_reconnect)
+        twin._supported_errors = self._supported_errors
+        return twin
+
+    async def call_with_retry(self, do: Callable[[], Awaitable[T]], fail: Callable[..., Any],
+                              is_retryable: Callable[[Exception], bool] | None = None,
+                              with_failure_count: bool = False) -> T:
+        errors = 0
+
+        async def failed(error: Exception, *count: int) -> None:
+            nonlocal errors
+            errors += 1
+            if self.on_error is not None:
+                self.on_error()
+            outcome = fail(error, *count)
+            if inspect.isawaitable(outcome):
+                await outcome
+
+        result = await super().call_with_retry(do, failed, is_retryable, with_failure_count)
+        if errors and self.on_reconnect is not None:
+            self.on_reconnect()
+        return result
+
+
+def connect(url: str, *, socket_timeout: float, retries: int = RETRIES,
+            connect_timeout: float = CONNECT_TIMEOUT_S, health_check_interval: int = 30,
+            on_error: Callable[[], None] | None = None,
+            on_reconnect: Callable[[], None] | None = None) -> redis.asyncio.Redis:
+    """A client for ``url`` whose every command rides out a Redis restart (module docstring).
+    ``socket_timeout`` must be longer than any blocking read the caller makes."""
+    retry = CountingRetry(ExponentialBackoff(cap=BACKOFF_CAP_S, base=BACKOFF_BASE_S), retries,
+                          on_error=on_error, on_reconnect=on_reconnect)
+    return redis.asyncio.Redis.from_url(
+        url, socket_connect_timeout=connect_timeout, socket_timeout=socket_timeout,
+        health_check_interval=health_check_interval, retry=retry,
+        retry_on_error=[RedisConnectionError, RedisTimeoutError])
 
 
 def _bulk(args: Sequence[Arg], out: list[bytes]) -> None:

@@ -13,7 +13,7 @@ has been checked; a request that fails the check (or is too large to check) is c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -46,7 +46,8 @@ class Outcome(StrEnum):
 
 class Metrics:
     """The process's metrics. The web process counts deliveries; the worker sets the quest
-    gauge, times effect deliveries and records the GitHub rate limit it sees."""
+    gauge, times effect deliveries and records the GitHub rate limit it sees; both count their
+    Redis connection errors and reconnects (``bot.journal.wire.connect``)."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
@@ -81,9 +82,16 @@ class Metrics:
             "GitHub REST requests left in the current rate-limit window, per installation.",
             ["installation"], registry=r,
         )
+        self.redis_errors = Counter(
+            "questbot_redis_connection_errors", "Connection errors and timeouts talking to "
+            "Redis, by process; each closes the connection, and the command is tried again on "
+            "a new one.", ["process"],
+            registry=r,
+        )
         self.redis_reconnects = Counter(
-            "questbot_redis_reconnects", "Times the process found Redis answering again after "
-            "it could not be reached (a restart, a failover), by process.", ["process"],
+            "questbot_redis_reconnects", "Redis commands that succeeded on a new connection "
+            "after the previous one failed (a restart, a failover, a dropped connection), by "
+            "process.", ["process"],
             registry=r,
         )
         self._quest_states: set[str] = set()
@@ -114,9 +122,11 @@ class Metrics:
         if not ok:
             self.effect_failures.labels(effect=effect).inc()
 
-    def redis_reconnected(self, process: str) -> None:
-        """Count one outage of Redis the process lived through (``web`` or ``worker``)."""
-        self.redis_reconnects.labels(process=process).inc()
+    def redis_hooks(self, process: str) -> tuple[Callable[[], None], Callable[[], None]]:
+        """The ``on_error`` and ``on_reconnect`` of ``bot.journal.wire.connect`` for
+        ``process`` (``web`` or ``worker``): one pair of series per process."""
+        return (self.redis_errors.labels(process=process).inc,
+                self.redis_reconnects.labels(process=process).inc)
 
     def set_rate_limit(self, remaining: int, installation: str | int = "app") -> None:
         self.rate_limit_remaining.labels(installation=str(installation)).set(remaining)

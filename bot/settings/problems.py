@@ -15,7 +15,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict
 from pydantic_core import ErrorDetails
 
-from bot.github.errors import GitHubAdapterError
+from bot.errors import ConfigurationError
 
 SETTINGS_PATH = ".github/questbot.yml"
 
@@ -35,7 +35,7 @@ class SettingsProblem(BaseModel):
         return f"{where}: {self.message}"
 
 
-class SettingsError(GitHubAdapterError):
+class SettingsError(ConfigurationError):
     """``.github/questbot.yml`` cannot be used; the last good settings stay in force."""
 
     def __init__(self, problems: list[SettingsProblem]) -> None:

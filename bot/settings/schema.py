@@ -9,7 +9,8 @@ that changed the file, or the inbox issue).
 
 Unknown keys are errors, not silently ignored: a misspelt ``max_live_quest`` that quietly did
 nothing would be worse than a message naming it and the setting it was probably meant to be.
-Duplicate keys are errors for the same reason (plain YAML keeps the last one).
+Duplicate keys are errors for the same reason (plain YAML keeps the last one). How any text,
+however odd, is read as YAML without crashing or hanging is ``bot.settings.yamlfile``'s job.
 
 Example::
 
@@ -33,9 +34,8 @@ from __future__ import annotations
 import re
 import shlex
 from enum import StrEnum
-from typing import Annotated, Any, Self
+from typing import Annotated, Self
 
-import yaml
 from pydantic import (
     AfterValidator,
     BaseModel,
@@ -59,8 +59,10 @@ from bot.settings.problems import (
     kind_of,
     render_settings_problem,
 )
+from bot.settings.yamlfile import MAX_SETTINGS_BYTES, load_yaml
 
 __all__ = [
+    "MAX_SETTINGS_BYTES",
     "SETTINGS_PATH",
     "Agent",
     "AgentKind",
@@ -75,10 +77,6 @@ __all__ = [
     "parse_settings",
     "render_settings_problem",
 ]
-
-MAX_SETTINGS_BYTES = 64 * 1024
-"""Settings are a screenful; anything much larger is a mistake, not configuration."""
-
 
 class Route(StrEnum):
     """What triage does with a new signal of one kind (seed 000, "How a quest starts")."""
@@ -227,57 +225,9 @@ class Settings(_Section):
 # --- parsing ----------------------------------------------------------------------------------
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """Safe YAML that refuses duplicate keys instead of keeping the last."""
-
-
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node)
-        if not isinstance(key, str | int | float | bool):
-            continue  # complex keys are left for validation to refuse
-        if key in seen:
-            raise yaml.constructor.ConstructorError(
-                None, None, f"the key {key!r} appears twice", key_node.start_mark
-            )
-        seen.add(key)
-    loader.flatten_mapping(node)
-    return dict(loader.construct_pairs(node))
-
-
-_StrictLoader.add_constructor(
-    yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG,
-    _construct_mapping,
-)
-
-
 def parse_settings(text: str) -> Settings:
     """The settings ``text`` (the file's content) sets; raises ``SettingsError`` if unusable."""
-    if len(text.encode()) > MAX_SETTINGS_BYTES:
-        raise SettingsError(
-            [
-                SettingsProblem(
-                    path="",
-                    message=f"is larger than {MAX_SETTINGS_BYTES // 1024} KiB; "
-                    "settings are a few lines, so this is probably the wrong file",
-                )
-            ]
-        )
-    try:
-        data = yaml.load(text, Loader=_StrictLoader)  # noqa: S506 - a SafeLoader subclass
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        what = exc.problem or exc.context or "unreadable"
-        message = f"is not valid YAML: {what}"
-        if mark is not None:
-            message += f" (column {mark.column + 1})"
-        line = None if mark is None else mark.line + 1
-        raise SettingsError([SettingsProblem(path="", message=message, line=line)]) from exc
-    except yaml.YAMLError as exc:
-        raise SettingsError(
-            [SettingsProblem(path="", message=f"is not valid YAML: {exc}")]
-        ) from exc
+    data = load_yaml(text)
     if data is None:
         return Settings()
     if not isinstance(data, dict):

@@ -3,23 +3,29 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
-
+from bot.core.diagram import lifecycle_mermaid
+from bot.core.events import EVENT_TYPES
 from bot.core.states import CHECKPOINT_AT, MEANING, TERMINAL, State
-from bot.core.table import TABLE
+from bot.core.table import NO_QUEST, TABLE, Row, ordered
 
 INTERPRETATIONS = """\
 ## Interpretations
 
 Where seed 000 leaves a point open, the core settles it as `../shared/DESIGN.md` says, and as
-follows. Each is enforced in `bot/core/rules.py` and tested in `tests/core/`.
+follows. Each is enforced in `bot/core/rules/` and tested in `tests/core/`.
 
 1. **Events are journaled only when applied.** A refused event (an undefined move, a stale or
    unauthorised decision) raises `InvalidTransition` with the state, the event and the reason;
    the quest is unchanged and the worker replies to the person instead of journaling it.
-2. **Human route** leaves the quest in `triaged`, marked `awaiting_person`, and asks for
-   `notify_inbox`. A person starts it with `/quest fix` or `/quest research` (a `triaged` event
-   with an actor) or kills it.
+2. **Triage** moves the quest `sensed` → `triaged` with the route it chose, as the seed's main
+   line goes. For `auto_fix` and `research_only` research starts at once, on
+   `research_started`: questbot's own follow-up of that `triaged` (id `<triage id>/research`,
+   the same time), which the journal applies and records in the same atomic write, so a
+   stored quest never waits in `triaged` for the agent. `fold` applies it itself when a
+   journal does not hold it (journals written before it existed, or by hand). The **human
+   route** leaves the quest in `triaged`, marked `awaiting_person`, and asks for
+   `notify_inbox`; it does not start by itself. A person starts it with `/quest fix` or
+   `/quest research` (a `triaged` event with an actor) or kills it.
 3. **Duplicate** ends the new quest at once as `abandoned` with outcome `duplicate` and asks for
    `merge_signal` into the existing quest, which records it as `signal_attached`. No live quest
    is created, and it never counts against the live-quest cap.
@@ -46,40 +52,45 @@ follows. Each is enforced in `bot/core/rules.py` and tested in `tests/core/`.
    the review stays held at C; if it fails, or the base moves, the owner is cleared first.
 10. **Base moved** in `proving`, `ready` or `landing` goes to `patching` and asks for `rebase`
     (the seed names `landing`; a proof or an approval on the old base is just as stale in the
-    other two). Elsewhere the new base is recorded.
-11. **Human revision** that changes the head increments the revision. In `patching`, `proving`,
-    `ready`, `landing` (and a claim held over them) it asks for `run_proof` (and `stop_agent`
-    when the agent was patching). Before a patch exists it is recorded. A parked quest resumes
-    into `proving` to prove the person's head.
+    other two). The push of the rebased head proves the same change again: it is no new proof
+    attempt. A parked quest whose proved work the base left behind resumes by rebasing.
+    Elsewhere the new base is recorded.
+11. **Human revision** that changes the head increments the revision. In `researching` and
+    `reproducing` it restarts the stage on the person's head (`stop_agent`, then `start_agent`
+    with `pushed`; the running agent also stops itself once the revision changes). In
+    `patching`, `proving`, `ready`, `landing` (and a claim held over them) it asks for
+    `run_proof` (and `stop_agent` when the agent was patching), and ends a pending rebase. At
+    the other states before a patch exists it is recorded. A parked quest resumes into
+    `proving` to prove the person's head.
 12. **Proof** completes only with a recorded patch head and a bundle whose quest id, revision,
     risk, base and head match the quest, sent with the canonical digest of the bundle:
     SHA-256 over `json.dumps(bundle, sort_keys=True, separators=(",", ":"),
     ensure_ascii=False)` encoded as UTF-8 (`bot/core/canonical.py`). A bundle that records a
     failing check or an unconfirmed reproduction is refused: a failed verification is never
     accepted as proof. `proof_failed` for a head the quest has moved past is refused as stale.
-13. **Attempts** count patches pushed. With attempts left a failed proof returns to `patching`
+13. **Attempts** count patches pushed, a rebase's push aside (10). With attempts left a failed
+    proof returns to `patching`
     with the failing output (`repair`); when they are spent the quest parks
     (`attempts_exhausted`), and `/resume` gives it a fresh set.
 14. **Pause and resume.** Any live state but `parked` pauses to `parked` (`stop_agent` if an agent
     was running); `/resume` returns to the state it was in and asks again for that state's work.
     Resuming into `landing` whose approval no longer counts goes to `ready` instead. A finished
     research-only quest (approved at A) does not resume: `/quest fix` turns it into a fix.
-15. **Terminal states** absorb every event except `usage_recorded` (still summed),
-    `effect_failed` (an effect that could not be delivered is still recorded) and, for
+15. **Terminal states** absorb every event except `usage_recorded` (still summed) and, for
     `closed`, `reopened`: a regression signal with the quest's fingerprint keeps its id, raises
     its severity to at least its floor, attaches the signal, increments the revision and starts
-    research again. `rollback_confirmed` likewise starts research at revision + 1.
-16. **Redelivery.** `fold` absorbs an event whose id it has already applied.
+    research again. `rollback_confirmed` likewise starts research at revision + 1. An effect
+    that could not be delivered after the quest ended (`effect_failed`) is absorbed like any
+    other event: journaled, so it is on the quest's timeline, and its failure is listed in the
+    status comment, but the quest and its counts stay as they were and nothing is asked for.
+16. **Redelivery and policy.** `fold` absorbs an event whose id it has already applied, and
+    replays each event under the policy the journal recorded with it (`policies`), so a
+    replay after the repository's settings changed makes the same decisions; an event
+    recorded without one (journals written before policies were recorded) replays under the
+    policy given.
 17. **Status comment and check run** are a projection of the quest after each applied event,
     kept by the GitHub adapter, not effects of the core: the seed's effect list stays exact.
 """
-
-
-def _targets(event_type: str, state: State | None) -> str:
-    moves = TABLE[event_type][state]
-    if moves == frozenset({state}):
-        return "(stays)"
-    return ", ".join(sorted(s.value for s in moves))
 
 
 def state_table() -> str:
@@ -91,37 +102,33 @@ def state_table() -> str:
     return "\n".join(rows)
 
 
+_EVENT_ORDER = {event: index for index, event in enumerate(EVENT_TYPES)}
+
+
+def _cells(source: State | None, row: Row) -> tuple[str, str]:
+    """A row's moves (``event`` → targets, "or stays" when the event may also keep the state)
+    and the events that never move it, both in the order of the event vocabulary."""
+    moves: list[str] = []
+    stays: list[str] = []
+    for event in sorted(row, key=_EVENT_ORDER.__getitem__):
+        targets = row[event]
+        elsewhere = [t.value for t in ordered(targets) if t is not source]
+        if not elsewhere:
+            stays.append(f"`{event}`")
+            continue
+        keeps = ", or stays" if source in targets else ""
+        moves.append(f"`{event}` → {', '.join(elsewhere)}{keeps}")
+    return "; ".join(moves), ", ".join(stays)
+
+
 def transition_table() -> str:
-    rows = ["| event | from | to |", "|---|---|---|"]
-    for event_type, moves in TABLE.items():
-        by_target: dict[str, list[str]] = defaultdict(list)
-        for source in moves:
-            label = "(no quest)" if source is None else f"`{source.value}`"
-            by_target[_targets(event_type, source)].append(label)
-        for target, sources in by_target.items():
-            rows.append(f"| `{event_type}` | {', '.join(sources)} | {target} |")
+    rows = ["| from | moves | keeps the state |", "|---|---|---|"]
+    sources: list[tuple[State | None, Row]] = [(None, NO_QUEST), *TABLE.items()]
+    for source, row in sources:
+        label = "(no quest)" if source is None else f"`{source.value}`"
+        moves, stays = _cells(source, row)
+        rows.append(f"| {label} | {moves} | {stays} |")
     return "\n".join(rows)
-
-
-def mermaid() -> str:
-    """Edges that change the state, labelled by the events that take them. The bookkeeping
-    events that keep the state (usage, comments, signals) are left out to keep it readable."""
-    edges: dict[tuple[str, str], list[str]] = defaultdict(list)
-    for event_type, moves in TABLE.items():
-        for source, targets in moves.items():
-            for target in sorted(targets, key=list(State).index):
-                if target == source:
-                    continue
-                src = "[*]" if source is None else source.value
-                edges[(src, target.value)].append(event_type)
-    lines = ["stateDiagram-v2"]
-    for (src, dst), events in edges.items():
-        label = ", ".join(sorted(set(events)))
-        if len(events) > 3:
-            label = ", ".join(sorted(set(events))[:3]) + ", …"
-        lines.append(f"    {src} --> {dst}: {label}")
-    lines.extend(f"    {s.value} --> [*]" for s in State if s in TERMINAL)
-    return "\n".join(lines)
 
 
 def render() -> str:
@@ -129,12 +136,13 @@ def render() -> str:
         "# The quest lifecycle",
         "",
         "<!-- Generated by scripts/gen_lifecycle_docs.py from bot/core/table.py; do not edit."
-        " tests/core/test_docs.py fails when this file is out of date. -->",
+        " tests/tools/test_docs_and_cli.py fails when this file is out of date. -->",
         "",
         "Seed 000's sixteen states as `bot/core` implements them: `step(quest, event, policy)`",
-        "looks the event up in `bot/core/table.py`, and the handler in `bot/core/rules.py` picks",
-        "among the moves listed here. Anything not listed is refused with `InvalidTransition`;",
-        "terminal states absorb instead (see Interpretations).",
+        "reads the row of the quest's state in `bot/core/table.py` (whose theory of operation",
+        "explains the rules that do not fit a cell), and the event's handler in `bot/core/rules/`",
+        "picks among the moves listed here. Anything not listed is refused with",
+        "`InvalidTransition`; terminal states absorb instead (see Interpretations).",
         "",
         "## States",
         "",
@@ -142,12 +150,15 @@ def render() -> str:
         "",
         "## Transitions",
         "",
+        "One row per state, as the table holds it. An event in neither column is refused in",
+        "that state, or absorbed by a terminal one.",
+        "",
         transition_table(),
         "",
         "## Diagram",
         "",
         "```mermaid",
-        mermaid(),
+        lifecycle_mermaid(),
         "```",
         "",
         INTERPRETATIONS,

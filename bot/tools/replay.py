@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
 
 from bot.core import EVENT_ADAPTER, Event, FoldResult, Policy, fold
+from bot.errors import Refused
 
 
-class JournalFileError(ValueError):
+class JournalFileError(Refused, ValueError):
     """A journal file line that is not a valid event."""
 
 
@@ -40,12 +41,36 @@ def read_policy(path: Path | None) -> Policy:
         raise JournalFileError(f"{path}: not a valid policy: {exc}") from exc
 
 
-def replay(events: Iterable[Event], policy: Policy) -> FoldResult:
-    return fold(events, policy)
+def replay(events: Iterable[Event], policy: Policy,
+           policies: Sequence[Policy | None] | None = None) -> FoldResult:
+    """Fold ``events``, each under its own policy when ``policies`` gives them (a journal
+    read from Redis), else all under ``policy``."""
+    return fold(events, policy, policies=policies)
 
 
-def result_json(result: FoldResult) -> dict[str, Any]:
+def policy_text(uses: Mapping[str | None, int]) -> str:
+    """Which policies a replay of a stored journal used: digests and how many entries each
+    decided; ``None`` counts entries recorded without one, replayed under ``--policy``."""
+    recorded = [f"{digest} ({n} event{'' if n == 1 else 's'})"
+                for digest, n in uses.items() if digest is not None]
+    parts = ["policies: as recorded with each event"
+             + (": " + ", ".join(recorded) if recorded else "")]
+    unrecorded = uses.get(None, 0)
+    if unrecorded:
+        parts.append(f"{unrecorded} entr{'y' if unrecorded == 1 else 'ies'} recorded without "
+                     "one: replayed under --policy (or the default policy)")
+    return "; ".join(parts)
+
+
+def result_json(result: FoldResult, *, policies: Mapping[str, Policy] | None = None,
+                uses: Mapping[str | None, int] | None = None) -> dict[str, Any]:
+    """The replay as JSON; a stored journal's replay adds the policies it recorded, by
+    digest, and how many entries each decided (``unrecorded``: entries without one)."""
     q = result.quest
+    recorded = None if policies is None else {
+        "by_digest": {d: p.model_dump(mode="json") for d, p in policies.items()},
+        "entries": {d: n for d, n in (uses or {}).items() if d is not None},
+        "unrecorded": (uses or {}).get(None, 0)}
     return {
         "quest_id": q.id if q else None,
         "state": q.state.value if q else None,
@@ -64,10 +89,11 @@ def result_json(result: FoldResult) -> dict[str, Any]:
             "reason": result.invalid.reason,
             "code": result.invalid.code.value,
         },
+        **({} if recorded is None else {"policies": recorded}),
     }
 
 
-def result_text(result: FoldResult) -> str:
+def result_text(result: FoldResult, *, uses: Mapping[str | None, int] | None = None) -> str:
     q = result.quest
     lines = []
     if q is None:
@@ -80,6 +106,8 @@ def result_text(result: FoldResult) -> str:
             lines.append(f"parked: {q.park_reason.value}, resumes to "
                          f"{q.resume_state.value if q.resume_state else '-'}")
     lines.append(f"events applied: {result.applied}; absorbed: {len(result.absorbed)}")
+    if uses is not None:
+        lines.append(policy_text(uses))
     lines.append(f"effects ({len(result.effects)}):")
     lines.extend(f"  {e.key}" for e in result.effects)
     if result.invalid is None:

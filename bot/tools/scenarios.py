@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from bot.core import EVENT_ADAPTER, Event, Policy, ProofBundle, Quest, step
+from bot.core import EVENT_ADAPTER, Event, Policy, ProofBundle, Quest, steps
 from bot.core.effects import Effect
 from bot.core.proof import CheckRecord, Reproduction
 
@@ -26,6 +26,10 @@ class JournalBuilder:
         self.policy = policy or Policy()
         self.start = start
         self.events: list[Event] = []
+        """The journal: every event applied, each followed by the follow-ups it set off."""
+        self.inputs: list[Event] = []
+        """The events from outside alone, as they would arrive: without the follow-ups the
+        journal adds itself (what a benchmark or a test feeds to ``Journal.apply``)."""
         self.effects: list[Effect] = []
         self.quest: Quest | None = None
 
@@ -39,11 +43,17 @@ class JournalBuilder:
     def add(self, type_: str, **fields: Any) -> Event:
         """Build the next event, apply it (raising if the core refuses) and record it."""
         ev = self.event(type_, **fields)
-        t = step(self.quest, ev, self.policy)
-        self.quest = t.quest
-        self.effects.extend(t.effects)
-        self.events.append(ev)
+        self.apply(ev)
         return ev
+
+    def apply(self, ev: Event) -> None:
+        """Apply an event and record it, with the follow-ups it sets off, as the journal
+        does (raising, and recording nothing, if the core refuses it)."""
+        for event, t in steps(self.quest, ev, self.policy):
+            self.quest = t.quest
+            self.effects.extend(t.effects)
+            self.events.append(event)
+        self.inputs.append(ev)
 
     def bundle(self, *, passing: bool = True) -> ProofBundle:
         q = self._q()

@@ -13,13 +13,25 @@ what it has not yet checked:
    happens after the manifest changed;
 6. the delivery is stored in the inbound stream, once per delivery id (``bot.journal.inbound``): 202
    ``accepted`` once it is stored, 200 ``duplicate`` for a redelivery, 503 if Redis cannot
-   store it (GitHub shows the failure, and the delivery can be redelivered).
+   store it within ``STORE_DEADLINE_S`` (GitHub shows the failure, and the delivery can be
+   redelivered).
 
 It never calls GitHub: a worker does that (``bot.worker.process``), so a slow or rate-limited GitHub
 cannot make webhook deliveries time out (GitHub gives up after 10 seconds).
 
-``GET /healthz`` is 200 when Redis answers ``PING``, 503 otherwise; ``GET /metrics`` serves
+``GET /healthz`` is 200 ``{"status": "ok", "redis": "ok"}`` when Redis answers ``PING``, and
+503 ``{"status": "unavailable", "redis": "unreachable", ...}`` while it does not: the process
+is alive but cannot accept deliveries, so use it as a readiness check, not a liveness check
+(restarting the process would not bring Redis back). ``GET /metrics`` serves
 ``bot.observe.metrics`` in the Prometheus text format.
+
+Redis going away. The client comes from ``bot.journal.wire.connect``: a command that meets a
+closed connection (Redis restarted, failed over) is sent again on a new one after a back-off,
+so the first delivery after Redis is back is stored like any other, not answered 503; while
+Redis stays away the retries give up after about 2.5 s and the delivery is answered 503 —
+right then, because GitHub does not retry a failed delivery by itself and a 503 is what its
+"redeliver failed deliveries" picks up. Nothing in the process waits on Redis outside a
+request, so nothing is left to die: each request fails or succeeds on its own.
 """
 
 from __future__ import annotations
@@ -41,6 +53,7 @@ from bot.github.signature import HEADER as SIGNATURE_HEADER
 from bot.github.signature import SignatureError, verify_signature
 from bot.journal.errors import DurabilityError
 from bot.journal.inbound import Duplicate, Inbound
+from bot.journal.wire import connect
 from bot.observe.logs import bind, configure_logging
 from bot.observe.metrics import UNVERIFIED_EVENT, Metrics, Outcome
 
@@ -67,8 +80,10 @@ EVENT_HEADER: Final = "X-GitHub-Event"
 DELIVERY_HEADER: Final = "X-GitHub-Delivery"
 _MAX_ID = 128
 HEALTH_TIMEOUT_S: Final = 2.0
-"""The garbage collector's young-generation threshold while the web process serves (see
-``app_from_config``)."""
+"""How long ``/healthz`` waits for ``PING`` (a load balancer's probe gives up soon)."""
+STORE_DEADLINE_S: Final = 8.0
+"""The longest a delivery waits for Redis before it is answered 503: GitHub counts a delivery
+as failed when it has no answer within 10 s, and an answer it never reads helps nobody."""
 
 _SECRET: web.AppKey[bytes] = web.AppKey("questbot_secret", bytes)
 _INBOUND: web.AppKey[Inbound] = web.AppKey("questbot_inbound", Inbound)
@@ -161,10 +176,11 @@ async def _webhook(request: web.Request, app: web.Application, metrics: Metrics)
             log.info("ignored a %s delivery: questbot does not subscribe to it", event)
             return _answer(202, Outcome.IGNORED, f"questbot does not act on {event} events")
         try:
-            stored = await app[_INBOUND].store(delivery_id, event, body, datetime.now(UTC))
-        except (redis.exceptions.RedisError, OSError, DurabilityError) as exc:
+            async with asyncio.timeout(STORE_DEADLINE_S):
+                stored = await app[_INBOUND].store(delivery_id, event, body, datetime.now(UTC))
+        except (redis.exceptions.RedisError, OSError, TimeoutError, DurabilityError) as exc:
             metrics.delivery(event, Outcome.UNAVAILABLE)
-            log.error("could not store a delivery: %s", exc)
+            log.error("could not store a delivery: %s", exc or type(exc).__name__)
             return _answer(503, Outcome.UNAVAILABLE,
                            "questbot could not store the delivery; redeliver it later")
         if isinstance(stored, Duplicate):
@@ -190,14 +206,19 @@ def _too_large(metrics: Metrics, length: int | None, max_body: int) -> web.Respo
 
 
 async def healthz(request: web.Request) -> web.Response:
-    """200 when Redis answers ``PING`` within ``HEALTH_TIMEOUT_S``, 503 otherwise."""
+    """200 when Redis answers ``PING`` within ``HEALTH_TIMEOUT_S``, 503 (degraded: the process
+    is up, Redis is not) otherwise."""
     try:
         async with asyncio.timeout(HEALTH_TIMEOUT_S):
             await request.app[_REDIS].ping()
     except (redis.exceptions.RedisError, OSError, TimeoutError) as exc:
-        log.warning("health check failed: redis did not answer: %s", exc)
-        return _answer(503, "unavailable", f"redis did not answer PING: {type(exc).__name__}")
-    return _answer(200, "ok")
+        log.warning("health check failed: redis did not answer: %s", exc or type(exc).__name__)
+        return _answer(503, "unavailable",
+                       f"redis did not answer PING within {HEALTH_TIMEOUT_S:g} s "
+                       f"({type(exc).__name__}); deliveries are answered 503 until it does, "
+                       "and GitHub's failed deliveries can be redelivered then",
+                       redis="unreachable")
+    return _answer(200, "ok", redis="ok")
 
 
 async def metrics_view(request: web.Request) -> web.Response:
@@ -240,10 +261,10 @@ def make_app(
 def app_from_config(config: Config, *, max_body: int = DEFAULT_MAX_BODY) -> web.Application:
     """The production application: its own Redis client, inbound store and metrics, closed
     in order on shutdown (the batches in flight first, then the connections)."""
-    client = redis.asyncio.Redis.from_url(
-        config.redis_url, socket_connect_timeout=5, socket_timeout=10, health_check_interval=30,
-    )
     metrics = Metrics()
+    on_error, on_reconnect = metrics.redis_hooks("web")
+    client = connect(config.redis_url, socket_timeout=10, on_error=on_error,
+                     on_reconnect=on_reconnect)
     inbound_batches = metrics.inbound_batch
     inbound = Inbound(client, durable=config.durable_acks,
                       on_batch=lambda n: inbound_batches.observe(n))

@@ -16,11 +16,8 @@ from dataclasses import dataclass
 
 import aiohttp
 import redis.asyncio
-import redis.exceptions
 from aiohttp import web
 from pydantic import SecretStr
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
 
 from bot.adapters import AdapterContext
 from bot.agent.evidence_store import EvidenceStore
@@ -35,6 +32,7 @@ from bot.github.ratelimit import RateLimits
 from bot.github.repo_settings import RepoSettings
 from bot.journal import Leases
 from bot.journal.outbox import Adapter
+from bot.journal.wire import connect
 from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
 from bot.worker.http import make_worker_app
@@ -57,24 +55,18 @@ class Runtime:
         await self.redis.aclose()
 
 
-REDIS_RETRIES = 6
-"""Resends of one command before its error reaches the loop: with the back-off below, about
-3.5 s of a Redis that refuses connections — a restart on its AOF is usually over by then —
-after which the loop's own back-off takes over (``bot.journal.outage``)."""
-
-
-def redis_client(url: str) -> redis.asyncio.Redis:
-    """The worker's Redis client: a command that meets a closed connection (a Redis that
-    restarted, failed over or is still loading its AOF) is sent again on a new one, with
-    exponential back-off, instead of failing the loop that sent it.
+def redis_client(url: str, metrics: Metrics | None = None) -> redis.asyncio.Redis:
+    """The worker's Redis client (``bot.journal.wire.connect``): a command that meets a closed
+    connection — a Redis that restarted, failed over or is still loading its AOF — is sent
+    again on a new one with exponential back-off, for about 2.5 s, before its error reaches the
+    loop that sent it, which then waits for Redis itself (``bot.journal.outage``).
 
     Resending is safe for what the worker sends: the scripts answer a second copy of
     themselves as a duplicate, the lease script finds its own token, and doorbells and index
-    writes are harmless twice. ``socket_timeout`` must exceed the longest blocking read (1 s)."""
-    return redis.asyncio.Redis.from_url(
-        url, socket_timeout=5, socket_connect_timeout=2, health_check_interval=10,
-        retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), REDIS_RETRIES),
-        retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError])
+    writes are harmless twice. ``socket_timeout`` exceeds the longest blocking read (1 s)."""
+    on_error, on_reconnect = metrics.redis_hooks("worker") if metrics else (None, None)
+    return connect(url, socket_timeout=5, health_check_interval=10, on_error=on_error,
+                   on_reconnect=on_reconnect)
 
 
 def github_plugin(forges: Forges, *, draft_pulls: bool) -> Plugin:
@@ -106,12 +98,12 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
     """``draft_pulls`` is off by default: GitHub's REST API cannot mark a draft ready for
     review, so a draft quest PR could never land (docs/decisions.md). ``leases`` default to
     ``Leases()`` (``bot.journal.lease`` says why those figures)."""
-    client = redis_client(redis_url)
+    metrics = Metrics()
+    client = redis_client(redis_url, metrics)
     session = aiohttp.ClientSession()
     clients = GitHubClients(session, client, app_id=app_id, private_key=private_key,
                             base_url=github_api_url, limits=limits)
     settings = RepoSettings(clients, client)
-    metrics = Metrics()
     forges = Forges(clients)
     worker = build_worker(client, forges, settings,
                           [github_plugin(forges, draft_pulls=draft_pulls),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -46,7 +47,7 @@ from bot.core.events import (
 )
 from bot.core.states import CHECKPOINT_AT, LIVE
 from bot.github import conversation
-from bot.github.commands import Command, CommandName, CommandProblem
+from bot.github.commands import Command, CommandName, CommandProblem, render
 from bot.github.conversation import (
     Permissions,
     no_permission_text,
@@ -76,6 +77,19 @@ from bot.worker.policybook import PolicyBook
 log = logging.getLogger(__name__)
 
 LANDED = frozenset({State.WATCHING, State.ROLLED_BACK})
+REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
+"""What GitHub allows in ``owner/name``: anything else in a payload is not a repository."""
+
+
+def command_id(c: CommentCommands, item: Command | CommandProblem) -> str:
+    """The id of the event a comment's command becomes, and of the reply it gets: its comment
+    and line — stable across redeliveries — and, for a command an edit added, what it says, so
+    an edit that puts ``/approve A`` where ``/claim`` stood is a new command, not a repeat."""
+    base = f"comment-{c.comment_id}-{item.line}"
+    if not c.edited:
+        return base
+    said = render(item) if isinstance(item, Command) else item.message
+    return f"{base}-{hashlib.sha256(said.encode()).hexdigest()[:8]}"
 
 
 def new_quest_id(delivery_id: str, fingerprint: str) -> str:
@@ -108,10 +122,11 @@ class Intake:
                      delivery_id: str) -> Outcome:
         out = Outcome()
         repository = payload.get("repository")
-        if isinstance(repository, dict) and repository.get("full_name") and \
-                repository.get("default_branch"):
-            await self.memory.remember_default_branch(str(repository["full_name"]),
-                                                      str(repository["default_branch"]))
+        if isinstance(repository, dict):
+            name, branch = repository.get("full_name"), repository.get("default_branch")
+            if (isinstance(name, str) and REPO_NAME.fullmatch(name)
+                    and isinstance(branch, str) and branch):
+                await self.memory.remember_default_branch(name, branch)
         for intent in await read_intents(event_name, payload, delivery_id=delivery_id,
                                          app_slug=self.app_slug):
             await self._intent(intent, delivery_id, out)
@@ -257,31 +272,31 @@ class Intake:
         quest = await self._thread_quest(c, forge)
         replies: list[Effect] = []
 
-        def reply(line: int, body: str) -> None:
-            replies.append(conversation.reply(c.repo, c.number,
-                                              f"comment-{c.comment_id}-{line}", body))
-
         for item in c.commands:
+            event_id = command_id(c, item)
+
+            def reply(body: str, event_id: str = event_id) -> None:
+                replies.append(conversation.reply(c.repo, c.number, event_id, body))
+
             if isinstance(item, CommandProblem):
-                reply(item.line, f"@{c.author} {item.message}")
+                reply(f"@{c.author} {item.message}")
                 continue
             if item.name is CommandName.STATUS:
-                reply(item.line, status_text(quest))
+                reply(status_text(quest))
                 continue
             if not await self.permissions.may_act(forge, c.author, settings.reviewers):
-                reply(item.line, no_permission_text(login=c.author, command=item.name))
+                reply(no_permission_text(login=c.author, command=item.name))
                 continue
-            event_id = f"comment-{c.comment_id}-{item.line}"
             if quest is None:
                 if item.name is CommandName.QUEST and not c.is_pull_request:
                     quest = await self._start_from_issue(c, item, event_id, out)
                 else:
-                    reply(item.line, no_quest_text(command=item.name))
+                    reply(no_quest_text(command=item.name))
                 continue
             event = self._command_event(item, quest, c.author, event_id)
             result = await self._apply(event, c.repo, out)
             if isinstance(result, InvalidTransition):
-                reply(item.line, refusal_text(item, result, quest, c.author))
+                reply(refusal_text(item, result, quest, c.author))
             else:
                 quest = result.quest
         out.replies += await self._say(c.repo, c.number, replies)

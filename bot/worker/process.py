@@ -8,8 +8,9 @@ streams, and a quest's effects are delivered by one runner at a time (its lease,
 kept by a heartbeat: ``bot.journal.lease``).
 
 No loop of the worker ends because Redis went away: each runs its steps through one shared
-``Outage`` (``bot.journal.outage``), which backs off, logs once per loop and outage, counts
-the reconnects and tells ``/healthz`` that the worker is degraded meanwhile.
+``Outage`` (``bot.journal.outage``), which backs off, logs once per loop and outage and tells
+``/healthz`` that the worker is degraded meanwhile; the client counts reconnects
+(``assembly.redis_client``).
 """
 
 from __future__ import annotations
@@ -283,8 +284,7 @@ def build_worker(client: redis.asyncio.Redis, forges: Forges, settings: Settings
     by a 2 s heartbeat however long an adapter runs, and a dead runner's work taken over
     after 12 s). The agent reaches repositories through ``forges.git_host``; nothing else of
     GitHub is in the context."""
-    outage = Outage(on_reconnect=(lambda: metrics.redis_reconnected("worker"))
-                    if metrics is not None else None)
+    outage = Outage()
     journal = ObservedJournal(client, durable=durable)
     ctx = AdapterContext(journal=journal, hosts=forges.git_host, settings=settings)
     book = PolicyBook(settings, journal)

@@ -78,6 +78,7 @@ def plausible(b: JournalBuilder, event_type: str, actor: str = "maintainer") -> 
     fields: dict[str, Any] = {
         "signal_sensed": {"repo": "octo/demo", "fingerprint": "fp-1", "kind": "check_failure"},
         "triaged": {"route": "auto_fix", "actor": actor},
+        "research_started": {},
         "signal_attached": {"fingerprint": "fp-1", "source": "check_run:2"},
         "hypothesis_written": {"summary": "h"},
         "reproduced": {"check": "test_x"},

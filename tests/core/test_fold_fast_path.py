@@ -40,7 +40,17 @@ def reference_fold(events: Sequence[Event], policy: Policy, *, stop_at_invalid: 
     absorbed: list[str] = []
     invalid: InvalidAt | None = None
     applied = 0
+    due: list[Event] = []  # follow-ups the last event set off
     for index, event in enumerate(events):
+        while due and due[0].id != event.id:  # not journaled: applied as the writer would
+            follow_up = due.pop(0)
+            seen.add(follow_up.id)
+            t = step(quest, follow_up, policy)
+            quest = t.quest
+            effects.extend(t.effects)
+            applied += 1
+            due[:0] = t.follow_ups
+        due = []
         if event.id in seen:
             absorbed.append(event.id)
             continue
@@ -58,6 +68,7 @@ def reference_fold(events: Sequence[Event], policy: Policy, *, stop_at_invalid: 
         quest = t.quest
         effects.extend(t.effects)
         applied += 1
+        due = list(t.follow_ups)
     return FoldResult(quest, tuple(effects), invalid, applied, tuple(absorbed))
 
 

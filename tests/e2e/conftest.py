@@ -1,14 +1,35 @@
-"""The end-to-end stack as a fixture: fake GitHub, real Redis, web process and worker."""
+"""The end-to-end stack as a fixture: fake GitHub, real Redis, web process and worker; and a
+guard on every end-to-end test: no credential in any log line.
+
+``no_secrets_in_logs`` captures every record any logger writes during the test, at DEBUG, twice:
+as the record itself (message, arguments, traceback, bound context and ``extra`` fields, before
+any redaction) and as the production JSON handler writes it (``configure_logging``, with the
+secrets the processes give it). It fails the test if the App's private key (the PEM or any line
+of it), an installation token the fake minted, any token- or JWT-shaped string, or the webhook
+secret appears in either: redaction is the safety net, and questbot should not need it.
+"""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import io
+import logging
+import re
+from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
 from bot.agent.demo_spec import sample_spec
+from bot.observe.logs import configure_logging
 from tests.e2e.scenario import REPO
-from tests.e2e.stack import Stack, unpaced
+from tests.e2e.stack import SECRET, Stack, unpaced
+from tests.fakegithub import shared_key_pair
+
+CREDENTIAL_SHAPES = re.compile(
+    r"\b(?:gh[pousr]_[A-Za-z0-9_]{16,}|github_pat_[A-Za-z0-9_]{16,})"
+    r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"
+)
+"""GitHub's token prefixes and a JWT (the App's own, or anyone's)."""
+_STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"message", "asctime"}
 
 
 @pytest.fixture
@@ -20,3 +41,66 @@ async def stack(redis_url: str, redis_async: object) -> AsyncIterator[Stack]:
         s.fake.assert_clean()
     finally:
         await s.stop()
+
+
+class _Everything(logging.Handler):
+    """Each record in full, unredacted: what questbot handed to logging."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.lines: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        parts = [f"{record.name}: {record.getMessage()}"]
+        parts += [f"{key}={value!r}" for key, value in vars(record).items()
+                  if key not in _STANDARD]
+        if record.exc_info:
+            parts.append(logging.Formatter().formatException(record.exc_info))
+        if record.stack_info:
+            parts.append(record.stack_info)
+        self.lines.append(" ".join(parts))
+
+
+def leaks(text: str, secrets: dict[str, str]) -> list[str]:
+    """What of ``secrets`` (name → value) or of a credential's shape is in ``text``."""
+    found = [name for name, value in secrets.items() if value and value in text]
+    found += [f"a credential: {match[:12]}…" for match in CREDENTIAL_SHAPES.findall(text)]
+    return found
+
+
+def _secrets(request: pytest.FixtureRequest) -> dict[str, str]:
+    pem = shared_key_pair().private_pem
+    secrets = {"the webhook secret": SECRET, "the App's private key": pem}
+    body = [line for line in pem.splitlines() if line and not line.startswith("-----")]
+    secrets |= {f"line {n} of the App's private key": line for n, line in enumerate(body, 1)}
+    stack = request.node.funcargs.get("stack") or request.node.funcargs.get("ready")
+    if isinstance(stack, Stack):
+        secrets |= {f"installation token {token[:8]}…": token
+                    for token in stack.fake.world.tokens}
+    return secrets
+
+
+@pytest.fixture(autouse=True)
+def no_secrets_in_logs(request: pytest.FixtureRequest) -> Iterator[list[str]]:
+    """Yields the records captured so far (a test may look at them)."""
+    root = logging.getLogger()
+    level = root.level
+    written = io.StringIO()
+    production = configure_logging(logging.DEBUG, stream=written,
+                                   secrets=[SECRET, shared_key_pair().private_pem])
+    everything = _Everything()
+    root.addHandler(everything)
+    try:
+        yield everything.lines
+    finally:
+        root.removeHandler(everything)
+        root.removeHandler(production)
+        root.setLevel(level)
+    secrets = _secrets(request)
+    problems = []
+    for line in everything.lines:
+        problems += [f"{what} in a log record: {line[:300]}" for what in leaks(line, secrets)]
+    for line in written.getvalue().splitlines():
+        problems += [f"{what} in a log line: {line[:300]}" for what in leaks(line, secrets)]
+    if problems:
+        pytest.fail("credentials in the logs:\n  " + "\n  ".join(problems[:20]))

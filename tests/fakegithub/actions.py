@@ -33,6 +33,7 @@ from tests.fakegithub.webhooks import (
 )
 
 if TYPE_CHECKING:
+    from tests.fakegithub.dispatch import Dispatcher
     from tests.fakegithub.render import Renderer
 
 ZERO_SHA = "0" * 40
@@ -52,6 +53,9 @@ class Actions:
 
     def __init__(self) -> None:
         self.deliveries: list[DeliveryResult] = []
+        self.dispatcher: Dispatcher | None = None
+        """Set it to send webhooks from a queue, as GitHub does (``tests.fakegithub.dispatch``);
+        the deliveries are then recorded there, and ``deliveries`` holds them with status 0."""
 
     # -- state only ------------------------------------------------------------------------
 
@@ -91,7 +95,8 @@ class Actions:
         return found
 
     def set_permission(self, full_name: str, login: str, permission: Permission | str) -> None:
-        """Make ``login`` a collaborator with ``admin``/``write``/``read`` (or ``none``)."""
+        """Make ``login`` a collaborator with a role: ``admin``, ``maintain``, ``write``,
+        ``triage`` or ``read`` (or ``none``)."""
         self.repo(full_name).permissions[login] = Permission(permission)
 
     def add_comment(self, repo: Repository, issue: Issue, body: str, user: str) -> Comment:
@@ -149,10 +154,18 @@ class Actions:
         return await self._send(delivery)
 
     async def _send(self, delivery: Delivery) -> DeliveryResult:
+        if self.dispatcher is not None:
+            return self._queue(self.dispatcher, delivery)
         if self.webhook_url is None:
             result = DeliveryResult(delivery, 0, "")
         else:
             result = await send(self.webhook_url, delivery)
+        self.deliveries.append(result)
+        return result
+
+    def _queue(self, dispatcher: Dispatcher, delivery: Delivery) -> DeliveryResult:
+        dispatcher.submit(delivery)
+        result = DeliveryResult(delivery, 0, "queued")
         self.deliveries.append(result)
         return result
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
+from tests.fakegithub.collaborators import get_permission_level
+from tests.fakegithub.routes_issues import paged, unsupported, with_link
 from tests.fakegithub.state import CheckRun, CommitStatus, iso
 
 
@@ -84,6 +86,10 @@ async def update_check_run(call: Call) -> Reply:
 
 
 async def list_check_runs(call: Call) -> Reply:
+    """``checks/list-for-ref`` by ``check_name``, ``status`` and ``filter`` (``latest``, the
+    default: the newest run of each name; ``all``), newest first, paged; ``total_count``
+    counts every match, not the page."""
+    unsupported(call, "checks/list-for-ref", ("check_name", "status", "filter"))
     repo = call.repository
     sha = repo.resolve(call.params["ref"])
     if sha is None:
@@ -97,8 +103,10 @@ async def list_check_runs(call: Call) -> Reply:
         latest = {r.name: r for r in sorted(runs, key=lambda r: r.id)}
         runs = list(latest.values())
     runs.sort(key=lambda r: -r.id)
-    rendered = [call.render.check_run(repo, r) for r in runs]
-    return Reply(200, {"total_count": len(rendered), "check_runs": rendered})
+    shown, link = paged(call, runs, f"commits/{call.params['ref']}/check-runs",
+                        ("check_name", "status", "filter"))
+    rendered = [call.render.check_run(repo, r) for r in shown]
+    return with_link(Reply(200, {"total_count": len(runs), "check_runs": rendered}), link)
 
 
 async def create_status(call: Call) -> Reply:
@@ -117,19 +125,6 @@ async def create_status(call: Call) -> Reply:
     )
     repo.statuses.append(status)
     return Reply(201, call.render.status(repo, status))
-
-
-async def get_permission(call: Call) -> Reply:
-    repo = call.repository
-    login = call.params["username"]
-    permission = repo.permission(login)
-    body = call.render.api.example(
-        "repository-collaborator-permission-response-if-user-has-admin-permissions"
-    )
-    user = call.render.user(login)
-    user["role_name"] = permission.value
-    body.update(permission=permission.value, role_name=permission.value, user=user)
-    return Reply(200, body)
 
 
 async def get_workflow_run(call: Call) -> Reply:
@@ -167,7 +162,7 @@ HANDLERS: dict[str, Handler] = {
     "checks/update": update_check_run,
     "checks/list-for-ref": list_check_runs,
     "repos/create-commit-status": create_status,
-    "repos/get-collaborator-permission-level": get_permission,
+    "repos/get-collaborator-permission-level": get_permission_level,
     "actions/get-workflow-run": get_workflow_run,
     "actions/re-run-workflow": rerun_workflow,
     "actions/download-workflow-run-logs": download_logs,

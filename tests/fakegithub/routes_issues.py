@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypeVar
 from urllib.parse import urlencode
 
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from tests.fakegithub.state import Comment, Issue, Repository, iso
 
 BOT_SUFFIX = "[bot]"
+T = TypeVar("T")
 
 
 def bot_login(call: Call) -> str:
@@ -88,26 +90,72 @@ def page_links(url: str, query: dict[str, str], page: int, last: int) -> str | N
     return ", ".join(links)
 
 
+def paged(
+    call: Call, items: Sequence[T], path: str, keep: Sequence[str]
+) -> tuple[list[T], str | None]:
+    """One page of ``items`` as ``per_page`` (default 30, at most 100) and ``page`` ask, and
+    its ``Link`` header: further pages are linked by repository id, as GitHub links them
+    (``recorded/paginate-issues.json``), carrying the query parameters named in ``keep``."""
+    repo = call.repository
+    per_page = min(int(call.query.get("per_page") or 30), 100)
+    page = max(int(call.query.get("page") or 1), 1)
+    last = max(1, -(-len(items) // per_page))
+    shown = list(items[(page - 1) * per_page: page * per_page])
+    query = {k: v for k, v in call.query.items() if k in (*keep, "per_page")}
+    url = f"{call.fake.url}/repositories/{repo.id}/{path}"
+    return shown, page_links(url, query, page, last)
+
+
+def with_link(reply: Reply, link: str | None) -> Reply:
+    if link is not None:
+        reply.headers["Link"] = link
+    return reply
+
+
+def unsupported(call: Call, operation: str, supported: Sequence[str]) -> None:
+    """A filter GitHub has and the fake does not model is recorded as a violation, so a test
+    relying on it fails instead of getting an unfiltered answer."""
+    for name in call.query:
+        if name not in (*supported, "per_page", "page"):
+            call.fake.violations.append(f"{operation}: the fake does not implement {name!r}")
+
+
 async def list_comments(call: Call) -> Reply:
-    """Ascending by id, ``since`` by last update, ``per_page`` (default 30, at most 100) and
-    ``page``; further pages are linked by repository id, as GitHub links them."""
+    """Ascending by id, ``since`` by last update, paged."""
     repo = call.repository
     issue = find_issue(repo, call.int_param("issue_number"))
     comments = [repo.comments[i] for i in sorted(issue.comments) if i in repo.comments]
     since = call.query.get("since")
     if since:
         comments = [c for c in comments if c.updated_at >= since]
-    per_page = min(int(call.query.get("per_page") or 30), 100)
-    page = max(int(call.query.get("page") or 1), 1)
-    last = max(1, -(-len(comments) // per_page))
-    shown = comments[(page - 1) * per_page: page * per_page]
-    reply = Reply(200, [call.render.comment(repo, c) for c in shown])
-    query = {k: v for k, v in call.query.items() if k in ("since", "per_page")}
-    url = f"{call.fake.url}/repositories/{repo.id}/issues/{issue.number}/comments"
-    link = page_links(url, query, page, last)
-    if link is not None:
-        reply.headers["Link"] = link
-    return reply
+    shown, link = paged(call, comments, f"issues/{issue.number}/comments", ("since",))
+    return with_link(Reply(200, [call.render.comment(repo, c) for c in shown]), link)
+
+
+async def list_issues(call: Call) -> Reply:
+    """``issues/list-for-repo``: issues and pull requests (GitHub lists both; a pull request
+    carries ``pull_request``), by ``state`` (default open), ``creator`` and ``labels`` (every
+    one named), sorted by ``created`` (default) or ``comments``, ``direction`` desc by
+    default, paged."""
+    unsupported(call, "issues/list-for-repo",
+                ("state", "creator", "labels", "sort", "direction"))
+    repo = call.repository
+    state = call.query.get("state", "open")
+    issues = [i for i in repo.issues.values() if state == "all" or i.state == state]
+    creator = call.query.get("creator")
+    if creator is not None:
+        issues = [i for i in issues if i.user.lower() == creator.lower()]
+    wanted = [n.strip() for n in call.query.get("labels", "").split(",") if n.strip()]
+    issues = [i for i in issues if all(n in i.labels for n in wanted)]
+    if call.query.get("sort", "created") == "comments":
+        issues.sort(key=lambda i: (len(i.comments), i.number))
+    else:
+        issues.sort(key=lambda i: (i.created_at, i.number))
+    if call.query.get("direction", "desc") == "desc":
+        issues.reverse()
+    shown, link = paged(call, issues, "issues",
+                        ("state", "creator", "labels", "sort", "direction"))
+    return with_link(Reply(200, [call.render.issue(repo, i) for i in shown]), link)
 
 
 async def update_comment(call: Call) -> Reply:
@@ -165,6 +213,7 @@ HANDLERS: dict[str, Handler] = {
     "issues/update": update_issue,
     "issues/create-comment": create_comment,
     "issues/list-comments": list_comments,
+    "issues/list-for-repo": list_issues,
     "issues/update-comment": update_comment,
     "reactions/create-for-issue-comment": create_reaction,
     "issues/add-labels": add_labels,

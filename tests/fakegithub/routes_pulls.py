@@ -8,7 +8,7 @@ Merging honours ``sha`` as GitHub does: a head that moved since the caller looke
 from __future__ import annotations
 
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
-from tests.fakegithub.routes_issues import bot_login
+from tests.fakegithub.routes_issues import bot_login, paged, unsupported, with_link
 from tests.fakegithub.state import PullRequest, Repository, Review, iso
 
 
@@ -57,6 +57,37 @@ async def create_pull(call: Call) -> Reply:
         draft=bool(body.get("draft", False)),
     )
     return Reply(201, call.render.pull_request(repo, pr))
+
+
+def pull_state(repo: Repository, pr: PullRequest) -> str:
+    return "closed" if pr.merged else repo.issues[pr.number].state
+
+
+async def list_pulls(call: Call) -> Reply:
+    """``pulls/list`` by ``state`` (default open; merged ones are closed), ``head`` and
+    ``base``, newest first unless ``direction=asc``, paged. ``head`` filters only in GitHub's
+    ``owner:branch`` form; a bare branch name is silently ignored, as on GitHub
+    (https://github.com/orgs/community/discussions/24354)."""
+    unsupported(call, "pulls/list", ("state", "head", "base", "sort", "direction"))
+    repo = call.repository
+    state = call.query.get("state", "open")
+    pulls = [pr for pr in repo.pulls.values()
+             if state == "all" or pull_state(repo, pr) == state]
+    owner, colon, branch = call.query.get("head", "").partition(":")
+    if colon:
+        pulls = [pr for pr in pulls
+                 if owner.lower() == repo.owner.lower() and pr.head_ref == branch]
+    if "base" in call.query:
+        pulls = [pr for pr in pulls if pr.base_ref == call.query["base"]]
+    sort = call.query.get("sort", "created")
+    if sort not in ("created", "updated"):
+        call.fake.violations.append(f"pulls/list: the fake does not implement sort={sort}")
+    pulls.sort(key=lambda pr: pr.number)
+    default = "desc" if sort == "created" else "asc"
+    if call.query.get("direction", default) == "desc":
+        pulls.reverse()
+    shown, link = paged(call, pulls, "pulls", ("state", "head", "base", "sort", "direction"))
+    return with_link(Reply(200, [call.render.pull_simple(repo, pr) for pr in shown]), link)
 
 
 async def get_pull(call: Call) -> Reply:
@@ -150,6 +181,7 @@ async def update_branch(call: Call) -> Reply:
 
 HANDLERS: dict[str, Handler] = {
     "pulls/create": create_pull,
+    "pulls/list": list_pulls,
     "pulls/get": get_pull,
     "pulls/merge": merge_pull,
     "pulls/request-reviewers": request_reviewers,

@@ -1,9 +1,10 @@
 """The fake GitHub REST server: one aiohttp app, all state in memory, every exchange checked.
 
-Each request goes through the same steps GitHub's front door takes, in this order: the
-rate-limit knob, route matching against the REST description (404 if undocumented), JSON
-parsing (400), authentication (401), parameter and body validation (422), the repository lookup
-(404 if the installation cannot see it), and only then the handler. The handler's JSON answer is
+Each request goes through the same steps GitHub's front door takes, in this order: injected
+faults (``tests.fakegithub.faults``, off by default), the rate-limit knob, route matching
+against the REST description (404 if undocumented), JSON parsing (400), authentication (401),
+parameter and body validation (422), the repository lookup (404 if the installation cannot see
+it), and only then the handler. The handler's JSON answer is
 validated against the documented schema for its status. Everything that does not match the
 description is appended to :attr:`FakeGitHub.violations`; tests end with
 :meth:`FakeGitHub.assert_clean`.
@@ -14,10 +15,12 @@ as GitHub does (https://docs.github.com/en/rest/using-the-rest-api/best-practice
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import secrets
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import unquote
@@ -26,6 +29,7 @@ from aiohttp import web
 
 from tests.fakegithub.actions import Actions
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
+from tests.fakegithub.faults import BEFORE, Faults
 from tests.fakegithub.keys import JWTRejected, KeyPair, shared_key_pair, verify_app_jwt
 from tests.fakegithub.openapi import Match, OpenAPI, shared_api
 from tests.fakegithub.render import Renderer
@@ -51,6 +55,11 @@ class Exchange:
     status: int = 0
     operation_id: str | None = None
     headers: dict[str, str] = field(default_factory=dict)
+    fault: str | None = None
+    """The fault injected into this exchange (``tests.fakegithub.faults``), if any."""
+    hidden_status: int | None = None
+    """What the handler answered before a ``timeout`` fault replaced it with a 502."""
+    at: float = field(default_factory=time.time)
 
 
 @dataclass
@@ -78,6 +87,7 @@ class FakeGitHub(Actions):
         host: str = "127.0.0.1",
         port: int = 0,
         api: OpenAPI | None = None,
+        faults: Faults | None = None,
     ) -> None:
         self.keys = keys or shared_key_pair()
         self.world = World(app_id=app_id, app_slug=app_slug)
@@ -92,6 +102,10 @@ class FakeGitHub(Actions):
         self._used: dict[str, int] = {}
         self._reset_at = int(time.time()) + 3600
         self._runner: web.AppRunner | None = None
+        self.faults = faults or Faults()
+        """Off unless given a rate: see ``tests.fakegithub.faults``."""
+        self.control: Callable[[web.Request], Awaitable[web.StreamResponse]] | None = None
+        """Serves ``/_fake/control/...`` when set (``tests.fakegithub.control``)."""
         super().__init__()
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -161,6 +175,8 @@ class FakeGitHub(Actions):
 
     async def _dispatch(self, request: web.Request) -> web.StreamResponse:
         raw_path = request.raw_path.split("?", 1)[0]
+        if self.control is not None and raw_path.startswith("/_fake/control/"):
+            return await self.control(request)
         raw_body = await request.read()
         exchange = Exchange(request.method, unquote(raw_path), dict(request.query), None)
         exchange.headers = {k.lower(): v for k, v in request.headers.items()}
@@ -168,7 +184,20 @@ class FakeGitHub(Actions):
         if raw_path.startswith("/_fake/logs/"):
             exchange.status = 200
             return web.Response(body=self._logs(raw_path), content_type="application/zip")
-        reply, identity = await self._answer(request, exchange, raw_path, raw_body)
+        fault = self.faults.draw(request.method, raw_path)
+        if fault in BEFORE:
+            assert fault is not None
+            identity = request.headers.get("Authorization", "anonymous")
+            reply = self.faults.instead(fault)
+        else:
+            reply, identity = await self._answer(request, exchange, raw_path, raw_body)
+            if fault is not None:
+                exchange.hidden_status = reply.status
+                await asyncio.sleep(self.faults.hold_s)
+                reply = self.faults.timed_out()
+        if fault is not None:
+            exchange.fault = fault
+            self.faults.record(request.method, exchange.path, fault, reply.status)
         exchange.status = reply.status
         return self._finish(request, exchange, reply, identity)
 

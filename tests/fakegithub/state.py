@@ -18,10 +18,13 @@ from tests.fakegithub.gitstore import Commit, GitStore
 
 
 class Permission(StrEnum):
-    """Collaborator permission levels as ``GET .../collaborators/{u}/permission`` reports them."""
+    """A collaborator's role on a repository; ``tests.fakegithub.collaborators`` has how
+    ``GET .../collaborators/{u}/permission`` reports each."""
 
     ADMIN = "admin"
+    MAINTAIN = "maintain"
     WRITE = "write"
+    TRIAGE = "triage"
     READ = "read"
     NONE = "none"
 

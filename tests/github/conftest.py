@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 
 import aiohttp
 import pytest
@@ -60,6 +63,29 @@ def last(builder: JournalBuilder, type_: EffectType) -> Effect:
     return [e for e in builder.effects if e.type is type_][-1]
 
 
+class Died(Exception):
+    """The worker died right after GitHub did a write: the write happened, its answer was
+    never read and nothing after it ran."""
+
+
+def dies_after(monkeypatch: pytest.MonkeyPatch, owner: type, name: str, *,
+               times: int = 1) -> list[Any]:
+    """Make ``owner.name`` (an async method) do its real work and then raise ``Died``, the
+    first ``times`` calls; returns what those calls had made, for the test to look at."""
+    real = getattr(owner, name)
+    made: list[Any] = []
+
+    async def then_die(self: object, *args: Any, **kwargs: Any) -> Any:
+        result = await real(self, *args, **kwargs)
+        if len(made) < times:
+            made.append(result)
+            raise Died(f"the worker died right after {owner.__name__}.{name}")
+        return result
+
+    monkeypatch.setattr(owner, name, then_die)
+    return made
+
+
 @pytest.fixture
 async def fake() -> AsyncIterator[FakeGitHub]:
     async with FakeGitHub() as server:
@@ -79,3 +105,26 @@ async def world(fake: FakeGitHub, redis_async: redis.asyncio.Redis) -> AsyncIter
         ctx = AdapterContext(journal=Journal(redis_async), hosts=forges.git_host,
                              settings=StaticSettings(Settings(reviewers=("alice", "octo"))))
         yield World(fake, ctx, GitHubEffects(ctx, forges), redis_async, clients)
+
+
+def meet_at(monkeypatch: pytest.MonkeyPatch, owner: type, name: str, *,
+            within: float = 0.3) -> list[object]:
+    """Make each call of ``owner.name`` (an async method) wait, up to ``within`` seconds, for
+    another call of it to arrive before doing its work: two paths that both decided to create
+    an object meet at the create, however the event loop would have ordered them. A path that
+    comes alone (the other still waits for a lease) goes on after ``within``. Returns the
+    callers' ``self``, one per call."""
+    real = getattr(owner, name)
+    callers: list[object] = []
+    met = asyncio.Event()
+
+    async def meet(self: object, *args: Any, **kwargs: Any) -> Any:
+        callers.append(self)
+        if len(callers) >= 2:
+            met.set()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(met.wait(), within)
+        return await real(self, *args, **kwargs)
+
+    monkeypatch.setattr(owner, name, meet)
+    return callers

@@ -28,8 +28,8 @@ async def test_apply_writes_journal_snapshot_and_outbox(journal: Journal) -> Non
     second = await journal.apply(b.events[1], POLICY)
     assert second.version == 2
     assert second.quest == b.quest
-    version, stored = await journal.snapshot("q-1")
-    assert (version, stored) == (2, b.quest)
+    version, stored = await journal.snapshot("q-1")  # triage, and research starting with it
+    assert (version, stored) == (3, b.quest) and len(b.events) == 3
     assert await journal.events("q-1") == b.events
     assert [key for _, key in await journal.outbox("q-1")] == [e.key for e in b.effects]
 
@@ -43,7 +43,7 @@ async def test_same_event_applied_three_times_is_one_entry(journal: Journal) -> 
     journal.forget()  # a fresh process sees the same
     again = await journal.apply(b.events[1], POLICY)
     assert again.duplicate and again.quest == b.quest
-    assert len(await journal.events("q-1")) == 2
+    assert len(await journal.events("q-1")) == 3 == len(b.events)
     assert len(await journal.outbox("q-1")) == len(b.effects)
 
 
@@ -66,7 +66,7 @@ async def test_refused_event_writes_nothing(journal: Journal,
     assert "researching" in str(info.value)
     assert await redis_async.dump(quest_keys("q-1").snap) == before
     assert not await journal.contains("q-1", landed.id)
-    assert len(await journal.events("q-1")) == 2
+    assert len(await journal.events("q-1")) == 3 == len(b.events)
 
 
 async def test_refused_redelivery_from_stale_cache_is_a_duplicate(
@@ -100,8 +100,8 @@ async def test_concurrent_writers_from_stale_caches_retry(
     await two.snapshot("q-1")
     a = b.event("usage_recorded", tokens=1, id="u-a")
     await two.apply(b.event("usage_recorded", tokens=2, id="u-b"), POLICY)
-    result = await one.apply(a, POLICY)  # one's cache is at version 2; the store is at 3
-    assert result.version == 4 and result.quest.usage_tokens == 3
+    result = await one.apply(a, POLICY)  # one's cache is at version 3; the store is at 4
+    assert result.version == 5 and result.quest.usage_tokens == 3
 
 
 async def test_indexes_follow_the_quests(journal: Journal,

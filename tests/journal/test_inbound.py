@@ -215,3 +215,33 @@ async def test_an_entry_stored_raw_before_compression_is_still_read(
                                     "b": b'{"action": "opened"}'})
     (got,) = await inbound.read("w1", block_ms=None)
     assert (got.delivery_id, got.event, got.body) == ("d-old", "issues", b'{"action": "opened"}')
+
+
+@pytest.mark.slow
+async def test_a_store_after_redis_restarts_is_sent_again_on_a_new_connection() -> None:
+    """``wire.Batch`` resends a batch through the connection's ``Retry``: a client from
+    ``wire.connect`` has one, so the first store on the connection a restart closed succeeds
+    (redis-py's ``from_url`` client has none and raised "Connection closed by server")."""
+    from bot.journal.wire import connect
+    from tests.redis_server import RedisServer
+
+    server = RedisServer(appendonly=True)
+    server.start()
+    errors: list[int] = []
+    reconnects: list[int] = []
+    client = connect(server.url, socket_timeout=5, on_error=lambda: errors.append(1),
+                     on_reconnect=lambda: reconnects.append(1))
+    try:
+        inbound = Inbound(client, durable=True)
+        assert isinstance(await inbound.store("d-1", "issues", b"{}", RECEIVED), Stored)
+        server.restart()
+        assert isinstance(await inbound.store("d-2", "issues", b"{}", RECEIVED), Stored)
+        assert (len(errors), len(reconnects)) == (1, 1)
+        assert await client.xlen(STREAM) == 2
+        server.kill()
+        with pytest.raises(redis.exceptions.ConnectionError):
+            await inbound.store("d-3", "issues", b"{}", RECEIVED)
+        assert len(errors) == 1 + 1 + 5, "the failure, then five retries before giving up"
+    finally:
+        await client.aclose()
+        server.cleanup()

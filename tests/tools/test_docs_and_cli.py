@@ -55,7 +55,7 @@ def test_replay_exits_non_zero_and_names_the_invalid_transition(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     lines = (EXAMPLES / "main-line-closed.jsonl").read_text().splitlines()
-    bad = json.loads(lines[3])  # checkpoint A approval
+    bad = json.loads(next(line for line in lines if '"checkpoint_decided"' in line))  # at A
     bad["id"] = "bad-1"
     journal = tmp_path / "bad.jsonl"
     journal.write_text("\n".join([*lines[:2], json.dumps(bad), *lines[2:]]) + "\n")

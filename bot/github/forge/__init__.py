@@ -13,7 +13,7 @@ from __future__ import annotations
 from bot.adapters import GitHost
 from bot.github.client import GitHubClients
 from bot.github.forge.git import GitData
-from bot.github.forge.records import CheckRun, Comment, FileContent, Pull
+from bot.github.forge.records import CheckRun, Comment, FileContent, Issue, Pull
 from bot.github.forge.refusals import (
     PERMANENT_STATUSES,
     is_permanent,
@@ -43,5 +43,5 @@ class Forges:
 
 __all__ = [
     "CHECK_NAME", "PERMANENT_STATUSES", "CheckRun", "Comment", "FileContent", "Forge", "Forges",
-    "GitData", "Pull", "is_permanent", "refusals", "refused", "status_of",
+    "GitData", "Issue", "Pull", "is_permanent", "refusals", "refused", "status_of",
 ]

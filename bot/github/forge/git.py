@@ -143,11 +143,16 @@ class GitData:
     async def set_branch(self, branch: str, sha: str, *, force: bool = False) -> None:
         """Point ``branch`` at ``sha``: ``git/update-ref``, or ``git/create-ref`` if missing."""
         if await self.branch_head(branch) is None:
-            await self.gh.post(f"{self.base}/git/refs",
-                               data={"ref": f"refs/heads/{branch}", "sha": sha})
-        else:
-            await self.gh.patch(f"{self.base}/git/refs/heads/{{+branch}}", {"branch": branch},
-                                data={"sha": sha, "force": force})
+            try:
+                await self.gh.post(f"{self.base}/git/refs",
+                                   data={"ref": f"refs/heads/{branch}", "sha": sha})
+                return
+            except gidgethub.BadRequest as exc:
+                # 422 "Reference already exists": created meanwhile — move it, below
+                if status_of(exc) != 422 or await self.branch_head(branch) is None:
+                    raise
+        await self.gh.patch(f"{self.base}/git/refs/heads/{{+branch}}", {"branch": branch},
+                            data={"sha": sha, "force": force})
 
     async def push(self, branch: str, *, parent: str, parent_tree: str, changes: Changes,
                    message: str, force: bool = False) -> str:

@@ -14,12 +14,12 @@ import gidgethub
 from gidgethub.abc import GitHubAPI
 
 from bot.github.forge.git import GitData
-from bot.github.forge.records import CheckRun, Comment, FileContent, Pull
+from bot.github.forge.records import CheckRun, Comment, FileContent, Issue, Pull
 from bot.github.forge.refusals import is_permanent, refusals, refused, status_of
 
 CHECK_NAME = "questbot"
-COMMENTS_PER_PAGE = 100
-"""The most GitHub gives in one page of ``issues/list-comments``."""
+PER_PAGE = 100
+"""The most GitHub gives in one page of a listing (comments, issues, pulls, check runs)."""
 
 
 class Forge:
@@ -39,6 +39,25 @@ class Forge:
         data = await self.gh.post(f"{self.base}/pulls", data={
             "head": head, "base": base, "title": title, "body": body, "draft": draft})
         return Pull.of(data)
+
+    async def find_pull(self, branch: str, *, author: str | None = None) -> Pull | None:
+        """``pulls/list`` by head branch, open and closed: the pull request from ``branch``
+        (by ``author``, when given) — the open one if there is one, else the newest. How a
+        pull request questbot opened but did not record is found again."""
+        owner = self.repo.split("/", 1)[0]
+        found: list[Pull] = []
+        with refusals(f"list the pull requests from {branch} in {self.repo}",
+                      "check the App has pull_requests: read"):
+            async for data in self.gh.getiter(f"{self.base}/pulls{{?head,state,per_page}}",
+                                              {"head": f"{owner}:{branch}", "state": "all",
+                                               "per_page": PER_PAGE}):
+                pull = Pull.of(data)
+                if pull.head_ref == branch and (author is None
+                                                or pull.author.lower() == author.lower()):
+                    found.append(pull)
+        if not found:
+            return None
+        return max(found, key=lambda p: (p.state == "open", p.number))
 
     async def pull(self, number: int) -> Pull:
         with refusals(f"read pull request #{number} of {self.repo}",
@@ -68,17 +87,24 @@ class Forge:
     # -- check runs (checks/create, checks/update, checks/list-for-ref) --------------------
 
     async def find_check_run(self, sha: str, external_id: str) -> CheckRun | None:
-        """The newest ``questbot`` check run on ``sha`` for this quest, if any."""
-        data = await self.gh.getitem(f"{self.base}/commits/{sha}/check-runs",
-                                     {"check_name": CHECK_NAME, "filter": "all"})
-        runs = [CheckRun.of(r) for r in data.get("check_runs", [])
-                if str(r.get("external_id") or "") == external_id]
+        """The newest ``questbot`` check run on ``sha`` for this quest, if any: every run of
+        that name (``filter=all``, not only the latest of each), every page."""
+        runs = [run for run in await self.check_runs(sha, name=CHECK_NAME, latest=False)
+                if run.external_id == external_id]
         return max(runs, key=lambda r: r.id) if runs else None
 
-    async def check_runs(self, sha: str) -> list[CheckRun]:
-        """``checks/list-for-ref``: the check runs GitHub has for ``sha`` (its first page)."""
-        data = await self.gh.getitem(f"{self.base}/commits/{sha}/check-runs")
-        return [CheckRun.of(r) for r in data.get("check_runs") or []]
+    async def check_runs(self, sha: str, *, name: str | None = None,
+                         latest: bool = True) -> list[CheckRun]:
+        """``checks/list-for-ref``, every page: the check runs GitHub has for ``sha`` (named
+        ``name``, when given; only the latest of each name unless ``latest`` is false)."""
+        query: dict[str, str | int] = {"filter": "latest" if latest else "all",
+                                       "per_page": PER_PAGE}
+        template = f"{self.base}/commits/{sha}/check-runs{{?filter,per_page}}"
+        if name is not None:
+            query["check_name"] = name
+            template = f"{self.base}/commits/{sha}/check-runs{{?check_name,filter,per_page}}"
+        return [CheckRun.of(r) async for r in self.gh.getiter(template, query,
+                                                              iterable_key="check_runs")]
 
     async def create_check_run(self, body: dict[str, Any]) -> CheckRun:
         with refusals(f"create the questbot check run on {str(body.get('head_sha'))[:12]} "
@@ -100,15 +126,19 @@ class Forge:
                                       data={"body": body})
         return Comment.of(data)
 
-    async def find_comment(self, number: int, marker: str) -> Comment | None:
-        """``issues/list-comments``, every page: the first comment on ``number`` whose body
-        holds ``marker`` (a hidden ``<!-- questbot:… -->`` line), or ``None``."""
+    async def find_comment(self, number: int, marker: str, *,
+                           author: str | None = None) -> Comment | None:
+        """``issues/list-comments``, every page: the first comment on ``number`` (by
+        ``author``, when given — a person quoting questbot's comment quotes its marker too)
+        whose body holds ``marker`` (a hidden ``<!-- questbot:… -->`` line), or ``None``."""
         with refusals(f"list the comments of #{number} of {self.repo}",
                       "check the issue exists and the App may read issues"):
             async for data in self.gh.getiter(f"{self.base}/issues/{number}/comments"
-                                              "{?per_page}", {"per_page": COMMENTS_PER_PAGE}):
-                if marker in str(data.get("body") or ""):
-                    return Comment.of(data)
+                                              "{?per_page}", {"per_page": PER_PAGE}):
+                comment = Comment.of(data)
+                if marker in comment.body and (author is None
+                                               or comment.author.lower() == author.lower()):
+                    return comment
         return None
 
     async def edit_comment(self, comment_id: int, body: str) -> Comment | None:
@@ -133,6 +163,21 @@ class Forge:
                       "the comment may have been deleted"):
             await self.gh.post(f"{self.base}/issues/comments/{comment_id}/reactions",
                                data={"content": content})
+
+    async def find_issue(self, creator: str, marker: str) -> Issue | None:
+        """``issues/list-for-repo`` by ``creator``, open and closed, oldest first, every page:
+        the first issue (not pull request) ``creator`` opened whose body holds ``marker``."""
+        with refusals(f"list the issues {creator} opened in {self.repo}",
+                      "check the App has issues: read"):
+            async for data in self.gh.getiter(
+                    f"{self.base}/issues{{?creator,state,sort,direction,per_page}}",
+                    {"creator": creator, "state": "all", "sort": "created",
+                     "direction": "asc", "per_page": PER_PAGE}):
+                issue = Issue.of(data)
+                if ("pull_request" not in data and issue.author.lower() == creator.lower()
+                        and marker in issue.body):
+                    return issue
+        return None
 
     async def create_issue(self, title: str, body: str) -> int:
         with refusals(f"open the issue {title!r} in {self.repo}",

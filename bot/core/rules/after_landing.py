@@ -1,0 +1,94 @@
+"""Landing and after: the watch, a regression and its rollback, a closed quest reopened, and
+the related quests that wait for a parent to land.
+
+Research starts again at revision + 1, under the same id, both after a confirmed rollback and
+when a regression with the quest's fingerprint reopens a closed quest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bot.core.effects import EffectType as E
+from bot.core.errors import Refusal
+from bot.core.events import (
+    ChildEvidence,
+    Landed,
+    ParentLanded,
+    RegressionDetected,
+    Reopened,
+    RollbackConfirmed,
+    WatchClean,
+    max_severity,
+)
+from bot.core.policy import Policy
+from bot.core.quest import Outcome, ParkReason, Quest
+from bot.core.rules.asks import Asks, Result, minutes, refuse, start
+from bot.core.states import State
+
+S = State
+
+
+def landed(q: Quest, e: Landed, p: Policy) -> Result:
+    nq = q.evolve({"state": S.WATCHING, "merge_sha": e.merge_sha})
+    asks: Asks = [
+        (E.START_WATCH, {"window_minutes": p.watch_window_minutes,
+                         "until": (e.at + minutes(p.watch_window_minutes)).isoformat()}),
+        (E.REGISTER_REGRESSION_PROBE, {"fingerprint": q.fingerprint, "check": q.reproduction}),
+        (E.RUN_PROBES, {"merge_sha": e.merge_sha, "check": q.reproduction}),
+    ]
+    for child in q.children:
+        asks.append((E.RESUME_DEPENDENTS, {"child": child, "parent": q.id}))
+    return nq, asks
+
+
+def watch_clean(q: Quest, e: WatchClean, _p: Policy) -> Result:
+    return q.evolve({"state": S.CLOSED, "outcome": Outcome.CLOSED,
+                     "severity_floor": max_severity(q.severity_floor, q.severity)}), []
+
+
+def regression_detected(q: Quest, e: RegressionDetected, _p: Policy) -> Result:
+    nq = q.evolve({"state": S.ROLLED_BACK, "last_signal": e.source})
+    return nq, [(E.ROLLBACK, {"merge_sha": q.merge_sha, "source": e.source})]
+
+
+def _research_again(q: Quest, **changes: Any) -> Result:
+    nq = q.evolve({
+        "state": S.RESEARCHING, "revision": q.revision + 1, "attempts": 0, "proof": None,
+        "c_approval": None, "head": None, "head_pusher": None, "hypothesis": None,
+        "reproduction": None, "reproduction_command": (), "plan": None, "outcome": None,
+        **changes,
+    })
+    return nq, [start("research")]
+
+
+def rollback_confirmed(q: Quest, e: RollbackConfirmed, _p: Policy) -> Result:
+    return _research_again(q)
+
+
+def reopened(q: Quest, e: Reopened, _p: Policy) -> Result:
+    if e.fingerprint != q.fingerprint:
+        refuse(q, e, f"fingerprint {e.fingerprint} is not this quest's ({q.fingerprint})",
+               Refusal.BAD_EVENT)
+    severity = max_severity(q.severity_floor, e.severity)
+    return _research_again(q, severity=severity, signals=q.signals + 1, last_signal=e.source,
+                           merge_sha=None)
+
+
+# related quests
+
+
+def parent_landed(q: Quest, e: ParentLanded, _p: Policy) -> Result:
+    if q.park_reason is not ParkReason.WAITING_FOR_PARENT or e.parent != q.parent:
+        return q, []  # a parent this quest no longer waits for: nothing to resume
+    nq = q.evolve({"state": S.RESEARCHING, "park_reason": None, "resume_state": None})
+    return nq, [start("research")]
+
+
+def child_evidence(q: Quest, e: ChildEvidence, _p: Policy) -> Result:
+    if e.child in q.children:
+        return q, []
+    nq = q.evolve({"children": (*q.children, e.child)})
+    if q.state is S.WATCHING:  # already landed: the child need not wait
+        return nq, [(E.RESUME_DEPENDENTS, {"child": e.child, "parent": q.id})]
+    return nq, []
