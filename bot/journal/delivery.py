@@ -73,7 +73,8 @@ class RunStats:
     """Adapter calls stopped because another runner took the lease."""
 
 
-def _describe(exc: BaseException) -> str:
+def error_text(exc: BaseException) -> str:
+    """How a failure is recorded: the exception's type and message, cut to 500 characters."""
     text = str(exc) or type(exc).__name__
     return f"{type(exc).__name__}: {text}"[:500]
 

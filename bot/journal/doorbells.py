@@ -33,6 +33,50 @@ OUTBOX_PATTERN = "q:{*}:outbox"
 _PAGE = 1000
 
 
+class Waiting:
+    """Doorbells a runner keeps pending while their quest waits — for an effect's backoff, a
+    lease another runner holds, this runner's own delivery of the quest, or Redis — each with
+    the time to look again. ``busy`` quests (being delivered now) wait whatever the time."""
+
+    def __init__(self) -> None:
+        self.bells: dict[Bell, tuple[str, float]] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.bells)
+
+    def __contains__(self, bell: object) -> bool:
+        return bell in self.bells
+
+    def __len__(self) -> int:
+        return len(self.bells)
+
+    def add(self, bells: Iterable[Bell], quest_id: str, when: float) -> None:
+        for bell in bells:
+            self.bells[bell] = (quest_id, when)
+
+    def due(self, now: float, busy: set[str], limit: int) -> list[tuple[str, Bell]]:
+        """Take the doorbells whose time has come, of at most ``limit`` quests."""
+        out: list[tuple[str, Bell]] = []
+        quests: set[str] = set()
+        for bell, (qid, when) in list(self.bells.items()):
+            if when > now or qid in busy or (qid not in quests and len(quests) >= limit):
+                continue
+            del self.bells[bell]
+            quests.add(qid)
+            out.append((qid, bell))
+        return out
+
+    def block_ms(self, now: float, busy: set[str], block_ms: int) -> int | None:
+        """How long a read of new doorbells may wait: not past the next one due."""
+        if not block_ms:
+            return None
+        waiting = [when for qid, when in self.bells.values() if qid not in busy]
+        if not waiting:
+            return block_ms
+        wait = int((min(waiting) - now) * 1000)
+        return max(1, min(block_ms, wait)) if wait > 0 else None
+
+
 async def create_groups(client: redis.asyncio.Redis, shards: Iterable[int]) -> None:
     """The ``runners`` group of each shard's doorbell stream (idempotent)."""
     for shard in shards:

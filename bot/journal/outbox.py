@@ -12,13 +12,15 @@ entry whose key is not in the quest's delivered record:
   lease for the next effect.
 
 Who is woken, and when. Every apply that adds effects rings, even when the outbox already
-held some. A runner that finds the lease held by another drops its doorbell — safe because a
-holder, after releasing the lease, looks at the outbox once more and delivers again if it is
-not empty: the effect behind the dropped doorbell was written before the failed take, which
-came before the release. A runner that dies leaves its doorbells pending; the heartbeat no
-longer refreshes them, and another runner takes them over ``Leases.claim_idle_s`` after its
-last heartbeat, when its lease has lapsed too. A heartbeat that finds another runner holding
-the lease (this one stalled) stops the adapter and records nothing.
+held some. A runner that finds the lease held by another drops a doorbell it read new — safe
+because a holder, after releasing the lease, looks at the outbox once more and delivers again
+if it is not empty: the effect behind the dropped doorbell was written before the failed take,
+which came before the release. A runner that dies leaves its doorbells pending; the heartbeat
+no longer refreshes them, and another runner takes them over ``Leases.claim_idle_s`` after its
+last heartbeat, when its lease has lapsed too. A doorbell taken over is never dropped (it may
+be the dead holder's own, the one that stands for the dropped ones): while the lease is still
+held it waits a heartbeat and tries again. A heartbeat that finds another runner holding the
+lease (this one stalled) stops the adapter and records nothing.
 
 The one write that can repeat is an adapter call whose record was not written before the
 crash (or whose runner lost its lease), so adapters must be idempotent by effect key where
@@ -56,8 +58,8 @@ from bot.journal.delivery import (
     Backoff,
     Failure,
     RunStats,
-    _describe,
     delivered,
+    error_text,
     failures,
 )
 from bot.journal.doorbells import Bell
@@ -111,8 +113,7 @@ class EffectRunner:
         self.batch = batch
         self.concurrency = concurrency
         self._limit = asyncio.Semaphore(concurrency)
-        self._deferred: dict[Bell, tuple[str, float]] = {}
-        """Bell → (quest id, when to look again): doorbells held in our PEL meanwhile."""
+        self._deferred = doorbells.Waiting()
         self._holder = f"{self.consumer}:{uuid.uuid4().hex[:8]}"
         """Names this runner in the leases it holds (``Lease.token``)."""
         self._tasks: dict[asyncio.Task[None], str] = {}
@@ -164,7 +165,7 @@ class EffectRunner:
             if bell in self._serving or bell in self._deferred:
                 continue
             if qid in busy:  # one delivery of a quest per runner: this one waits its turn
-                self._deferred[bell] = (qid, self.clock())
+                self._deferred.add([bell], qid, self.clock())
                 continue
             by_quest.setdefault(qid, []).append(bell)
         for qid, bells in by_quest.items():
@@ -184,7 +185,8 @@ class EffectRunner:
             await self.setup()
         await self._chores()
         free = self.concurrency - len(self._tasks)
-        taken = self._due(free)
+        busy = set(self._tasks.values())
+        taken = self._deferred.due(self.clock(), busy, free)
         if self._recover:
             taken += await doorbells.read(self.client, self.shards, self.consumer,
                                           self.batch, None, own=True)
@@ -196,7 +198,7 @@ class EffectRunner:
             taken += claimed
             free -= len(claimed)
         if free > 0:
-            block = None if taken else self._block_ms(block_ms)
+            block = None if taken else self._deferred.block_ms(self.clock(), busy, block_ms)
             taken += self._new(await doorbells.read(self.client, self.shards, self.consumer,
                                                     min(free, self.batch), block))
         elif not taken and self._tasks:
@@ -213,35 +215,9 @@ class EffectRunner:
 
     async def _chores(self) -> None:
         if self._deferred and self._chore_due("refresh", self.leases.heartbeat_s):
-            await doorbells.refresh(self.client, self.consumer, list(self._deferred))
+            await doorbells.refresh(self.client, self.consumer, list(self._deferred.bells))
         if self._chore_due("sweep", self.leases.sweep_s):
             await doorbells.sweep(self.client, self.journal.shards, self.shards)
-
-    def _due(self, limit: int) -> list[tuple[str, Bell]]:
-        """Deferred doorbells whose time has come, for at most ``limit`` quests."""
-        now = self.clock()
-        busy = set(self._tasks.values())
-        out: list[tuple[str, Bell]] = []
-        quests: set[str] = set()
-        for bell, (qid, when) in list(self._deferred.items()):
-            if when > now or qid in busy or (qid not in quests and len(quests) >= limit):
-                continue
-            del self._deferred[bell]
-            quests.add(qid)
-            out.append((qid, bell))
-        return out
-
-    def _block_ms(self, block_ms: int) -> int | None:
-        """How long a read may wait for new doorbells: not past the next deferred one."""
-        if not block_ms:
-            return None
-        busy = set(self._tasks.values())  # their doorbells wait for the delivery to end
-        waiting = [when for qid, when in self._deferred.values() if qid not in busy]
-        if not waiting:
-            return block_ms
-        soonest = min(waiting)
-        wait = int((soonest - self.clock()) * 1000)
-        return max(1, min(block_ms, wait)) if wait > 0 else None
 
     async def _serve_guarded(self, quest_id: str, bells: list[Bell]) -> None:
         """``_serve`` for ``run``: an error defers the doorbells instead of ending the loop."""
@@ -250,15 +226,13 @@ class EffectRunner:
                 await self._serve(quest_id, bells, RunStats())
         except REDIS_AWAY as exc:
             self._recover = True
-            self._defer(bells, quest_id, self.clock() + self.outage.failed("effects", exc))
+            wait = self.outage.failed("effects", exc)
+            self._deferred.add(bells, quest_id, self.clock() + wait)
         except Exception:
             log.exception("delivering the effects of quest %s failed; trying again later",
                           quest_id)
-            self._defer(bells, quest_id, self.clock() + self.outage.bug(f"quest {quest_id}"))
-
-    def _defer(self, bells: list[Bell], quest_id: str, when: float) -> None:
-        for bell in bells:
-            self._deferred[bell] = (quest_id, when)
+            wait = self.outage.bug(f"quest {quest_id}")
+            self._deferred.add(bells, quest_id, self.clock() + wait)
 
     async def _shut_down(self) -> None:
         running = list(self._tasks.items())
@@ -278,7 +252,7 @@ class EffectRunner:
         if not self._ready:
             await self.setup()
         await self._chores()
-        taken = self._due(len(self._deferred))
+        taken = self._deferred.due(self.clock(), set(), len(self._deferred))
         claimed = await doorbells.claim(self.client, self.shards, self.consumer,
                                         self.leases.claim_idle_ms, self.batch)
         claimed = [(q, b) for q, b in claimed if b not in self._deferred]
@@ -319,10 +293,10 @@ class EffectRunner:
             # looks again after it lets go, or — if it died — its own doorbells, taken over by
             # someone, bring a runner. Doorbells taken over may be those very ones: they wait.
             await doorbells.ack(self.client, fresh)
-            self._defer([b for b in bells if b not in fresh], quest_id,
+            self._deferred.add([b for b in bells if b not in fresh], quest_id,
                         self.clock() + self.leases.heartbeat_s)
         else:
-            self._defer(bells, quest_id, outcome.wait_until)
+            self._deferred.add(bells, quest_id, outcome.wait_until)
 
     async def deliver(self, quest_id: str, stats: RunStats | None = None, *,
                       bells: Sequence[Bell] = ()) -> _Outcome:
@@ -405,7 +379,7 @@ class EffectRunner:
             raise
         except PermanentError as exc:
             tries = int(await self.client.hget(k.tries, key) or 0) + 1
-            await self._fail(quest_id, entry_id, key, effect.type.value, _describe(exc),
+            await self._fail(quest_id, entry_id, key, effect.type.value, error_text(exc),
                              tries, stats)
             return None, False
         except Exception as exc:
@@ -415,11 +389,11 @@ class EffectRunner:
                 [key, int(self.backoff.base_s * 1000), int(self.backoff.cap_s * 1000),
                  int(now * 1000)]))
             if tries >= self.backoff.max_tries:
-                await self._fail(quest_id, entry_id, key, effect.type.value, _describe(exc),
+                await self._fail(quest_id, entry_id, key, effect.type.value, error_text(exc),
                                  tries, stats)
                 return None, False
             log.info("effect %s failed (try %d of %d), retrying: %s", key, tries,
-                     self.backoff.max_tries, _describe(exc))
+                     self.backoff.max_tries, error_text(exc))
             stats.retried += 1
             due = await self.client.hget(k.retry_at, key)
             return (int(due) / 1000 if due is not None else now), False

@@ -27,6 +27,7 @@ from typing import Any
 
 import gidgethub
 import redis.asyncio
+import redis.exceptions
 
 from bot.adapters import AdapterContext, SettingsSource
 from bot.core import Effect, EffectType, Event, InvalidTransition, Quest
@@ -47,7 +48,7 @@ from bot.journal import (
     PermanentError,
     Timers,
 )
-from bot.journal.inbound import Inbound, InboundDelivery
+from bot.journal.inbound import GROUP, STREAM, Inbound, InboundDelivery
 from bot.journal.outbox import Adapter
 from bot.journal.store import PolicySource
 from bot.observe.logs import bind
@@ -188,10 +189,14 @@ class Worker:
     timings: Timings = field(default_factory=Timings)
     outage: Outage = field(default_factory=Outage)
     """Shared by every loop: whether Redis answers, for ``/healthz``."""
-    claim_idle_ms: int = 60_000
-    """A delivery another worker read and has not acknowledged for this long is taken over."""
-    max_tries: int = 10
-    """Failed attempts before a delivery moves to the dead letters (``inbound:{inbound}:dead``)."""
+    claim_idle_ms: int = 12_000
+    """A delivery another worker read and left unrefreshed this long is taken over: while a
+    worker handles deliveries it refreshes them every ``keep_s``, so only a dead worker's wait
+    this long. A delivery that failed is left unrefreshed and so tried again this long after."""
+    keep_s: float = 2.0
+    max_tries: int = 40
+    """Failed attempts before a delivery moves to the dead letters (``inbound:{inbound}:dead``):
+    about eight minutes of retries, ``claim_idle_ms`` apart (GitHub down for a while)."""
     consumer: str = field(default_factory=lambda: f"worker-{socket.gethostname()}")
 
     async def handle(self, delivery: InboundDelivery) -> None:
@@ -208,27 +213,61 @@ class Worker:
         deliveries = await self.inbound.claim_stale(self.consumer,
                                                     min_idle_ms=self.claim_idle_ms)
         deliveries += await self.inbound.read(self.consumer, block_ms=block_ms)
-        for delivery in deliveries:
-            if delivery.unreadable is not None:  # never readable: no point in retrying it
-                await self.inbound.failed(delivery, delivery.unreadable, max_tries=1)
-                log.error("delivery %s moved to the dead letters: %s", delivery.delivery_id,
-                          delivery.unreadable)
-                continue
-            try:
-                await self.handle(delivery)
-            except Exception as exc:
-                if not permanent(exc):  # left pending: claimed again after the idle time
-                    log.exception("delivery %s failed; it stays pending for a retry",
-                                  delivery.delivery_id)
-                    if await self.inbound.failed(delivery, f"{type(exc).__name__}: {exc}",
-                                                 max_tries=self.max_tries):
-                        log.error("delivery %s failed %d times; moved to the dead letters",
-                                  delivery.delivery_id, self.max_tries)
-                    continue
-                log.error("delivery %s (%s) cannot be handled and is dropped: %s",
-                          delivery.delivery_id, delivery.event, exc)
-            await self.inbound.ack([delivery.entry_id])
+        if not deliveries:
+            return 0
+        held = {d.entry_id for d in deliveries}
+        keeper = asyncio.create_task(self._keep(held), name="inbound:keep")
+        try:
+            await self._handle_all(deliveries, held)
+        finally:
+            held.clear()  # and told twice, as a lease's heartbeat is: a cancel can be lost
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
         return len(deliveries)
+
+    async def _keep(self, held: set[str]) -> None:
+        """Reset the idle time of the deliveries this worker still holds, so nobody takes them
+        over while it lives (``XCLAIM … 0 … JUSTID``: only pending entries are touched)."""
+        while True:
+            await asyncio.sleep(self.keep_s)
+            if not held:
+                return
+            try:
+                await self.inbound.client.xclaim(STREAM, GROUP, self.consumer, 0, list(held),
+                                                 justid=True)
+            except REDIS_AWAY as exc:
+                log.info("could not refresh the deliveries in hand: %s", exc)
+            except redis.exceptions.ResponseError as exc:  # NOGROUP: the read recreates it
+                log.info("could not refresh the deliveries in hand: %s", exc)
+
+    async def _handle_all(self, deliveries: Sequence[InboundDelivery], held: set[str]) -> None:
+        for delivery in deliveries:
+            try:
+                await self._handle_one(delivery)
+            finally:  # acknowledged, or left for a retry ``claim_idle_ms`` from now
+                held.discard(delivery.entry_id)
+
+    async def _handle_one(self, delivery: InboundDelivery) -> None:
+        if delivery.unreadable is not None:  # never readable: no point in retrying it
+            await self.inbound.failed(delivery, delivery.unreadable, max_tries=1)
+            log.error("delivery %s moved to the dead letters: %s", delivery.delivery_id,
+                      delivery.unreadable)
+            return
+        try:
+            await self.handle(delivery)
+        except Exception as exc:
+            if not permanent(exc):  # left pending: claimed again after the idle time
+                log.exception("delivery %s failed; it stays pending for a retry",
+                              delivery.delivery_id)
+                if await self.inbound.failed(delivery, f"{type(exc).__name__}: {exc}",
+                                             max_tries=self.max_tries):
+                    log.error("delivery %s failed %d times; moved to the dead letters",
+                              delivery.delivery_id, self.max_tries)
+                return
+            log.error("delivery %s (%s) cannot be handled and is dropped: %s",
+                      delivery.delivery_id, delivery.event, exc)
+        await self.inbound.ack([delivery.entry_id])
 
     async def settle(self, *, rounds: int = 200) -> None:
         """Run everything until nothing is left to do (tests and the demo drive time)."""

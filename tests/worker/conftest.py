@@ -22,11 +22,12 @@ class Workers:
     def __init__(self) -> None:
         self.procs: list[subprocess.Popen[str]] = []
 
-    def start(self, url: str, consumer: str, *, slow: str = "",
-              seconds: float = 60.0) -> subprocess.Popen[str]:
+    def start(self, url: str, consumer: str, *, slow: str = "", seconds: float = 60.0,
+              intake_seconds: float = 0.0) -> subprocess.Popen[str]:
         proc = subprocess.Popen(
             [sys.executable, "-m", "tests.worker.proc_worker", url, consumer, "--slow", slow,
-             "--seconds", str(seconds)], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+             "--seconds", str(seconds), "--intake-seconds", str(intake_seconds)],
+            cwd=ROOT, stdout=subprocess.PIPE, text=True)
         self.procs.append(proc)
         assert proc.stdout is not None
         assert proc.stdout.readline().strip() == "ready", f"worker {consumer} did not start"

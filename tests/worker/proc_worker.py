@@ -7,7 +7,12 @@ call is counted in ``rec:calls``, the write is made once per key in ``rec:writes
 the types named in ``--slow`` first mark ``rec:started:<key>`` and then take ``--seconds``, like
 an agent run. ``request_spend`` reports a usage receipt, applied through the journal.
 
+Webhook deliveries go to a recording handler in place of intake (which would ask GitHub): it
+counts each in ``rec:intake``, marks ``rec:intake-started:<delivery>``, takes
+``--intake-seconds`` and marks the delivery handled in ``rec:handled``.
+
 Usage: python -m tests.worker.proc_worker URL CONSUMER [--slow TYPE,...] [--seconds S]
+       [--intake-seconds S]
 Prints ``ready`` once its consumer groups exist, then works until killed (or SIGTERM).
 """
 
@@ -17,7 +22,8 @@ import argparse
 import asyncio
 import os
 import signal
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
 
 import aiohttp
 import redis.asyncio
@@ -57,7 +63,19 @@ def recording(client: redis.asyncio.Redis, slow: set[str], seconds: float) -> Pl
     return plug
 
 
-async def main(url: str, consumer: str, slow: set[str], seconds: float) -> None:
+def recording_intake(client: redis.asyncio.Redis, seconds: float
+                     ) -> Callable[[str, dict[str, Any], str], Awaitable[None]]:
+    async def handle(_event: str, _payload: dict[str, Any], delivery_id: str) -> None:
+        await client.hincrby("rec:intake", delivery_id, 1)
+        await client.set(f"rec:intake-started:{delivery_id}", os.getpid())
+        await asyncio.sleep(seconds)
+        await client.hsetnx("rec:handled", delivery_id, os.getpid())
+
+    return handle
+
+
+async def main(url: str, consumer: str, slow: set[str], seconds: float,
+               intake_seconds: float) -> None:
     client = redis_client(url)
     async with aiohttp.ClientSession() as session:
         clients = GitHubClients(session, client, app_id=1,
@@ -66,6 +84,8 @@ async def main(url: str, consumer: str, slow: set[str], seconds: float) -> None:
         worker = build_worker(client, Forges(clients), DefaultSettings(),
                               [recording(client, slow, seconds)], durable=False)
         worker.consumer = consumer
+        worker.intake.handle = recording_intake(  # type: ignore[method-assign]
+            client, intake_seconds)
         worker.runner.consumer = f"runner-{consumer}"
         stop = asyncio.Event()
         asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, stop.set)
@@ -82,6 +102,7 @@ if __name__ == "__main__":
     parser.add_argument("consumer")
     parser.add_argument("--slow", default="")
     parser.add_argument("--seconds", type=float, default=60.0)
+    parser.add_argument("--intake-seconds", type=float, default=0.0)
     args = parser.parse_args()
     asyncio.run(main(args.url, args.consumer, {t for t in args.slow.split(",") if t},
-                     args.seconds))
+                     args.seconds, args.intake_seconds))
