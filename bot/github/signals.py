@@ -12,16 +12,12 @@ holds the types it declares; ``tests/fuzz`` checks both promises on damaged real
 Who did something is read from ``type``, never from the login: GitHub gives App accounts
 ``type: Bot``, and a ``[bot]`` suffix on an account GitHub calls a User proves nothing.
 
-One red CI run is told many times: each failing job as a ``check_run``, the App's
-``check_suite`` for the commit, and for GitHub Actions the ``workflow_run``. What links them
-is the suite: ``check_run.check_suite.id``, ``check_suite.id`` and
-``workflow_run.check_suite_id`` name the same one, on the same ``head_sha``. Every failure and
-green result carries that ``group`` (``suite:<id>``) so intake can make one quest of them, and
-the ``run`` that reported it (``check_run:<id>``, ``check_suite:<id>``,
-``workflow_run:<id>:<attempt>``), so a re-run — another run of the same check on the same
-commit — is told from the report it re-runs. ``workflow_job`` is not read: it is the
-``check_run`` of the same job told again by Actions (the job's id is its check run's), and the
-App does not subscribe to it (``app.yml``).
+One red CI run is told many times — a ``check_run`` per failing job, the ``check_suite``, for
+Actions the ``workflow_run`` — linked by the suite (``check_run.check_suite.id``,
+``check_suite.id``, ``workflow_run.check_suite_id``) on one ``head_sha``. Each failure and green
+result carries that ``group`` and the ``run`` that reported it, so intake makes one quest of
+them and tells a re-run from the report it re-runs. ``workflow_job`` is the ``check_run`` of the
+same job told again (same id) and is not read.
 """
 
 from __future__ import annotations
@@ -55,11 +51,9 @@ class Failure:
     source: str
     sha: str
     group: str = ""
-    """The failure it is part of, the same for every report of one red CI run on one commit
-    (``suite:<check suite id>``); empty when the payload does not say."""
+    """``suite:<check suite id>``: the same for every report of one red run on one commit."""
     run: str = ""
-    """The run that reported it (``check_run:<id>``, ``check_suite:<id>``,
-    ``workflow_run:<id>:<attempt>``); empty when the payload does not say."""
+    """``check_run:<id>``, ``check_suite:<id>`` or ``workflow_run:<id>:<attempt>``."""
 
 
 @dataclass(frozen=True, slots=True)
