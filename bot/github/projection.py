@@ -172,9 +172,19 @@ class Projection:
         await self.sync_with(quest, forge)
 
     async def sync_with(self, quest: Quest, forge: Forge) -> None:
-        evidence = await self.evidence(quest) if self.evidence else None
-        comment_url = await self.upsert_status(quest, forge, evidence)
-        await self.upsert_check_run(quest, forge, comment_url, evidence)
+        """Bring the status comment and check run in line with the quest as it is *now*.
+
+        Every worker projects the quests whose events it applied, so two may project one quest
+        at once, each holding a different version of it; the one that writes last would win.
+        So one projects at a time (a lease per quest), and each shows the snapshot it reads
+        inside the lease, not the copy it was handed: an older view never overwrites a newer
+        one (a chaos run showed a stale sync reopen a closed quest's check run)."""
+        async with self.memory.quest_creating(quest.id, "view"):
+            _version, latest = await self.ctx.journal.snapshot(quest.id)
+            quest = latest if latest is not None else quest
+            evidence = await self.evidence(quest) if self.evidence else None
+            comment_url = await self.upsert_status(quest, forge, evidence)
+            await self.upsert_check_run(quest, forge, comment_url, evidence)
 
     @staticmethod
     def _wants_pull(quest: Quest) -> bool:
