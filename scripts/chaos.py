@@ -278,8 +278,10 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
     finally:
         supervisor.stop()
         watching.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await watching
+        others = asyncio.all_tasks() - {asyncio.current_task()}  # cut short: nothing may go on
+        for task in others:
+            task.cancel()
+        await asyncio.gather(*others, return_exceptions=True)
         await fake.close()
         with contextlib.suppress(Exception):
             await reader.aclose()
@@ -323,9 +325,24 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
     return summary, problems + notes
 
 
+async def run_until_signalled(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
+    """``run``, cancelled by SIGTERM or SIGINT (a CI timeout, a ``kill``, Ctrl-C), so that its
+    ``finally`` stops every process it started instead of leaving them to run on."""
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, task.cancel)
+    return await run(args)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
-    summary, lines = asyncio.run(run(args))
+    try:
+        summary, lines = asyncio.run(run_until_signalled(args))
+    except asyncio.CancelledError:
+        print("chaos: stopped by a signal; every process it started was stopped", file=sys.stderr)
+        return 130
     for line in lines:
         print(f"- {line}")
     print(json.dumps(summary, sort_keys=True))
