@@ -15,7 +15,7 @@ import redis.asyncio
 
 from bot.core import Effect, EffectType, Event
 from bot.journal.keys import quest_keys
-from bot.journal.store import _s, stream_rows
+from bot.journal.wire import stream_rows, text
 
 Adapter = Callable[[Effect], Awaitable[Sequence[Event] | None]]
 """Performs one effect; returns the events that report its outcome (or nothing)."""
@@ -82,11 +82,11 @@ def error_text(exc: BaseException) -> str:
 async def failures(client: redis.asyncio.Redis, quest_id: str) -> list[Failure]:
     """The permanent delivery failures recorded for a quest, oldest first."""
     rows = stream_rows(await client.xrange(quest_keys(quest_id).failures, "-", "+"))
-    return [Failure(quest_id, _s(f["key"]), _s(f["type"]), _s(f["error"]), int(f["tries"]),
+    return [Failure(quest_id, text(f["key"]), text(f["type"]), text(f["error"]), int(f["tries"]),
                     float(f["at"])) for _, f in rows]
 
 
 async def delivered(client: redis.asyncio.Redis, quest_id: str) -> dict[str, str]:
     """The delivered-key record of a quest: effect key → ``ok`` or ``failed``."""
     raw = await client.hgetall(quest_keys(quest_id).done)
-    return {_s(a): _s(b) for a, b in raw.items()}
+    return {text(a): text(b) for a, b in raw.items()}

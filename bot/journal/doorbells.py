@@ -22,7 +22,7 @@ from typing import Any
 import redis.asyncio
 
 from bot.journal.keys import RUNNERS_GROUP, doorbell_key, quest_keys, shard_of
-from bot.journal.store import _s, stream_rows
+from bot.journal.wire import stream_rows, text
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ async def claim(client: redis.asyncio.Redis, shards: Sequence[int], consumer: st
     for shard, reply in zip(shards, await pipe.execute(), strict=True):
         for entry_id, fields in stream_rows(reply[1] if reply else ()):
             if fields:  # an entry deleted after it was read comes back empty
-                out.append((_s(fields["q"]), (shard, entry_id)))
+                out.append((text(fields["q"]), (shard, entry_id)))
     return out
 
 
@@ -118,7 +118,7 @@ async def read(client: redis.asyncio.Redis, shards: Sequence[int], consumer: str
                                             streams,  # type: ignore[arg-type]
                                             count=count, block=None if own else block_ms)
     by_key = {doorbell_key(s): s for s in shards}
-    return [(_s(fields["q"]), (by_key[name], entry_id))
+    return [(text(fields["q"]), (by_key[name], entry_id))
             for name, rows in _read_reply(reply)
             for entry_id, fields in stream_rows(rows) if fields]
 
@@ -167,14 +167,14 @@ async def sweep(client: redis.asyncio.Redis, shards: int, mine: Iterable[int]) -
         while True:
             rows = stream_rows(await client.xrange(doorbell_key(shard), min=start, max="+",
                                                    count=_PAGE))
-            belled |= {_s(f["q"]) for _, f in rows if "q" in f}
+            belled |= {text(f["q"]) for _, f in rows if "q" in f}
             if len(rows) < _PAGE:
                 break
             start = "(" + rows[-1][0]
     orphans: list[str] = []
     page: list[str] = []
     async for key in client.scan_iter(match=OUTBOX_PATTERN, count=_PAGE):
-        qid = _quest_of(_s(key))
+        qid = _quest_of(text(key))
         if qid is not None and qid not in belled and shard_of(qid, shards) in mine:
             page.append(qid)
         if len(page) >= _PAGE:
@@ -215,6 +215,6 @@ def _read_reply(reply: object) -> list[tuple[str, Any]]:
     if not reply:
         return []
     if isinstance(reply, dict):
-        return [(_s(name), rows[0] if isinstance(rows, list) and rows and
+        return [(text(name), rows[0] if isinstance(rows, list) and rows and
                  isinstance(rows[0], list) else rows) for name, rows in reply.items()]
-    return [(_s(name), rows) for name, rows in reply]  # type: ignore[attr-defined]
+    return [(text(name), rows) for name, rows in reply]  # type: ignore[attr-defined]

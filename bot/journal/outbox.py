@@ -68,7 +68,8 @@ from bot.journal.keys import quest_keys
 from bot.journal.lease import Lease, Leases
 from bot.journal.outage import REDIS_AWAY, Outage, nogroup
 from bot.journal.records import RecordError, load_effect
-from bot.journal.store import Journal, PolicySource, _s, stream_rows
+from bot.journal.store import Journal, PolicySource
+from bot.journal.wire import stream_rows, text
 
 __all__ = ["Adapter", "Adapters", "Backoff", "EffectRunner", "Failure", "RunStats",
            "delivered", "failures"]
@@ -328,7 +329,7 @@ class EffectRunner:
             rows = stream_rows(await self.client.xrange(k.outbox, "-", "+", count=self.batch))
             if not rows:
                 return _Outcome(drained=True)
-            keys = [_s(f["k"]) for _, f in rows]
+            keys = [text(f["k"]) for _, f in rows]
             pipe = self.client.pipeline(transaction=False)
             pipe.hmget(k.done, keys)
             pipe.hmget(k.retry_at, keys)

@@ -37,11 +37,11 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any
 
 import redis.asyncio
 
 from bot.core import Effect, Event, InvalidTransition, Policy, Quest, step, steps
+from bot.journal.answers import Applied, JournalEntry
 from bot.journal.durability import Durability
 from bot.journal.errors import ConcurrencyError, CorruptJournal
 from bot.journal.indexes import IndexWrites
@@ -50,7 +50,9 @@ from bot.journal.policies import PolicyMemo, read_policies
 from bot.journal.records import RecordError, dump_effect, dump_event, dump_quest, load_event
 from bot.journal.records import load_quest as _load_quest
 from bot.journal.scripts import ScriptSet
-from bot.journal.wire import Batch, Head
+from bot.journal.wire import Batch, Head, stream_rows, text
+
+__all__ = ["Applied", "Clock", "Journal", "JournalEntry", "PolicySource", "stream_rows", "utcnow"]
 
 PolicySource = Policy | Callable[[str], Policy]
 """A policy for every quest, or a function from quest id to the quest's policy."""
@@ -59,30 +61,6 @@ Clock = Callable[[], datetime]
 
 def utcnow() -> datetime:
     return datetime.now(UTC)
-
-
-@dataclass(frozen=True, slots=True)
-class Applied:
-    """The answer to one apply."""
-
-    event_id: str
-    quest: Quest
-    effects: tuple[Effect, ...]
-    """The effects this apply put in the outbox (none for a duplicate)."""
-    version: int
-    """The journal version the event holds (for a duplicate: where it was first applied); its
-    follow-ups, journaled with it, hold the next ones."""
-    duplicate: bool = False
-    """The event id was already in the journal; nothing was written."""
-    absorbed: bool = False
-    """The quest is terminal and the event changed nothing; it was journaled."""
-
-
-@dataclass(frozen=True, slots=True)
-class JournalEntry:
-    version: int
-    entry_id: str
-    event: Event
 
 
 @dataclass
@@ -103,16 +81,6 @@ class _Item:
     follow_ups: tuple[Event, ...] = ()
     """What the event set off (``Transition.follow_ups``, applied with ``core.steps``),
     journaled after it in the same write."""
-
-
-def _s(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def stream_rows(rows: Any) -> list[tuple[str, dict[str, Any]]]:
-    """Stream entries as ``(entry id, {field name: raw value})`` whatever the client decodes."""
-    return [(_s(entry_id), {_s(k): v for k, v in (fields or {}).items()})
-            for entry_id, fields in rows or ()]
 
 
 class Journal:
@@ -267,7 +235,7 @@ class Journal:
                     continue
                 if isinstance(reply, Exception):
                     raise reply
-                status = _s(reply[0])
+                status = text(reply[0])
                 if status == "ok":
                     assert it.transition_quest is not None
                     version = int(reply[1])
@@ -411,7 +379,7 @@ class Journal:
     async def outbox(self, quest_id: str) -> list[tuple[str, str]]:
         """Undelivered effects of a quest: ``(outbox entry id, effect key)``, oldest first."""
         rows = stream_rows(await self.client.xrange(quest_keys(quest_id).outbox, "-", "+"))
-        return [(entry_id, _s(fields["k"])) for entry_id, fields in rows]
+        return [(entry_id, text(fields["k"])) for entry_id, fields in rows]
 
 
 @lru_cache(maxsize=8192)

@@ -25,7 +25,8 @@ from bot.core import Event, InvalidTransition
 from bot.journal.keys import shard_of, timer_events_key, timers_key
 from bot.journal.outage import Outage, pause
 from bot.journal.records import RecordError, dump_event, load_event
-from bot.journal.store import Applied, Journal, PolicySource, _s, utcnow
+from bot.journal.store import Applied, Journal, PolicySource, utcnow
+from bot.journal.wire import text
 
 log = logging.getLogger(__name__)
 
@@ -72,7 +73,7 @@ class Timers:
         out: list[tuple[str, int]] = []
         for shard in shards:
             rows: Any = await self.client.zrange(timers_key(shard), 0, -1, withscores=True)
-            out += [(_s(member), int(score)) for member, score in rows]
+            out += [(text(member), int(score)) for member, score in rows]
         return out
 
     async def fire_due(self, *, limit: int = 500) -> list[Applied | InvalidTransition]:
@@ -85,15 +86,15 @@ class Timers:
                                                    start=0, num=limit, withscores=True)
             if not rows:
                 continue
-            ids = [_s(member) for member, _ in rows]
+            ids = [text(member) for member, _ in rows]
             raw = await self.client.hmget(timer_events_key(shard), ids)
-            for (member, score), text in zip(rows, raw, strict=True):
-                timer_id = _s(member)
-                if text is None:  # half-written schedule: nothing to fire
+            for (member, score), stored in zip(rows, raw, strict=True):
+                timer_id = text(member)
+                if stored is None:  # half-written schedule: nothing to fire
                     fired.append((shard, timer_id, int(score)))
                     continue
                 try:
-                    events.append(load_event(text))
+                    events.append(load_event(stored))
                 except (RecordError, ValueError) as exc:
                     log.error("timer %s holds an unreadable event, dropping it: %s",
                               timer_id, exc)

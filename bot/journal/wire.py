@@ -217,3 +217,14 @@ async def _send(conn: Connection, request: bytes, count: int) -> list[Any]:
         await conn.disconnect(nowait=True)
         raise
     return replies
+
+
+def text(value: Any) -> str:
+    """A reply value as text, whether the client decodes replies or not."""
+    return value.decode() if isinstance(value, bytes) else str(value)
+
+
+def stream_rows(rows: Any) -> list[tuple[str, dict[str, Any]]]:
+    """Stream entries as ``(entry id, {field name: raw value})`` whatever the client decodes."""
+    return [(text(entry_id), {text(k): v for k, v in (fields or {}).items()})
+            for entry_id, fields in rows or ()]
