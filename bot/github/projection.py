@@ -42,7 +42,7 @@ import gidgethub
 from bot.adapters import AdapterContext
 from bot.agent.evidence import EvidenceBundle
 from bot.core import Quest
-from bot.core.events import Route
+from bot.core.events import Reopened, Reproduced, Route
 from bot.core.states import CHECKPOINT_AT, State
 from bot.github import render
 from bot.github.forge import CHECK_NAME, CheckRun, Forge, Forges, Pull, refused
@@ -57,6 +57,8 @@ log = logging.getLogger(__name__)
 EvidenceLookup = Callable[[Quest], Awaitable[EvidenceBundle | None]]
 _NO_PR_YET = ("no commits between", "no commits")
 _NO_DRAFTS = "draft pull requests are not supported"
+_HEAD_LOOKBACK = 50
+"""Events searched, newest first, for the reproduction's commit (research to B is a few)."""
 CREATING_CHECK = "check_creating"
 """The head a check run is being created on, until the run is recorded."""
 
@@ -288,7 +290,7 @@ class Projection:
                                evidence: EvidenceBundle | None = None) -> None:
         """Create or update the ``questbot`` check run on the quest's head; its details
         (``output.text``) carry the evidence too, cut to GitHub's limit."""
-        head = (quest.head or await self.memory.quest(quest.id, "pr_head") or quest.base)
+        head = quest.head or await self._pr_head(quest) or quest.base
         if head is None:
             return
         view = render.check_run(quest, evidence)
@@ -307,6 +309,25 @@ class Projection:
                                            check_head=head,
                                            check_done=int(view.status == "completed"),
                                            check_digest=new_digest)
+
+    async def _pr_head(self, quest: Quest) -> str | None:
+        """Where the quest's branch points while the quest has no head of its own (research
+        to checkpoint B), the pull request's head, where its check run belongs: the
+        reproduction the agent pushed over questbot's first commit, else that first commit.
+        The reproduction reaches the core as no head, so it is read from the journal's
+        ``reproduced`` event — no request to GitHub."""
+        rows = stream_rows(await self.ctx.journal.client.xrevrange(
+            quest_keys(quest.id).events, "+", "-", count=_HEAD_LOOKBACK))
+        for _, fields in rows:
+            try:
+                event = load_event(fields["e"])
+            except (KeyError, ValueError):
+                continue
+            if isinstance(event, Reopened):
+                break  # an earlier revision's reproduction is not this one's head
+            if isinstance(event, Reproduced) and event.commit:
+                return event.commit
+        return await self.memory.quest(quest.id, "pr_head")
 
     async def _check_run_on(self, quest: Quest, forge: Forge, head: str,
                             view: render.CheckRunView, body: dict[str, Any]) -> CheckRun:

@@ -39,6 +39,13 @@ def mergeable_state(repo: Repository, pr: PullRequest) -> str:
     return "blocked" if repo.missing_checks(pr) else "clean"
 
 
+def reactions(url: str) -> dict[str, Any]:
+    """An empty ``reaction-rollup``: the fake counts no reactions on issues."""
+    counts = dict.fromkeys(("+1", "-1", "laugh", "confused", "heart", "hooray", "eyes",
+                            "rocket"), 0)
+    return {"url": url, "total_count": 0, **counts}
+
+
 def user_id(login: str) -> int:
     """A stable numeric id for a login; the fake has no user table."""
     return int(hashlib.sha256(login.encode()).hexdigest()[:7], 16)
@@ -91,8 +98,11 @@ class Renderer:
         """``repos/get``: the repository with its settings (``full-repository``)."""
         out: dict[str, Any] = self.api.example("full-repository-default-response")
         out.update({k: v for k, v in self.repository(repo).items() if k in out})
-        out.pop("template_repository", None)
-        out.update(visibility="private" if repo.private else "public",
+        for absent in ("template_repository", "parent", "source"):  # not a fork or template
+            out.pop(absent, None)
+        out.update(fork=False, language=None, web_commit_signoff_required=False,
+                   allow_update_branch=False, use_squash_pr_title_as_default=False,
+                   visibility="private" if repo.private else "public",
                    permissions={"admin": False, "maintain": False, "push": True, "triage": True,
                                 "pull": True})
         return out
@@ -140,6 +150,10 @@ class Renderer:
             closed_by=None,
             locked=issue.locked,
             active_lock_reason=issue.lock_reason,
+            # GitHub sends these (recorded/paginate-issues.json); the example lacks them
+            timeline_url=f"{url}/timeline",
+            performed_via_github_app=None,
+            reactions=reactions(f"{url}/reactions"),
             author_association="MEMBER" if repo.permission(issue.user) != "none" else "NONE",
             state_reason=None,
         )
