@@ -209,6 +209,7 @@ class GitHubEffects:
         done_field = f"rebased:{effect.key}"
         done = await self.memory.quest(quest.id, done_field)
         if done is None:
+            current = False
             try:
                 await forge.update_branch(number, expected)
             except gidgethub.BadRequest as exc:
@@ -217,13 +218,17 @@ class GitHubEffects:
                     await self._note(effect, f"not rebased: #{number}'s head moved from "
                                      f"{expected[:12]} ({exc})")
                     return None
-                if is_permanent(exc):
+                # "There are no new commits on the base branch.": the head holds the base
+                # already (an earlier delivery's update, or a person's merge)
+                current = status_of(exc) == 422 and "no new commits" in text
+                if not current and is_permanent(exc):
                     raise refused(exc, f"update #{number} of {quest.repo} with its base",
                                   f"resolve the conflict by pushing to {quest_branch(quest.id)}"
                                   "; questbot proves the new head") from exc
-                raise
+                if not current:
+                    raise
             pull = await forge.pull(number)
-            if pull.head_sha == expected:  # GitHub updates the branch asynchronously (202)
+            if pull.head_sha == expected and not current:  # GitHub updates asynchronously
                 raise RuntimeError(f"#{number} was accepted for update but its head is still "
                                    f"{expected[:12]}; trying again shortly")
             done = pull.head_sha

@@ -167,6 +167,22 @@ async def test_rebase_updates_the_branch_and_reports_the_new_head(world: World) 
     assert applied.quest.state is State.PROVING
 
 
+async def test_a_rebase_with_nothing_new_to_bring_in_reports_the_head_it_has(
+        world: World) -> None:
+    b = await ready(world)
+    await world.effects.request_checkpoint(last(b, EffectType.REQUEST_CHECKPOINT))
+    repo = world.fake.repo(REPO)
+    before = repo.refs["refs/heads/main"]
+    moved = await world.fake.push(REPO, "main", {"README.md": "new\n"}, user="octo")
+    b.add("base_moved", base=moved.sha)
+    await world.ctx.journal.apply(b.events[-1], b.policy)
+    repo.refs["refs/heads/main"] = before  # the push was taken back: nothing new to bring in
+    effect = last(b, EffectType.REBASE)
+    (pushed,) = await world.effects.rebase(effect) or ()
+    assert [c.status for c in world.fake.calls("pulls/update-branch")] == [422]
+    assert isinstance(pushed, PatchPushed) and pushed.head == effect.payload["head"]
+
+
 async def test_rollback_opens_and_merges_a_revert(world: World) -> None:
     b = await land_ready(world)
     repo = world.fake.repo(REPO)
