@@ -52,6 +52,7 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bot.journal.inbound import STREAM  # noqa: E402
 from tests.chaos.processes import Proc, Redis, Supervisor, python_env  # noqa: E402
 from tests.chaos.story import Fake, QuestRun, Story, reader_client  # noqa: E402
 from tests.chaos.verdict import diagnose, judge  # noqa: E402
@@ -173,14 +174,17 @@ async def drive_all(story: Story, repos: list[str], parallel: int) -> list[Quest
     return list(await asyncio.gather(*(one(n, r) for n, r in enumerate(repos))))
 
 
-async def settle(fake: Fake, seconds: float) -> dict[str, Any]:
-    """Let the last webhooks and projections land: GitHub's view follows the journal."""
+async def settle(fake: Fake, reader: Any, seconds: float) -> dict[str, Any]:
+    """Let the last webhooks, deliveries and projections land: GitHub's view follows the
+    journal. A delivery a killed worker held is taken over after the claim idle time (12 s),
+    so ``seconds`` must exceed it for "every delivery handled" to be judged fairly."""
     deadline = time.time() + seconds
     while True:
         state = await fake.state()
         busy = state["webhooks"]["in_flight"] or any(
             r["app_slug"] == "questbot" and r["status"] != "completed"
             for repo in state["repositories"].values() for r in repo["check_runs"])
+        busy = busy or bool(await reader.xlen(STREAM))
         if not busy or time.time() >= deadline:
             return state
         await asyncio.sleep(0.5)
@@ -248,7 +252,7 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         if redis.outages and redis.outages[-1].up is None:
             await asyncio.to_thread(redis.server.start)
             redis.outages[-1].up = time.time()
-        state = await settle(fake, 15.0)
+        state = await settle(fake, reader, 25.0)
         (workdir / "github.json").write_text(json.dumps(state))
         verdict = await judge(state, runs, story.bases, reader, redis.outages, started)
         if any(r.state != "closed" for r in runs):

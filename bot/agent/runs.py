@@ -42,9 +42,12 @@ running the stage again — while the quest still waits in that stage at that re
 would check; once it has moved on, there is nothing to report. Redelivery happens when the
 worker dies, or the journal cannot take the events, after the run: running again would push a
 second commit for one effect — or, for a patch, find its own patch already on the branch and
-fail with nothing to push — and spend the agent's tokens twice. What remains is the moment
-between the branch update and that one ``HSET``: a crash exactly there still runs the stage
-again.
+fail with nothing to push — and spend the agent's tokens twice. A crash between the branch
+update and that ``HSET`` runs the stage again, but does not push again: each push is noted
+first (``PushNotes``, field ``<effect key>/push`` of the same hash), and the rerun finds the
+commit the earlier run made — the branch's head, holding the noted files, with a
+``Questbot-Effect`` trailer naming the effect — works on its parent, and reports it
+(``bot.agent.workspace.push_change``).
 
 What each finished stage run and each proof established (hypothesis and claim verdicts,
 reproduction, plan, the ``TaskResult``, the proof's checks and digest) is kept in the
@@ -57,6 +60,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -73,7 +77,7 @@ from bot.agent.proofs import check_commands, prove, reproduction_record
 from bot.agent.scripted import ScriptedAgent, ScriptedSpec
 from bot.agent.stages import StageOutcome, StageRun, run_stage
 from bot.agent.task import Agent, AgentTask, QuestBrief, Stage
-from bot.agent.workspace import WorkspaceError
+from bot.agent.workspace import NotedPush, WorkspaceError
 from bot.core import Effect, EffectType, Event, Quest, State
 from bot.core.events import (
     HypothesisWritten,
@@ -129,6 +133,11 @@ def outcomes_key(quest_id: str) -> str:
     return f"q:{hash_tag(quest_id)}:outcomes"
 
 
+def push_field(effect: Effect) -> str:
+    """The field of ``outcomes_key`` where the run of ``effect`` notes its push."""
+    return f"{effect.key}/push"
+
+
 class Outcomes:
     """The events each finished agent run reported, by effect key (see the module docstring)."""
 
@@ -139,6 +148,7 @@ class Outcomes:
         key = outcomes_key(effect.quest_id)
         pipe = self.client.pipeline(transaction=True)  # one key, one slot
         pipe.hset(key, effect.key, b"\n".join(dump_event(e) for e in events))
+        pipe.hdel(key, push_field(effect))  # the outcome names the commit now
         pipe.expire(key, OUTCOMES_TTL_SECONDS)
         await pipe.execute()
 
@@ -148,6 +158,30 @@ class Outcomes:
             return None
         data = stored if isinstance(stored, bytes) else str(stored).encode()
         return [load_event(line) for line in data.split(b"\n") if line]
+
+
+class PushNotes:
+    """The push the run of one ``start_agent`` effect is about to make, noted in Redis
+    (``bot.agent.workspace.PushNotes``)."""
+
+    def __init__(self, client: redis.asyncio.Redis, effect: Effect) -> None:
+        self.client = client
+        self.key = outcomes_key(effect.quest_id)
+        self.field = push_field(effect)
+
+    async def noted(self) -> NotedPush | None:
+        raw = await self.client.hget(self.key, self.field)
+        if raw is None:
+            return None
+        data = json.loads(raw)
+        return NotedPush(branch=data["branch"], parent=data["parent"], files=data["files"])
+
+    async def note(self, push: NotedPush) -> None:
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hset(self.key, self.field, json.dumps(
+            {"branch": push.branch, "parent": push.parent, "files": dict(push.files)}))
+        pipe.expire(self.key, OUTCOMES_TTL_SECONDS)
+        await pipe.execute()
 
 
 class AgentRuns:
@@ -221,7 +255,8 @@ class AgentRuns:
             with tempfile.TemporaryDirectory(prefix="questbot-agent-") as tmp:
                 outcome = await run_stage(StageRun(
                     quest=quest, task=task, agent=agent, host=host, workdir=Path(tmp),
-                    checks=checks, protected=protected))
+                    checks=checks, protected=protected, effect_key=effect.key,
+                    notes=PushNotes(self.ctx.journal.client, effect)))
         except Stopped as exc:
             log.info("%s; its outcome is dropped", exc)
             return None

@@ -49,8 +49,10 @@ from bot.agent.validation import (
 )
 from bot.agent.workspace import (
     Checkout,
+    PushNotes,
     apply_changes,
     changes_in,
+    earlier_push,
     git,
     materialise,
     push_change,
@@ -72,10 +74,6 @@ _WAITS = {
     Stage.PLAN: "the plan waits for checkpoint B: a person decides whether to patch",
 }
 """Why a run that stopped at ``plan`` is not finished: a checkpoint is a person's call."""
-
-
-def quest_branch(quest_id: str) -> str:
-    return f"quest/{quest_id}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +114,10 @@ class StageRun:
     checks: Sequence[CheckCommand] = ()
     protected: frozenset[str] = frozenset()
     """The reproduction's files: a patch must leave them as they are."""
+    effect_key: str | None = None
+    """The ``start_agent`` effect this run is for: named in the commit it pushes."""
+    notes: PushNotes | None = None
+    """Where the push is noted before it is made, so a rerun of the effect pushes once."""
     run: AgentRun = field(init=False)
     usage: Usage = field(default_factory=Usage)
     _moves: int = 0
@@ -260,9 +262,10 @@ async def reproduce(s: StageRun) -> StageOutcome:
     facts["reproduction_exit"] = code
     if s.run.state is not RunState.PLAN:
         return s.ended(**facts)
-    commit = await push_change(s.host, branch=quest_branch(s.quest.id),
+    commit = await push_change(s.host, branch=s.quest.branch,
                                parent=checkout, changes=changes, force=True,
-                               message=f"Reproduce: {repro.name}\n\nquestbot quest {s.quest.id}")
+                               message=f"Reproduce: {repro.name}\n\nquestbot quest {s.quest.id}",
+                               effect_key=s.effect_key, notes=s.notes)
     return s.ended(reproduced=True, commit=commit, **facts)
 
 
@@ -283,8 +286,11 @@ async def plan(s: StageRun) -> StageOutcome:
 
 
 async def patch(s: StageRun) -> StageOutcome:
-    branch = quest_branch(s.quest.id)
-    parent = await s.host.branch_head(branch) or s.quest.head or s.quest.base
+    branch = s.quest.branch
+    # a run of this effect before a crash may have pushed already: work on what it worked on
+    earlier = await earlier_push(s.host, s.notes) if s.notes is not None else None
+    parent = (earlier[0].parent if earlier is not None else
+              await s.host.branch_head(branch) or s.quest.head or s.quest.base)
     checkout = await _checkout(s, parent)
     repair = s.task.repair
     checks: list[CheckRecord] = []
@@ -332,7 +338,8 @@ async def patch(s: StageRun) -> StageOutcome:
         return s.ended(result=result, reason="; ".join(result.verification_gaps()))
     message = reply.message or "Patch"
     head = await push_change(s.host, branch=branch, parent=checkout, changes=changes,
-                             message=f"{message}\n\nquestbot quest {s.quest.id}")
+                             message=f"{message}\n\nquestbot quest {s.quest.id}",
+                             effect_key=s.effect_key, notes=s.notes)
     return s.ended(result=result, head=head)
 
 

@@ -10,7 +10,12 @@ API, ``bot.github.forge.git``); everything here is local git work around it:
 * ``push_change(host, ...)`` hands a set of file changes to the host as one commit on the quest
   branch, on top of the checkout's commit, with the parent's tree SHA as the local checkout
   computed it (the host needs it to build the new tree; identical to GitHub's for the regular
-  files the REST host can hold).
+  files the REST host can hold). The commit names the effect it was pushed for in a
+  ``Questbot-Effect: <key>`` trailer. Pushed once per effect: before it pushes, it notes the
+  push (``PushNotes``: the branch, the parent and every file of the tree it is about to make),
+  so a run of the same effect after a crash between the branch update and the run's outcome
+  memo finds its commit — the branch's head, holding exactly the noted files — and reports it
+  instead of pushing again (``earlier_push``).
 * ``proof_repository(host, ...)`` builds one local repository holding the base (optionally with
   the reproduction's files laid over it) and the head as two commits, so
   ``bot.agent.proof_runner`` can run checks at the head and the reproduction at the base. Its
@@ -22,10 +27,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Protocol
 
 from bot.adapters import Changes, GitHost
 from bot.agent.errors import AgentError
@@ -33,6 +41,10 @@ from bot.agent.validation import lexical_path_problem
 from bot.core.proof import ProofBundle
 from bot.errors import PermanentError
 
+log = logging.getLogger(__name__)
+
+EFFECT_TRAILER = "Questbot-Effect"
+"""The commit-message trailer naming the effect a commit was pushed for."""
 LOCAL_JUNK = "__pycache__/\n*.py[co]\n.pytest_cache/\n.mypy_cache/\n.ruff_cache/\n"
 """Never part of a change: what running Python checks in a checkout leaves behind."""
 _IDENTITY = ("-c", "user.name=questbot", "-c", "user.email=questbot@users.noreply.github.com")
@@ -169,13 +181,83 @@ def apply_changes(checkout: Checkout, changes: Changes) -> None:
             target.write_bytes(content)
 
 
+@dataclass(frozen=True, slots=True)
+class NotedPush:
+    """A push an effect's run is about to make, noted before it is made."""
+
+    branch: str
+    parent: str
+    """The commit it is made on."""
+    files: Mapping[str, str]
+    """Every file of the tree it makes, path → blob SHA."""
+
+
+class PushNotes(Protocol):
+    """Where one effect's runs note their push (``bot.agent.runs`` keeps it in Redis)."""
+
+    async def noted(self) -> NotedPush | None: ...
+
+    async def note(self, push: NotedPush) -> None: ...
+
+
+def blob_sha(data: bytes) -> str:
+    """The SHA git names a blob of ``data`` by, as every host does."""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def files_after(parent: Checkout, changes: Changes) -> dict[str, str]:
+    """The files (path → blob SHA) of ``parent``'s commit with ``changes`` made."""
+    files = dict(parent.files)
+    for path, content in changes.items():
+        if content is None:
+            files.pop(path, None)
+        else:
+            files[path] = blob_sha(content)
+    return files
+
+
+async def earlier_push(host: GitHost, notes: PushNotes) -> tuple[NotedPush, str] | None:
+    """The push an earlier run of the same effect made, with the commit it made: the noted
+    push, when the branch's head holds exactly its files. ``None`` when nothing was noted, or
+    the push never happened, or someone pushed over it since."""
+    noted = await notes.noted()
+    if noted is None:
+        return None
+    head = await host.branch_head(noted.branch)
+    if head is None or await host.files(head) != dict(noted.files):
+        return None
+    return noted, head
+
+
 async def push_change(host: GitHost, *, branch: str, parent: Checkout, changes: Changes,
-                      message: str, force: bool = False) -> str:
-    """Commit ``changes`` on top of ``parent`` as one commit on ``branch``; the new head SHA."""
+                      message: str, force: bool = False, effect_key: str | None = None,
+                      notes: PushNotes | None = None) -> str:
+    """Commit ``changes`` on top of ``parent`` as one commit on ``branch``; the new head SHA.
+
+    With ``notes`` (and the ``effect_key`` the commit is for), once per effect: a push an
+    earlier run of the effect made that holds the same files on the same parent is reported,
+    not made again; one that holds other files (an agent that answered otherwise this time)
+    is replaced, so the branch holds what this run reports."""
     if not changes:
         raise WorkspaceError(f"nothing to push to {branch}: the change is empty")
     for path in changes:
         _safe_path(path)
+    if effect_key is not None:
+        message = f"{message.rstrip()}\n\n{EFFECT_TRAILER}: {effect_key}"
+    if notes is not None:
+        files = files_after(parent, changes)
+        earlier = await earlier_push(host, notes)
+        if earlier is not None:
+            noted, head = earlier
+            if noted.branch == branch and noted.parent == parent.commit and (
+                    dict(noted.files) == files):
+                log.info("%s: the push for %s was made before (%s); not pushing it again",
+                         host.repo, effect_key, head[:12])
+                return head
+            log.warning("%s: replacing %s, pushed for %s by an earlier run, with this run's "
+                        "change", host.repo, head[:12], effect_key)
+            force = True
+        await notes.note(NotedPush(branch=branch, parent=parent.commit, files=files))
     parent_tree = await git(parent.path, "rev-parse", f"{parent.local_commit}^{{tree}}")
     return await host.push(branch, parent=parent.commit, parent_tree=parent_tree,
                            changes=changes, message=message, force=force)

@@ -138,10 +138,24 @@ class ResearchStarted(_Event):
 
 
 class SignalAttached(_Event):
+    """A signal joins a quest that has one already: a duplicate merged by triage, another
+    report of the same failure (a matrix job, its suite, its workflow run), a green result of
+    one of its checks, or a failure seen while it is watched."""
+
     type: Literal["signal_attached"] = "signal_attached"
     fingerprint: str
     source: str = ""
     severity: Severity = Severity.MEDIUM
+    sha: str | None = None
+    """The commit the signal is about, when it names one."""
+    run: str | None = None
+    """The run that reported it, named by the adapter (``Suspect.run``): another run of the
+    same check on the same commit is a re-run."""
+    passed: bool = False
+    """A green result: evidence that a failure was flaky or has been fixed, not a failure."""
+    suspect: bool = False
+    """A failure on the landed commit or a later one of the default branch, during the
+    watch: a regression once a re-run fails too (``Quest.suspects``)."""
 
 
 class HypothesisWritten(_Event):
@@ -241,8 +255,16 @@ class WatchClean(_Event):
 
 
 class RegressionDetected(_Event):
+    """A regression of a landed quest, confirmed: a re-run of a suspected failure failed too.
+    ``sha``, ``fingerprint`` and ``run`` name that re-run, and the core holds them against the
+    quest's suspects; journals from before re-runs were asked carry none, and count as they
+    stand."""
+
     type: Literal["regression_detected"] = "regression_detected"
     source: str = ""
+    sha: str | None = None
+    fingerprint: str | None = None
+    run: str | None = None
 
 
 class RollbackConfirmed(_Event):
@@ -255,6 +277,9 @@ class Reopened(_Event):
     fingerprint: str
     source: str = ""
     severity: Severity = Severity.MEDIUM
+    base: str | None = None
+    """The default branch's head when the regression was seen: where research starts again
+    (``None`` in journals from before, which kept the old base)."""
 
 
 class ParentLanded(_Event):

@@ -36,6 +36,24 @@ class Outcome(Name):
     DUPLICATE = "duplicate"
 
 
+class Suspect(BaseModel):
+    """A failure seen during the watch on the landed commit or a later one: a regression only
+    once another run of the same check on the same commit fails too (``Quest.confirms``)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sha: str
+    fingerprint: str
+    run: str
+    """The run that failed, named by the adapter that reported it (for GitHub
+    ``check_run:<id>``, ``check_suite:<id>``, ``workflow_run:<id>:<attempt>``)."""
+
+
+MAX_SUSPECTS = 32
+"""Suspects kept at once, the newest: a watch is an hour, and a red default branch reports a
+handful of checks per commit."""
+
+
 class Quest(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -54,6 +72,17 @@ class Quest(BaseModel):
 
     signals: int = 1
     last_signal: str = ""
+    attached: tuple[str, ...] = ()
+    """The fingerprints of failures attached since the first (``fingerprint``), each once: a
+    matrix job, its check suite and its workflow run are one failure told three ways, and a
+    later failure of any of them is this quest's."""
+    passes: int = 0
+    """Green results of the quest's checks on the default branch, recorded as evidence."""
+    flaky: int = 0
+    """Of those, results on a commit where the same check failed for this quest: the failure
+    was flaky there (a re-run passed)."""
+    suspects: tuple[Suspect, ...] = ()
+    """Failures during the watch waiting for their re-run (``Suspect``)."""
 
     base: str | None = None
     head: str | None = None
@@ -71,6 +100,10 @@ class Quest(BaseModel):
     c_approval: Snapshot | None = None
     """The snapshot a C approval was given on; it counts only while it equals ``snapshot``."""
     merge_sha: str | None = None
+    branch_revision: int = 1
+    """The revision the quest's branch and pull request were started for: 1, or the revision
+    a rollback or a reopening began. A quest that starts again works from the default branch's
+    head on a fresh branch (``branch``), never on its old, merged one."""
 
     resume_state: State | None = None
     park_reason: ParkReason | None = None
@@ -103,6 +136,24 @@ class Quest(BaseModel):
         _set_extra(new, None)
         _set_private(new, None)
         return new
+
+    @property
+    def branch(self) -> str:
+        """The branch the quest works on: ``quest/<id>``, then ``quest/<id>-r<revision>`` for
+        each start after a rollback or a reopening."""
+        if self.branch_revision <= 1:
+            return f"quest/{self.id}"
+        return f"quest/{self.id}-r{self.branch_revision}"
+
+    def holds(self, fingerprint: str) -> bool:
+        """``fingerprint`` is this quest's: its first signal's, or one attached since."""
+        return fingerprint == self.fingerprint or fingerprint in self.attached
+
+    def confirms(self, sha: str, fingerprint: str, run: str) -> bool:
+        """A failure of ``fingerprint`` on ``sha`` reported by ``run`` confirms a suspected
+        regression: the same check failed on the same commit in another run — a re-run."""
+        return any(s.sha == sha and s.fingerprint == fingerprint and s.run != run
+                   for s in self.suspects)
 
     @property
     def snapshot(self) -> Snapshot:

@@ -95,7 +95,7 @@ class GitHubEffects:
         await self.memory.set_quest_field(effect.quest_id, f"note:{effect.key}", why)
 
     async def _pr_number(self, effect: Effect) -> int:
-        number = await self.memory.quest_int(effect.quest_id, "pr")
+        number = await self.projection.recorded_pull(await self.ctx.quest(effect.quest_id))
         if number is None:
             raise PermanentError(f"quest {effect.quest_id} has no pull request recorded, so "
                                  f"{effect.type.value} has nothing to act on; /kill the quest "
@@ -223,7 +223,7 @@ class GitHubEffects:
                 current = status_of(exc) == 422 and "no new commits" in text
                 if not current and is_permanent(exc):
                     raise refused(exc, f"update #{number} of {quest.repo} with its base",
-                                  f"resolve the conflict by pushing to {quest_branch(quest.id)}"
+                                  f"resolve the conflict by pushing to {quest.branch}"
                                   "; questbot proves the new head") from exc
                 if not current:
                     raise
@@ -239,6 +239,9 @@ class GitHubEffects:
     # -- rollback --------------------------------------------------------------------------
 
     async def rollback(self, effect: Effect) -> Sequence[Event] | None:
+        """Revert the landed merge through a pull request of questbot's own, merged like any
+        other — at the head questbot made (``revert_head:<key>``), so a push to the revert
+        branch is never merged unseen."""
         merge_sha = effect.payload.get("merge_sha")
         quest = await self.ctx.quest(effect.quest_id)
         if not merge_sha:
@@ -251,11 +254,11 @@ class GitHubEffects:
                 number = await self._revert_pull(effect, quest, forge, merge_sha, pr_field)
         pull = await forge.pull(number)
         if not pull.merged:
-            try:
-                await forge.merge(number, pull.head_sha, f"Revert questbot quest {quest.id}")
-            except gidgethub.BadRequest as exc:  # 405: merged meanwhile by another delivery?
-                if status_of(exc) != 405 or not (await forge.pull(number)).merged:
-                    raise
+            head = await self.memory.quest(quest.id, f"revert_head:{effect.key}")
+            if head is None:  # recorded before heads were: the head it was opened with
+                head = pull.head_sha
+                await self.memory.set_quest_field(quest.id, f"revert_head:{effect.key}", head)
+            await self._merge_revert(quest, forge, number, pull.head_sha, head)
             pull = await forge.pull(number)
         if pull.merge_commit_sha is None:
             raise RuntimeError(f"revert #{number} merged but GitHub has not said its sha yet")
@@ -263,23 +266,52 @@ class GitHubEffects:
                                   quest_id=quest.id, at=self.ctx.clock(),
                                   revert_sha=pull.merge_commit_sha)]
 
+    async def _merge_revert(self, quest: Quest, forge: Forge, number: int, now: str,
+                            head: str) -> None:
+        def moved(to: str) -> PermanentError:
+            return PermanentError(
+                f"revert #{number} of {quest.repo} moved to {to}, away from the revert questbot "
+                f"made ({head[:12]}): someone pushed to its branch. Review it and merge it by "
+                "hand; the quest stays rolled back until then")
+
+        if now != head:
+            raise moved(now[:12])
+        try:
+            await forge.merge(number, head, f"Revert questbot quest {quest.id}")
+        except gidgethub.BadRequest as exc:
+            if status_of(exc) == 409:
+                raise moved("a new head while it was merged") from exc
+            if status_of(exc) == 405 and (await forge.pull(number)).merged:
+                return  # merged meanwhile by another delivery
+            if is_permanent(exc) or status_of(exc) == 405:
+                raise refused(exc, f"merge revert #{number} of {quest.repo} at {head[:12]}",
+                              "resolve what GitHub shows on the pull request and merge it by "
+                              "hand") from exc
+            raise
+
     async def _revert_pull(self, effect: Effect, quest: Quest, forge: Forge, merge_sha: str,
                            pr_field: str) -> int:
         """The revert's pull request, made once: each step looks for what an earlier
         delivery left — the recorded number, then a pull request from the revert branch,
-        then the branch itself — and does only what is missing."""
+        then the branch itself — and does only what is missing. The revert commit is
+        recorded as soon as it exists: it is the head the merge is pinned to."""
         number = await self.memory.quest_int(quest.id, pr_field)
         if number is not None:
             return number
+        head_field = f"revert_head:{effect.key}"
         branch = f"{quest_branch(quest.id)}-revert-{effect.revision}"
         pull = await forge.find_pull(branch, author=self.ctx.bot_login)
         if pull is None:
-            if await forge.git.branch_head(branch) is None:
+            made = await forge.git.branch_head(branch)
+            if made is None:
                 tree = await self.revert(forge, quest, merge_sha)
                 commit = await forge.git.create_commit(
                     tree=tree, parents=[merge_sha],
                     message=f"Revert {merge_sha[:12]}: questbot quest {quest.id} regressed")
-                await forge.git.ensure_branch(branch, commit)
+                await self.memory.set_quest_field(quest.id, head_field, commit)
+                made = await forge.git.ensure_branch(branch, commit)
+            if await self.memory.quest(quest.id, head_field) is None:
+                await self.memory.set_quest_field(quest.id, head_field, made)
             base = await self.memory.default_branch(quest.repo)
             pull = await open_pull(
                 forge, head=branch, base=base, title=f"Revert questbot quest {quest.id}"[:200],
@@ -317,7 +349,7 @@ class GitHubEffects:
             body = conversation.reply_body(str(payload.get("body") or ""), effect.key)
         else:
             quest = await self.ctx.quest(effect.quest_id)
-            found = (await self.memory.quest_int(quest.id, "pr")
+            found = (await self.projection.recorded_pull(quest)
                      or await self.projection.source_issue(quest))
             if found is None:
                 raise PermanentError(f"quest {quest.id} has no pull request or source issue to "

@@ -137,29 +137,39 @@ class Projection:
     # -- the pull request ------------------------------------------------------------------
 
     async def pull(self, quest: Quest, forge: Forge) -> Pull | None:
-        number = await self.memory.quest_int(quest.id, "pr")
+        number = await self.recorded_pull(quest)
         return await forge.pull(number) if number is not None else None
+
+    async def recorded_pull(self, quest: Quest) -> int | None:
+        """The pull request recorded for the quest's current branch (``Quest.branch``): a
+        quest that starts again after a rollback or a reopening works on a fresh branch, and
+        the pull request of its old one, merged, is not its home any more."""
+        number, branch = await self.memory.quest_fields(quest.id, "pr", "pr_branch")
+        if number is None or (branch or quest_branch(quest.id)) != quest.branch:
+            return None
+        return int(number)
 
     async def ensure_pull(self, quest: Quest, forge: Forge) -> int | None:
         """The quest's pull request number, opening it (and its branch) if needed; ``None``
         while GitHub refuses it because the branch has no commits beyond the base yet.
         Opened once (``bot.journal.memory``): under the lease, and only when GitHub has no
         pull request of questbot's from ``quest/<id>`` already."""
-        number = await self.memory.quest_int(quest.id, "pr")
+        number = await self.recorded_pull(quest)
         if number is not None:
             return number
         async with self.memory.quest_creating(quest.id, "pr"):
-            number = await self.memory.quest_int(quest.id, "pr")
+            number = await self.recorded_pull(quest)
             if number is not None:  # opened by the path that held the lease before us
                 return number
-            branch = quest_branch(quest.id)
+            branch = quest.branch
             pull = await forge.find_pull(branch, author=self.ctx.bot_login)
             if pull is None:
                 pull = await self._open_pull(quest, forge, branch)
             if pull is None:
                 return None
             await self.memory.set_quest(quest.id, pr=pull.number, pr_url=pull.html_url,
-                                        pr_head=pull.head_sha, pr_draft=int(pull.draft))
+                                        pr_head=pull.head_sha, pr_branch=branch,
+                                        pr_draft=int(pull.draft))
             return pull.number
 
     async def _open_pull(self, quest: Quest, forge: Forge, branch: str) -> Pull | None:
@@ -194,7 +204,7 @@ class Projection:
         and has not marked it yet (``markPullRequestReadyForReview``). Whether it is ready
         now: ``False`` when it is a draft questbot already marked ready once — a person made
         it a draft again, and questbot does not overrule them."""
-        number = await self.memory.quest_int(quest.id, "pr")
+        number = await self.recorded_pull(quest)
         if number is None:
             return False
         if await self.memory.quest(quest.id, "pr_draft") != "1":
@@ -222,9 +232,19 @@ class Projection:
         await self.sync_with(quest, forge)
 
     async def sync_with(self, quest: Quest, forge: Forge) -> None:
-        evidence = await self.evidence(quest) if self.evidence else None
-        comment_url = await self.upsert_status(quest, forge, evidence)
-        await self.upsert_check_run(quest, forge, comment_url, evidence)
+        """Bring the status comment and check run in line with the quest as it is *now*.
+
+        Every worker projects the quests whose events it applied, so two may project one quest
+        at once, each holding a different version of it; the one that writes last would win.
+        So one projects at a time (a lease per quest), and each shows the snapshot it reads
+        inside the lease, not the copy it was handed: an older view never overwrites a newer
+        one (a chaos run showed a stale sync reopen a closed quest's check run)."""
+        async with self.memory.quest_creating(quest.id, "view"):
+            _version, latest = await self.ctx.journal.snapshot(quest.id)
+            quest = latest if latest is not None else quest
+            evidence = await self.evidence(quest) if self.evidence else None
+            comment_url = await self.upsert_status(quest, forge, evidence)
+            await self.upsert_check_run(quest, forge, comment_url, evidence)
 
     @staticmethod
     def _wants_pull(quest: Quest) -> bool:
@@ -236,14 +256,14 @@ class Projection:
                             evidence: EvidenceBundle | None = None) -> str | None:
         """Post or edit the one status comment; returns its URL (``None``: nowhere to post).
         ``evidence`` is what ``sync_with`` looked up for this quest, shown in the comment."""
-        pr = await self.memory.quest_int(quest.id, "pr")
+        pr = await self.recorded_pull(quest)
         target = pr if pr is not None else await self.source_issue(quest)
         if target is None:
             return None
         view = render.StatusView(
             quest, await self._timeline(quest.id),
             evidence,
-            await self.memory.quest(quest.id, "pr_url"),
+            await self.memory.quest(quest.id, "pr_url") if pr is not None else None,
             [f"{f.effect_type}: {f.error}" for f in
              (await failures(self.ctx.journal.client, quest.id))[-3:]])
         body = render.status_comment(view)
@@ -290,11 +310,12 @@ class Projection:
                                evidence: EvidenceBundle | None = None) -> None:
         """Create or update the ``questbot`` check run on the quest's head; its details
         (``output.text``) carry the evidence too, cut to GitHub's limit."""
-        head = quest.head or await self._pr_head(quest) or quest.base
+        current = await self.recorded_pull(quest) is not None
+        head = quest.head or (await self._pr_head(quest) if current else None) or quest.base
         if head is None:
             return
         view = render.check_run(quest, evidence)
-        details = await self.memory.quest(quest.id, "pr_url") or details_url
+        details = (await self.memory.quest(quest.id, "pr_url") if current else None) or details_url
         body = view.body(details)
         new_digest = digest(head, body)
         if await self.memory.quest_fields(quest.id, "check_digest", CREATING_CHECK) == [

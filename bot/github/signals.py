@@ -11,10 +11,18 @@ holds the types it declares; ``tests/fuzz`` checks both promises on damaged real
 
 Who did something is read from ``type``, never from the login: GitHub gives App accounts
 ``type: Bot``, and a ``[bot]`` suffix on an account GitHub calls a User proves nothing.
+
+One red CI run is told many times — a ``check_run`` per failing job, the ``check_suite``, for
+Actions the ``workflow_run`` — linked by the suite (``check_run.check_suite.id``,
+``check_suite.id``, ``workflow_run.check_suite_id``) on one ``head_sha``. Each failure and green
+result carries that ``group`` and the ``run`` that reported it, so intake makes one quest of
+them and tells a re-run from the report it re-runs. ``workflow_job`` is the ``check_run`` of the
+same job told again (same id) and is not read.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -42,19 +50,23 @@ class Failure:
     title: str
     source: str
     sha: str
+    group: str = ""
+    """``suite:<check suite id>``: the same for every report of one red run on one commit."""
+    run: str = ""
+    """``check_run:<id>``, ``check_suite:<id>`` or ``workflow_run:<id>:<attempt>``."""
 
 
 @dataclass(frozen=True, slots=True)
 class Passed:
-    """A check completed successfully on a commit: a watching quest may learn it is clean.
-
-    Read and produced, but not yet consumed: the worker's intake ignores it, and a watching
-    quest is closed by its watch timer (``watch_clean``). The type stays because issue 11
-    ("Real GitHub") gives it a use; until then it is the one intent nothing acts on."""
+    """A check, suite or workflow succeeded on the default branch: evidence for the quests of
+    that check — the failure was flaky (a re-run on the same commit passed) or is fixed."""
 
     repo: str
     fingerprint: str
     sha: str
+    group: str = ""
+    run: str = ""
+    source: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +89,24 @@ class QuestPush:
     by_bot: bool
     """questbot pushed it itself (its own ``<slug>[bot]`` account, of type Bot): a patch,
     rebase or reproduction commit, not a person's revision."""
+    branch: str = ""
+    """The branch pushed to: ``quest/<id>``, or ``quest/<id>-r<revision>`` after a rollback
+    or a reopening (``Quest.branch``); only the quest's current one is its work."""
+
+
+_QUEST_BRANCH = re.compile(r"(?P<id>[^/]+?)(?:-r(?P<revision>[0-9]+))?")
+
+
+def quest_of_branch(branch: str) -> str | None:
+    """The quest a ``quest/…`` branch belongs to, or ``None`` (not a quest branch, or a
+    revert's ``quest/<id>-revert-<n>``)."""
+    if not branch.startswith(QUEST_BRANCH_PREFIX):
+        return None
+    rest = branch.removeprefix(QUEST_BRANCH_PREFIX)
+    found = _QUEST_BRANCH.fullmatch(rest)
+    if found is None or "-revert-" in rest:
+        return None
+    return found["id"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -196,44 +226,68 @@ async def _installed(event: sansio.Event, out: Intents) -> None:
         out.items.append(Installed(inst, repos))
 
 
+def _group(suite_id: object) -> str:
+    suite = _id(suite_id)
+    return f"suite:{suite}" if suite is not None else ""
+
+
+def _outcome(out: Intents, data: dict[str, Any], *, branch: object, conclusion: object,
+             fingerprint: str, title: str, source: str, sha: str, group: str,
+             run: str) -> None:
+    """A completed run on the default branch: a failure, a success, or nothing for questbot
+    (cancelled, skipped, neutral, or on another branch)."""
+    repo = _repo(data)
+    if repo is None or not sha or branch != _default_branch(data):
+        return
+    if conclusion == "success":
+        out.items.append(Passed(repo, fingerprint, sha, group, run, source))
+    elif _text(conclusion) in FAILED:
+        out.items.append(Failure(repo, fingerprint, title, source, sha, group, run))
+
+
+def _run_of(kind: str, ident: object, *more: object) -> str:
+    found = _id(ident)
+    if found is None:
+        return ""
+    return ":".join([kind, str(found), *(str(m) for m in more)])
+
+
 @failures.register("check_run", action="completed")
 async def _check_run(event: sansio.Event, out: Intents) -> None:
     run = _obj(event.data.get("check_run"))
-    repo = _repo(event.data)
-    sha, name = _text(run.get("head_sha")), _text(run.get("name"))
-    if repo is None or _slug(run) == out.app_slug or not sha or not name:
+    name, suite = _text(run.get("name")), _obj(run.get("check_suite"))
+    if _slug(run) == out.app_slug or not name:
         return
-    fingerprint = f"check:{name}"
-    if run.get("conclusion") == "success":
-        out.items.append(Passed(repo, fingerprint, sha))
-        return
-    head_branch = _obj(run.get("check_suite")).get("head_branch")
-    if _text(run.get("conclusion")) in FAILED and head_branch == _default_branch(event.data):
-        out.items.append(Failure(repo, fingerprint, f"check {name} failed",
-                                 _text(run.get("html_url")), sha))
+    _outcome(out, event.data, branch=suite.get("head_branch"), conclusion=run.get("conclusion"),
+             fingerprint=f"check:{name}", title=f"check {name} failed",
+             source=_text(run.get("html_url")), sha=_text(run.get("head_sha")),
+             group=_group(suite.get("id")), run=_run_of("check_run", run.get("id")))
 
 
 @failures.register("check_suite", action="completed")
 async def _check_suite(event: sansio.Event, out: Intents) -> None:
     suite = _obj(event.data.get("check_suite"))
-    repo = _repo(event.data)
-    if (repo is None or _slug(suite) == out.app_slug or _text(suite.get("conclusion")) not in FAILED
-            or suite.get("head_branch") != _default_branch(event.data)):
+    if _slug(suite) == out.app_slug:
         return
     name = _slug(suite) or "suite"
-    out.items.append(Failure(repo, f"suite:{name}", f"check suite {name} failed",
-                             _text(suite.get("url")), _text(suite.get("head_sha"))))
+    _outcome(out, event.data, branch=suite.get("head_branch"),
+             conclusion=suite.get("conclusion"), fingerprint=f"suite:{name}",
+             title=f"check suite {name} failed", source=_text(suite.get("url")),
+             sha=_text(suite.get("head_sha")), group=_group(suite.get("id")),
+             run=_run_of("check_suite", suite.get("id")))
 
 
 @failures.register("workflow_run", action="completed")
 async def _workflow_run(event: sansio.Event, out: Intents) -> None:
     run = _obj(event.data.get("workflow_run"))
-    repo, name = _repo(event.data), _text(run.get("name"))
-    if (repo is None or not name or _text(run.get("conclusion")) not in FAILED
-            or run.get("head_branch") != _default_branch(event.data)):
+    name, attempt = _text(run.get("name")), _id(run.get("run_attempt")) or 1
+    if not name:
         return
-    out.items.append(Failure(repo, f"workflow:{name}", f"workflow {name} failed",
-                             _text(run.get("html_url")), _text(run.get("head_sha"))))
+    _outcome(out, event.data, branch=run.get("head_branch"), conclusion=run.get("conclusion"),
+             fingerprint=f"workflow:{name}", title=f"workflow {name} failed",
+             source=_text(run.get("html_url")), sha=_text(run.get("head_sha")),
+             group=_group(run.get("check_suite_id")),
+             run=_run_of("workflow_run", run.get("id"), attempt))
 
 
 @failures.register("issues", action="opened")
@@ -260,10 +314,10 @@ async def _push(event: sansio.Event, out: Intents) -> None:
     sender = data.get("sender")
     pusher = _login(sender) or _text(_obj(data.get("pusher")).get("name"))
     if branch.startswith(QUEST_BRANCH_PREFIX):
-        quest_id = branch.removeprefix(QUEST_BRANCH_PREFIX)
-        if quest_id and "/" not in quest_id and "-revert-" not in quest_id:
+        quest_id = quest_of_branch(branch)
+        if quest_id:
             ours = _is_bot(sender) and pusher == f"{out.app_slug}[bot]"
-            out.items.append(QuestPush(repo, quest_id, after, pusher, ours))
+            out.items.append(QuestPush(repo, quest_id, after, pusher, ours, branch))
     elif branch == _default_branch(data):
         touched = any(SETTINGS_FILE in paths for c in _items(data.get("commits"))
                       for k in ("added", "modified", "removed")

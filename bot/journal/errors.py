@@ -6,7 +6,7 @@ from __future__ import annotations
 from bot.errors import PermanentError, QuestbotError, Refused, RetryLater
 
 __all__ = ["ConcurrencyError", "CorruptJournal", "DurabilityError", "JournalError",
-           "PermanentError", "UnstorableId"]
+           "LeaseLost", "PermanentError", "UnstorableId"]
 
 
 class JournalError(QuestbotError):
@@ -25,6 +25,11 @@ class DurabilityError(JournalError, RetryLater):
     """Redis acknowledged the write but did not confirm it reached the AOF in time.
 
     The write may still be durable; applying the same event again is safe (it is absorbed)."""
+
+
+class LeaseLost(JournalError, RetryLater):
+    """Another runner holds a quest's delivery lease now (this one stalled past it): stop,
+    record nothing; the other delivers, and this one looks again later."""
 
 
 class CorruptJournal(JournalError, PermanentError):

@@ -48,6 +48,12 @@ class IndexWrites:
             self._member(repo_quests_key(after.repo), after.id, present=True)
             self._member(fingerprint_key(after.repo, after.fingerprint), after.id,
                          present=True)
+        if after.attached and (new or before is None or before.attached != after.attached):
+            known = () if new or before is None else before.attached
+            for fingerprint in after.attached:  # another failure's reports joined this quest
+                if fingerprint not in known:
+                    self._member(fingerprint_key(after.repo, fingerprint), after.id,
+                                 present=True)
         live = after.state in LIVE
         if new or (before is not None and (before.state in LIVE) != live):
             self._member(repo_live_key(after.repo), after.id, present=live)

@@ -1,104 +1,92 @@
 """The effect runner: deliver every effect in the outboxes once, through adapters by type.
 
 Theory of operation. An apply leaves effects in the quest's own outbox stream (same slot as
-the journal, so it is written atomically with it) and rings its shard's doorbell stream. Each
-doorbell stream has the consumer group ``runners``. A runner reads doorbells, takes the
-quest's delivery lease (a key with a TTL, so one runner delivers a quest's effects at a time
-and in order), and for each outbox entry whose key is not in the quest's delivered record:
+the journal, so it is written atomically with it) and rings its shard's doorbell stream
+(``bot.journal.doorbells``). A runner reads doorbells, takes the quest's delivery lease
+(``bot.journal.lease``: short, renewed by a heartbeat while it works) and, for each outbox
+entry whose key is not in the quest's delivered record:
 
 * calls the adapter registered for the effect type; the adapter returns follow-up events
   (outcomes), which go through the same ``Journal.apply`` path;
-* then, in one script, records the key as delivered, deletes the outbox entry and renews the
+* then, in one script, records the key as delivered, deletes the outbox entry and keeps the
   lease for the next effect.
 
-A runner that dies mid-delivery leaves its doorbells pending; another runner claims them with
-``XAUTOCLAIM`` once they have been idle ``claim_idle_s`` — longer than the slowest adapter —
-and the lease has expired by then too. The one write that can repeat is an adapter call whose
-record was not written before the crash, so adapters must be idempotent by effect key where the
-world allows (a hidden marker in a comment, a check run's ``external_id``).
+Who is woken, and when. Every apply that adds effects rings, even when the outbox already
+held some. A runner that finds the lease held by another drops a doorbell it read new — safe
+because a holder, after releasing the lease, looks at the outbox once more and delivers again
+if it is not empty: the effect behind the dropped doorbell was written before the failed take,
+which came before the release. A runner that dies leaves its doorbells pending; the heartbeat
+no longer refreshes them, and another runner takes them over ``Leases.claim_idle_s`` after its
+last heartbeat, when its lease has lapsed too. A doorbell taken over is never dropped (it may
+be the dead holder's own, the one that stands for the dropped ones): while the lease is still
+held it waits a heartbeat and tries again. A heartbeat that finds another runner holding the
+lease (this one stalled) stops the adapter and records nothing.
+
+The one write that can repeat is an adapter call whose record was not written before the
+crash (or whose runner lost its lease), so adapters must be idempotent by effect key where
+the world allows (a hidden marker in a comment, a check run's ``external_id``, a trailer in a
+pushed commit).
 
 An adapter that raises is retried with exponential backoff; after ``Backoff.max_tries``, or at
 once for ``PermanentError``, the failure is recorded in the quest's failures stream, logged,
 and passed to ``on_failure`` (the worker turns it into something people see) — never dropped.
+
+Two ways to drive it: ``run(stop)``, the worker's loop, serves quests concurrently (each in a
+task of its own, up to ``concurrency``) while it goes on reading doorbells, and survives Redis
+going away (``bot.journal.outage``); ``run_once()`` serves what it finds and returns when that
+is done, for tests and the demo, which drive time themselves.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import logging
 import time
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import redis.asyncio
 
-from bot.core import Effect, EffectType, Event, InvalidTransition
-from bot.journal.errors import PermanentError
-from bot.journal.keys import RUNNERS_GROUP, doorbell_key, quest_keys
+from bot.core import InvalidTransition
+from bot.journal import doorbells
+from bot.journal.delivery import (
+    Adapter,
+    Adapters,
+    Backoff,
+    Failure,
+    RunStats,
+    delivered,
+    error_text,
+    failures,
+)
+from bot.journal.doorbells import Bell
+from bot.journal.errors import LeaseLost, PermanentError
+from bot.journal.keys import quest_keys
+from bot.journal.lease import Lease, Leases
+from bot.journal.outage import REDIS_AWAY, Outage, nogroup
 from bot.journal.records import RecordError, load_effect
 from bot.journal.store import Journal, PolicySource, _s, stream_rows
 
+__all__ = ["Adapter", "Adapters", "Backoff", "EffectRunner", "Failure", "RunStats",
+           "delivered", "failures"]
+
 log = logging.getLogger(__name__)
 
-Adapter = Callable[[Effect], Awaitable[Sequence[Event] | None]]
-"""Performs one effect; returns the events that report its outcome (or nothing)."""
-
-
-class Adapters:
-    """The registry of adapters, keyed by effect type."""
-
-    def __init__(self, adapters: dict[EffectType | str, Adapter] | None = None) -> None:
-        self._by_type: dict[str, Adapter] = {}
-        for type_, adapter in (adapters or {}).items():
-            self.register(type_, adapter)
-
-    def register(self, type_: EffectType | str, adapter: Adapter) -> None:
-        self._by_type[EffectType(type_).value] = adapter
-
-    def get(self, type_: EffectType | str) -> Adapter | None:
-        return self._by_type.get(str(type_))
-
-
-@dataclass(frozen=True, slots=True)
-class Backoff:
-    base_s: float = 1.0
-    cap_s: float = 300.0
-    max_tries: int = 8
-    """Attempts before an effect is recorded as permanently failed."""
-
-
-@dataclass(frozen=True, slots=True)
-class Failure:
-    """A permanent delivery failure, as recorded in the quest's failures stream."""
-
-    quest_id: str
-    effect_key: str
-    effect_type: str
-    error: str
-    tries: int
-    at: float
-
-    def fields(self) -> dict[str, str]:
-        return {"key": self.effect_key, "type": self.effect_type, "error": self.error,
-                "tries": str(self.tries), "at": f"{self.at:.3f}"}
-
-
-@dataclass
-class RunStats:
-    delivered: int = 0
-    skipped: int = 0
-    """Effects found already delivered (a redelivery)."""
-    retried: int = 0
-    failures: list[Failure] = field(default_factory=list)
-    claimed: int = 0
-    """Doorbells taken over from a runner that went quiet."""
+SHUTDOWN_GRACE_S = 15.0
+"""How long a stopping runner waits for its cancelled deliveries (an agent killed and reaped)."""
 
 
 @dataclass(frozen=True, slots=True)
 class _Outcome:
-    drained: bool
+    drained: bool = False
+    """The outbox was seen empty after the lease was released: answer the doorbells."""
+    busy: bool = False
+    """Another runner holds the lease; it looks at the outbox again once it lets go."""
     wait_until: float = 0.0
+    """Otherwise: look again then (an effect waits for its backoff, or the lease was lost)."""
 
 
 class EffectRunner:
@@ -106,137 +94,273 @@ class EffectRunner:
 
     def __init__(self, journal: Journal, adapters: Adapters, policy: PolicySource, *,
                  consumer: str | None = None, shards: Sequence[int] | None = None,
-                 claim_idle_s: float = 60.0, lease_s: float | None = None,
-                 backoff: Backoff | None = None, clock: Callable[[], float] = time.time,
+                 leases: Leases | None = None, backoff: Backoff | None = None,
+                 clock: Callable[[], float] = time.time,
                  on_failure: Callable[[Failure], Awaitable[None]] | None = None,
-                 batch: int = 64, concurrency: int = 16) -> None:
+                 outage: Outage | None = None, batch: int = 64,
+                 concurrency: int = 16) -> None:
         self.journal = journal
         self.client: redis.asyncio.Redis = journal.client
         self.adapters = adapters
         self.policy = policy
         self.consumer = consumer or f"runner-{uuid.uuid4().hex[:8]}"
         self.shards = list(range(journal.shards) if shards is None else shards)
-        self.claim_idle_ms = int(claim_idle_s * 1000)
-        self.lease_ms = int((lease_s if lease_s is not None else claim_idle_s) * 1000)
+        self.leases = leases or Leases()
         self.backoff = backoff or Backoff()
         self.clock = clock
         self.on_failure = on_failure
+        self.outage = outage or Outage()
         self.batch = batch
+        self.concurrency = concurrency
         self._limit = asyncio.Semaphore(concurrency)
-        self._deferred: dict[tuple[int, str], tuple[str, float]] = {}
-        """(shard, doorbell entry id) → (quest id, when to look again): held in our PEL."""
+        self._deferred = doorbells.Waiting()
+        self._holder = f"{self.consumer}:{uuid.uuid4().hex[:8]}"
+        """Names this runner in the leases it holds (``Lease.token``)."""
+        self._tasks: dict[asyncio.Task[None], str] = {}
+        self._serving: dict[Bell, str] = {}
+        """The doorbells of the quests being served now (``run``)."""
+        self._recover = False
+        """Redis went away: look for doorbells read for us whose reply was lost."""
+        self._fresh: set[Bell] = set()
+        """Doorbells read new (not taken over, not deferred): dropped when the lease is held."""
+        self._ready = False
+        self._next: dict[str, float] = {"sweep": time.monotonic() + self.leases.sweep_s}
+        """When the periodic chores (claim, refresh, sweep) are due next, monotonic."""
 
     async def setup(self) -> None:
         """Create the consumer groups (idempotent)."""
-        for shard in self.shards:
-            try:
-                await self.client.xgroup_create(doorbell_key(shard), RUNNERS_GROUP, id="0",
-                                                mkstream=True)
-            except redis.exceptions.ResponseError as exc:
-                if "BUSYGROUP" not in str(exc):
-                    raise
+        await doorbells.create_groups(self.client, self.shards)
+        self._ready = True
+
+    # -- the worker's loop -------------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event, *, block_ms: int = 1000) -> None:
-        await self.setup()
-        while not stop.is_set():
-            await self.run_once(block_ms=block_ms)
+        """Serve doorbells until ``stop`` is set, whatever Redis does meanwhile. On the way
+        out, running deliveries are stopped and their quests rung, so another runner takes
+        them over at once instead of after ``claim_idle_s``."""
+        self._next["sweep"] = 0.0  # at once: heal what a crash of the last process left
+        try:
+            await self.outage.guard("effects", lambda: self.poll(block_ms=block_ms), stop)
+        finally:
+            await self._shut_down()
+
+    async def poll(self, *, block_ms: int = 1000) -> int:
+        """One turn of ``run``: start serving the doorbells that are due, claimed or new.
+        Returns how many doorbells it took."""
+        try:
+            taken = await self._gather(block_ms)
+        except REDIS_AWAY:
+            self._recover = True
+            raise
+        except redis.exceptions.ResponseError as exc:
+            if not nogroup(exc):
+                raise
+            log.warning("the doorbell groups are gone (redis lost its data?); creating them "
+                        "again")
+            self._ready = False
+            return 0
+        busy = set(self._tasks.values())
+        by_quest: dict[str, list[Bell]] = {}
+        for qid, bell in taken:
+            if bell in self._serving or bell in self._deferred:
+                continue
+            if qid in busy:  # one delivery of a quest per runner: this one waits its turn
+                self._deferred.add([bell], qid, self.clock())
+                continue
+            by_quest.setdefault(qid, []).append(bell)
+        for qid, bells in by_quest.items():
+            task = asyncio.create_task(self._serve_guarded(qid, bells), name=f"serve:{qid}")
+            self._tasks[task] = qid
+            self._serving.update(dict.fromkeys(bells, qid))
+            task.add_done_callback(functools.partial(self._served, bells=bells))
+        return len(taken)
+
+    def _served(self, task: asyncio.Task[None], bells: list[Bell]) -> None:
+        self._tasks.pop(task, None)
+        for bell in bells:
+            self._serving.pop(bell, None)
+
+    async def _gather(self, block_ms: int) -> list[tuple[str, Bell]]:
+        if not self._ready:
+            await self.setup()
+        await self._chores()
+        free = self.concurrency - len(self._tasks)
+        busy = set(self._tasks.values())
+        taken = self._deferred.due(self.clock(), busy, free)
+        if self._recover:
+            taken += await doorbells.read(self.client, self.shards, self.consumer,
+                                          self.batch, None, own=True)
+            self._recover = False
+        free -= len({q for q, _ in taken})
+        if free > 0 and self._chore_due("claim", self.leases.heartbeat_s / 2):
+            claimed = await doorbells.claim(self.client, self.shards, self.consumer,
+                                            self.leases.claim_idle_ms, free)
+            taken += claimed
+            free -= len(claimed)
+        if free > 0:
+            block = None if taken else self._deferred.block_ms(self.clock(), busy, block_ms)
+            taken += self._new(await doorbells.read(self.client, self.shards, self.consumer,
+                                                    min(free, self.batch), block))
+        elif not taken and self._tasks:
+            await asyncio.wait(list(self._tasks), timeout=block_ms / 1000,
+                               return_when=asyncio.FIRST_COMPLETED)
+        return taken
+
+    def _chore_due(self, name: str, every_s: float) -> bool:
+        now = time.monotonic()
+        if now < self._next.get(name, 0.0):
+            return False
+        self._next[name] = now + every_s
+        return True
+
+    async def _chores(self) -> None:
+        if self._deferred and self._chore_due("refresh", self.leases.heartbeat_s):
+            await doorbells.refresh(self.client, self.consumer, list(self._deferred.bells))
+        if self._chore_due("sweep", self.leases.sweep_s):
+            await doorbells.sweep(self.client, self.journal.shards, self.shards)
+
+    async def _serve_guarded(self, quest_id: str, bells: list[Bell]) -> None:
+        """``_serve`` for ``run``: an error defers the doorbells instead of ending the loop."""
+        try:
+            async with self._limit:
+                await self._serve(quest_id, bells, RunStats())
+        except REDIS_AWAY as exc:
+            self._recover = True
+            wait = self.outage.failed("effects", exc)
+            self._deferred.add(bells, quest_id, self.clock() + wait)
+        except Exception:
+            log.exception("delivering the effects of quest %s failed; trying again later",
+                          quest_id)
+            wait = self.outage.bug(f"quest {quest_id}")
+            self._deferred.add(bells, quest_id, self.clock() + wait)
+
+    async def _shut_down(self) -> None:
+        running = list(self._tasks.items())
+        for task, _qid in running:
+            task.cancel()
+        if running:  # bounded: a cancellation lost inside a library call must not hang us
+            await asyncio.wait([task for task, _ in running], timeout=SHUTDOWN_GRACE_S)
+        with contextlib.suppress(*REDIS_AWAY):
+            await doorbells.ring(self.client, {qid for _, qid in running}, self.journal.shards)
+
+    # -- one pass, for tests and the demo ------------------------------------------------
 
     async def run_once(self, *, block_ms: int = 0) -> RunStats:
-        """Claim stale doorbells, read new ones, deliver the quests they name."""
+        """Claim stale doorbells, read new ones, deliver the quests they name; return when
+        that is done. Errors are raised, not deferred."""
         stats = RunStats()
-        bells: dict[str, list[tuple[int, str]]] = {}
-
-        def add(qid: str, shard: int, entry_id: str) -> None:
-            bells.setdefault(qid, []).append((shard, entry_id))
-
-        now = self.clock()
-        for (shard, entry_id), (qid, when) in list(self._deferred.items()):
-            if when <= now:
-                del self._deferred[(shard, entry_id)]
-                add(qid, shard, entry_id)
-        for shard in self.shards:
-            reply = await self.client.xautoclaim(doorbell_key(shard), RUNNERS_GROUP,
-                                                 self.consumer, self.claim_idle_ms,
-                                                 start_id="0-0", count=self.batch)
-            for entry_id, fields in stream_rows(reply[1] if reply else ()):
-                if fields and (shard, entry_id) not in self._deferred:
-                    stats.claimed += 1
-                    add(_s(fields["q"]), shard, entry_id)
-        block = block_ms if block_ms and not bells and not self._deferred else None
-        streams = {doorbell_key(s): ">" for s in self.shards}
-        read: object = await self.client.xreadgroup(
-            RUNNERS_GROUP, self.consumer, streams,  # type: ignore[arg-type]
-            count=self.batch, block=block)
-        by_key = {doorbell_key(s): s for s in self.shards}
-        for name, rows in _read_reply(read):
-            for entry_id, fields in stream_rows(rows):
-                add(_s(fields["q"]), by_key[name], entry_id)
-        if not bells:
+        if not self._ready:
+            await self.setup()
+        await self._chores()
+        taken = self._deferred.due(self.clock(), set(), len(self._deferred))
+        claimed = await doorbells.claim(self.client, self.shards, self.consumer,
+                                        self.leases.claim_idle_ms, self.batch)
+        claimed = [(q, b) for q, b in claimed if b not in self._deferred]
+        stats.claimed += len(claimed)
+        taken += claimed
+        block = block_ms if block_ms and not taken and not self._deferred else None
+        taken += self._new(await doorbells.read(self.client, self.shards, self.consumer,
+                                                self.batch, block))
+        if not taken:
             if self._deferred and block_ms:
                 await asyncio.sleep(min(block_ms / 1000, 0.05))
             return stats
-        await asyncio.gather(*(self._serve(qid, entries, stats)
-                               for qid, entries in bells.items()))
+        by_quest: dict[str, list[Bell]] = {}
+        for qid, bell in taken:
+            by_quest.setdefault(qid, []).append(bell)
+
+        async def serve(qid: str, bells: list[Bell]) -> None:
+            async with self._limit:
+                await self._serve(qid, bells, stats)
+
+        await asyncio.gather(*(serve(qid, bells) for qid, bells in by_quest.items()))
         return stats
 
-    async def _serve(self, quest_id: str, entries: list[tuple[int, str]],
-                     stats: RunStats) -> None:
-        async with self._limit:
-            outcome = await self.deliver(quest_id, stats)
-        if outcome.drained:
-            pipe = self.client.pipeline(transaction=False)
-            for shard, entry_id in entries:
-                pipe.xack(doorbell_key(shard), RUNNERS_GROUP, entry_id)
-                pipe.xdel(doorbell_key(shard), entry_id)
-            await pipe.execute()
-        else:
-            for shard, entry_id in entries:
-                self._deferred[(shard, entry_id)] = (quest_id, outcome.wait_until)
+    # -- delivering one quest ------------------------------------------------------------
 
-    async def deliver(self, quest_id: str, stats: RunStats | None = None) -> _Outcome:
-        """Deliver the quest's pending effects in order, holding its lease. Not drained when
-        another runner holds the lease or an effect waits for its backoff."""
+    def _new(self, read: list[tuple[str, Bell]]) -> list[tuple[str, Bell]]:
+        self._fresh.update(bell for _, bell in read)
+        return read
+
+    async def _serve(self, quest_id: str, bells: list[Bell], stats: RunStats) -> None:
+        fresh = [b for b in bells if b in self._fresh]
+        self._fresh.difference_update(bells)
+        outcome = await self.deliver(quest_id, stats, bells=bells)
+        if outcome.drained:
+            await doorbells.ack(self.client, bells)
+        elif outcome.busy:
+            # only a doorbell rung since the holder took the lease may be dropped: the holder
+            # looks again after it lets go, or — if it died — its own doorbells, taken over by
+            # someone, bring a runner. Doorbells taken over may be those very ones: they wait.
+            await doorbells.ack(self.client, fresh)
+            self._deferred.add([b for b in bells if b not in fresh], quest_id,
+                        self.clock() + self.leases.heartbeat_s)
+        else:
+            self._deferred.add(bells, quest_id, outcome.wait_until)
+
+    async def deliver(self, quest_id: str, stats: RunStats | None = None, *,
+                      bells: Sequence[Bell] = ()) -> _Outcome:
+        """Deliver the quest's pending effects in order, holding its lease; ``bells`` are the
+        doorbells that brought us, kept fresh meanwhile. Not drained when another runner
+        holds the lease, an effect waits for its backoff, or the lease was lost."""
         stats = stats if stats is not None else RunStats()
+        outbox = quest_keys(quest_id).outbox
+        while True:
+            lease = Lease(self.client, self.journal.scripts, quest_id, self._holder,
+                          self.leases)
+            if not await lease.hold():
+                return _Outcome(busy=True)
+            try:
+                async with lease.heartbeat(lambda: doorbells.refresh(self.client,
+                                                                     self.consumer, bells)):
+                    outcome = await self._drain(quest_id, lease, stats)
+            finally:
+                await lease.release()
+            # effects may have arrived after the last read and before the release, from an
+            # apply whose runner found the lease taken and dropped its doorbell: look again
+            if not outcome.drained or not await self.client.xlen(outbox):
+                return outcome
+
+    async def _drain(self, quest_id: str, lease: Lease, stats: RunStats) -> _Outcome:
         k = quest_keys(quest_id)
-        token = f"{self.consumer}:{uuid.uuid4().hex}"
-        if not await self.client.set(k.lease, token, nx=True, px=self.lease_ms):
-            return _Outcome(False, self.clock() + 0.05)
-        # the lease runs ``lease_ms`` from the write before each adapter call: taking it,
-        # recording the previous effect (the script renews it), or an explicit renewal
-        renewed = True
-        try:
-            while True:
-                rows = stream_rows(await self.client.xrange(k.outbox, "-", "+",
-                                                            count=self.batch))
-                if not rows:
-                    return _Outcome(True)
-                keys = [_s(f["k"]) for _, f in rows]
-                pipe = self.client.pipeline(transaction=False)
-                pipe.hmget(k.done, keys)
-                pipe.hmget(k.retry_at, keys)
-                done, retry_at = await pipe.execute()
-                for (entry_id, fields), key, was_done, due in zip(rows, keys, done, retry_at,
-                                                                  strict=True):
-                    if was_done is not None:
-                        await self.client.xdel(k.outbox, entry_id)
-                        stats.skipped += 1
-                        continue
-                    if due is not None and int(due) / 1000 > self.clock():
-                        return _Outcome(False, int(due) / 1000)
-                    if not renewed:
-                        await self.journal.scripts.call(self.client, "renew", [k.lease],
-                                                        [token, self.lease_ms])
-                    wait, renewed = await self._deliver_one(quest_id, entry_id, key,
-                                                            fields["e"], token, stats)
-                    if wait is not None:
-                        return _Outcome(False, wait)
-        finally:
-            await self.journal.scripts.call(self.client, "release", [k.lease], [token])
+        fresh = True  # the lease runs afresh before every adapter call
+        while True:
+            rows = stream_rows(await self.client.xrange(k.outbox, "-", "+", count=self.batch))
+            if not rows:
+                return _Outcome(drained=True)
+            keys = [_s(f["k"]) for _, f in rows]
+            pipe = self.client.pipeline(transaction=False)
+            pipe.hmget(k.done, keys)
+            pipe.hmget(k.retry_at, keys)
+            done, retry_at = await pipe.execute()
+            for (entry_id, fields), key, was_done, due in zip(rows, keys, done, retry_at,
+                                                              strict=True):
+                if was_done is not None:
+                    await self.client.xdel(k.outbox, entry_id)
+                    stats.skipped += 1
+                    continue
+                if due is not None and int(due) / 1000 > self.clock():
+                    return _Outcome(wait_until=int(due) / 1000)
+                if not fresh and not await lease.hold():
+                    return self._lost(quest_id, key, stats)
+                try:
+                    wait, fresh = await self._deliver_one(quest_id, entry_id, key,
+                                                          fields["e"], lease, stats)
+                except LeaseLost:
+                    return self._lost(quest_id, key, stats)
+                if wait is not None:
+                    return _Outcome(wait_until=wait)
+
+    def _lost(self, quest_id: str, key: str, stats: RunStats) -> _Outcome:
+        log.warning("stopped delivering %s of quest %s: another runner holds its lease now",
+                    key, quest_id)
+        stats.lost += 1
+        return _Outcome(wait_until=self.clock() + self.leases.heartbeat_s)
 
     async def _deliver_one(self, quest_id: str, entry_id: str, key: str, raw: object,
-                           token: str, stats: RunStats) -> tuple[float | None, bool]:
+                           lease: Lease, stats: RunStats) -> tuple[float | None, bool]:
         """Deliver one effect. Returns when to try again if it must wait for a backoff, and
-        whether the lease was renewed by recording the delivery."""
+        whether the lease was renewed by recording the delivery. Raises ``LeaseLost``."""
         k = quest_keys(quest_id)
         try:
             effect = load_effect(raw)  # type: ignore[arg-type]
@@ -250,10 +374,12 @@ class EffectRunner:
                              f"no adapter is registered for {effect.type.value}", 0, stats)
             return None, False
         try:
-            follow_up = await adapter(effect)
+            follow_up = await lease.guard(adapter(effect))
+        except LeaseLost:
+            raise
         except PermanentError as exc:
             tries = int(await self.client.hget(k.tries, key) or 0) + 1
-            await self._fail(quest_id, entry_id, key, effect.type.value, _describe(exc),
+            await self._fail(quest_id, entry_id, key, effect.type.value, error_text(exc),
                              tries, stats)
             return None, False
         except Exception as exc:
@@ -263,11 +389,11 @@ class EffectRunner:
                 [key, int(self.backoff.base_s * 1000), int(self.backoff.cap_s * 1000),
                  int(now * 1000)]))
             if tries >= self.backoff.max_tries:
-                await self._fail(quest_id, entry_id, key, effect.type.value, _describe(exc),
+                await self._fail(quest_id, entry_id, key, effect.type.value, error_text(exc),
                                  tries, stats)
                 return None, False
             log.info("effect %s failed (try %d of %d), retrying: %s", key, tries,
-                     self.backoff.max_tries, _describe(exc))
+                     self.backoff.max_tries, error_text(exc))
             stats.retried += 1
             due = await self.client.hget(k.retry_at, key)
             return (int(due) / 1000 if due is not None else now), False
@@ -277,10 +403,13 @@ class EffectRunner:
                 if isinstance(result, InvalidTransition):
                     log.warning("outcome of effect %s was refused by the quest: %s", key,
                                 result)
-        await self.journal.scripts.call(self.client, "delivered",
-                                        [k.done, k.outbox, k.tries, k.retry_at, k.lease],
-                                        [key, entry_id, "ok", token, self.lease_ms])
+        held = await self.journal.scripts.call(
+            self.client, "delivered", [k.done, k.outbox, k.tries, k.retry_at, k.lease],
+            [key, entry_id, "ok", lease.token, self.leases.lease_ms])
         stats.delivered += 1
+        if not held:
+            lease.lost.set()
+            raise LeaseLost
         return None, True
 
     async def _fail(self, quest_id: str, entry_id: str, key: str, type_: str, error: str,
@@ -299,31 +428,3 @@ class EffectRunner:
         stats.failures.append(failure)
         if self.on_failure is not None:
             await self.on_failure(failure)
-
-
-async def failures(client: redis.asyncio.Redis, quest_id: str) -> list[Failure]:
-    """The permanent delivery failures recorded for a quest, oldest first."""
-    rows = stream_rows(await client.xrange(quest_keys(quest_id).failures, "-", "+"))
-    return [Failure(quest_id, _s(f["key"]), _s(f["type"]), _s(f["error"]), int(f["tries"]),
-                    float(f["at"])) for _, f in rows]
-
-
-async def delivered(client: redis.asyncio.Redis, quest_id: str) -> dict[str, str]:
-    """The delivered-key record of a quest: effect key → ``ok`` or ``failed``."""
-    raw = await client.hgetall(quest_keys(quest_id).done)
-    return {_s(a): _s(b) for a, b in raw.items()}
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc) or type(exc).__name__
-    return f"{type(exc).__name__}: {text}"[:500]
-
-
-def _read_reply(reply: object) -> list[tuple[str, object]]:
-    """XREADGROUP replies as (stream name, rows), for RESP2 lists and RESP3 maps alike."""
-    if not reply:
-        return []
-    if isinstance(reply, dict):
-        return [(_s(name), rows[0] if isinstance(rows, list) and rows and
-                 isinstance(rows[0], list) else rows) for name, rows in reply.items()]
-    return [(_s(name), rows) for name, rows in reply]  # type: ignore[attr-defined]

@@ -74,13 +74,18 @@ return {added, redis.call('XLEN', KEYS[2])}
 DELIVERED = """
 -- KEYS: done, outbox, tries, retry_at, lease
 -- ARGV: effect key, outbox entry id, outcome, lease token, lease ms.
--- Records the effect and renews the runner's lease (if it still holds it) for the next one.
+-- Records the effect and keeps the runner's lease for the next one, as HOLD does: 1 while it
+-- is the runner's, 0 once another runner holds it.
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[3])
 redis.call('XDEL', KEYS[2], ARGV[2])
 redis.call('HDEL', KEYS[3], ARGV[1])
 redis.call('HDEL', KEYS[4], ARGV[1])
-if redis.call('GET', KEYS[5]) == ARGV[4] then redis.call('PEXPIRE', KEYS[5], ARGV[5]) end
-return 1
+local holder = redis.call('GET', KEYS[5])
+if holder == false or holder == ARGV[4] then
+  redis.call('SET', KEYS[5], ARGV[4], 'PX', ARGV[5])
+  return 1
+end
+return 0
 """
 
 FAILED = """
@@ -115,9 +120,15 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0
 """
 
-RENEW = """
--- KEYS: lease; ARGV: token, ms. Extend the lease only if we still hold it.
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+HOLD = """
+-- KEYS: lease; ARGV: token, ms. Take the lease when it is free, keep it when it is ours (for
+-- another ARGV[2] ms); 0 when another runner holds it. Taking a free lease back is safe: one
+-- runner at a time holds it, and whoever held it meanwhile recorded what it delivered.
+local holder = redis.call('GET', KEYS[1])
+if holder == false or holder == ARGV[1] then
+  redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+  return 1
+end
 return 0
 """
 
@@ -144,7 +155,7 @@ class ScriptSet:
 
     sources: dict[str, str] = field(default_factory=lambda: {
         "apply": APPLY, "enqueue": ENQUEUE, "delivered": DELIVERED, "failed": FAILED,
-        "retry_later": RETRY_LATER, "release": RELEASE, "renew": RENEW, "fire_done": FIRE_DONE,
+        "retry_later": RETRY_LATER, "release": RELEASE, "hold": HOLD, "fire_done": FIRE_DONE,
     })
 
     def sha(self, name: str) -> str:

@@ -10,11 +10,11 @@ Otherwise nothing is written: a lost race is retried on the fresh snapshot
 (optimistic concurrency), a known event id is reported as a duplicate. An event the core
 refuses raises ``InvalidTransition`` and writes nothing.
 
-After the atomic step, outside it: the indexes are brought up to date and, if the outbox
-holds effects, the shard's doorbell is rung so an effect runner picks the quest up. Both are
+After the atomic step, outside it: the indexes are brought up to date and, if the apply
+added effects, the shard's doorbell is rung so an effect runner picks the quest up. Both are
 idempotent and are redone when a duplicate arrives, so a caller that retries until it gets an
 answer (the inbound consumer, the timer poller, the effect runner) heals a crash between the
-two steps.
+two steps; the runners' sweep (``bot.journal.doorbells``) heals the rest.
 
 ``apply_many`` pipelines the applies of different quests into one round trip each for read,
 write and follow-up (``wire.Batch``; the follow-up merges the round's index writes per key);
@@ -299,9 +299,9 @@ class Journal:
             doorbells: list[tuple[str, ...]] = []
             for before, after, effects, full, outbox_len in follow_up:
                 indexes.transition(before, after, effects, now, full=full)
-                # ring when this apply made the outbox non-empty (a runner that is draining
-                # a non-empty outbox reads on until it is empty), or on a redelivery
-                if outbox_len and (full or (effects and outbox_len == len(effects))):
+                # ring on every apply that adds effects, even to an outbox that held some
+                # (whoever was told of those may be gone), and on a redelivery
+                if outbox_len and (full or effects):
                     doorbells.append(("XADD", doorbell_key(shard_of(after.id, self.shards)),
                                       "*", "q", after.id))
             batch = Batch()

@@ -7,12 +7,13 @@ scheduler makes deterministic (``timer_event_id``), so scheduling twice is one t
 twice is one journal entry: the poller applies the event through ``Journal.apply`` — a second
 firing, by another poller or after a crash, is absorbed as a duplicate — and only then removes
 the timer, unless it was rescheduled meanwhile. The clock is injected, so tests drive time.
+``run`` polls through Redis outages (``bot.journal.outage``): a timer due while Redis is away
+fires once it is back.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable
 from datetime import datetime
@@ -22,6 +23,7 @@ import redis.asyncio
 
 from bot.core import Event, InvalidTransition
 from bot.journal.keys import shard_of, timer_events_key, timers_key
+from bot.journal.outage import Outage, pause
 from bot.journal.records import RecordError, dump_event, load_event
 from bot.journal.store import Applied, Journal, PolicySource, _s, utcnow
 
@@ -39,11 +41,12 @@ def _ms(when: datetime) -> int:
 
 class Timers:
     def __init__(self, journal: Journal, policy: PolicySource, *,
-                 clock: Callable[[], datetime] = utcnow) -> None:
+                 clock: Callable[[], datetime] = utcnow, outage: Outage | None = None) -> None:
         self.journal = journal
         self.client: redis.asyncio.Redis = journal.client
         self.policy = policy
         self.clock = clock
+        self.outage = outage or Outage()
 
     async def schedule(self, event: Event, due: datetime) -> None:
         """Apply ``event`` once ``due`` has passed. Scheduling the same event id again moves
@@ -106,7 +109,8 @@ class Timers:
         return results
 
     async def run(self, stop: asyncio.Event, *, interval_s: float = 1.0) -> None:
-        while not stop.is_set():
+        async def tick() -> None:
             await self.fire_due()
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), timeout=interval_s)
+            await pause(stop, interval_s)
+
+        await self.outage.guard("timers", tick, stop)

@@ -13,7 +13,7 @@ has been checked; a request that fails the check (or is too large to check) is c
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import StrEnum
 
 from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
@@ -84,12 +84,14 @@ class Metrics:
         )
         self.redis_errors = Counter(
             "questbot_redis_connection_errors", "Connection errors and timeouts talking to "
-            "Redis; each closes the connection, and the command is tried again on a new one.",
+            "Redis, by process; each closes the connection, and the command is tried again on "
+            "a new one.", ["process"],
             registry=r,
         )
         self.redis_reconnects = Counter(
             "questbot_redis_reconnects", "Redis commands that succeeded on a new connection "
-            "after the previous one failed (a restart, a failover, a dropped connection).",
+            "after the previous one failed (a restart, a failover, a dropped connection), by "
+            "process.", ["process"],
             registry=r,
         )
         self._quest_states: set[str] = set()
@@ -119,6 +121,12 @@ class Metrics:
         self.effect_seconds.labels(effect=effect).observe(seconds)
         if not ok:
             self.effect_failures.labels(effect=effect).inc()
+
+    def redis_hooks(self, process: str) -> tuple[Callable[[], None], Callable[[], None]]:
+        """The ``on_error`` and ``on_reconnect`` of ``bot.journal.wire.connect`` for
+        ``process`` (``web`` or ``worker``): one pair of series per process."""
+        return (self.redis_errors.labels(process=process).inc,
+                self.redis_reconnects.labels(process=process).inc)
 
     def set_rate_limit(self, remaining: int, installation: str | int = "app") -> None:
         self.rate_limit_remaining.labels(installation=str(installation)).set(remaining)

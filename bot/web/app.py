@@ -262,8 +262,9 @@ def app_from_config(config: Config, *, max_body: int = DEFAULT_MAX_BODY) -> web.
     """The production application: its own Redis client, inbound store and metrics, closed
     in order on shutdown (the batches in flight first, then the connections)."""
     metrics = Metrics()
-    client = connect(config.redis_url, socket_timeout=10,
-                     on_error=metrics.redis_errors.inc, on_reconnect=metrics.redis_reconnects.inc)
+    on_error, on_reconnect = metrics.redis_hooks("web")
+    client = connect(config.redis_url, socket_timeout=10, on_error=on_error,
+                     on_reconnect=on_reconnect)
     inbound_batches = metrics.inbound_batch
     inbound = Inbound(client, durable=config.durable_acks,
                       on_batch=lambda n: inbound_batches.observe(n))

@@ -30,7 +30,9 @@ from bot.github.effects import GitHubEffects
 from bot.github.forge import Forges
 from bot.github.ratelimit import RateLimits
 from bot.github.repo_settings import RepoSettings
+from bot.journal import Leases
 from bot.journal.outbox import Adapter
+from bot.journal.wire import connect
 from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
 from bot.worker.http import make_worker_app
@@ -51,6 +53,20 @@ class Runtime:
     async def close(self) -> None:
         await self.session.close()
         await self.redis.aclose()
+
+
+def redis_client(url: str, metrics: Metrics | None = None) -> redis.asyncio.Redis:
+    """The worker's Redis client (``bot.journal.wire.connect``): a command that meets a closed
+    connection — a Redis that restarted, failed over or is still loading its AOF — is sent
+    again on a new one with exponential back-off, for about 2.5 s, before its error reaches the
+    loop that sent it, which then waits for Redis itself (``bot.journal.outage``).
+
+    Resending is safe for what the worker sends: the scripts answer a second copy of
+    themselves as a duplicate, the lease script finds its own token, and doorbells and index
+    writes are harmless twice. ``socket_timeout`` exceeds the longest blocking read (1 s)."""
+    on_error, on_reconnect = metrics.redis_hooks("worker") if metrics else (None, None)
+    return connect(url, socket_timeout=5, health_check_interval=10, on_error=on_error,
+                   on_reconnect=on_reconnect)
 
 
 def github_plugin(forges: Forges, *, draft_pulls: bool) -> Plugin:
@@ -77,22 +93,22 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
                         private_key: str | bytes | SecretStr, durable: bool = True,
                         scripted_specs: Mapping[str, ScriptedSpec] | None = None,
                         draft_pulls: bool = True, poll_seconds: float = 2.0,
-                        claim_idle_s: float = 1860.0,
+                        leases: Leases | None = None,
                         limits: RateLimits | None = None) -> Runtime:
     """``draft_pulls``: quest PRs open as drafts and are marked ready for review at
-    checkpoint C (``bot.github.projection``)."""
-    client = redis.asyncio.Redis.from_url(redis_url, socket_timeout=30,
-                                          health_check_interval=30)
+    checkpoint C (``bot.github.projection``). ``leases`` default to ``Leases()``
+    (``bot.journal.lease`` says why those figures)."""
+    metrics = Metrics()
+    client = redis_client(redis_url, metrics)
     session = aiohttp.ClientSession()
     clients = GitHubClients(session, client, app_id=app_id, private_key=private_key,
                             base_url=github_api_url, limits=limits)
     settings = RepoSettings(clients, client)
-    metrics = Metrics()
     forges = Forges(clients)
     worker = build_worker(client, forges, settings,
                           [github_plugin(forges, draft_pulls=draft_pulls),
                            agent_plugin(scripted_specs, poll_seconds)],
-                          durable=durable, claim_idle_s=claim_idle_s, metrics=metrics)
+                          durable=durable, leases=leases, metrics=metrics)
     return Runtime(client, session, clients, settings, worker, metrics)
 
 
@@ -107,7 +123,8 @@ async def _serve(config: Config) -> None:
         with contextlib.suppress(NotImplementedError):
             loop.add_signal_handler(sig, stop.set)
     site_runner = web.AppRunner(make_worker_app(runtime.metrics, runtime.worker.journal,
-                                                runtime.clients.limits), access_log=None)
+                                                runtime.clients.limits, runtime.worker.outage),
+                                access_log=None)
     await site_runner.setup()
     await web.TCPSite(site_runner, "0.0.0.0", config.metrics_port).start()  # noqa: S104
     log.info("questbot worker started (%s); /metrics and /healthz on port %d",

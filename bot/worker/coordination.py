@@ -22,14 +22,15 @@ from bot.core import Effect, EffectType, Event, Quest, Route, Severity, State
 from bot.core.events import (
     ChildEvidence,
     ParentLanded,
-    RegressionDetected,
     SignalAttached,
     Triaged,
     WatchClean,
 )
 from bot.core.states import LIVE
-from bot.github.forge import Forges
+from bot.github.forge import Forge, Forges
+from bot.github.forge.watch import Rerun
 from bot.journal import Indexes, PermanentError, Timers
+from bot.journal.memory import ForgeMemory
 from bot.journal.outbox import Adapter
 
 log = logging.getLogger(__name__)
@@ -45,6 +46,7 @@ class Coordination:
         self.forges = forges
         self.indexes = indexes
         self.timers = timers
+        self.memory = ForgeMemory(ctx.journal.client)
 
     def adapters(self) -> dict[EffectType, Adapter]:
         return {
@@ -130,20 +132,44 @@ class Coordination:
         return None
 
     async def run_probes(self, effect: Effect) -> Sequence[Event] | None:
-        """Look at the checks GitHub already has for the landed commit: a failure of the
-        quest's own check is a regression; anything else leaves the watch to run its course."""
+        """Probe a watched quest. With ``rerun``: re-run the failed check the core suspects
+        (``bot.github.forge.watch`` says how, and when questbot cannot), once per workflow
+        attempt however many of its jobs are suspects; the re-run's result comes back as a
+        webhook. Without: look at the checks GitHub already has for the landed commit, and
+        report each failure of the quest's checks as a suspect."""
         quest = await self.ctx.quest(effect.quest_id)
+        forge = await self.forges.for_repo(quest.repo)
+        rerun = effect.payload.get("rerun")
+        if rerun:
+            await self._rerun(quest, forge, effect, str(rerun))
+            return None
         sha = effect.payload.get("merge_sha")
         if not sha:
             return None
-        forge = await self.forges.for_repo(quest.repo)
+        found: list[Event] = []
         for run in await forge.check_runs(str(sha)):
-            if (f"check:{run.name}" == quest.fingerprint
-                    and run.conclusion in ("failure", "timed_out")):
-                return [RegressionDetected(id=outcome_id(effect, "regression"),
-                                           quest_id=effect.quest_id, at=self.ctx.clock(),
-                                           source=run.html_url)]
-        return None
+            fingerprint = f"check:{run.name}"
+            if quest.holds(fingerprint) and run.conclusion in ("failure", "timed_out"):
+                found.append(SignalAttached(
+                    id=outcome_id(effect, f"suspect-{run.id}"), quest_id=effect.quest_id,
+                    at=self.ctx.clock(), fingerprint=fingerprint, source=run.html_url,
+                    severity=Severity.HIGH, sha=str(sha), run=f"check_run:{run.id}",
+                    suspect=True))
+        return found
+
+    async def _rerun(self, quest: Quest, forge: Forge, effect: Effect, run: str) -> None:
+        rerun = Rerun(forge)
+        attempt = await rerun.attempt_of(run)
+        if isinstance(attempt, str):
+            await self.memory.set_quest_field(quest.id, f"note:{effect.key}", attempt)
+            log.info("quest %s: no re-run asked: %s", quest.id, attempt)
+            return
+        done = f"rerun:{attempt.run_id}:{attempt.attempt}"
+        if await self.memory.repo(quest.repo, done) is not None:
+            return  # asked for already, for another job of the same attempt
+        async with self.memory.repo_creating(quest.repo, done):
+            if await self.memory.repo(quest.repo, done) is None:
+                await self.memory.set_repo(quest.repo, done, await rerun.failed_jobs(attempt))
 
     async def start_respondent_run(self, effect: Effect) -> Sequence[Event] | None:
         raise PermanentError("respondent runs are not available in this installation: no "

@@ -38,9 +38,7 @@ from bot.core.events import (
     HumanRevision,
     Killed,
     Paused,
-    RegressionDetected,
     Released,
-    Reopened,
     Resumed,
     SignalSensed,
     Triaged,
@@ -58,7 +56,6 @@ from bot.github.conversation import (
 )
 from bot.github.forge import Forge, Forges
 from bot.github.signals import (
-    QUEST_BRANCH_PREFIX,
     BasePush,
     ButtonPress,
     CommentCommands,
@@ -66,12 +63,15 @@ from bot.github.signals import (
     Installed,
     Intent,
     IssueSignal,
+    Passed,
     QuestPush,
+    quest_of_branch,
     read_intents,
 )
 from bot.journal import Applied, Indexes, PermanentError
 from bot.journal.keys import thread_trail
 from bot.journal.memory import ForgeMemory
+from bot.worker.failures import FailureIntake
 from bot.worker.policybook import PolicyBook
 
 log = logging.getLogger(__name__)
@@ -93,7 +93,8 @@ def command_id(c: CommentCommands, item: Command | CommandProblem) -> str:
 
 
 def new_quest_id(delivery_id: str, fingerprint: str) -> str:
-    """Deterministic, so a delivery processed twice names the same quest; branch-safe."""
+    """Deterministic, so a delivery processed twice names the same quest; branch-safe. (A
+    failing check's quest is named by the failure instead: ``failures.failure_quest_id``.)"""
     return "q" + hashlib.sha256(f"{delivery_id}:{fingerprint}".encode()).hexdigest()[:10]
 
 
@@ -117,6 +118,7 @@ class Intake:
         self.permissions = permissions or Permissions()
         self.app_slug = app_slug
         self.memory = ForgeMemory(ctx.journal.client)
+        self.failures = FailureIntake(ctx, forges, indexes, self._default_head)
 
     async def handle(self, event_name: str, payload: dict[str, Any],
                      delivery_id: str) -> Outcome:
@@ -138,13 +140,18 @@ class Intake:
         """Queue replies and reactions on the thread's trail; how many were new."""
         return await self.ctx.journal.enqueue(thread_trail(repo, number), effects)
 
-    async def _apply(self, event: Event, repo: str, out: Outcome) -> Applied | InvalidTransition:
+    async def _apply(self, event: Event, repo: str, out: Outcome, *,
+                     racing: bool = False) -> Applied | InvalidTransition:
+        """Apply ``event``; a refusal is returned (and counted in ``out``), not raised.
+        ``racing``: the caller looks again after a refusal (another report of the same failure
+        moved the quest first), so it is no refusal to report."""
         await self.book.prepare(event.quest_id, repo)
         try:
             applied = await self.ctx.journal.apply(event, self.book)
         except InvalidTransition as exc:
             log.info("refused %s for %s: %s", event.type, event.quest_id, exc.reason)
-            out.refused.append(exc)
+            if not racing:
+                out.refused.append(exc)
             return exc
         out.applied.append(applied)
         return applied
@@ -175,8 +182,18 @@ class Intake:
         if isinstance(intent, Installed):
             for repo in intent.repos:
                 await self.forges.remember_installation(repo, intent.installation_id)
-        elif isinstance(intent, Failure):
-            await self._failure(intent, delivery_id, out)
+        elif isinstance(intent, Failure | Passed):
+            if await self.indexes.is_muted(intent.repo, intent.fingerprint):
+                log.info("%s %s is muted; ignoring it", intent.repo, intent.fingerprint)
+                return
+
+            async def apply(event: Event, repo: str) -> Applied | InvalidTransition:
+                return await self._apply(event, repo, out, racing=True)
+
+            if isinstance(intent, Failure):
+                await self.failures.failure(intent, delivery_id, apply)
+            else:
+                await self.failures.passed(intent, delivery_id, apply)
         elif isinstance(intent, IssueSignal):
             await self._issue(intent, delivery_id, out)
         elif isinstance(intent, QuestPush):
@@ -187,31 +204,6 @@ class Intake:
             await self._commands(intent, delivery_id, out)
         elif isinstance(intent, ButtonPress):
             await self._button(intent, delivery_id, out)
-
-    async def _failure(self, f: Failure, delivery_id: str, out: Outcome) -> None:
-        if await self.indexes.is_muted(f.repo, f.fingerprint):
-            log.info("%s %s is muted; ignoring the failure", f.repo, f.fingerprint)
-            return
-        quests = await self._quests(f.repo, f.fingerprint)
-        watching = [q for q in quests if q.state is State.WATCHING]
-        closed = [q for q in quests if q.state is State.CLOSED]
-        if watching:  # a failure matching a landed quest's probe: its fix regressed
-            q = watching[0]
-            await self._apply(RegressionDetected(id=f"{delivery_id}:regression", quest_id=q.id,
-                                                 at=self.ctx.clock(), source=f.source),
-                              f.repo, out)
-        elif closed:  # the quest was watched clean and closed: the regression reopens it
-            q = closed[-1]
-            await self._apply(Reopened(id=f"{delivery_id}:reopen", quest_id=q.id,
-                                       at=self.ctx.clock(), fingerprint=f.fingerprint,
-                                       source=f.source, severity=Severity.HIGH), f.repo, out)
-        else:
-            qid = new_quest_id(delivery_id, f.fingerprint)
-            await self._apply(SignalSensed(
-                id=f"{delivery_id}:sensed", quest_id=qid, at=self.ctx.clock(), repo=f.repo,
-                fingerprint=f.fingerprint, kind=SignalKind.CHECK_FAILURE,
-                severity=Severity.HIGH, title=f.title, source=f.source, base=f.sha or None),
-                f.repo, out)
 
     async def _issue(self, i: IssueSignal, delivery_id: str, out: Outcome) -> None:
         settings = await self.ctx.settings.settings(i.repo)
@@ -233,6 +225,8 @@ class Intake:
         _v, quest = await self.ctx.journal.snapshot(p.quest_id)
         if quest is None or quest.state not in LIVE:
             return
+        if p.branch and p.branch != quest.branch:
+            return  # a branch of an earlier start (merged, or reverted): not its work now
         await self._apply(HumanRevision(id=f"{delivery_id}:push", quest_id=quest.id,
                                         at=self.ctx.clock(), head=p.head, pusher=p.pusher,
                                         actor=p.pusher), p.repo, out)
@@ -255,10 +249,10 @@ class Intake:
 
     async def _thread_quest(self, c: CommentCommands, forge: Forge) -> Quest | None:
         if c.is_pull_request:
-            ref = (await forge.pull(c.number)).head_ref
-            if not ref.startswith(QUEST_BRANCH_PREFIX):
+            quest_id = quest_of_branch((await forge.pull(c.number)).head_ref)
+            if quest_id is None:
                 return None
-            _v, quest = await self.ctx.journal.snapshot(ref.removeprefix(QUEST_BRANCH_PREFIX))
+            _v, quest = await self.ctx.journal.snapshot(quest_id)
             return quest
         quests = await self._quests(c.repo, f"issue:{c.number}")
         live = [q for q in quests if q.state in LIVE]

@@ -4,7 +4,13 @@ projection of every quest onto GitHub (status comment and check run).
 Everything is wired here, in one place, from the configuration (``build_worker``), so the
 demo, the end-to-end tests and ``python -m bot worker`` run the same assembly. Several workers
 may run against one Redis: deliveries are shared by a consumer group, effects by the doorbell
-streams, and a quest's effects are delivered by one runner at a time (its lease).
+streams, and a quest's effects are delivered by one runner at a time (its lease, short and
+kept by a heartbeat: ``bot.journal.lease``).
+
+No loop of the worker ends because Redis went away: each runs its steps through one shared
+``Outage`` (``bot.journal.outage``), which backs off, logs once per loop and outage and tells
+``/healthz`` that the worker is degraded meanwhile; the client counts reconnects
+(``assembly.redis_client``).
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from typing import Any
 
 import gidgethub
 import redis.asyncio
+import redis.exceptions
 
 from bot.adapters import AdapterContext, SettingsSource
 from bot.core import Effect, EffectType, Event, InvalidTransition, Quest
@@ -29,16 +36,19 @@ from bot.github.auth import InstallationTokenError
 from bot.github.client import NotInstalled
 from bot.github.forge import Forges
 from bot.journal import (
+    REDIS_AWAY,
     Adapters,
     Applied,
     EffectRunner,
     Failure,
     Indexes,
     Journal,
+    Leases,
+    Outage,
     PermanentError,
     Timers,
 )
-from bot.journal.inbound import Inbound, InboundDelivery
+from bot.journal.inbound import GROUP, STREAM, Inbound, InboundDelivery
 from bot.journal.outbox import Adapter
 from bot.journal.store import PolicySource
 from bot.observe.logs import bind
@@ -77,6 +87,7 @@ class Projector:
     """Brings quests' GitHub views up to date, latest state wins, one quest at a time each."""
 
     sync: Sync
+    outage: Outage = field(default_factory=Outage)
     pending: dict[str, Quest] = field(default_factory=dict)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
 
@@ -85,22 +96,30 @@ class Projector:
         self.wake.set()
 
     async def drain(self) -> int:
+        """Sync every pending view. A view that fails is dropped (the next transition syncs
+        it again), except while Redis is away: then it stays pending and the error is
+        raised, for ``run`` to wait until Redis is back."""
         done = 0
         while self.pending:
-            _qid, quest = self.pending.popitem()
+            qid, quest = self.pending.popitem()
             try:
                 await self.sync(quest)
-            except Exception:  # a view is a projection: the next transition syncs it again
+            except REDIS_AWAY:
+                self.pending.setdefault(qid, quest)  # unless a newer state arrived meanwhile
+                raise
+            except Exception:
                 log.exception("could not bring quest %s's GitHub view up to date", quest.id)
             done += 1
         return done
 
     async def run(self, stop: asyncio.Event) -> None:
-        while not stop.is_set():
+        async def turn() -> None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), timeout=1.0)
             self.wake.clear()
             await self.drain()
+
+        await self.outage.guard("projection", turn, stop)
 
 
 def permanent(exc: BaseException) -> bool:
@@ -168,10 +187,16 @@ class Worker:
     timers: Timers
     projector: Projector
     timings: Timings = field(default_factory=Timings)
-    claim_idle_ms: int = 60_000
-    """A delivery another worker read and has not acknowledged for this long is taken over."""
-    max_tries: int = 10
-    """Failed attempts before a delivery moves to the dead letters (``inbound:{inbound}:dead``)."""
+    outage: Outage = field(default_factory=Outage)
+    """Shared by every loop: whether Redis answers, for ``/healthz``."""
+    claim_idle_ms: int = 12_000
+    """A delivery another worker read and left unrefreshed this long is taken over: while a
+    worker handles deliveries it refreshes them every ``keep_s``, so only a dead worker's wait
+    this long. A delivery that failed is left unrefreshed and so tried again this long after."""
+    keep_s: float = 2.0
+    max_tries: int = 40
+    """Failed attempts before a delivery moves to the dead letters (``inbound:{inbound}:dead``):
+    about eight minutes of retries, ``claim_idle_ms`` apart (GitHub down for a while)."""
     consumer: str = field(default_factory=lambda: f"worker-{socket.gethostname()}")
 
     async def handle(self, delivery: InboundDelivery) -> None:
@@ -188,27 +213,61 @@ class Worker:
         deliveries = await self.inbound.claim_stale(self.consumer,
                                                     min_idle_ms=self.claim_idle_ms)
         deliveries += await self.inbound.read(self.consumer, block_ms=block_ms)
-        for delivery in deliveries:
-            if delivery.unreadable is not None:  # never readable: no point in retrying it
-                await self.inbound.failed(delivery, delivery.unreadable, max_tries=1)
-                log.error("delivery %s moved to the dead letters: %s", delivery.delivery_id,
-                          delivery.unreadable)
-                continue
-            try:
-                await self.handle(delivery)
-            except Exception as exc:
-                if not permanent(exc):  # left pending: claimed again after the idle time
-                    log.exception("delivery %s failed; it stays pending for a retry",
-                                  delivery.delivery_id)
-                    if await self.inbound.failed(delivery, f"{type(exc).__name__}: {exc}",
-                                                 max_tries=self.max_tries):
-                        log.error("delivery %s failed %d times; moved to the dead letters",
-                                  delivery.delivery_id, self.max_tries)
-                    continue
-                log.error("delivery %s (%s) cannot be handled and is dropped: %s",
-                          delivery.delivery_id, delivery.event, exc)
-            await self.inbound.ack([delivery.entry_id])
+        if not deliveries:
+            return 0
+        held = {d.entry_id for d in deliveries}
+        keeper = asyncio.create_task(self._keep(held), name="inbound:keep")
+        try:
+            await self._handle_all(deliveries, held)
+        finally:
+            held.clear()  # and told twice, as a lease's heartbeat is: a cancel can be lost
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
         return len(deliveries)
+
+    async def _keep(self, held: set[str]) -> None:
+        """Reset the idle time of the deliveries this worker still holds, so nobody takes them
+        over while it lives (``XCLAIM … 0 … JUSTID``: only pending entries are touched)."""
+        while True:
+            await asyncio.sleep(self.keep_s)
+            if not held:
+                return
+            try:
+                await self.inbound.client.xclaim(STREAM, GROUP, self.consumer, 0, list(held),
+                                                 justid=True)
+            except REDIS_AWAY as exc:
+                log.info("could not refresh the deliveries in hand: %s", exc)
+            except redis.exceptions.ResponseError as exc:  # NOGROUP: the read recreates it
+                log.info("could not refresh the deliveries in hand: %s", exc)
+
+    async def _handle_all(self, deliveries: Sequence[InboundDelivery], held: set[str]) -> None:
+        for delivery in deliveries:
+            try:
+                await self._handle_one(delivery)
+            finally:  # acknowledged, or left for a retry ``claim_idle_ms`` from now
+                held.discard(delivery.entry_id)
+
+    async def _handle_one(self, delivery: InboundDelivery) -> None:
+        if delivery.unreadable is not None:  # never readable: no point in retrying it
+            await self.inbound.failed(delivery, delivery.unreadable, max_tries=1)
+            log.error("delivery %s moved to the dead letters: %s", delivery.delivery_id,
+                      delivery.unreadable)
+            return
+        try:
+            await self.handle(delivery)
+        except Exception as exc:
+            if not permanent(exc):  # left pending: claimed again after the idle time
+                log.exception("delivery %s failed; it stays pending for a retry",
+                              delivery.delivery_id)
+                if await self.inbound.failed(delivery, f"{type(exc).__name__}: {exc}",
+                                             max_tries=self.max_tries):
+                    log.error("delivery %s failed %d times; moved to the dead letters",
+                              delivery.delivery_id, self.max_tries)
+                return
+            log.error("delivery %s (%s) cannot be handled and is dropped: %s",
+                      delivery.delivery_id, delivery.event, exc)
+        await self.inbound.ack([delivery.entry_id])
 
     async def settle(self, *, rounds: int = 200) -> None:
         """Run everything until nothing is left to do (tests and the demo drive time)."""
@@ -223,12 +282,11 @@ class Worker:
                 return
 
     async def run(self, stop: asyncio.Event) -> None:
-        async def inbound_loop() -> None:
-            while not stop.is_set():
-                await self.inbound_once(block_ms=1000)
-
-        await asyncio.gather(inbound_loop(), self.runner.run(stop), self.timers.run(stop),
-                             self.projector.run(stop))
+        """Every loop until ``stop``; none of them ends when Redis goes away (see the module
+        docs)."""
+        await asyncio.gather(
+            self.outage.guard("inbound", lambda: self.inbound_once(block_ms=1000), stop),
+            self.runner.run(stop), self.timers.run(stop), self.projector.run(stop))
 
 
 def failure_reporter(journal: Journal, book: PolicyBook) -> Callable[[Failure], Awaitable[None]]:
@@ -259,16 +317,18 @@ Plugin = Callable[[AdapterContext], tuple[dict[EffectType, Adapter], Sync | None
 
 def build_worker(client: redis.asyncio.Redis, forges: Forges, settings: SettingsSource,
                  plugins: Sequence[Plugin] = (), *, durable: bool = True,
-                 claim_idle_s: float = 1860.0, metrics: Metrics | None = None) -> Worker:
+                 leases: Leases | None = None, metrics: Metrics | None = None) -> Worker:
     """Assemble a worker: the coordination adapters plus each plugin's adapters and
-    projection. ``claim_idle_s`` must exceed the slowest adapter (an agent run). The agent
-    reaches repositories through ``forges.git_host``; nothing else of GitHub is in the
-    context."""
+    projection. ``leases`` are the effect runner's figures (``Leases()``: a 10 s lease kept
+    by a 2 s heartbeat however long an adapter runs, and a dead runner's work taken over
+    after 12 s). The agent reaches repositories through ``forges.git_host``; nothing else of
+    GitHub is in the context."""
+    outage = Outage()
     journal = ObservedJournal(client, durable=durable)
     ctx = AdapterContext(journal=journal, hosts=forges.git_host, settings=settings)
     book = PolicyBook(settings, journal)
     indexes = Indexes(client)
-    timers = Timers(journal, book)
+    timers = Timers(journal, book, outage=outage)
     every: dict[EffectType, Adapter] = Coordination(ctx, forges, indexes, timers).adapters()
     syncs: list[Sync] = []
     for plugin in plugins:
@@ -284,9 +344,9 @@ def build_worker(client: redis.asyncio.Redis, forges: Forges, settings: Settings
     timings = Timings()
     runner = EffectRunner(journal, Adapters({t: prepared(book, a, timings, metrics)
                                              for t, a in every.items()}),
-                          book, claim_idle_s=claim_idle_s,
-                          on_failure=failure_reporter(journal, book))
-    projector = Projector(sync_all)
+                          book, leases=leases, on_failure=failure_reporter(journal, book),
+                          outage=outage)
+    projector = Projector(sync_all, outage)
     journal.listeners.append(projector.notify)
     return Worker(journal, Inbound(client, durable=durable), Intake(ctx, forges, book, indexes),
-                  runner, timers, projector, timings)
+                  runner, timers, projector, timings, outage)

@@ -124,9 +124,28 @@ async def main_line(story: Story) -> Quest:
     return await story.step("the watch window passed with the checks green", State.CLOSED)
 
 
+BUG_BACK = "a later change brings the bug back"
+
+
 async def regression(story: Story) -> Quest:
-    """The same check fails again on main: the closed quest is reopened at revision 2."""
+    """A later change on main brings the bug back and the same check fails: the closed quest
+    is reopened at revision 2 and researched from main's head, on a fresh branch and PR."""
     stack = story.stack
-    main = str(stack.fake.repo(REPO).branch_sha("main"))
-    await stack.fake.fail_check(REPO, main, name="tests")
-    return await story.step("check `tests` failed again on main", State.HYPOTHESISED, 2)
+    repo = stack.fake.repo(REPO)
+    pager = (repo.git.read(str(repo.branch_sha("main")), "pager.py") or b"").decode()
+    fixed = "return -(-total // per_page)"
+    if fixed not in pager:
+        raise StepFailed("main does not hold the landed fix, so it cannot be undone")
+    head = await stack.fake.push(REPO, "main", {"pager.py": pager.replace(
+        fixed, "return total // per_page")}, user="carol", message=BUG_BACK)
+    await stack.fake.fail_check(REPO, head.sha, name="tests")
+    quest = await story.step(f"{BUG_BACK}; check `tests` failed again on main",
+                             State.HYPOTHESISED, 2)
+    if quest.base != head.sha or quest.branch != f"quest/{story.quest_id}-r2":
+        raise StepFailed(f"the reopened quest works from {quest.base} on {quest.branch}, not "
+                         f"from main's head {head.sha} on a fresh branch")
+    fresh = [pr for pr in repo.pulls.values() if pr.head_ref == quest.branch]
+    if len(fresh) != 1 or fresh[0].merged:
+        raise StepFailed(f"the reopened quest has no open pull request of its own on "
+                         f"{quest.branch}")
+    return quest

@@ -123,6 +123,10 @@ async def test_the_merge_passes_the_approved_sha_and_a_regression_while_watching
     assert merge.json["sha"] == quest.head
     main = str(stack.fake.repo(REPO).branch_sha("main"))
     await stack.fake.fail_check(REPO, main, name="tests")
+    await stack.settle()  # one failure is a suspect: another App's check, waiting for its re-run
+    watched = await stack.quest(story.quest_id)
+    assert watched.state is State.WATCHING and len(watched.suspects) == 1
+    await stack.fake.fail_check(REPO, main, name="tests")  # the CI ran it again: red again
     quest = await story.step("tests failed while watching", State.HYPOTHESISED, 2)
     revert = [p for p in stack.fake.repo(REPO).pulls.values() if "-revert-" in p.head_ref]
     assert len(revert) == 1 and revert[0].merged

@@ -37,13 +37,14 @@ from tests.fakegithub.keys import JWTRejected, KeyPair, shared_key_pair, verify_
 from tests.fakegithub.openapi import Match, OpenAPI, shared_api
 from tests.fakegithub.render import Renderer
 from tests.fakegithub.routes_checks import HANDLERS as CHECKS
+from tests.fakegithub.routes_ci import HANDLERS as CI
 from tests.fakegithub.routes_git import HANDLERS as GIT
 from tests.fakegithub.routes_issues import HANDLERS as ISSUES
 from tests.fakegithub.routes_pulls import HANDLERS as PULLS
 from tests.fakegithub.rules import invalid_request
 from tests.fakegithub.state import Token, World
 
-HANDLERS: dict[str, Handler] = {**CHECKS, **GIT, **ISSUES, **PULLS}
+HANDLERS: dict[str, Handler] = {**CHECKS, **CI, **GIT, **ISSUES, **PULLS}
 RATE_LIMIT = 5000
 _JWT_PATHS = ("/app", "/app/")
 

@@ -55,6 +55,7 @@ READ_KEYS = (
     "pull_request", "labels", "title", "ref", "before", "after", "sender", "login", "type",
     "pusher", "commits", "added", "modified", "removed", "comment", "user", "body",
     "external_id", "pull_requests", "requested_action", "identifier", "changes", "from",
+    "check_suite_id", "run_attempt",
 )
 """Every key ``bot.github.signals`` reads somewhere: the names a mutation may add."""
 

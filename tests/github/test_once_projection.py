@@ -246,3 +246,19 @@ async def test_finding_the_quests_run_reads_every_page_of_every_run(world: World
     found = await forge.find_check_run(sha, "q-1")
     assert found is not None and found.id == mine.id
     assert len(world.fake.calls("checks/list-for-ref")) == 3  # two pages the second time
+
+
+async def test_a_stale_view_never_overwrites_a_newer_one(world: World) -> None:
+    """Two workers project one quest, one still holding it as it was while watched: the check
+    run ends completed and no run is opened again for the old state (seen in a chaos run)."""
+    b = await ready(world)
+    b.decide("C")
+    b.add("landed", merge_sha=world.main_sha)
+    await world.record(b)
+    watching = await now(world)  # the check run is in progress while the quest is watched
+    await world.effects.sync(watching)
+    b.add("watch_clean")
+    await world.record(b)
+    await world.effects.sync(await now(world))  # closed: the run is completed
+    await world.effects.sync(watching)  # a late sync from a worker that applied `landed`
+    assert [r.status for r in runs(world)] == ["completed"]

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 import redis.asyncio
 
 from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, Policy
-from bot.journal import Adapters, EffectRunner, Journal
+from bot.journal import Adapters, EffectRunner, Journal, Leases
 
 SHARDS = 4
 CLAIM_IDLE_S = 0.3
@@ -42,7 +42,8 @@ def recording_adapters(client: redis.asyncio.Redis) -> Adapters:
 def runner(client: redis.asyncio.Redis, consumer: str) -> EffectRunner:
     journal = Journal(client, shards=SHARDS)
     return EffectRunner(journal, recording_adapters(client), Policy(), consumer=consumer,
-                        claim_idle_s=CLAIM_IDLE_S, concurrency=16)
+                        leases=Leases(lease_s=CLAIM_IDLE_S * 0.8, heartbeat_s=CLAIM_IDLE_S / 4,
+                                      claim_idle_s=CLAIM_IDLE_S), concurrency=16)
 
 
 async def main(url: str, consumer: str) -> None:

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 import pytest
 import redis.asyncio
 
-from bot.journal.inbound import GROUP, STREAM, Duplicate, GroupCommit, Inbound, Stored, seen_key
+from bot.journal.group_commit import GroupCommit
+from bot.journal.inbound import GROUP, STREAM, Duplicate, Inbound, Stored, seen_key
 from tests.shared import SHARED
 
 RECEIVED = datetime(2024, 5, 1, 12, 0, 0, 123000, tzinfo=UTC)

@@ -11,6 +11,7 @@ from bot.journal import (
     EffectRunner,
     Failure,
     Journal,
+    Leases,
     PermanentError,
     delivered,
     failures,
@@ -136,14 +137,13 @@ async def test_dead_runner_doorbells_are_claimed(journal: Journal, recorder: Rec
                                                  redis_async: redis.asyncio.Redis) -> None:
     b = JournalBuilder("q-1").sense()
     await journal.apply_many(b.events, POLICY)
-    dead = EffectRunner(journal, recorder.adapters(), POLICY, consumer="dead",
-                        claim_idle_s=0.05)
+    quick = Leases(lease_s=0.04, heartbeat_s=0.01, claim_idle_s=0.05)
+    dead = EffectRunner(journal, recorder.adapters(), POLICY, consumer="dead", leases=quick)
     await dead.setup()
     # the dead runner read the doorbells and never acknowledged them
     await redis_async.xreadgroup("runners", "dead", {f"outbox:{{shard-{s}}}": ">"
                                                      for s in range(4)})
-    alive = EffectRunner(journal, recorder.adapters(), POLICY, consumer="alive",
-                         claim_idle_s=0.05)
+    alive = EffectRunner(journal, recorder.adapters(), POLICY, consumer="alive", leases=quick)
     assert (await alive.run_once()).claimed == 0  # not idle long enough yet
     import asyncio
 
@@ -190,7 +190,7 @@ async def test_the_lease_runs_afresh_before_every_adapter_call(
             raise PermanentError("gone")
 
     runner = EffectRunner(journal, Adapters({t: slow for t in EffectType}), POLICY,
-                          lease_s=1.0, claim_idle_s=1.0)
+                          leases=Leases(lease_s=1.0, heartbeat_s=0.5, claim_idle_s=1.2))
     await runner.setup()
     assert (await runner.deliver("q-1")).drained
     assert len(left) == len(b.effects) >= 6

@@ -118,7 +118,7 @@ async def test_healthz_is_degraded_while_redis_is_away_and_ok_at_once_after(
 
 async def test_reconnects_are_counted(web: Client, server: RedisServer) -> None:
     def count(text: str, name: str) -> float:
-        return samples(text).get((name, ()), 0.0)
+        return samples(text).get((name, (("process", "web"),)), 0.0)
 
     assert (await send(web, delivery(delivery_id="one"))).status == 202
     text = await (await web.get("/metrics")).text()

@@ -2,7 +2,13 @@
 the related quests that wait for a parent to land.
 
 Research starts again at revision + 1, under the same id, both after a confirmed rollback and
-when a regression with the quest's fingerprint reopens a closed quest.
+when a regression with the quest's fingerprint reopens a closed quest — from the default
+branch's head as it is then (the revert, or the head the reopening names) and on a fresh branch
+(``Quest.branch``): the old one was merged.
+
+A failure during the watch is first a suspect (``bookkeeping``, ``signal_attached``); the
+regression is the re-run that fails too, and ``regression_detected`` holds it against the
+suspects it confirms.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ S = State
 
 
 def landed(q: Quest, e: Landed, p: Policy) -> Result:
-    nq = q.evolve({"state": S.WATCHING, "merge_sha": e.merge_sha})
+    nq = q.evolve({"state": S.WATCHING, "merge_sha": e.merge_sha, "suspects": ()})
     asks: Asks = [
         (E.START_WATCH, {"window_minutes": p.watch_window_minutes,
                          "until": (e.at + minutes(p.watch_window_minutes)).isoformat()}),
@@ -48,31 +54,37 @@ def watch_clean(q: Quest, e: WatchClean, _p: Policy) -> Result:
 
 
 def regression_detected(q: Quest, e: RegressionDetected, _p: Policy) -> Result:
-    nq = q.evolve({"state": S.ROLLED_BACK, "last_signal": e.source})
+    if e.run is not None and not (e.sha and e.fingerprint
+                                  and q.confirms(e.sha, e.fingerprint, e.run)):
+        refuse(q, e, f"{e.fingerprint} failing in {e.run} confirms no suspected failure: a "
+               "failure during the watch is a regression once a re-run of it fails too, so "
+               "attach it as a suspect first", Refusal.BAD_EVENT)
+    nq = q.evolve({"state": S.ROLLED_BACK, "last_signal": e.source, "suspects": ()})
     return nq, [(E.ROLLBACK, {"merge_sha": q.merge_sha, "source": e.source})]
 
 
 def _research_again(q: Quest, **changes: Any) -> Result:
+    revision = q.revision + 1
     nq = q.evolve({
-        "state": S.RESEARCHING, "revision": q.revision + 1, "attempts": 0, "proof": None,
+        "state": S.RESEARCHING, "revision": revision, "attempts": 0, "proof": None,
         "c_approval": None, "head": None, "head_pusher": None, "hypothesis": None,
         "reproduction": None, "reproduction_command": (), "plan": None, "outcome": None,
-        **changes,
+        "suspects": (), "branch_revision": revision, "merge_sha": None, **changes,
     })
     return nq, [start("research")]
 
 
 def rollback_confirmed(q: Quest, e: RollbackConfirmed, _p: Policy) -> Result:
-    return _research_again(q)
+    return _research_again(q, base=e.revert_sha)
 
 
 def reopened(q: Quest, e: Reopened, _p: Policy) -> Result:
-    if e.fingerprint != q.fingerprint:
+    if not q.holds(e.fingerprint):
         refuse(q, e, f"fingerprint {e.fingerprint} is not this quest's ({q.fingerprint})",
                Refusal.BAD_EVENT)
     severity = max_severity(q.severity_floor, e.severity)
     return _research_again(q, severity=severity, signals=q.signals + 1, last_signal=e.source,
-                           merge_sha=None)
+                           base=e.base or q.base)
 
 
 # related quests

@@ -1,5 +1,17 @@
 """Bookkeeping: what a quest records without moving — signals attached, money asked for and
-spent, usage, comments, and effects that could not be delivered."""
+spent, usage, comments, and effects that could not be delivered.
+
+A signal attached is one of four things, and each is recorded where it belongs:
+
+* another failure of the quest's (a duplicate merged by triage, a matrix job or the suite or
+  workflow run of the same failure): counted, its fingerprint kept (``Quest.attached``);
+* a green result of one of its checks (``passed``): evidence, never a failure — flaky when
+  the same check failed on that commit for this quest (a suspect of the watch, or the commit
+  the quest started from), else a sign the failure is fixed;
+* during the watch, a failure on the landed commit or a later one (``suspect``): kept as a
+  ``Suspect`` and a re-run of it asked for (``run_probes``, ``rerun``). A re-run that fails
+  too is the confirmed ``regression_detected``; one that passes clears the suspect (flaky).
+"""
 
 from __future__ import annotations
 
@@ -17,19 +29,45 @@ from bot.core.events import (
     max_severity,
 )
 from bot.core.policy import Policy
-from bot.core.quest import Quest
-from bot.core.rules.asks import Result, refuse
+from bot.core.quest import MAX_SUSPECTS, Quest, Suspect
+from bot.core.rules.asks import Asks, Result, refuse
 from bot.core.states import State
 
 S = State
 
 
 def signal_attached(q: Quest, e: SignalAttached, _p: Policy) -> Result:
+    if e.passed:
+        return _passed(q, e), []
     changes: dict[str, Any] = {"signals": q.signals + 1, "last_signal": e.source,
                                "severity": max_severity(q.severity, e.severity)}
+    if not q.holds(e.fingerprint):
+        changes["attached"] = (*q.attached, e.fingerprint)
     if q.state is S.PROVING or (q.state is S.HANDED_OFF and q.claimed_from is S.PROVING):
         changes["c_approval"] = None  # a new signal during proof ends an earlier C approval
-    return q.evolve(changes), []
+    asks: Asks = []
+    if e.suspect and q.state is S.WATCHING and e.sha and e.run and not _seen(q, e.sha,
+                                                                          e.fingerprint, e.run):
+        suspect = Suspect(sha=e.sha, fingerprint=e.fingerprint, run=e.run)
+        changes["suspects"] = (*q.suspects, suspect)[-MAX_SUSPECTS:]
+        asks.append((E.RUN_PROBES, {"rerun": e.run, "sha": e.sha,
+                                    "fingerprint": e.fingerprint}))
+    return q.evolve(changes), asks
+
+
+def _seen(q: Quest, sha: str, fingerprint: str, run: str) -> bool:
+    return any(s.sha == sha and s.fingerprint == fingerprint and s.run == run
+               for s in q.suspects)
+
+
+def _passed(q: Quest, e: SignalAttached) -> Quest:
+    cleared = tuple(s for s in q.suspects
+                    if not (s.sha == e.sha and s.fingerprint == e.fingerprint))
+    before_landing = q.state not in (S.WATCHING, S.ROLLED_BACK) and q.merge_sha is None
+    flaky = len(cleared) < len(q.suspects) or (
+        before_landing and e.sha is not None and e.sha == q.base and q.holds(e.fingerprint))
+    return q.evolve({"passes": q.passes + 1, "flaky": q.flaky + int(flaky),
+                     "suspects": cleared})
 
 
 def spend_requested(q: Quest, e: SpendRequested, _p: Policy) -> Result:
