@@ -34,6 +34,7 @@ from tests.fakegithub.actions import Actions
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from tests.fakegithub.faults import BEFORE, Faults
 from tests.fakegithub.keys import JWTRejected, KeyPair, shared_key_pair, verify_app_jwt
+from tests.fakegithub.landing import Landing
 from tests.fakegithub.openapi import Match, OpenAPI, shared_api
 from tests.fakegithub.render import Renderer
 from tests.fakegithub.routes_checks import HANDLERS as CHECKS
@@ -74,7 +75,7 @@ class _Throttle:
     retry_after: int = 1
 
 
-class FakeGitHub(Actions):
+class FakeGitHub(Actions, Landing):
     """A local GitHub: ``async with FakeGitHub() as fake:`` then point clients at ``fake.url``.
 
     ``keys`` is the App's key pair (the bot signs JWTs with ``keys.private_pem``);
