@@ -64,12 +64,22 @@ async def raw(
 
 
 async def test_unknown_route_is_a_violation(fake: FakeGitHub, session, gh: GitHubAPI) -> None:
-    status, body = await raw(session, fake, "GET", f"/repos/{REPO}/issues/1/timeline", gh)
+    status, body = await raw(session, fake, "GET", f"/repos/{REPO}/issues/1/chronology", gh)
     assert status == 404
     assert body["message"] == "Not Found"
     assert fake.violations == [
-        f"GET /repos/{REPO}/issues/1/timeline: no such operation in the REST description"
+        f"GET /repos/{REPO}/issues/1/chronology: no such operation in the REST description"
     ]
+    fake.violations.clear()
+
+
+async def test_a_github_route_the_fake_does_not_model_is_a_404_and_a_violation(
+        fake: FakeGitHub, session, gh: GitHubAPI) -> None:
+    status, body = await raw(session, fake, "GET", f"/repos/{REPO}/issues/1/timeline", gh)
+    assert status == 404
+    assert body["message"] == "Not Found"
+    assert fake.violations == [f"GET /repos/{REPO}/issues/1/timeline: the fake does not "
+                               "implement issues/list-events-for-timeline"]
     fake.violations.clear()
 
 

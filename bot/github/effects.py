@@ -34,7 +34,13 @@ from bot.core.states import CHECKPOINT_AT
 from bot.github import conversation, render
 from bot.github.forge import Forge, Forges, is_permanent, refused, status_of
 from bot.github.inbox import Inbox
-from bot.github.projection import EvidenceLookup, Projection, open_pull, quest_branch
+from bot.github.projection import (
+    EvidenceLookup,
+    Projection,
+    open_pull,
+    quest_branch,
+    reviewable,
+)
 from bot.github.revert import revert_tree
 from bot.journal import Adapter, PermanentError
 
@@ -60,8 +66,7 @@ class GitHubEffects:
     def __init__(self, ctx: AdapterContext, forges: Forges, *, draft_pulls: bool = True,
                  revert: RevertTree = default_revert_tree,
                  evidence: EvidenceLookup | None = None) -> None:
-        """``revert`` builds the rollback's tree (``bot.github.revert`` explains how, within
-        the REST subset questbot is held to)."""
+        """``revert`` builds the rollback's tree (``bot.github.revert`` explains how)."""
         self.ctx = ctx
         self.forges = forges
         self.projection = Projection(ctx, forges, draft_pulls=draft_pulls, evidence=evidence)
@@ -103,6 +108,8 @@ class GitHubEffects:
         quest = await self.ctx.quest(effect.quest_id)
         forge = await self.forges.for_repo(quest.repo)
         number = await self.projection.ensure_pull(quest, forge)
+        if number is not None and reviewable(quest):  # asking at C: the draft is ready now
+            await self.projection.mark_ready(quest, forge)
         await self.projection.sync_with(quest, forge)
         await self.inbox.sync_quest(quest)
         still_open = (CHECKPOINT_AT.get(quest.state) is not None
@@ -153,6 +160,11 @@ class GitHubEffects:
             await self._note(effect, f"not merged: #{number}'s head is {pull.head_sha[:12]}, "
                              f"the approval was for {head[:12]}")
             return None
+        if pull.draft and not await self.projection.mark_ready(quest, forge, pull):
+            raise PermanentError(f"#{number} of {quest.repo} is a draft again: someone "
+                                 "converted it after questbot marked it ready for review, and "
+                                 "GitHub does not merge a draft; mark it ready for review, "
+                                 "then /pause and /resume the quest to land it")
         try:
             merge_sha = await forge.merge(number, head, f"questbot: {quest.title or quest.id}"
                                           f" (#{number})"[:250])
@@ -165,8 +177,7 @@ class GitHubEffects:
                 again = await forge.pull(number)
                 if again.merged:
                     return self._landed(effect, again.merge_commit_sha, again.head_sha, head)
-                draft = " it is a draft: mark it ready for review (the REST API cannot);" \
-                    if again.draft else ""
+                draft = " it is a draft: mark it ready for review;" if again.draft else ""
                 raise refused(exc, f"merge #{number} of {quest.repo} at {head[:12]}",
                               f"it is not mergeable:{draft} resolve what GitHub shows on the "
                               "pull request, then /pause and /resume the quest to land "
@@ -198,6 +209,7 @@ class GitHubEffects:
         done_field = f"rebased:{effect.key}"
         done = await self.memory.quest(quest.id, done_field)
         if done is None:
+            current = False
             try:
                 await forge.update_branch(number, expected)
             except gidgethub.BadRequest as exc:
@@ -206,13 +218,17 @@ class GitHubEffects:
                     await self._note(effect, f"not rebased: #{number}'s head moved from "
                                      f"{expected[:12]} ({exc})")
                     return None
-                if is_permanent(exc):
+                # "There are no new commits on the base branch.": the head holds the base
+                # already (an earlier delivery's update, or a person's merge)
+                current = status_of(exc) == 422 and "no new commits" in text
+                if not current and is_permanent(exc):
                     raise refused(exc, f"update #{number} of {quest.repo} with its base",
                                   f"resolve the conflict by pushing to {quest.branch}"
                                   "; questbot proves the new head") from exc
-                raise
+                if not current:
+                    raise
             pull = await forge.pull(number)
-            if pull.head_sha == expected:  # GitHub updates the branch asynchronously (202)
+            if pull.head_sha == expected and not current:  # GitHub updates asynchronously
                 raise RuntimeError(f"#{number} was accepted for update but its head is still "
                                    f"{expected[:12]}; trying again shortly")
             done = pull.head_sha

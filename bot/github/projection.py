@@ -13,11 +13,20 @@ whenever questbot has no record of one — so neither a worker that died between
 its record nor two paths syncing at once leaves two. A check run left on a commit that is no
 longer the quest's head is completed as superseded, so nothing waits on it forever.
 
-Where things go. The quest's home is a draft pull request on ``quest/<id>`` opened once the
-quest starts research. GitHub refuses a pull request with no commits, so until the agent has
-pushed one the status comment lives on the source issue (if the quest came from one) and the
-check run on the commit the quest is about (its base); when the pull request appears, both
-move there and the old comment says where.
+Where things go. The quest's home is a draft pull request on ``quest/<id>``, opened when the
+quest starts research. GitHub refuses a pull request whose head has no commits beyond its base
+(422 "No commits between …"), so the branch starts with questbot's own first commit: an empty
+one, on the base's tree, whose message names the quest (docs/decisions.md says why that shape).
+Before research starts — a quest routed to a person waits in ``triaged`` — the status comment
+lives on the source issue (if the quest came from one) and the check run on the commit the
+quest is about (its base); when the pull request appears, both move there and the old comment
+says where, which links the pull request from the issue.
+
+The pull request is a draft until the change is there to review: at checkpoint C (``ready``,
+a claimed C review, or ``landing`` if C was decided at once) questbot marks it ready for review
+through GraphQL, once — a person who turns it back into a draft after that is not overruled,
+and GitHub will not merge a draft, so ``land`` says so. A repository whose plan has no drafts
+(422 "Draft pull requests are not supported") gets an ordinary pull request.
 """
 
 from __future__ import annotations
@@ -33,7 +42,7 @@ import gidgethub
 from bot.adapters import AdapterContext
 from bot.agent.evidence import EvidenceBundle
 from bot.core import Quest
-from bot.core.events import Route
+from bot.core.events import Reopened, Reproduced, Route
 from bot.core.states import CHECKPOINT_AT, State
 from bot.github import render
 from bot.github.forge import CHECK_NAME, CheckRun, Forge, Forges, Pull, refused
@@ -47,6 +56,9 @@ log = logging.getLogger(__name__)
 
 EvidenceLookup = Callable[[Quest], Awaitable[EvidenceBundle | None]]
 _NO_PR_YET = ("no commits between", "no commits")
+_NO_DRAFTS = "draft pull requests are not supported"
+_HEAD_LOOKBACK = 50
+"""Events searched, newest first, for the reproduction's commit (research to B is a few)."""
 CREATING_CHECK = "check_creating"
 """The head a check run is being created on, until the run is recorded."""
 
@@ -70,6 +82,9 @@ async def open_pull(forge: Forge, *, head: str, base: str, title: str, body: str
                                        draft=draft)
     except gidgethub.BadRequest as exc:
         text = str(exc).lower() + json.dumps(getattr(exc, "errors", None) or "").lower()
+        if int(exc.status_code) == 422 and draft and _NO_DRAFTS in text:
+            return await open_pull(forge, head=head, base=base, title=title, body=body,
+                                   draft=False, author=author)
         if int(exc.status_code) == 422 and any(s in text for s in _NO_PR_YET):
             return None
         if int(exc.status_code) == 422 and "already exists" in text:
@@ -92,6 +107,21 @@ def source_issue_of(quest: Quest) -> int | None:
         if source.startswith(prefix) and source[len(prefix):].isdigit():
             return int(source[len(prefix):])
     return None
+
+
+def first_commit_message(quest: Quest) -> str:
+    """The message of the quest branch's first commit, which changes no file."""
+    return (f"Start questbot quest {quest.id}\n\n"
+            f"{(quest.title or quest.id)[:200]}\n\n"
+            "This commit changes no file. GitHub opens a pull request only for a branch with a "
+            "commit of its own, and this quest's pull request is where it is reviewed from "
+            "research on.\n")
+
+
+def reviewable(quest: Quest) -> bool:
+    """Whether the quest's change is there to review: checkpoint C and after."""
+    return (quest.state in (State.READY, State.LANDING)
+            or (quest.state is State.HANDED_OFF and quest.checkpoint_state is State.READY))
 
 
 class Projection:
@@ -138,7 +168,8 @@ class Projection:
             if pull is None:
                 return None
             await self.memory.set_quest(quest.id, pr=pull.number, pr_url=pull.html_url,
-                                        pr_head=pull.head_sha, pr_branch=branch)
+                                        pr_head=pull.head_sha, pr_branch=branch,
+                                        pr_draft=int(pull.draft))
             return pull.number
 
     async def _open_pull(self, quest: Quest, forge: Forge, branch: str) -> Pull | None:
@@ -148,7 +179,16 @@ class Projection:
             raise PermanentError(f"cannot open a branch for quest {quest.id}: {quest.repo} has "
                                  f"no branch {default}; the worker records the default branch "
                                  "from webhooks — redeliver one")
-        await forge.git.ensure_branch(branch, quest.head or base_sha)
+        head = await forge.git.branch_head(branch)
+        if head is None and quest.head and quest.head != base_sha:
+            head = await forge.git.ensure_branch(branch, quest.head)
+        if head is None or head == base_sha:
+            # the first commit is questbot's own (an interrupted path may have left the
+            # branch at the base, or an unreferenced commit, which is harmless)
+            first = await forge.git.create_commit(
+                tree=await forge.git.commit_tree(base_sha), parents=[base_sha],
+                message=first_commit_message(quest))
+            await forge.git.set_branch(branch, first)
         source = await self.source_issue(quest)
         body = "\n".join([
             render.quest_marker(quest.id),
@@ -158,6 +198,24 @@ class Projection:
         title = f"questbot: {quest.title or quest.id}"[:200]
         return await open_pull(forge, head=branch, base=default, title=title, body=body,
                                draft=self.draft_pulls, author=self.ctx.bot_login)
+
+    async def mark_ready(self, quest: Quest, forge: Forge, pull: Pull | None = None) -> bool:
+        """Mark the quest's pull request ready for review, if questbot opened it as a draft
+        and has not marked it yet (``markPullRequestReadyForReview``). Whether it is ready
+        now: ``False`` when it is a draft questbot already marked ready once — a person made
+        it a draft again, and questbot does not overrule them."""
+        number = await self.recorded_pull(quest)
+        if number is None:
+            return False
+        if await self.memory.quest(quest.id, "pr_draft") != "1":
+            return pull is None or not pull.draft
+        pull = pull or await forge.pull(number)
+        if pull.draft:
+            await forge.graphql.mark_ready(pull.node_id)
+            log.info("marked #%s of %s ready for review (quest %s at %s)", number, quest.repo,
+                     quest.id, quest.state.value)
+        await self.memory.set_quest(quest.id, pr_draft=0)
+        return True
 
     async def source_issue(self, quest: Quest) -> int | None:
         return await self.memory.quest_int(quest.id, "source_issue") or source_issue_of(quest)
@@ -169,6 +227,8 @@ class Projection:
         forge = await self.forges.for_repo(quest.repo)
         if self._wants_pull(quest):
             await self.ensure_pull(quest, forge)
+            if reviewable(quest):
+                await self.mark_ready(quest, forge)
         await self.sync_with(quest, forge)
 
     async def sync_with(self, quest: Quest, forge: Forge) -> None:
@@ -251,8 +311,7 @@ class Projection:
         """Create or update the ``questbot`` check run on the quest's head; its details
         (``output.text``) carry the evidence too, cut to GitHub's limit."""
         current = await self.recorded_pull(quest) is not None
-        head = (quest.head or (await self.memory.quest(quest.id, "pr_head") if current else None)
-                or quest.base)
+        head = quest.head or (await self._pr_head(quest) if current else None) or quest.base
         if head is None:
             return
         view = render.check_run(quest, evidence)
@@ -271,6 +330,25 @@ class Projection:
                                            check_head=head,
                                            check_done=int(view.status == "completed"),
                                            check_digest=new_digest)
+
+    async def _pr_head(self, quest: Quest) -> str | None:
+        """Where the quest's branch points while the quest has no head of its own (research
+        to checkpoint B), the pull request's head, where its check run belongs: the
+        reproduction the agent pushed over questbot's first commit, else that first commit.
+        The reproduction reaches the core as no head, so it is read from the journal's
+        ``reproduced`` event — no request to GitHub."""
+        rows = stream_rows(await self.ctx.journal.client.xrevrange(
+            quest_keys(quest.id).events, "+", "-", count=_HEAD_LOOKBACK))
+        for _, fields in rows:
+            try:
+                event = load_event(fields["e"])
+            except (KeyError, ValueError):
+                continue
+            if isinstance(event, Reopened):
+                break  # an earlier revision's reproduction is not this one's head
+            if isinstance(event, Reproduced) and event.commit:
+                return event.commit
+        return await self.memory.quest(quest.id, "pr_head")
 
     async def _check_run_on(self, quest: Quest, forge: Forge, head: str,
                             view: render.CheckRunView, body: dict[str, Any]) -> CheckRun:

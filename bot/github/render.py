@@ -42,6 +42,8 @@ from bot.core import Quest
 from bot.core.quest import Outcome, ParkReason
 from bot.core.states import CHECKPOINT_AT, MEANING, State
 from bot.github.evidence import render_markdown
+from bot.github.forge.limits import BODY_LIMIT as COMMENT_LIMIT
+from bot.github.forge.limits import OUTPUT_LIMIT, fit
 from bot.github.markdown import inline_code, plain
 from bot.github.views import allowed_commands, lifecycle_mermaid
 
@@ -183,12 +185,17 @@ def status_comment(view: StatusView) -> str:
             to = f" → `{entry.state.value}`" if entry.state else ""
             lines.append(f"- {entry.at:%Y-%m-%d %H:%M} UTC `{entry.event}`{who}{to}")
         lines += ["", "</details>"]
+    tail = ["", "<details><summary>Lifecycle</summary>", "", "```mermaid",
+            lifecycle_mermaid(q.state), "```", "", "</details>", ""]
     if view.evidence is not None:
+        budget = COMMENT_LIMIT - len("\n".join([*lines, *tail])) - 64
+        where = f"the `questbot` check run's details ({view.pull_url}/checks)" \
+            if view.pull_url else "the `questbot` check run's details"
         lines += ["", "<details><summary>Evidence</summary>", "",
-                  render_markdown(view.evidence), "</details>"]
-    lines += ["", "<details><summary>Lifecycle</summary>", "", "```mermaid",
-              lifecycle_mermaid(q.state), "```", "", "</details>", ""]
-    return "\n".join(lines)
+                  fit(render_markdown(view.evidence), budget,
+                      note=f"\n\n*(cut here: a comment holds {COMMENT_LIMIT:,} characters; "
+                           f"{{rest:,}} more are in {where})*\n"), "</details>"]
+    return "\n".join([*lines, *tail])
 
 
 # --- the check run -----------------------------------------------------------------------
@@ -278,7 +285,7 @@ _TERMINAL_CHECK: dict[Outcome, tuple[CheckConclusion, str]] = {
 }
 
 
-CHECK_TEXT_LIMIT = 65_535
+CHECK_TEXT_LIMIT = OUTPUT_LIMIT
 """GitHub refuses a check run whose ``output.text`` is longer than this."""
 _CUT = "\n\n*(cut here: GitHub allows 65535 characters; the status comment has the rest)*\n"
 

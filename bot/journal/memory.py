@@ -138,8 +138,8 @@ class ForgeMemory:
         await self.client.hset(repo_gh_key(repo), mapping=mapping)
 
     async def remember_default_branch(self, repo: str, branch: str) -> None:
-        """For the worker: ``repository.default_branch`` from any webhook payload. The REST
-        subset has no ``repos/get``, so this is how questbot knows where to open PRs."""
+        """For the worker: ``repository.default_branch`` from any webhook payload, which is
+        how questbot knows where to open PRs without a ``repos/get`` per quest."""
         await self.set_repo(repo, "default_branch", branch)
 
     async def default_branch(self, repo: str) -> str:

@@ -92,12 +92,12 @@ def agent_plugin(scripted_specs: Mapping[str, ScriptedSpec] | None,
 async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | int,
                         private_key: str | bytes | SecretStr, durable: bool = True,
                         scripted_specs: Mapping[str, ScriptedSpec] | None = None,
-                        draft_pulls: bool = False, poll_seconds: float = 2.0,
+                        draft_pulls: bool = True, poll_seconds: float = 2.0,
                         leases: Leases | None = None,
                         limits: RateLimits | None = None) -> Runtime:
-    """``draft_pulls`` is off by default: GitHub's REST API cannot mark a draft ready for
-    review, so a draft quest PR could never land (docs/decisions.md). ``leases`` default to
-    ``Leases()`` (``bot.journal.lease`` says why those figures)."""
+    """``draft_pulls``: quest PRs open as drafts and are marked ready for review at
+    checkpoint C (``bot.github.projection``). ``leases`` default to ``Leases()``
+    (``bot.journal.lease`` says why those figures)."""
     metrics = Metrics()
     client = redis_client(redis_url, metrics)
     session = aiohttp.ClientSession()

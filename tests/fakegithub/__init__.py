@@ -2,8 +2,10 @@
 
 Start it with ``async with FakeGitHub() as fake:`` and point a gidgethub client at ``fake.url``;
 arrange scenes with :class:`~tests.fakegithub.actions.Actions` helpers (``create_repository``,
-``push``, ``comment``, ``fail_check``…); end with ``fake.assert_clean()``. Every request is checked
-against ``../shared/github/rest-subset.openapi.json``.
+``push``, ``comment``, ``fail_check``…); end with ``fake.assert_clean()``. Every request and
+answer is checked against GitHub's full REST description
+(``../shared/github/rest/api.github.com.json``), GraphQL against its schema, and the rules of
+``../shared/github/BEHAVIOUR.md`` that questbot meets are enforced (``tests.fakegithub.rules``).
 """
 
 from tests.fakegithub.calls import GitHubError, Reply

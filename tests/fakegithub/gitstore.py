@@ -78,6 +78,15 @@ class GitStore:
         ]
         return self.put_tree(entries)
 
+    def walk(self, tree_sha: str, prefix: str = "") -> list[TreeEntry]:
+        """Every entry below a tree, depth first, with full paths (``?recursive=1``)."""
+        out: list[TreeEntry] = []
+        for entry in self.trees[tree_sha]:
+            out.append(TreeEntry(prefix + entry.path, entry.mode, entry.type, entry.sha))
+            if entry.type == "tree":
+                out.extend(self.walk(entry.sha, f"{prefix}{entry.path}/"))
+        return out
+
     def tree_files(self, tree_sha: str, prefix: str = "") -> dict[str, str]:
         """The flat ``{path: blob sha}`` view of a tree."""
         out: dict[str, str] = {}
@@ -154,16 +163,21 @@ class GitStore:
         """A three-way merge of two commits' files; ``None`` if a path changed on both sides."""
         base_sha = self.merge_base(ours, theirs)
         base = self.files(base_sha) if base_sha else {}
-        mine, other = self.files(ours), self.files(theirs)
-        merged: dict[str, str] = {}
-        for path in set(base) | set(mine) | set(other):
-            b, m, o = base.get(path), mine.get(path), other.get(path)
-            if m == o or o == b:
-                result = m
-            elif m == b:
-                result = o
-            else:
-                return None
-            if result is not None:
-                merged[path] = result
-        return merged
+        return three_way(base, self.files(ours), self.files(theirs))
+
+
+def three_way(base: dict[str, str], mine: dict[str, str],
+              other: dict[str, str]) -> dict[str, str] | None:
+    """``{path: blob}`` with both sides' changes from ``base``; ``None`` on a conflict."""
+    merged: dict[str, str] = {}
+    for path in set(base) | set(mine) | set(other):
+        b, m, o = base.get(path), mine.get(path), other.get(path)
+        if m == o or o == b:
+            result = m
+        elif m == b:
+            result = o
+        else:
+            return None
+        if result is not None:
+            merged[path] = result
+    return merged

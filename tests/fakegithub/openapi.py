@@ -1,12 +1,17 @@
-"""Check HTTP exchanges against GitHub's own REST description.
+"""Check HTTP exchanges against GitHub's own REST description, the whole of it.
 
-The fake answers only what ``rest-subset.openapi.json`` documents, plus the few operations of
-``BEYOND_SUBSET`` read from GitHub's full description (``rest/api.github.com.json``) with every
-component they reference — the way the subset itself was made — so a request the bot makes
-that GitHub would not understand fails here first, in a test, rather than in production. The
-description is OpenAPI 3.0, whose schemas are almost JSON Schema: the one difference that
-matters is ``nullable: true``, translated once at load time into a ``"null"`` alternative. The
-whole translated document is registered as one resource so every ``$ref`` resolves inside it.
+The fake matches every request against ``rest/api.github.com.json`` (811 paths, the
+description GitHub publishes, as ``@octokit/openapi`` ships it), so a request the bot makes
+that GitHub would not understand fails here first, in a test, rather than in production.
+
+The document is 13 MB, and a test touches a dozen of its 1,200 operations, so it is read once
+per process (``shared_api``) and compiled lazily: every operation's path template becomes a
+regular expression up front (cheap), but a schema is translated and its validator built only
+when an exchange first needs it, and then cached. The description is OpenAPI 3.0, whose
+schemas are almost JSON Schema: the one difference that matters is ``nullable: true``,
+translated into a ``"null"`` alternative. Each schema is translated with the components it
+references (directly or through others), once, into one growing document registered under
+``_BASE``, and its local ``$ref``s are rewritten to point there.
 
 Problems come back as readable strings ("POST /repos/o/r/pulls: body: 'head' is a required
 property") for the server to record as violations; nothing here raises on bad input.
@@ -19,7 +24,7 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from functools import cache, cached_property
+from functools import cache
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
@@ -30,14 +35,8 @@ from referencing.jsonschema import DRAFT7
 
 from tests.shared import GITHUB
 
-SPEC_PATH = GITHUB / "rest-subset.openapi.json"
-FULL_SPEC_PATH = GITHUB / "rest" / "api.github.com.json"
-BEYOND_SUBSET = ("issues/list-comments", "issues/list-for-repo", "pulls/list",
-                 "checks/get", "actions/get-job-for-workflow-run",
-                 "actions/re-run-workflow-failed-jobs", "actions/re-run-job-for-workflow-run",
-                 "repos/compare-commits")
-"""Operations questbot uses that the subset lacks (until the fake moves to the full description)."""
-_BASE = "urn:github-rest-subset"
+SPEC_PATH = GITHUB / "rest" / "api.github.com.json"
+_BASE = "urn:github-rest"
 _METHODS = ("get", "put", "post", "patch", "delete")
 
 
@@ -51,45 +50,20 @@ def _refs(node: Any) -> list[str]:
     return found + [ref for value in node.values() for ref in _refs(value)]
 
 
-def with_operations(document: dict[str, Any], full: Mapping[str, Any],
-                    operation_ids: tuple[str, ...]) -> dict[str, Any]:
-    """``document`` with the operations ``operation_ids`` of ``full`` added (Octokit's
-    ``x-octokit`` dropped, as in the subset), and every component they reference."""
-    out = copy.deepcopy(document)
-    wanted = set(operation_ids)
-    for template, item in full["paths"].items():
-        for method in _METHODS:
-            spec = item.get(method)
-            if not isinstance(spec, dict) or spec.get("operationId") not in wanted:
-                continue
-            wanted.discard(spec["operationId"])
-            target = out["paths"].setdefault(template, {})
-            if "parameters" in item:
-                target.setdefault("parameters", copy.deepcopy(item["parameters"]))
-            target[method] = {k: copy.deepcopy(v) for k, v in spec.items() if k != "x-octokit"}
-    if wanted:
-        raise KeyError(f"not in GitHub's REST description: {sorted(wanted)}")
-    pending = _refs(out["paths"])
-    while pending:
-        kind, name = pending.pop().removeprefix("#/components/").split("/", 1)
-        have = out.setdefault("components", {}).setdefault(kind, {})
-        if name not in have:
-            have[name] = copy.deepcopy(full["components"][kind][name])
-            pending.extend(_refs(have[name]))
-    return out
-
-
-def translate_nullable(node: Any) -> Any:
+def translate_nullable(node: Any, *, base: str = "") -> Any:
     """Return ``node`` with OpenAPI 3.0 ``nullable: true`` rewritten as JSON Schema.
 
     ``{"type": "string", "nullable": true}`` becomes ``{"type": ["string", "null"]}``; a nullable
     schema without ``type`` (a ``$ref`` or ``allOf``) becomes ``anyOf`` of itself and null.
+    Local ``$ref``s (``#/components/…``) are prefixed with ``base``.
     """
     if isinstance(node, list):
-        return [translate_nullable(item) for item in node]
+        return [translate_nullable(item, base=base) for item in node]
     if not isinstance(node, dict):
         return node
-    out = {key: translate_nullable(value) for key, value in node.items()}
+    out = {key: translate_nullable(value, base=base) for key, value in node.items()}
+    if base and isinstance(out.get("$ref"), str) and out["$ref"].startswith("#"):
+        out["$ref"] = base + out["$ref"]
     if out.pop("nullable", False) is True:
         if "enum" in out and None not in out["enum"]:
             out["enum"] = [*out["enum"], None]
@@ -108,12 +82,10 @@ class Operation:
     template: str
     operation_id: str
     spec: Mapping[str, Any] = field(repr=False)
-    regex: re.Pattern[str]
-    specificity: int
-
-    @cached_property
-    def parameters(self) -> list[Mapping[str, Any]]:
-        return list(self.spec.get("parameters", []))
+    parameters: tuple[Mapping[str, Any], ...] = field(repr=False)
+    """Path-level and operation-level parameters, ``$ref``s resolved."""
+    regex: re.Pattern[str] = field(repr=False)
+    specificity: int = 0
 
 
 @dataclass(frozen=True)
@@ -140,53 +112,76 @@ def _template_regex(template: str, multi_segment: set[str]) -> tuple[re.Pattern[
     return re.compile(f"^{pattern}$"), literal
 
 
+def _pointer_token(text: str) -> str:
+    return text.replace("~", "~0").replace("/", "~1")
+
+
 class OpenAPI:
     """The REST description: match requests to operations and validate both directions."""
 
-    def __init__(self, path: Path = SPEC_PATH, *, beyond: tuple[str, ...] = BEYOND_SUBSET,
-                 full_path: Path = FULL_SPEC_PATH) -> None:
-        raw = json.loads(path.read_text())
-        if beyond:
-            raw = with_operations(raw, json.loads(full_path.read_text()), beyond)
-        self.document: dict[str, Any] = translate_nullable(raw)
-        resource: Resource[Any] = DRAFT7.create_resource(self.document)
+    def __init__(self, path: Path = SPEC_PATH) -> None:
+        self.document: dict[str, Any] = json.loads(path.read_bytes())
+        """The description as published (OpenAPI 3.0, untranslated)."""
+        self._compiled: dict[str, Any] = {"components": {}}
+        """The JSON-Schema view of the components translated so far (``_BASE``)."""
+        resource: Resource[Any] = DRAFT7.create_resource(self._compiled)
         self._registry: Registry[Any] = Registry().with_resource(_BASE, resource)
         self._validators: dict[str, Draft7Validator] = {}
+        self._parameter_validators: dict[tuple[str, str, str], Draft7Validator] = {}
         self.operations: list[Operation] = []
         for template, item in self.document["paths"].items():
             shared = item.get("parameters", [])
             for method in _METHODS:
-                if method not in item:
+                spec = item.get(method)
+                if not isinstance(spec, dict):
                     continue
-                spec = dict(item[method])
-                params = [self.resolve(p) for p in [*shared, *spec.get("parameters", [])]]
-                spec["parameters"] = params
+                params = tuple(self.resolve(p) for p in [*shared, *spec.get("parameters", [])])
                 multi = {p["name"] for p in params if p.get("x-multi-segment")}
                 # Only a trailing parameter may swallow slashes (contents/{path}, git/ref/{ref});
                 # elsewhere GitHub expects the client to percent-encode them.
                 multi = {name for name in multi if template.endswith("{" + name + "}")}
                 regex, literal = _template_regex(template, multi)
-                self.operations.append(
-                    Operation(method.upper(), template, spec["operationId"], spec, regex, literal)
-                )
+                self.operations.append(Operation(method.upper(), template, spec["operationId"],
+                                                 spec, params, regex, literal))
         # Prefer the template with the most literal text: issues/comments/{id} over issues/{n}.
         self.operations.sort(key=lambda op: -op.specificity)
+        self.by_id = {op.operation_id: op for op in self.operations}
 
     def resolve(self, node: Mapping[str, Any]) -> dict[str, Any]:
         """Follow a local ``$ref`` (one level at a time) to the object it names."""
         while "$ref" in node:
-            target: Any = self.document
-            for part in node["$ref"].removeprefix("#/").split("/"):
-                target = target[part]
-            node = target
+            node = self._at(node["$ref"].removeprefix("#"))
         return dict(node)
+
+    def _at(self, pointer: str) -> Any:
+        target: Any = self.document
+        for part in pointer.removeprefix("/").split("/"):
+            target = target[part.replace("~1", "/").replace("~0", "~")]
+        return target
+
+    def _compile_components(self, node: Any) -> None:
+        """Translate every component ``node`` references, transitively, once each."""
+        pending = _refs(node)
+        while pending:
+            ref = pending.pop()
+            kind, name = ref.removeprefix("#/components/").split("/", 1)
+            have = self._compiled["components"].setdefault(kind, {})
+            if name in have:
+                continue
+            raw = self.document["components"][kind][name]
+            have[name] = translate_nullable(raw, base=_BASE)
+            pending.extend(_refs(raw))
 
     def validator(self, pointer: str) -> Draft7Validator:
         """A validator for the schema at a JSON pointer into the document, cached."""
-        if pointer not in self._validators:
-            schema = {"$ref": f"{_BASE}#{pointer}"}
-            self._validators[pointer] = Draft7Validator(schema, registry=self._registry)
-        return self._validators[pointer]
+        found = self._validators.get(pointer)
+        if found is None:
+            raw = self._at(pointer)
+            self._compile_components(raw)
+            schema = translate_nullable(raw, base=_BASE)
+            found = Draft7Validator(schema, registry=self._registry)
+            self._validators[pointer] = found
+        return found
 
     def match(self, method: str, raw_path: str) -> Match | Operation | None:
         """The operation for ``method raw_path``.
@@ -210,8 +205,18 @@ class OpenAPI:
         return other
 
     def _pointer_of(self, op: Operation, *parts: str) -> str:
-        template = op.template.replace("~", "~0").replace("/", "~1")
-        return "/".join(["", "paths", template, op.method.lower(), *parts])
+        return "/".join(["", "paths", _pointer_token(op.template), op.method.lower(), *parts])
+
+    def _parameter_validator(self, op: Operation, param: Mapping[str, Any]) -> Draft7Validator:
+        key = (op.operation_id, str(param["in"]), str(param["name"]))
+        found = self._parameter_validators.get(key)
+        if found is None:
+            schema = param.get("schema", {})
+            self._compile_components(schema)
+            found = Draft7Validator(translate_nullable(schema, base=_BASE),
+                                    registry=self._registry)
+            self._parameter_validators[key] = found
+        return found
 
     def check_request(
         self,
@@ -237,9 +242,8 @@ class OpenAPI:
                 value = query[name]
             else:
                 continue
-            schema = param.get("schema", {})
-            value = _coerce(value, schema)
-            for error in Draft7Validator(schema).iter_errors(value):
+            value = _coerce(value, param.get("schema", {}))
+            for error in self._parameter_validator(op, param).iter_errors(value):
                 problems.append(f"{where} parameter {name!r}: {error.message}")
         for name in query:
             if name not in known:
@@ -247,15 +251,23 @@ class OpenAPI:
         request_body = op.spec.get("requestBody")
         if request_body is None:
             return problems
+        request_body = self.resolve(request_body)
         if not has_body:
             if request_body.get("required"):
                 problems.append("a JSON body is required")
             return problems
+        content = request_body.get("content", {})
+        if "application/json" not in content:
+            return problems  # a raw upload (release assets, markdown/raw): nothing to check
         pointer = self._pointer_of(op, "requestBody", "content", "application~1json", "schema")
         for error in self.validator(pointer).iter_errors(body):
             where = "/".join(str(p) for p in error.absolute_path) or "(root)"
             problems.append(f"body at {where}: {error.message}")
         return problems
+
+    def documents_status(self, op: Operation, status: int) -> bool:
+        """Whether GitHub's description lists ``status`` among the operation's answers."""
+        return str(status) in op.spec["responses"]
 
     def check_response(self, op: Operation, status: int, body: Any) -> list[str]:
         """Problems with the fake's own JSON answer, if the description documents the status."""
@@ -284,7 +296,7 @@ class OpenAPI:
 
 @cache
 def shared_api() -> OpenAPI:
-    """One parsed description per process: parsing and compiling validators is the slow part."""
+    """One parsed description per process; validators are compiled as exchanges need them."""
     return OpenAPI(SPEC_PATH)
 
 

@@ -12,6 +12,7 @@ import base64
 import hashlib
 from typing import Any
 
+from tests.fakegithub import nodes
 from tests.fakegithub.openapi import OpenAPI
 from tests.fakegithub.state import (
     CheckRun,
@@ -25,6 +26,24 @@ from tests.fakegithub.state import (
     WorkflowRun,
     World,
 )
+
+
+def mergeable_state(repo: Repository, pr: PullRequest) -> str:
+    """GitHub's ``mergeable_state``: ``draft``, ``blocked`` while a required check has not
+    passed, else ``clean`` (the fake computes mergeability at once; GitHub may say ``null``
+    and ``unknown`` first, BEHAVIOUR §1)."""
+    if pr.merged:
+        return "unknown"
+    if pr.draft:
+        return "draft"
+    return "blocked" if repo.missing_checks(pr) else "clean"
+
+
+def reactions(url: str) -> dict[str, Any]:
+    """An empty ``reaction-rollup``: the fake counts no reactions on issues."""
+    counts = dict.fromkeys(("+1", "-1", "laugh", "confused", "heart", "hooray", "eyes",
+                            "rocket"), 0)
+    return {"url": url, "total_count": 0, **counts}
 
 
 def user_id(login: str) -> int:
@@ -68,16 +87,36 @@ class Renderer:
             default_branch=repo.default_branch,
             url=self.repo_url(repo),
             html_url=f"https://github.com/{repo.full_name}",
+            allow_merge_commit=repo.allow_merge_commit,
+            allow_squash_merge=repo.allow_squash_merge,
+            allow_rebase_merge=repo.allow_rebase_merge,
+            allow_auto_merge=repo.allow_auto_merge,
         )
+        return out
+
+    def full_repository(self, repo: Repository) -> dict[str, Any]:
+        """``repos/get``: the repository with its settings (``full-repository``)."""
+        out: dict[str, Any] = self.api.example("full-repository-default-response")
+        out.update({k: v for k, v in self.repository(repo).items() if k in out})
+        for absent in ("template_repository", "parent", "source"):  # not a fork or template
+            out.pop(absent, None)
+        out.update(fork=False, language=None, web_commit_signoff_required=False,
+                   allow_update_branch=False, use_squash_pr_title_as_default=False,
+                   visibility="private" if repo.private else "public",
+                   permissions={"admin": False, "maintain": False, "push": True, "triage": True,
+                                "pull": True})
         return out
 
     def label(self, repo: Repository, name: str) -> dict[str, Any]:
         out: dict[str, Any] = self.api.example("label-items")[0]
+        known = repo.labels.get(name.lower())
         out.update(
             id=user_id(f"{repo.full_name}#{name}"),
+            node_id=f"LA_{user_id(f'{repo.full_name}#{name}')}",
             name=name,
             url=f"{self.repo_url(repo)}/labels/{name}",
-            description=None,
+            color=known.color if known else "ededed",
+            description=known.description if known else None,
             default=False,
         )
         return out
@@ -85,9 +124,10 @@ class Renderer:
     def issue(self, repo: Repository, issue: Issue) -> dict[str, Any]:
         out: dict[str, Any] = self.api.example("issue")
         url = f"{self.repo_url(repo)}/issues/{issue.number}"
+        kind = nodes.PULL_REQUEST if issue.is_pull_request else nodes.ISSUE
         out.update(
             id=repo.id * 100000 + issue.number,
-            node_id=f"I_{repo.id}_{issue.number}",
+            node_id=nodes.node_id(kind, repo.id, issue.number),
             url=url,
             repository_url=self.repo_url(repo),
             labels_url=f"{url}/labels{{/name}}",
@@ -108,6 +148,12 @@ class Renderer:
             updated_at=issue.created_at,
             closed_at=None,
             closed_by=None,
+            locked=issue.locked,
+            active_lock_reason=issue.lock_reason,
+            # GitHub sends these (recorded/paginate-issues.json); the example lacks them
+            timeline_url=f"{url}/timeline",
+            performed_via_github_app=None,
+            reactions=reactions(f"{url}/reactions"),
             author_association="MEMBER" if repo.permission(issue.user) != "none" else "NONE",
             state_reason=None,
         )
@@ -149,10 +195,10 @@ class Renderer:
             merged_by=self.user(pr.merged_by) if pr.merged_by else None,
             merge_commit_sha=pr.merge_commit_sha,
             mergeable=None if pr.merged else True,
-            mergeable_state="clean",
+            mergeable_state=mergeable_state(repo, pr),
             requested_reviewers=[self.user(login) for login in pr.requested_reviewers],
             requested_teams=[],
-            auto_merge=None,
+            auto_merge=self.auto_merge(pr),
         )
         sides = (("head", pr.head_ref, pr.head_sha), ("base", pr.base_ref, pr.base_sha))
         for side, ref, sha in sides:
@@ -164,6 +210,13 @@ class Renderer:
                 repo=self.repository(repo),
             )
         return out
+
+    def auto_merge(self, pr: PullRequest) -> dict[str, Any] | None:
+        if pr.auto_merge is None:
+            return None
+        return {"enabled_by": self.user(pr.auto_merge.enabled_by),
+                "merge_method": pr.auto_merge.method.lower(),
+                "commit_title": "", "commit_message": ""}
 
     def pull_simple(self, repo: Repository, pr: PullRequest) -> dict[str, Any]:
         out: dict[str, Any] = self.api.example("pull-request-simple")
@@ -221,6 +274,17 @@ class Renderer:
             created_at=status.created_at,
             updated_at=status.created_at,
         )
+        return out
+
+    def status_simple(self, repo: Repository, status: CommitStatus) -> dict[str, Any]:
+        """A status inside ``combined-commit-status`` (no ``creator``)."""
+        out: dict[str, Any] = self.api.example("combined-commit-status")["statuses"][0]
+        out.update({k: v for k, v in self.status(repo, status).items() if k in out})
+        return out
+
+    def minimal_repository(self, repo: Repository) -> dict[str, Any]:
+        out: dict[str, Any] = self.api.example("combined-commit-status")["repository"]
+        out.update({k: v for k, v in self.repository(repo).items() if k in out})
         return out
 
     def content_file(self, repo: Repository, ref: str, path: str, sha: str) -> dict[str, Any]:
@@ -304,9 +368,16 @@ class Renderer:
             },
         }
 
-    def git_tree(self, repo: Repository, sha: str) -> dict[str, Any]:
+    def blob(self, repo: Repository, sha: str) -> dict[str, Any]:
+        data = repo.git.blobs[sha]
+        return {"content": base64.encodebytes(data).decode(), "encoding": "base64",
+                "url": f"{self.repo_url(repo)}/git/blobs/{sha}", "sha": sha, "size": len(data),
+                "node_id": f"B_{sha[:16]}"}
+
+    def git_tree(self, repo: Repository, sha: str, *, recursive: bool = False) -> dict[str, Any]:
         entries = []
-        for entry in repo.git.trees[sha]:
+        listing = repo.git.walk(sha) if recursive else repo.git.trees[sha]
+        for entry in listing:
             item: dict[str, Any] = {
                 "path": entry.path,
                 "mode": entry.mode,

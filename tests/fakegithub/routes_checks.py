@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from tests.fakegithub import rules
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from tests.fakegithub.collaborators import get_permission_level
 from tests.fakegithub.routes_issues import paged, unsupported, with_link
@@ -12,6 +13,16 @@ from tests.fakegithub.state import CheckRun, CommitStatus, iso
 
 async def get_app(call: Call) -> Reply:
     return Reply(200, call.render.app())
+
+
+async def get_root(call: Call) -> Reply:
+    """``meta/root``: the hypermedia index GitHub answers ``GET /`` with."""
+    return Reply(200, call.render.api.example("root"))
+
+
+async def get_repository(call: Call) -> Reply:
+    """``repos/get``: the repository, with its merge settings and default branch."""
+    return Reply(200, call.render.full_repository(call.repository))
 
 
 async def create_from_manifest(call: Call) -> Reply:
@@ -45,6 +56,11 @@ async def create_check_run(call: Call) -> Reply:
     repo, body = call.repository, call.body
     if body["head_sha"] not in repo.git.commits:
         raise GitHubError(422, "No commit found for SHA: " + body["head_sha"])
+    try:
+        rules.conclusion_required(body)
+    except GitHubError:
+        call.fake.violations.append("checks/create: a completed run without a conclusion")
+        raise
     conclusion = body.get("conclusion")
     status = "completed" if conclusion else body.get("status", "queued")
     run = CheckRun(
@@ -127,6 +143,39 @@ async def create_status(call: Call) -> Reply:
     return Reply(201, call.render.status(repo, status))
 
 
+async def list_statuses(call: Call) -> Reply:
+    """``repos/list-commit-statuses-for-ref``: newest first, paged."""
+    repo = call.repository
+    sha = repo.resolve(call.params["ref"])
+    statuses = [s for s in reversed(repo.statuses) if s.sha == sha]
+    shown, link = paged(call, statuses, f"commits/{call.params['ref']}/statuses", ())
+    return with_link(Reply(200, [call.render.status(repo, s) for s in shown]), link)
+
+
+async def combined_status(call: Call) -> Reply:
+    """``repos/get-combined-status-for-ref``: the newest status per context; ``failure`` if
+    any failed or errored, ``pending`` if any is pending or there are none, else
+    ``success``."""
+    repo = call.repository
+    sha = repo.resolve(call.params["ref"])
+    if sha is None:
+        raise not_found()
+    latest: dict[str, CommitStatus] = {}
+    for status in repo.statuses:
+        if status.sha == sha:
+            latest[status.context] = status
+    states = {s.state for s in latest.values()}
+    state = ("failure" if states & {"failure", "error"} else
+             "pending" if not states or "pending" in states else "success")
+    body = call.render.api.example("combined-commit-status")
+    body.update(state=state, sha=sha, total_count=len(latest),
+                statuses=[call.render.status_simple(repo, s) for s in latest.values()],
+                repository=call.render.minimal_repository(repo),
+                commit_url=f"{call.render.repo_url(repo)}/commits/{sha}",
+                url=f"{call.render.repo_url(repo)}/commits/{sha}/status")
+    return Reply(200, body)
+
+
 async def get_workflow_run(call: Call) -> Reply:
     run = call.repository.workflow_runs.get(call.int_param("run_id"))
     if run is None:
@@ -154,6 +203,8 @@ async def download_logs(call: Call) -> Reply:
 
 
 HANDLERS: dict[str, Handler] = {
+    "meta/root": get_root,
+    "repos/get": get_repository,
     "apps/get-authenticated": get_app,
     "apps/create-from-manifest": create_from_manifest,
     "apps/create-installation-access-token": create_access_token,
@@ -162,6 +213,8 @@ HANDLERS: dict[str, Handler] = {
     "checks/update": update_check_run,
     "checks/list-for-ref": list_check_runs,
     "repos/create-commit-status": create_status,
+    "repos/list-commit-statuses-for-ref": list_statuses,
+    "repos/get-combined-status-for-ref": combined_status,
     "repos/get-collaborator-permission-level": get_permission_level,
     "actions/get-workflow-run": get_workflow_run,
     "actions/re-run-workflow": rerun_workflow,

@@ -132,4 +132,4 @@ HANDLERS: dict[str, Handler] = {
     "actions/re-run-job-for-workflow-run": rerun_job,
     "repos/compare-commits": compare,
 }
-"""What ``BEYOND_SUBSET`` in ``openapi.py`` adds for the watch (``bot.github.forge.watch``)."""
+"""What the watch reads and re-runs (``bot.github.forge.watch``)."""

@@ -1,4 +1,8 @@
-"""Handlers for repository contents and the Git database: blobs, trees, commits, refs, merges."""
+"""Handlers for repository contents and the Git database: blobs, trees, commits, refs, merges.
+
+The contents API answers JSON for files up to 1 MB (403 ``too_large`` beyond, the raw media type
+still works) and lists at most 1,000 entries of a directory; the Git Data API has no such limits
+short of 100 MB (BEHAVIOUR §11)."""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ import base64
 import binascii
 from typing import Any
 
+from tests.fakegithub import rules
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from tests.fakegithub.state import iso
 
@@ -22,13 +27,15 @@ async def get_content(call: Call) -> Reply:
         if "raw" in call.accept:
             raw = repo.git.blobs[files[path]]
             return Reply(200, raw=raw, content_type="application/vnd.github.raw")
+        if len(repo.git.blobs[files[path]]) > rules.CONTENTS_LIMIT:
+            raise rules.blob_too_large()
         return Reply(200, call.render.content_file(repo, ref, path, files[path]))
     prefix = path + "/" if path else ""  # an empty path lists the repository root
     listing = sorted({p[len(prefix) :].split("/", 1)[0] for p in files if p.startswith(prefix)})
     if not listing:
         raise not_found()
     entries = []
-    for name in listing:
+    for name in listing[:rules.DIRECTORY_LIMIT]:
         child = prefix + name
         if child in files:
             item = call.render.content_file(repo, ref, child, files[child])
@@ -77,6 +84,11 @@ async def create_tree(call: Call) -> Reply:
         if "content" in entry:
             files[path] = repo.git.put_blob(entry["content"].encode())
         elif entry.get("sha") is None:
+            if not any(p == path or p.startswith(path + "/") for p in files):
+                # BEHAVIOUR §11: deleting a path that does not exist is an error (wording
+                # unconfirmed)
+                raise rules.validation_failed("Tree", "invalid", field="tree",
+                                              message=f"path {path} does not exist")
             files = {p: s for p, s in files.items() if p != path and not p.startswith(path + "/")}
         elif entry.get("type") == "tree":
             if entry["sha"] not in repo.git.trees:
@@ -109,6 +121,40 @@ async def create_commit(call: Call) -> Reply:
         date=author.get("date", iso()),
     )
     return Reply(201, call.render.git_commit(repo, commit.sha))
+
+
+async def get_commit(call: Call) -> Reply:
+    """``git/get-commit``: a commit object by SHA (404 for anything else)."""
+    repo = call.repository
+    sha = call.params["commit_sha"]
+    if sha not in repo.git.commits:
+        raise not_found()
+    return Reply(200, call.render.git_commit(repo, sha))
+
+
+async def get_blob(call: Call) -> Reply:
+    """``git/get-blob``: base64 content, up to 100 MB (the contents API stops at 1 MB)."""
+    repo = call.repository
+    sha = call.params["file_sha"]
+    if sha not in repo.git.blobs:
+        raise not_found()
+    return Reply(200, call.render.blob(repo, sha))
+
+
+async def get_tree(call: Call) -> Reply:
+    """``git/get-tree``: a tree by its SHA, or the tree of a commit, branch or tag named
+    instead (GitHub takes "the SHA1 value or ref name of the tree"); ``recursive`` with any
+    value lists every entry below it."""
+    repo = call.repository
+    name = call.params["tree_sha"]
+    tree = name if name in repo.git.trees else None
+    if tree is None:
+        commit = repo.resolve(name)
+        tree = repo.git.commits[commit].tree if commit else None
+    if tree is None:
+        raise not_found()
+    recursive = "recursive" in call.query
+    return Reply(200, call.render.git_tree(repo, tree, recursive=recursive))
 
 
 async def get_ref(call: Call) -> Reply:
@@ -148,6 +194,19 @@ async def update_ref(call: Call) -> Reply:
     return Reply(200, call.render.git_ref(repo, ref))
 
 
+async def delete_ref(call: Call) -> Reply:
+    """``git/delete-ref``: 204; a ref that does not exist is 422 ``Reference does not
+    exist``."""
+    repo = call.repository
+    ref = "refs/" + call.params["ref"]
+    if ref not in repo.refs:
+        raise GitHubError(422, "Reference does not exist")
+    if ref == f"refs/heads/{repo.default_branch}":
+        raise GitHubError(422, "Cannot delete the default branch")  # (unconfirmed)
+    del repo.refs[ref]
+    return Reply(204)
+
+
 async def merge_branches(call: Call) -> Reply:
     repo, body = call.repository, call.body
     base_ref = f"refs/heads/{body['base']}"
@@ -177,7 +236,11 @@ HANDLERS: dict[str, Handler] = {
     "git/create-blob": create_blob,
     "git/create-tree": create_tree,
     "git/create-commit": create_commit,
+    "git/get-commit": get_commit,
+    "git/get-blob": get_blob,
+    "git/get-tree": get_tree,
     "git/get-ref": get_ref,
+    "git/delete-ref": delete_ref,
     "git/create-ref": create_ref,
     "git/update-ref": update_ref,
     "repos/merge": merge_branches,

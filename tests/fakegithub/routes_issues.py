@@ -1,4 +1,7 @@
-"""Handlers for issues, issue comments, reactions and labels (pull requests share these)."""
+"""Handlers for issues, issue comments, reactions, labels and locks (pull requests share these).
+
+Bodies past GitHub's 65,536 characters and comments on a locked issue are refused as GitHub
+refuses them (``tests.fakegithub.rules``)."""
 
 from __future__ import annotations
 
@@ -6,8 +9,9 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
+from tests.fakegithub import rules
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
-from tests.fakegithub.state import Comment, Issue, Repository, iso
+from tests.fakegithub.state import Comment, Issue, Label, Repository, iso
 
 BOT_SUFFIX = "[bot]"
 T = TypeVar("T")
@@ -33,8 +37,17 @@ def label_names(body: Any) -> list[str]:
     return [item["name"] if isinstance(item, dict) else str(item) for item in items]
 
 
+def ensure_labels(repo: Repository, names: list[str]) -> None:
+    """A label an issue is given that the repository lacks is created, colour ``ededed`` and
+    no description (BEHAVIOUR §8)."""
+    for name in names:
+        repo.labels.setdefault(name.lower(), Label(name))
+
+
 async def create_issue(call: Call) -> Reply:
     repo, body = call.repository, call.body
+    rules.body_within_limit("Issue", body.get("body"))
+    ensure_labels(repo, label_names({"labels": body.get("labels", [])}))
     issue = Issue(
         number=repo.take_number(),
         title=str(body["title"]),
@@ -50,6 +63,7 @@ async def create_issue(call: Call) -> Reply:
 async def update_issue(call: Call) -> Reply:
     repo, body = call.repository, call.body
     issue = find_issue(repo, call.int_param("issue_number"))
+    rules.body_within_limit("Issue", body.get("body"))
     if "title" in body and body["title"] is not None:
         issue.title = str(body["title"])
     if "body" in body:
@@ -58,6 +72,7 @@ async def update_issue(call: Call) -> Reply:
         issue.state = body["state"]
     if "labels" in body:
         issue.labels = label_names({"labels": body["labels"]})
+        ensure_labels(repo, issue.labels)
     out = call.render.issue(repo, issue)
     return Reply(200, out)
 
@@ -65,6 +80,9 @@ async def update_issue(call: Call) -> Reply:
 async def create_comment(call: Call) -> Reply:
     repo = call.repository
     issue = find_issue(repo, call.int_param("issue_number"))
+    rules.body_within_limit("IssueComment", call.body["body"])
+    if issue.locked:  # an App never has the write access that lets a person comment anyway
+        raise GitHubError(403, rules.ISSUE_LOCKED)
     comment = call.fake.add_comment(repo, issue, call.body["body"], bot_login(call))
     return Reply(201, call.render.comment(repo, comment))
 
@@ -165,6 +183,7 @@ async def update_comment(call: Call) -> Reply:
         raise not_found()
     if comment.user != bot_login(call):
         raise GitHubError(403, "Resource not accessible by integration")
+    rules.body_within_limit("IssueComment", call.body["body"])
     comment.body = call.body["body"]
     comment.updated_at = iso()
     return Reply(200, call.render.comment(repo, comment))
@@ -192,7 +211,9 @@ async def create_reaction(call: Call) -> Reply:
 async def add_labels(call: Call) -> Reply:
     repo = call.repository
     issue = find_issue(repo, call.int_param("issue_number"))
-    for name in label_names(call.body):
+    names = label_names(call.body)
+    ensure_labels(repo, names)
+    for name in names:
         if name not in issue.labels:
             issue.labels.append(name)
     return Reply(200, [call.render.label(repo, name) for name in issue.labels])
@@ -208,7 +229,91 @@ async def remove_label(call: Call) -> Reply:
     return Reply(200, [call.render.label(repo, label) for label in issue.labels])
 
 
+async def lock_issue(call: Call) -> Reply:
+    """``issues/lock``: 204; comments from the App are refused from then on (BEHAVIOUR §8)."""
+    issue = find_issue(call.repository, call.int_param("issue_number"))
+    issue.locked = True
+    issue.lock_reason = (call.body or {}).get("lock_reason")
+    return Reply(204)
+
+
+async def unlock_issue(call: Call) -> Reply:
+    issue = find_issue(call.repository, call.int_param("issue_number"))
+    if not issue.locked:
+        raise not_found()  # GitHub's answer for an issue that is not locked (unconfirmed)
+    issue.locked, issue.lock_reason = False, None
+    return Reply(204)
+
+
+def find_label(repo: Repository, name: str) -> Label:
+    label = repo.labels.get(name.lower())
+    if label is None:
+        raise not_found()
+    return label
+
+
+def valid_color(color: object) -> bool:
+    """Six hexadecimal digits without ``#`` (``recorded/errors.json``: ``invalid`` is 422)."""
+    text = str(color)
+    return len(text) == 6 and all(c in "0123456789abcdefABCDEF" for c in text)
+
+
+async def list_labels(call: Call) -> Reply:
+    repo = call.repository
+    labels = sorted(repo.labels.values(), key=lambda label: label.name.lower())
+    shown, link = paged(call, labels, "labels", ())
+    return with_link(Reply(200, [call.render.label(repo, label.name) for label in shown]), link)
+
+
+async def create_label(call: Call) -> Reply:
+    repo, body = call.repository, call.body
+    if "color" in body and not valid_color(body["color"]):
+        raise rules.validation_failed("Label", "invalid", field="color")
+    if body["name"].lower() in repo.labels:
+        raise rules.validation_failed("Label", "already_exists", field="name")
+    label = Label(body["name"], body.get("color", "ededed"), body.get("description"))
+    repo.labels[label.name.lower()] = label
+    return Reply(201, call.render.label(repo, label.name))
+
+
+async def get_label(call: Call) -> Reply:
+    label = find_label(call.repository, call.params["name"])
+    return Reply(200, call.render.label(call.repository, label.name))
+
+
+async def update_label(call: Call) -> Reply:
+    repo, body = call.repository, call.body or {}
+    label = find_label(repo, call.params["name"])
+    if "color" in body and not valid_color(body["color"]):
+        raise rules.validation_failed("Label", "invalid", field="color")
+    new_name = body.get("new_name") or label.name
+    del repo.labels[label.name.lower()]
+    old_name, label.name = label.name, new_name
+    label.color = body.get("color", label.color)
+    label.description = body.get("description", label.description)
+    repo.labels[new_name.lower()] = label
+    for issue in repo.issues.values():
+        issue.labels = [new_name if n == old_name else n for n in issue.labels]
+    return Reply(200, call.render.label(repo, label.name))
+
+
+async def delete_label(call: Call) -> Reply:
+    repo = call.repository
+    label = find_label(repo, call.params["name"])
+    del repo.labels[label.name.lower()]
+    for issue in repo.issues.values():
+        issue.labels = [n for n in issue.labels if n != label.name]
+    return Reply(204)
+
+
 HANDLERS: dict[str, Handler] = {
+    "issues/lock": lock_issue,
+    "issues/unlock": unlock_issue,
+    "issues/list-labels-for-repo": list_labels,
+    "issues/create-label": create_label,
+    "issues/get-label": get_label,
+    "issues/update-label": update_label,
+    "issues/delete-label": delete_label,
     "issues/create": create_issue,
     "issues/update": update_issue,
     "issues/create-comment": create_comment,

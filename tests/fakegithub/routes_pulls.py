@@ -1,12 +1,14 @@
-"""Handlers for pull requests: create, get, merge (pinned to a head SHA), reviewers, reviews and
-update-branch.
+"""Handlers for pull requests: create, list, get, update, merge (pinned to a head SHA),
+reviewers, reviews and update-branch, each with GitHub's refusals (``tests.fakegithub.rules``).
 
 Merging honours ``sha`` as GitHub does: a head that moved since the caller looked answers 409
-"Head branch was modified", so an approval bound to one SHA can never land another.
+"Head branch was modified", so an approval bound to one SHA can never land another; a draft,
+a disabled merge method, a merge queue or a required check that has not passed answer 405.
 """
 
 from __future__ import annotations
 
+from tests.fakegithub import rules
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from tests.fakegithub.routes_issues import bot_login, paged, unsupported, with_link
 from tests.fakegithub.state import PullRequest, Repository, Review, iso
@@ -20,43 +22,47 @@ def find_pull(repo: Repository, number: int) -> PullRequest:
 
 
 async def create_pull(call: Call) -> Reply:
+    """``pulls/create`` with GitHub's refusals, in the order it checks them (BEHAVIOUR §1)."""
     repo, body = call.repository, call.body
     head = body["head"].split(":", 1)[-1]
-    if repo.branch_sha(head) is None or repo.branch_sha(body["base"]) is None:
-        raise GitHubError(
-            422,
-            "Validation Failed",
-            errors=[
-                {
-                    "resource": "PullRequest",
-                    "field": "head" if repo.branch_sha(head) is None else "base",
-                    "code": "invalid",
-                }
-            ],
-        )
+    head_sha, base_sha = repo.branch_sha(head), repo.branch_sha(body["base"])
+    if head_sha is None or base_sha is None:
+        raise rules.validation_failed("PullRequest", "invalid",
+                                      field="head" if head_sha is None else "base")
+    if "title" not in body and "issue" not in body:
+        raise rules.title_missing()
+    rules.body_within_limit("PullRequest", body.get("body"))
     for pr in repo.pulls.values():
-        if pr.head_ref == head and repo.issues[pr.number].state == "open":
-            raise GitHubError(
-                422,
-                "Validation Failed",
-                errors=[
-                    {
-                        "resource": "PullRequest",
-                        "code": "custom",
-                        "message": f"A pull request already exists for {repo.owner}:{head}.",
-                    }
-                ],
-            )
-    pr = call.fake.add_pull(
-        repo,
-        head,
-        body["base"],
-        body.get("title", head),
-        body.get("body"),
-        bot_login(call),
-        draft=bool(body.get("draft", False)),
-    )
+        if (pr.head_ref == head and pr.base_ref == body["base"]
+                and pull_state(repo, pr) == "open"):
+            raise rules.pull_already_exists(repo.owner, head)
+    if repo.git.is_ancestor(head_sha, base_sha):
+        raise rules.no_commits_between(body["base"], head)
+    draft = bool(body.get("draft", False))
+    if draft and not repo.drafts_supported:
+        raise rules.drafts_not_supported()
+    pr = call.fake.add_pull(repo, head, body["base"], body.get("title", head), body.get("body"),
+                            bot_login(call), draft=draft)
     return Reply(201, call.render.pull_request(repo, pr))
+
+
+async def update_pull(call: Call) -> Reply:
+    """``pulls/update``: title, body and state (it has no ``draft``: that is GraphQL's)."""
+    repo, body = call.repository, call.body or {}
+    pr = find_pull(repo, call.int_param("pull_number"))
+    issue = repo.issues[pr.number]
+    rules.body_within_limit("PullRequest", body.get("body"))
+    if "state" in body and pr.merged:
+        raise rules.validation_failed("PullRequest", "custom", field="state",
+                                      message="state cannot be changed. The pull request has "
+                                      "been merged.")  # wording unconfirmed
+    if "title" in body:
+        issue.title = str(body["title"])
+    if "body" in body:
+        issue.body = body["body"]
+    if "state" in body:
+        issue.state = body["state"]
+    return Reply(200, call.render.pull_request(repo, pr))
 
 
 def pull_state(repo: Repository, pr: PullRequest) -> str:
@@ -97,34 +103,46 @@ async def get_pull(call: Call) -> Reply:
 
 
 async def merge_pull(call: Call) -> Reply:
+    """``pulls/merge`` with GitHub's refusals (BEHAVIOUR §5): closed or merged 405, a draft
+    405, a moved head 409, a disabled method 405, a merge queue 405, a required check that has
+    not passed 405."""
     repo, body = call.repository, call.body or {}
     pr = find_pull(repo, call.int_param("pull_number"))
-    if pr.merged or repo.issues[pr.number].state != "open":
-        raise GitHubError(405, "Pull Request is not mergeable")
+    if pull_state(repo, pr) != "open":
+        raise GitHubError(405, rules.NOT_MERGEABLE)
     if pr.draft:
-        raise GitHubError(405, "Pull Request is still a draft")
+        raise GitHubError(405, rules.STILL_A_DRAFT)
     if body.get("sha") is not None and body["sha"] != pr.head_sha:
-        raise GitHubError(409, "Head branch was modified. Review and try the merge again.")
-    sha = await call.fake.merge_pull(
-        repo, pr, bot_login(call), body.get("merge_method", "merge"), body.get("commit_title")
-    )
+        raise GitHubError(409, rules.HEAD_MODIFIED)
+    method = body.get("merge_method", "merge")
+    if not merge_allowed(repo, method):
+        raise GitHubError(405, rules.METHOD_NOT_ALLOWED[method])
+    if repo.merge_queue and pr.base_ref == repo.default_branch:
+        raise GitHubError(405, rules.THROUGH_THE_QUEUE)
+    missing = repo.missing_checks(pr)
+    if missing:
+        raise rules.required_check_expected(missing[0])
+    sha = await call.fake.merge_pull(repo, pr, bot_login(call), method, body.get("commit_title"))
     return Reply(200, {"sha": sha, "merged": True, "message": "Pull Request successfully merged"})
 
 
+def merge_allowed(repo: Repository, method: str) -> bool:
+    return {"merge": repo.allow_merge_commit, "squash": repo.allow_squash_merge,
+            "rebase": repo.allow_rebase_merge}[method]
+
+
 async def request_reviewers(call: Call) -> Reply:
-    repo, body = call.repository, call.body
+    """BEHAVIOUR §3: never the author; only collaborators."""
+    repo, body = call.repository, call.body or {}
     pr = find_pull(repo, call.int_param("pull_number"))
     author = repo.issues[pr.number].user
-    for login in body.get("reviewers", []):
-        if login == author:
-            raise GitHubError(422, "Review cannot be requested from pull request author.")
+    logins = list(body.get("reviewers", []))
+    for login in logins:
+        if login.lower() == author.lower():
+            raise GitHubError(422, rules.AUTHOR_REVIEW_REQUEST)
         if repo.permission(login) == "none":
-            raise GitHubError(
-                422,
-                "Reviews may only be requested from collaborators. "
-                f"One or more of the users or teams you specified is not a "
-                f"collaborator of the {repo.full_name} repository.",
-            )
+            raise rules.not_a_collaborator(repo.full_name)
+    for login in logins:
         if login not in pr.requested_reviewers:
             pr.requested_reviewers.append(login)
     return Reply(201, call.render.pull_simple(repo, pr))
@@ -138,6 +156,8 @@ async def remove_reviewers(call: Call) -> Reply:
 
 
 async def create_review(call: Call) -> Reply:
+    """BEHAVIOUR §4: a body for REQUEST_CHANGES and COMMENT; the author may not approve or
+    request changes; one pending review per account."""
     repo, body = call.repository, call.body or {}
     pr = find_pull(repo, call.int_param("pull_number"))
     event = body.get("event")
@@ -150,9 +170,15 @@ async def create_review(call: Call) -> Reply:
         raise GitHubError(
             422, "Unprocessable Entity", errors=[f"Review body is required when event is {event}"]
         )
+    reviewer = bot_login(call)
+    if event in ("APPROVE", "REQUEST_CHANGES") and reviewer == repo.issues[pr.number].user:
+        raise rules.own_review(event)
+    if state == "PENDING" and any(r.user == reviewer and r.state == "PENDING"
+                                  for r in pr.reviews):
+        raise GitHubError(422, "Unprocessable Entity", errors=[rules.ONE_PENDING_REVIEW])
     review = Review(
         call.world.new_id(),
-        bot_login(call),
+        reviewer,
         state,
         body.get("body", ""),
         body.get("commit_id", pr.head_sha),
@@ -168,8 +194,10 @@ async def update_branch(call: Call) -> Reply:
     expected = body.get("expected_head_sha")
     if expected is not None and expected != pr.head_sha:
         raise GitHubError(422, "expected_head_sha does not match the pull request's head sha")
+    if repo.git.is_ancestor(repo.refs[f"refs/heads/{pr.base_ref}"], pr.head_sha):
+        raise GitHubError(422, rules.NO_NEW_COMMITS)
     if not await call.fake.update_pull_branch(repo, pr, bot_login(call)):
-        raise GitHubError(422, "merge conflict between base and head")
+        raise GitHubError(422, "merge conflict between base and head")  # (unconfirmed)
     return Reply(
         202,
         {
@@ -183,6 +211,7 @@ HANDLERS: dict[str, Handler] = {
     "pulls/create": create_pull,
     "pulls/list": list_pulls,
     "pulls/get": get_pull,
+    "pulls/update": update_pull,
     "pulls/merge": merge_pull,
     "pulls/request-reviewers": request_reviewers,
     "pulls/remove-requested-reviewers": remove_reviewers,

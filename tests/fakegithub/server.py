@@ -2,7 +2,9 @@
 
 Each request goes through the same steps GitHub's front door takes, in this order: injected
 faults (``tests.fakegithub.faults``, off by default), the rate-limit knob, route matching
-against the REST description (404 if undocumented), JSON parsing (400), authentication (401),
+against GitHub's full REST description (404 if undocumented, and 404 — GitHub's answer to a
+route it does not know — for an operation GitHub has and the fake does not model; both are
+violations), JSON parsing (400), authentication (401),
 parameter and body validation (422), the repository lookup (404 if the installation cannot see
 it), and only then the handler. The handler's JSON answer is
 validated against the documented schema for its status. Everything that does not match the
@@ -27,10 +29,12 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
+from tests.fakegithub import graphql
 from tests.fakegithub.actions import Actions
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from tests.fakegithub.faults import BEFORE, Faults
 from tests.fakegithub.keys import JWTRejected, KeyPair, shared_key_pair, verify_app_jwt
+from tests.fakegithub.landing import Landing
 from tests.fakegithub.openapi import Match, OpenAPI, shared_api
 from tests.fakegithub.render import Renderer
 from tests.fakegithub.routes_checks import HANDLERS as CHECKS
@@ -38,6 +42,7 @@ from tests.fakegithub.routes_ci import HANDLERS as CI
 from tests.fakegithub.routes_git import HANDLERS as GIT
 from tests.fakegithub.routes_issues import HANDLERS as ISSUES
 from tests.fakegithub.routes_pulls import HANDLERS as PULLS
+from tests.fakegithub.rules import invalid_request
 from tests.fakegithub.state import Token, World
 
 HANDLERS: dict[str, Handler] = {**CHECKS, **CI, **GIT, **ISSUES, **PULLS}
@@ -70,7 +75,7 @@ class _Throttle:
     retry_after: int = 1
 
 
-class FakeGitHub(Actions):
+class FakeGitHub(Actions, Landing):
     """A local GitHub: ``async with FakeGitHub() as fake:`` then point clients at ``fake.url``.
 
     ``keys`` is the App's key pair (the bot signs JWTs with ``keys.private_pem``);
@@ -210,6 +215,8 @@ class FakeGitHub(Actions):
         if self._throttle.remaining > 0:
             self._throttle.remaining -= 1
             return self._throttled(), identity
+        if raw_path == "/graphql" and request.method == "POST":
+            return await self._graphql(request, exchange, raw_body), identity
         raw_path = self._by_name(raw_path)
         found = self.api.match(request.method, raw_path)
         if not isinstance(found, Match):
@@ -218,6 +225,12 @@ class FakeGitHub(Actions):
             return not_found().reply(), identity
         op = found.operation
         exchange.operation_id = op.operation_id
+        handler = HANDLERS.get(op.operation_id)
+        if handler is None:
+            # GitHub has this operation and the fake does not model it: answer as GitHub
+            # answers a route it does not know, and make the test that needed it fail
+            self.violations.append(f"{where}: the fake does not implement {op.operation_id}")
+            return not_found().reply(), identity
         body: Any = None
         if raw_body:
             try:
@@ -231,7 +244,7 @@ class FakeGitHub(Actions):
             problems = self.api.check_request(found, request.query, body, bool(raw_body))
             if problems:
                 self.violations.extend(f"{where} ({op.operation_id}): {p}" for p in problems)
-                raise GitHubError(422, "Invalid request.", errors=problems)
+                raise invalid_request("\n".join(problems))
             params = found.path_params
             repo = None
             if "owner" in params and "repo" in params:
@@ -249,13 +262,33 @@ class FakeGitHub(Actions):
                 installation_id,
                 request.headers.get("Accept", ""),
             )
-            reply = await HANDLERS[op.operation_id](call)
+            reply = await handler(call)
         except GitHubError as exc:
             reply = exc.reply()
         if reply.raw is None and reply.body is not None:
             problems = self.api.check_response(op, reply.status, reply.body)
             self.violations.extend(f"{where} ({op.operation_id}): {p}" for p in problems)
         return reply, identity
+
+    async def _graphql(self, request: web.Request, exchange: Exchange, raw_body: bytes) -> Reply:
+        """``POST /graphql`` with an installation token (``tests.fakegithub.graphql``)."""
+        exchange.operation_id = "graphql"
+        try:
+            installation_id = self._authenticate(request, "/graphql")
+        except GitHubError as exc:
+            reply = exc.reply()
+            reply.body = {"message": exc.message, "documentation_url": graphql.DOCS}
+            return reply
+        assert installation_id is not None
+        try:
+            exchange.json = json.loads(raw_body or b"null")
+        except ValueError:
+            exchange.json = None
+        reply, fields = await graphql.answer(self, installation_id, raw_body)
+        if fields:
+            exchange.operation_id = "graphql/" + ",".join(fields)
+        reply.headers["x-ratelimit-resource"] = "graphql"
+        return reply
 
     def _by_name(self, raw_path: str) -> str:
         """``/repositories/<id>/…`` as ``/repos/<owner>/<name>/…``: GitHub answers a
@@ -335,9 +368,9 @@ class FakeGitHub(Actions):
                 "x-ratelimit-limit": str(RATE_LIMIT),
                 "x-ratelimit-reset": str(self._reset_at),
                 "x-ratelimit-used": str(used),
-                "x-ratelimit-resource": "core",
             }
         )
+        headers.setdefault("x-ratelimit-resource", "core")
         if not_modified:
             exchange.status = 304
             return web.Response(status=304, headers=headers)

@@ -71,6 +71,8 @@ class Issue:
     labels: list[str] = field(default_factory=list)
     comments: list[int] = field(default_factory=list)
     is_pull_request: bool = False
+    locked: bool = False
+    lock_reason: str | None = None
 
 
 @dataclass
@@ -97,6 +99,37 @@ class PullRequest:
     merged_at: str | None = None
     requested_reviewers: list[str] = field(default_factory=list)
     reviews: list[Review] = field(default_factory=list)
+    auto_merge: AutoMerge | None = None
+    queued: QueueEntry | None = None
+
+
+@dataclass
+class AutoMerge:
+    """``enablePullRequestAutoMerge``: merge with ``method`` once the PR is mergeable, if its
+    head is still ``expected_head`` (when given)."""
+
+    method: str
+    enabled_by: str
+    enabled_at: str
+    expected_head: str | None = None
+
+
+@dataclass
+class QueueEntry:
+    """``enqueuePullRequest``: waiting in the merge queue, pinned to ``expected_head``."""
+
+    id: int
+    enqueued_by: str
+    enqueued_at: str
+    expected_head: str | None = None
+    state: str = "QUEUED"
+
+
+@dataclass
+class Label:
+    name: str
+    color: str = "ededed"
+    description: str | None = None
 
 
 @dataclass
@@ -155,7 +188,19 @@ class Repository:
     statuses: list[CommitStatus] = field(default_factory=list)
     workflow_runs: dict[int, WorkflowRun] = field(default_factory=dict)
     permissions: dict[str, Permission] = field(default_factory=dict)
+    labels: dict[str, Label] = field(default_factory=dict)  # lowercased name -> label
     next_number: int = 1
+    allow_merge_commit: bool = True
+    allow_squash_merge: bool = True
+    allow_rebase_merge: bool = True
+    allow_auto_merge: bool = False
+    """GitHub's defaults (OA schema ``repository``)."""
+    drafts_supported: bool = True
+    """False for a private repository on a plan without draft pull requests (BEHAVIOUR §1)."""
+    required_checks: list[str] = field(default_factory=list)
+    """Branch protection of the default branch, reduced to its required check names."""
+    merge_queue: bool = False
+    """The default branch requires a merge queue (BEHAVIOUR §5, §6)."""
 
     @property
     def full_name(self) -> str:
@@ -181,6 +226,18 @@ class Repository:
             return Permission.ADMIN
         return self.permissions.get(login, Permission.NONE)
 
+    def missing_checks(self, pr: PullRequest) -> list[str]:
+        """Required checks (of a pull request into the default branch) without a passing run
+        on its head: the newest run of each name counts, as GitHub shows it."""
+        if pr.base_ref != self.default_branch:
+            return []
+        latest: dict[str, str | None] = {}
+        for run in sorted(self.check_runs.values(), key=lambda r: r.id):
+            if run.head_sha == pr.head_sha:
+                latest[run.name] = run.conclusion
+        return [name for name in self.required_checks
+                if latest.get(name) not in ("success", "neutral", "skipped")]
+
     def take_number(self) -> int:
         number = self.next_number
         self.next_number += 1
@@ -204,6 +261,9 @@ class World:
     def repository(self, full_name: str) -> Repository | None:
         # GitHub treats owner and repository names case-insensitively.
         return self.repositories.get(full_name.lower())
+
+    def repository_by_id(self, repo_id: int) -> Repository | None:
+        return next((r for r in self.repositories.values() if r.id == repo_id), None)
 
     def installation_for(self, account: str) -> Installation:
         for installation in self.installations.values():

@@ -5,7 +5,6 @@ verification never shows as success — whatever the quest's state."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -17,8 +16,9 @@ from bot.core.proof import CheckRecord
 from bot.github.render import CONCLUSION_BY_OUTCOME, CheckConclusion, check_run
 from tests.agent.bundles import bundle
 from tests.core.quests import quest_in
+from tests.shared import GITHUB
 
-OPENAPI = Path(__file__).parents[3] / "shared" / "github" / "rest-subset.openapi.json"
+OPENAPI = GITHUB / "rest" / "api.github.com.json"
 CHANGE = AppliedChange(base="a" * 40, head="b" * 40, files=("f",))
 PASS = CheckRecord(name="t", command=("true",), exit_code=0, output_sha256="c" * 64)
 FAIL = CheckRecord(name="t", command=("false",), exit_code=1, output_sha256="c" * 64)

@@ -35,7 +35,9 @@ async def test_checkpoint_opens_pr_check_run_comment_and_asks_reviewers(world: W
     repo = world.fake.repo(REPO)
     assert world.calls("pulls/create") == 1
     (pr,) = repo.pulls.values()
-    assert pr.draft and pr.head_ref == "quest/q-1"
+    assert world.fake.calls("pulls/create")[0].json["draft"] is True  # a draft until C
+    assert not pr.draft and pr.head_ref == "quest/q-1"  # at C it is ready for review, once
+    assert world.calls("graphql/markPullRequestReadyForReview") == 1
     assert sorted(pr.requested_reviewers) == ["alice", "octo"]
     assert world.calls("pulls/request-reviewers") == 1
     (run,) = [r for r in repo.check_runs.values() if r.name == "questbot"]
@@ -77,8 +79,6 @@ async def land_ready(world: World) -> JournalBuilder:
     await world.effects.request_checkpoint(last(b, EffectType.REQUEST_CHECKPOINT))
     b.decide("C")
     await world.ctx.journal.apply(b.events[-1], b.policy)
-    for pr in world.fake.repo(REPO).pulls.values():
-        pr.draft = False  # a person clicked "Ready for review" (REST cannot; see report)
     return b
 
 
@@ -124,13 +124,30 @@ async def test_land_409_reports_nothing(world: World, monkeypatch: pytest.Monkey
     assert merge.status == 409
 
 
-async def test_land_of_a_draft_is_a_permanent_error_saying_what_to_do(world: World) -> None:
+async def test_land_of_a_pr_a_person_made_a_draft_again_is_a_permanent_error_saying_what_to_do(
+        world: World) -> None:
     b = await ready(world)
     await world.effects.request_checkpoint(last(b, EffectType.REQUEST_CHECKPOINT))
     b.decide("C")
     await world.ctx.journal.apply(b.events[-1], b.policy)
+    for pr in world.fake.repo(REPO).pulls.values():
+        pr.draft = True  # a person clicked "Convert to draft" after questbot marked it ready
     with pytest.raises(PermanentError, match="ready for review"):
         await world.effects.land(last(b, EffectType.LAND))
+    assert world.fake.calls("pulls/merge") == []
+
+
+async def test_land_marks_a_draft_questbot_opened_ready_before_merging(world: World) -> None:
+    b = await ready(world)
+    forge = await world.effects.forges.for_repo(REPO)
+    await world.effects.projection.ensure_pull(b.quest, forge)  # type: ignore[arg-type]
+    (pr,) = world.fake.repo(REPO).pulls.values()
+    assert pr.draft  # opened as a draft; C was decided before anything marked it ready
+    b.decide("C")
+    await world.ctx.journal.apply(b.events[-1], b.policy)
+    (landed,) = await world.effects.land(last(b, EffectType.LAND)) or ()
+    assert isinstance(landed, Landed) and pr.merged and not pr.draft
+    assert world.calls("graphql/markPullRequestReadyForReview") == 1
 
 
 async def test_rebase_updates_the_branch_and_reports_the_new_head(world: World) -> None:
@@ -148,6 +165,22 @@ async def test_rebase_updates_the_branch_and_reports_the_new_head(world: World) 
     assert pushed.head == world.fake.repo(REPO).refs["refs/heads/quest/q-1"]
     applied = await world.ctx.journal.apply(pushed, b.policy)
     assert applied.quest.state is State.PROVING
+
+
+async def test_a_rebase_with_nothing_new_to_bring_in_reports_the_head_it_has(
+        world: World) -> None:
+    b = await ready(world)
+    await world.effects.request_checkpoint(last(b, EffectType.REQUEST_CHECKPOINT))
+    repo = world.fake.repo(REPO)
+    before = repo.refs["refs/heads/main"]
+    moved = await world.fake.push(REPO, "main", {"README.md": "new\n"}, user="octo")
+    b.add("base_moved", base=moved.sha)
+    await world.ctx.journal.apply(b.events[-1], b.policy)
+    repo.refs["refs/heads/main"] = before  # the push was taken back: nothing new to bring in
+    effect = last(b, EffectType.REBASE)
+    (pushed,) = await world.effects.rebase(effect) or ()
+    assert [c.status for c in world.fake.calls("pulls/update-branch")] == [422]
+    assert isinstance(pushed, PatchPushed) and pushed.head == effect.payload["head"]
 
 
 async def test_rollback_opens_and_merges_a_revert(world: World) -> None:

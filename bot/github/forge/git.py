@@ -1,21 +1,20 @@
 """A repository's git data over GitHub's REST API: the ``GitHost`` the agent works through.
 
-Why REST and not ``git clone``? The fake GitHub the tests and the demo run against speaks REST
-(every request checked against GitHub's REST description), and the worker needs no git
-credentials, credential helpers or network git. ``bot.adapters.GitHost`` says how a git
-transport would fit the same methods.
+Why REST and not ``git clone``? The worker needs no git credentials, credential helpers or
+network git this way; issue 11 moves checkouts and pushes to git over HTTPS, and
+``bot.adapters.GitHost`` says how that transport fits the same methods.
 
-* ``files(commit)`` walks the contents API at ``ref=<commit>``, directory by directory: path →
-  blob SHA. Only regular files: a symlink or a submodule stops it with ``GitHostError``.
-* ``blobs(commit, files)`` fetches each distinct blob's base64 content once, a few at a time.
+* ``files(commit)`` lists the commit's tree in one ``git/get-tree?recursive=1``: path → blob
+  SHA. Only regular files: a symlink or a submodule stops it with ``GitHostError``.
+* ``blobs(commit, files)`` fetches each distinct blob's base64 content once with
+  ``git/get-blob``, a few at a time.
 * ``push(...)`` writes a set of file changes as one commit through the Git Data API: ``POST
   git/blobs`` per changed file, ``POST git/trees`` with ``base_tree``, ``POST git/commits`` with
   the parent, then ``PATCH git/refs/heads/<branch>`` (``POST git/refs`` when the branch does
   not exist yet). The parent's tree SHA comes from the caller — the local checkout computes the
-  same one GitHub has when every file has mode 100644, which is what the contents API lets us
-  reproduce. A repository with executable files or symlinks answers 422 on that ``base_tree``,
-  and the push stops with ``GitHostError`` saying so, rather than silently rewriting file modes
-  with a full tree.
+  same one GitHub has when every file has mode 100644. A repository with executable files
+  answers 422 on that ``base_tree``, and the push stops with ``GitHostError`` saying so,
+  rather than silently rewriting file modes with a full tree.
 """
 
 from __future__ import annotations
@@ -32,11 +31,14 @@ from bot.adapters import Changes, GitHostError
 from bot.github.forge.refusals import refused, status_of
 
 FILE_MODE = "100644"
+_REGULAR_MODES = frozenset({FILE_MODE, "100755"})
+"""What the workspace holds as a file; an executable keeps its mode only where the agent does
+not change it (a changed file is written as 100644)."""
 _FETCH_CONCURRENCY = 8
 
 
 class GitData:
-    """One repository's refs, trees, blobs and commits (``git/*`` and ``repos/get-content``)."""
+    """One repository's refs, trees, blobs and commits (``git/*``)."""
 
     def __init__(self, gh: GitHubAPI, repo: str) -> None:
         self.gh = gh
@@ -46,9 +48,6 @@ class GitData:
     @property
     def repo(self) -> str:
         return self._repo
-
-    def _contents_url(self) -> str:
-        return f"{self.base}/contents/{{+path}}{{?ref}}"
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -64,47 +63,61 @@ class GitData:
         return str(data["object"]["sha"])
 
     async def files(self, commit: str) -> dict[str, str]:
-        """Every file of ``commit`` as path → blob SHA, from directory listings alone."""
+        """Every file of ``commit`` as path → blob SHA: ``git/get-tree`` of the commit with
+        ``recursive``, one request whatever the repository's size (the contents API lists at
+        most 1,000 entries a directory and needs a request per directory). A listing GitHub
+        cut short (``truncated``: over 100,000 entries or 7 MB) is walked tree by tree."""
+        data = await self.gh.getitem(f"{self.base}/git/trees/{commit}{{?recursive}}",
+                                     {"recursive": "1"})
+        if not data.get("truncated"):
+            return self._regular(commit, data["tree"], "")
         files: dict[str, str] = {}
-        pending = [""]
+        pending = [(str(data["sha"]), "")]
         while pending:
-            directory = pending.pop()
-            listing = await self.gh.getitem(self._contents_url(),
-                                            {"path": directory, "ref": commit})
-            if not isinstance(listing, list):
-                raise GitHostError(f"{self.repo}: {directory or 'the root'} at {commit} is not "
-                                   "a directory")
-            for entry in listing:
-                kind, path = entry["type"], entry["path"]
-                if kind == "dir":
-                    pending.append(path)
-                elif kind == "file":
-                    files[path] = entry["sha"]
-                else:
-                    raise GitHostError(
-                        f"{self.repo}: {path} at {commit} is a {kind}; the REST workspace "
-                        "handles regular files only (use a git clone for repositories with "
-                        "symlinks or submodules)")
+            tree, prefix = pending.pop()
+            listing = await self.gh.getitem(f"{self.base}/git/trees/{tree}")
+            for entry in listing["tree"]:
+                if entry["type"] == "tree":
+                    pending.append((str(entry["sha"]), f"{prefix}{entry['path']}/"))
+            files.update(self._regular(commit, listing["tree"], prefix))
+        return files
+
+    def _regular(self, commit: str, entries: list[dict[str, Any]], prefix: str) -> dict[str, str]:
+        files: dict[str, str] = {}
+        for entry in entries:
+            path, kind, mode = prefix + str(entry["path"]), entry["type"], str(entry["mode"])
+            if kind == "tree":
+                continue
+            if kind != "blob" or mode not in _REGULAR_MODES:
+                what = {"120000": "symlink", "160000": "submodule"}.get(mode, f"mode {mode}")
+                raise GitHostError(
+                    f"{self.repo}: {path} at {commit} is a {what}; the REST workspace handles "
+                    "regular files only (use a git clone for repositories with symlinks or "
+                    "submodules)")
+            files[path] = str(entry["sha"])
         return files
 
     async def blobs(self, commit: str, files: Mapping[str, str]) -> dict[str, bytes]:
-        """The content of each distinct blob in ``files`` (path → SHA), keyed by blob SHA."""
-        by_sha: dict[str, str] = {}
-        for path, sha in files.items():
-            by_sha.setdefault(sha, path)
+        """The content of each distinct blob in ``files`` (path → SHA), keyed by blob SHA:
+        ``git/get-blob``, which serves blobs up to 100 MB (the contents API refuses JSON
+        past 1 MB with a 403)."""
         gate = asyncio.Semaphore(_FETCH_CONCURRENCY)
 
-        async def fetch(sha: str, path: str) -> tuple[str, bytes]:
+        async def fetch(sha: str) -> tuple[str, bytes]:
             async with gate:
-                item = await self.gh.getitem(self._contents_url(), {"path": path, "ref": commit})
+                item = await self.gh.getitem(f"{self.base}/git/blobs/{sha}")
             if item.get("encoding") != "base64":
-                raise GitHostError(
-                    f"{self.repo}: {path} at {commit} came back as {item.get('encoding')!r}, "
-                    "not base64 (files over 1 MB need a git clone)")
+                raise GitHostError(f"{self.repo}: blob {sha} of {commit} came back as "
+                                   f"{item.get('encoding')!r}, not base64")
             return sha, base64.b64decode(item["content"])
 
-        pairs = await asyncio.gather(*(fetch(sha, path) for sha, path in by_sha.items()))
+        pairs = await asyncio.gather(*(fetch(sha) for sha in sorted(set(files.values()))))
         return dict(pairs)
+
+    async def commit_tree(self, commit: str) -> str:
+        """``git/get-commit``: the tree a commit records."""
+        data = await self.gh.getitem(f"{self.base}/git/commits/{commit}")
+        return str(data["tree"]["sha"])
 
     # -- writing ---------------------------------------------------------------------------
 

@@ -23,6 +23,8 @@ class Pull:
     merge_commit_sha: str | None
     state: str
     requested_reviewers: tuple[str, ...] = ()
+    node_id: str = ""
+    """The global id GraphQL takes as ``pullRequestId``."""
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Pull:
@@ -38,6 +40,7 @@ class Pull:
             merge_commit_sha=data.get("merge_commit_sha"), state=str(data.get("state")),
             requested_reviewers=tuple(str(u.get("login") or "") for u in
                                       data.get("requested_reviewers") or ()),
+            node_id=str(data.get("node_id") or ""),
         )
 
 

@@ -2,7 +2,9 @@
 
 Each method is one REST operation (named in its docstring, or by the section it sits in) and
 returns a record of ``bot.github.forge.records``. Permanent refusals become ``PermanentError``
-through ``refusals`` with a message saying what to do; the rest propagates for a retry.
+through ``refusals`` with a message saying what to do; the rest propagates for a retry. Every
+body and check-run output is kept within GitHub's limits (``limits.fit``) on its way out; what
+only GraphQL can do is ``Forge.graphql`` (``graphql.py``).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import gidgethub
 from gidgethub.abc import GitHubAPI
 
 from bot.github.forge.git import GitData
+from bot.github.forge.graphql import PullRequestGraphQL
+from bot.github.forge.limits import fit, fit_check_run
 from bot.github.forge.records import CheckRun, Comment, FileContent, Issue, Pull
 from bot.github.forge.refusals import is_permanent, refusals, refused, status_of
 
@@ -31,13 +35,15 @@ class Forge:
         self.base = f"/repos/{repo}"
         self.git = GitData(gh, repo)
         """Refs, trees, blobs and commits: the ``GitHost`` the agent works through."""
+        self.graphql = PullRequestGraphQL(gh, repo)
+        """Draft state, auto-merge, the merge queue and reverts: GraphQL only."""
 
     # -- pull requests (pulls/create, pulls/get, pulls/merge, pulls/update-branch) ---------
 
     async def create_pull(self, *, head: str, base: str, title: str, body: str,
                           draft: bool) -> Pull:
         data = await self.gh.post(f"{self.base}/pulls", data={
-            "head": head, "base": base, "title": title, "body": body, "draft": draft})
+            "head": head, "base": base, "title": title, "body": fit(body), "draft": draft})
         return Pull.of(data)
 
     async def find_pull(self, branch: str, *, author: str | None = None) -> Pull | None:
@@ -109,13 +115,14 @@ class Forge:
     async def create_check_run(self, body: dict[str, Any]) -> CheckRun:
         with refusals(f"create the questbot check run on {str(body.get('head_sha'))[:12]} "
                       f"in {self.repo}", "check the App has checks: write permission"):
-            return CheckRun.of(await self.gh.post(f"{self.base}/check-runs", data=body))
+            return CheckRun.of(await self.gh.post(f"{self.base}/check-runs",
+                                                  data=fit_check_run(body)))
 
     async def update_check_run(self, run_id: int, body: dict[str, Any]) -> CheckRun:
         with refusals(f"update check run {run_id} in {self.repo}",
                       "check the App has checks: write permission"):
             return CheckRun.of(await self.gh.patch(f"{self.base}/check-runs/{run_id}",
-                                                  data=body))
+                                                  data=fit_check_run(body)))
 
     # -- issues and comments ---------------------------------------------------------------
 
@@ -123,7 +130,7 @@ class Forge:
         with refusals(f"comment on #{number} of {self.repo}",
                       "check the issue exists, is not locked, and the App may write issues"):
             data = await self.gh.post(f"{self.base}/issues/{number}/comments",
-                                      data={"body": body})
+                                      data={"body": fit(body)})
         return Comment.of(data)
 
     async def find_comment(self, number: int, marker: str, *,
@@ -146,7 +153,7 @@ class Forge:
         post a fresh one."""
         try:
             data = await self.gh.patch(f"{self.base}/issues/comments/{comment_id}",
-                                       data={"body": body})
+                                       data={"body": fit(body)})
         except gidgethub.BadRequest as exc:
             if status_of(exc) == 404:
                 return None
@@ -183,13 +190,13 @@ class Forge:
         with refusals(f"open the issue {title!r} in {self.repo}",
                       "turn issues on for the repository and give the App issues: write"):
             data = await self.gh.post(f"{self.base}/issues", data={"title": title,
-                                                                   "body": body})
+                                                                   "body": fit(body)})
         return int(data["number"])
 
     async def edit_issue(self, number: int, body: str) -> bool:
         """Replace an issue's body; ``False`` if the issue is gone."""
         try:
-            await self.gh.patch(f"{self.base}/issues/{number}", data={"body": body})
+            await self.gh.patch(f"{self.base}/issues/{number}", data={"body": fit(body)})
         except gidgethub.BadRequest as exc:
             if status_of(exc) in (404, 410):
                 return False
