@@ -47,7 +47,7 @@ from bot.core.states import CHECKPOINT_AT, State
 from bot.github import render
 from bot.github.forge import CHECK_NAME, CheckRun, Forge, Forges, Pull, refused
 from bot.github.markdown import inline_code
-from bot.journal import PermanentError, failures, quest_keys
+from bot.journal import REDIS_AWAY, PermanentError, failures, quest_keys
 from bot.journal.memory import ForgeMemory
 from bot.journal.records import load_event
 from bot.journal.store import stream_rows
@@ -243,8 +243,17 @@ class Projection:
             _version, latest = await self.ctx.journal.snapshot(quest.id)
             quest = latest if latest is not None else quest
             evidence = await self.evidence(quest) if self.evidence else None
-            comment_url = await self.upsert_status(quest, forge, evidence)
+            comment_url: str | None = None
+            failed: Exception | None = None
+            try:
+                comment_url = await self.upsert_status(quest, forge, evidence)
+            except REDIS_AWAY:
+                raise
+            except Exception as exc:  # the check run is still worth writing: it is what CI shows
+                failed = exc
             await self.upsert_check_run(quest, forge, comment_url, evidence)
+            if failed is not None:
+                raise failed
 
     @staticmethod
     def _wants_pull(quest: Quest) -> bool:

@@ -51,6 +51,7 @@ from bot.journal import (
 from bot.journal.inbound import GROUP, STREAM, Inbound, InboundDelivery
 from bot.journal.outbox import Adapter
 from bot.journal.store import PolicySource
+from bot.journal.views import OwedViews
 from bot.observe.logs import bind
 from bot.observe.metrics import Metrics
 from bot.worker.coordination import Coordination
@@ -84,39 +85,71 @@ class ObservedJournal(Journal):
 
 @dataclass
 class Projector:
-    """Brings quests' GitHub views up to date, latest state wins, one quest at a time each."""
+    """Brings quests' GitHub views up to date, latest state wins, one quest at a time each.
+
+    A view that could not be written (GitHub answered 429, the worker died mid-write) is owed
+    until a sync of it succeeds: ``views`` keeps that in Redis, and ``run`` syncs views owed
+    longer than ``retry_after_s`` — whichever worker began them — so a quest whose last
+    transition was the one that failed does not show its old state for good."""
 
     sync: Sync
     outage: Outage = field(default_factory=Outage)
+    views: OwedViews | None = None
+    load: Callable[[str], Awaitable[Quest | None]] | None = None
+    """The quest as stored now, for a view found owed."""
+    retry_after_s: float = 10.0
     pending: dict[str, Quest] = field(default_factory=dict)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
+    _looked: float = 0.0
 
     def notify(self, applied: Applied) -> None:
         self.pending[applied.quest.id] = applied.quest
         self.wake.set()
 
     async def drain(self) -> int:
-        """Sync every pending view. A view that fails is dropped (the next transition syncs
-        it again), except while Redis is away: then it stays pending and the error is
-        raised, for ``run`` to wait until Redis is back."""
+        """Sync every pending view. A view that fails stays owed (``views``) and is tried
+        again later; while Redis is away it stays pending and the error is raised, for
+        ``run`` to wait until Redis is back."""
         done = 0
         while self.pending:
             qid, quest = self.pending.popitem()
             try:
+                score = await self.views.begin(qid) if self.views is not None else 0.0
                 await self.sync(quest)
+                if self.views is not None:
+                    await self.views.done(qid, score)
             except REDIS_AWAY:
                 self.pending.setdefault(qid, quest)  # unless a newer state arrived meanwhile
                 raise
             except Exception:
-                log.exception("could not bring quest %s's GitHub view up to date", quest.id)
+                log.exception("could not bring quest %s's GitHub view up to date; it is tried "
+                              "again in %.0f s", quest.id, self.retry_after_s)
             done += 1
         return done
+
+    async def owed(self) -> int:
+        """Queue the views owed longer than ``retry_after_s``; how many."""
+        if self.views is None or self.load is None:
+            return 0
+        found = 0
+        for qid in await self.views.due(older_than_s=self.retry_after_s):
+            if qid in self.pending:
+                continue
+            quest = await self.load(qid)
+            if quest is not None:
+                self.pending[qid] = quest
+                found += 1
+        return found
 
     async def run(self, stop: asyncio.Event) -> None:
         async def turn() -> None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), timeout=1.0)
             self.wake.clear()
+            now = time.monotonic()
+            if now - self._looked >= self.retry_after_s / 2:
+                self._looked = now
+                await self.owed()
             await self.drain()
 
         await self.outage.guard("projection", turn, stop)
@@ -346,7 +379,10 @@ def build_worker(client: redis.asyncio.Redis, forges: Forges, settings: Settings
                                              for t, a in every.items()}),
                           book, leases=leases, on_failure=failure_reporter(journal, book),
                           outage=outage)
-    projector = Projector(sync_all, outage)
+    async def load(quest_id: str) -> Quest | None:
+        return (await journal.snapshot(quest_id))[1]
+
+    projector = Projector(sync_all, outage, OwedViews(client, journal.shards), load)
     journal.listeners.append(projector.notify)
     return Worker(journal, Inbound(client, durable=durable), Intake(ctx, forges, book, indexes),
                   runner, timers, projector, timings, outage)

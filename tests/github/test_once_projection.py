@@ -262,3 +262,54 @@ async def test_a_stale_view_never_overwrites_a_newer_one(world: World) -> None:
     await world.effects.sync(await now(world))  # closed: the run is completed
     await world.effects.sync(watching)  # a late sync from a worker that applied `landed`
     assert [r.status for r in runs(world)] == ["completed"]
+
+
+async def test_a_status_comment_that_fails_does_not_keep_the_check_run_from_completing(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The closing sync's comment edit was refused (a 429 in a chaos run): the check run, what
+    CI and branch protection read, is still completed, and the sync still reports the error."""
+    b = await ready(world)
+    b.decide("C")
+    b.add("landed", merge_sha=world.main_sha)
+    await world.record(b)
+    await world.effects.sync(await now(world))
+    b.add("watch_clean")
+    await world.record(b)
+    dies_after(monkeypatch, Forge, "edit_comment")
+    with pytest.raises(Died):
+        await world.effects.sync(await now(world))
+    assert [(r.status, r.conclusion) for r in runs(world)][-1] == ("completed", "success")
+
+
+async def test_a_view_github_refused_is_written_again_by_whoever_finds_it_owed(
+        world: World) -> None:
+    """The last transition's sync met GitHub's rate limit: no later event would sync the quest
+    again, so the view stays owed in Redis until a worker's projector writes it."""
+    from bot.journal.views import OwedViews
+    from bot.worker.process import Projector
+    from tests.fakegithub.faults import Faults
+
+    b = await ready(world)
+    b.decide("C")
+    b.add("landed", merge_sha=world.main_sha)
+    await world.record(b)
+    await world.effects.sync(await now(world))
+    b.add("watch_clean")
+    await world.record(b)
+    journal = world.ctx.journal
+
+    async def load(quest_id: str) -> Quest | None:
+        return (await journal.snapshot(quest_id))[1]
+
+    views = OwedViews(world.redis, journal.shards)
+    projector = Projector(world.effects.sync, views=views, load=load, retry_after_s=0.0)
+    world.fake.faults = Faults(rate=1.0, kinds=("429",))
+    projector.pending["q-1"] = await now(world)
+    await projector.drain()
+    world.fake.faults = Faults()
+    assert runs(world)[-1].status == "in_progress"
+    assert await views.due(older_than_s=0.0) == ["q-1"]
+    assert await projector.owed() == 1
+    await projector.drain()
+    assert [(r.status, r.conclusion) for r in runs(world)][-1] == ("completed", "success")
+    assert await views.due(older_than_s=0.0) == []

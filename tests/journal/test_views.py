@@ -1,0 +1,51 @@
+"""The ledger of owed views on a real Redis: a view begun and not seen done is found by whoever
+looks after the grace period; a sync begun later keeps its claim against an earlier one's
+``done``."""
+
+from __future__ import annotations
+
+import asyncio
+
+import redis.asyncio
+
+from bot.journal.views import OwedViews, views_key
+
+
+async def test_a_view_begun_and_done_is_not_owed(redis_async: redis.asyncio.Redis) -> None:
+    views = OwedViews(redis_async, 4)
+    score = await views.begin("q-1")
+    await views.done("q-1", score)
+    assert await views.due(older_than_s=0.0) == []
+
+
+async def test_a_view_begun_and_never_done_is_owed_after_the_grace(
+        redis_async: redis.asyncio.Redis) -> None:
+    views = OwedViews(redis_async, 4)
+    await views.begin("q-1")
+    assert await views.due(older_than_s=60.0) == []  # its sync may still be running
+    await asyncio.sleep(0.01)
+    assert await views.due(older_than_s=0.0) == ["q-1"]
+
+
+async def test_an_earlier_sync_finishing_does_not_clear_a_later_ones_claim(
+        redis_async: redis.asyncio.Redis) -> None:
+    views = OwedViews(redis_async, 4)
+    first = await views.begin("q-1")
+    await asyncio.sleep(0.002)
+    await views.begin("q-1")  # another worker set out meanwhile (and may die)
+    await views.done("q-1", first)
+    await asyncio.sleep(0.01)
+    assert await views.due(older_than_s=0.0) == ["q-1"]
+
+
+async def test_views_of_every_shard_are_found_within_the_limit(
+        redis_async: redis.asyncio.Redis) -> None:
+    views = OwedViews(redis_async, 4)
+    ids = [f"q-{n}" for n in range(20)]
+    for qid in ids:
+        await views.begin(qid)
+    keys = [k async for k in redis_async.scan_iter(match="views:*")]
+    assert len(keys) > 1 and all(k.decode().startswith("views:{shard-") for k in keys)
+    assert sorted(await views.due(older_than_s=0.0)) == sorted(ids)
+    assert len(await views.due(older_than_s=0.0, limit=5)) == 5
+    assert views_key(2) == "views:{shard-2}"
