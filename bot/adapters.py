@@ -12,9 +12,10 @@ worker's assembly hands in as ``AdapterContext.hosts``.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Protocol
 
 from bot.core import Effect, Quest
@@ -22,7 +23,7 @@ from bot.journal import Journal, PermanentError
 from bot.settings.schema import Settings
 
 Changes = Mapping[str, bytes | None]
-"""Path → new content, or ``None`` to delete the path."""
+"""Path → new content, or ``None`` to delete the path (a symlink's content is its target)."""
 
 
 class SettingsSource(Protocol):
@@ -30,16 +31,14 @@ class SettingsSource(Protocol):
 
 
 class GitHost(Protocol):
-    """One repository's git data, as the agent needs it: what a commit holds, where a branch
-    points, and one commit of changes pushed onto a branch.
+    """One repository's git, as the agent needs it: commits brought into a local repository,
+    where a branch points, and a local commit pushed onto a branch.
 
-    Everything is named by git's own object ids — commit, tree and blob SHAs, which are the
-    same wherever the objects are — so the transport is the host's business. Today's host
-    (``bot.github.forge.git``) speaks GitHub's REST contents and Git Data APIs; one that clones
-    and pushes over git's smart HTTP with the installation token fits the same methods: list
-    ``files`` with ``git ls-tree``, read ``blobs`` with ``git cat-file``, ``push`` a commit made
-    on ``parent`` with ``git push``. The agent's local work (``bot.agent.workspace``) stays the
-    same either way.
+    Everything is named by git's own object ids, which are the same wherever the objects are,
+    and the local side is an ordinary git repository the agent works in
+    (``bot.agent.workspace``), so the transport is the host's business. Today's host
+    (``bot.github.gitremote``) speaks git's smart HTTP to GitHub with the installation token;
+    the token never reaches the local repository.
     """
 
     @property
@@ -47,26 +46,21 @@ class GitHost(Protocol):
         """The repository's full name, ``owner/name``, for messages."""
         ...
 
-    async def files(self, commit: str) -> dict[str, str]:
-        """Every file of ``commit`` as path → blob SHA. Raises ``GitHostError`` for what the
-        host cannot hold as a regular file (a symlink, a submodule)."""
-        ...
-
-    async def blobs(self, commit: str, files: Mapping[str, str]) -> dict[str, bytes]:
-        """The content of each distinct blob of ``files`` (path → blob SHA, paths of
-        ``commit``), keyed by blob SHA."""
+    async def fetch(self, into: Path, commits: Sequence[str]) -> None:
+        """Bring each of ``commits`` — its tree and every blob, not its history — into the
+        local git repository ``into``; a commit ``into`` holds already costs nothing. Raises
+        ``GitHostError`` for a commit the host does not have."""
         ...
 
     async def branch_head(self, branch: str) -> str | None:
         """The commit ``branch`` points at, or ``None`` when there is no such branch."""
         ...
 
-    async def push(self, branch: str, *, parent: str, parent_tree: str, changes: Changes,
-                   message: str, force: bool = False) -> str:
-        """Make one commit of ``changes`` on top of commit ``parent`` (whose tree is
-        ``parent_tree``), point ``branch`` at it (creating the branch if needed; ``force``
-        lets it move to a commit that does not descend from its head) and return its SHA.
-        Raises ``GitHostError`` when the host refuses the commit for good."""
+    async def push(self, into: Path, commit: str, branch: str, *, force: bool = False) -> None:
+        """Point ``branch`` at ``commit`` of the local repository ``into`` (creating the branch
+        if needed; ``force`` lets it move to a commit that does not descend from its head),
+        sending the objects the host lacks. Raises ``GitHostError`` when the host refuses it
+        for good."""
         ...
 
 
@@ -75,8 +69,8 @@ GitHosts = Callable[[str], Awaitable[GitHost]]
 
 
 class GitHostError(PermanentError):
-    """The host cannot give or take what was asked (a file that is not a regular file, a tree
-    it does not know), and asking again will not change that."""
+    """The host cannot give or take what was asked (a commit it does not have, a push it
+    refuses), and asking again will not change that."""
 
 
 class QuestNotFound(PermanentError, LookupError):

@@ -30,7 +30,7 @@ from pathlib import Path
 from bot.adapters import AdapterContext, GitHost, outcome_id
 from bot.agent.evidence_store import EvidenceStore, Piece, StageRecord, proof_result
 from bot.agent.proof_runner import CheckCommand, CommandLog, run_proof
-from bot.agent.workspace import git, proof_repository, rebind
+from bot.agent.workspace import git, local_repository, proof_repository, rebind, tree_files
 from bot.core import Effect, Event, ProofBundle, Quest, Risk
 from bot.core.events import BaseMoved, ProofCompleted, ProofFailed, Reproduced, SignalSensed
 from bot.core.proof import CheckRecord, Reproduction
@@ -52,12 +52,14 @@ def check_commands(settings: Settings) -> list[CheckCommand]:
     return [CheckCommand(name=" ".join(argv), argv=argv) for argv in settings.proof.commands]
 
 
-async def reproduction_record(ctx: AdapterContext, host: GitHost,
-                              quest: Quest) -> ReproductionRecord | None:
+async def reproduction_record(ctx: AdapterContext, host: GitHost, quest: Quest,
+                              repo: Path) -> ReproductionRecord | None:
     """The latest ``reproduced`` commit of the quest, diffed against the base it was made on.
 
     The quest keeps only the reproduction's name and command; its files are read back from
-    the commit the reproduce stage pushed (recorded on the ``reproduced`` event)."""
+    the commit the reproduce stage pushed (recorded on the ``reproduced`` event), fetched with
+    that base into the local repository ``repo`` — the one the run goes on working in, so the
+    checkout that follows fetches only what differs."""
     base_then: str | None = None
     found: tuple[str, str] | None = None
     for event in await ctx.journal.events(quest.id):
@@ -68,7 +70,9 @@ async def reproduction_record(ctx: AdapterContext, host: GitHost,
     if found is None:
         return None
     commit, base = found
-    made, before = await host.files(commit), await host.files(base)
+    await local_repository(repo)
+    await host.fetch(repo, [commit, base])
+    made, before = await tree_files(repo, commit), await tree_files(repo, base)
     return ReproductionRecord(commit, {p: s for p, s in made.items() if before.get(p) != s})
 
 
@@ -179,8 +183,8 @@ async def _prove(ctx: AdapterContext, effect: Effect, quest: Quest,
     if not command:
         return failed("the quest has no reproduction command; a proof must show the bug fixed")
     reproduction = CheckCommand(name=payload.get("reproduction") or "reproduction", argv=command)
-    record = await reproduction_record(ctx, host, quest)
     with tempfile.TemporaryDirectory(prefix="questbot-proof-repo-") as tmp:
+        record = await reproduction_record(ctx, host, quest, Path(tmp) / "repo")
         local = await proof_repository(
             host, base=base, head=head, dest=Path(tmp) / "repo",
             overlay=record.files if record else None, overlay_ref=record.commit if record else None)

@@ -247,12 +247,14 @@ class AgentRuns:
             if quest.reproduction_command:
                 checks.append(CheckCommand(name=quest.reproduction or "reproduction",
                                            argv=quest.reproduction_command))
-            record = await reproduction_record(self.ctx, host, quest)
-            protected = frozenset(record.files) if record else frozenset()
         done = asyncio.Event()
         watch = asyncio.create_task(self._watch(quest, stage, done))
         try:
             with tempfile.TemporaryDirectory(prefix="questbot-agent-") as tmp:
+                if stage is Stage.PATCH:  # in the run's own repository: its checkout reuses it
+                    record = await reproduction_record(self.ctx, host, quest,
+                                                       Path(tmp) / "checkout")
+                    protected = frozenset(record.files) if record else frozenset()
                 outcome = await run_stage(StageRun(
                     quest=quest, task=task, agent=agent, host=host, workdir=Path(tmp),
                     checks=checks, protected=protected, effect_key=effect.key,

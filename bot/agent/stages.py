@@ -288,7 +288,8 @@ async def plan(s: StageRun) -> StageOutcome:
 async def patch(s: StageRun) -> StageOutcome:
     branch = s.quest.branch
     # a run of this effect before a crash may have pushed already: work on what it worked on
-    earlier = await earlier_push(s.host, s.notes) if s.notes is not None else None
+    earlier = (await earlier_push(s.host, s.notes, s.workdir / "checkout")
+               if s.notes is not None else None)
     parent = (earlier[0].parent if earlier is not None else
               await s.host.branch_head(branch) or s.quest.head or s.quest.base)
     checkout = await _checkout(s, parent)

@@ -1,36 +1,41 @@
-"""Getting a commit's files onto disk, and a change back onto the quest branch, through a host.
+"""Getting a commit onto disk, and a change back onto the quest branch, through a host.
 
-The agent reaches the repository only through a ``bot.adapters.GitHost`` (today GitHub's REST
-API, ``bot.github.forge.git``); everything here is local git work around it:
+The agent reaches the repository only through a ``bot.adapters.GitHost`` (today git's smart
+HTTP to GitHub, ``bot.github.gitremote``); everything here is local git work around it, in
+ordinary git repositories that never hold a credential:
 
-* ``materialise(host, sha, dest)`` asks the host for the commit's files (path → blob SHA) and
-  their contents, and commits them into a fresh local repository. Local git computes the same
-  blob SHAs the host does, so every file is checked against the SHA the host listed: what the
-  agent reads is what the repository has.
-* ``push_change(host, ...)`` hands a set of file changes to the host as one commit on the quest
-  branch, on top of the checkout's commit, with the parent's tree SHA as the local checkout
-  computed it (the host needs it to build the new tree; identical to GitHub's for the regular
-  files the REST host can hold). The commit names the effect it was pushed for in a
-  ``Questbot-Effect: <key>`` trailer. Pushed once per effect: before it pushes, it notes the
-  push (``PushNotes``: the branch, the parent and every file of the tree it is about to make),
-  so a run of the same effect after a crash between the branch update and the run's outcome
-  memo finds its commit — the branch's head, holding exactly the noted files — and reports it
-  instead of pushing again (``earlier_push``).
-* ``proof_repository(host, ...)`` builds one local repository holding the base (optionally with
-  the reproduction's files laid over it) and the head as two commits, so
+* ``materialise(host, sha, dest)`` has the host fetch the commit (its tree and blobs, not its
+  history) into a local repository at ``dest`` and checks it out: the files are git's own,
+  modes, executables, symlinks and large files included. A repository already at ``dest``
+  (another commit of the same run was fetched there) is reused, and the host sends only what
+  it lacks.
+* ``push_change(host, ...)`` makes one commit of a set of file changes on top of the
+  checkout's commit — built in a separate index from the commit's tree, so exactly the changes
+  and nothing a check left in the working tree; each changed file with the mode it has on disk
+  (executable, symlink) — and has the host push it to the quest branch. The commit names the
+  effect it was pushed for in a ``Questbot-Effect: <key>`` trailer. Pushed once per effect:
+  before it pushes, it notes the push (``PushNotes``: the branch, the parent and every file of
+  the commit's tree), so a run of the same effect after a crash between the branch update and
+  the run's outcome memo finds its commit — the branch's head, holding exactly the noted files
+  — and reports it instead of pushing again (``earlier_push``).
+* ``proof_repository(host, ...)`` brings the base and the head into one local repository, with
+  the base optionally overlaid by the reproduction's files as a local commit, so
   ``bot.agent.proof_runner`` can run checks at the head and the reproduction at the base. Its
-  bundle then names local SHAs; ``rebind`` swaps in the repository's SHAs and the digest is
+  bundle may name a local SHA; ``rebind`` swaps in the repository's SHAs and the digest is
   recomputed from the new bundle.
+
+Writing into a checkout never follows a symlink: a change to a path that is a link replaces
+the link, and a path below a linked directory is refused (a repository's symlink may point
+anywhere on the worker's disk).
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import hashlib
 import logging
 import os
-from collections.abc import Mapping
+import stat
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Protocol
@@ -40,6 +45,7 @@ from bot.agent.errors import AgentError
 from bot.agent.validation import lexical_path_problem
 from bot.core.proof import ProofBundle
 from bot.errors import PermanentError
+from bot.gitrun import GIT_TIMEOUT_SECONDS, run_git
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +54,7 @@ EFFECT_TRAILER = "Questbot-Effect"
 LOCAL_JUNK = "__pycache__/\n*.py[co]\n.pytest_cache/\n.mypy_cache/\n.ruff_cache/\n"
 """Never part of a change: what running Python checks in a checkout leaves behind."""
 _IDENTITY = ("-c", "user.name=questbot", "-c", "user.email=questbot@users.noreply.github.com")
-_SAFE_GIT = ("-c", "core.hooksPath=/dev/null", "-c", "commit.gpgsign=false",
-             "-c", "core.autocrlf=false", "-c", "init.defaultBranch=main")  # fmt: skip
+FILE_MODE, EXECUTABLE_MODE, SYMLINK_MODE = "100644", "100755", "120000"
 
 
 class WorkspaceError(AgentError, PermanentError):
@@ -58,19 +63,19 @@ class WorkspaceError(AgentError, PermanentError):
 
 @dataclass(frozen=True, slots=True)
 class Checkout:
-    """A local git repository whose one commit holds the tree of the repository's commit
-    ``commit``."""
+    """A local git repository with the repository's commit ``commit`` checked out."""
 
     path: Path
     commit: str
     local_commit: str
+    """The commit the working tree was checked out from: ``commit`` itself."""
     files: Mapping[str, str]
-    """Path → blob SHA, as the host listed them (and as local git computed them)."""
+    """Path → blob SHA (a submodule's commit SHA) of every file of the commit."""
 
 
 @dataclass(frozen=True, slots=True)
 class ProofRepository:
-    """Base (plus overlay) and head of a quest as two local commits, for the proof runner."""
+    """Base (plus overlay) and head of a quest in one local repository, for the proof runner."""
 
     path: Path
     base: str
@@ -80,29 +85,16 @@ class ProofRepository:
     head_files: Mapping[str, str]
 
 
-GIT_TIMEOUT_SECONDS = 300.0
-"""No local git command of a workspace takes minutes; one that does is stuck, not slow."""
-
-
-async def git(repo: Path, *args: str, stdin: bytes | None = None) -> str:
+async def git(repo: Path, *args: str, stdin: bytes | None = None,
+              env: Mapping[str, str] | None = None) -> str:
     """Run git in ``repo`` without blocking the event loop; raise ``WorkspaceError`` on failure."""
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0", "GIT_CONFIG_NOSYSTEM": "1"}
-    process = await asyncio.create_subprocess_exec(
-        "git", *_SAFE_GIT, *_IDENTITY, *args, cwd=repo, env=env,
-        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
-    )  # fmt: skip
-    try:
-        out, err = await asyncio.wait_for(process.communicate(stdin), GIT_TIMEOUT_SECONDS)
-    except TimeoutError:
-        with contextlib.suppress(ProcessLookupError):
-            process.kill()
+    run = await run_git(repo, *_IDENTITY, *args, stdin=stdin, env=env)
+    if run.code is None:
         raise WorkspaceError(f"git {' '.join(args[:3])} in {repo} took longer than "
-                             f"{GIT_TIMEOUT_SECONDS:g} s and was killed") from None
-    if process.returncode != 0:
-        detail = err.decode(errors="replace").strip()
-        raise WorkspaceError(f"git {' '.join(args[:3])} failed in {repo}: {detail}")
-    return out.decode(errors="replace").strip()
+                             f"{GIT_TIMEOUT_SECONDS:g} s and was killed")
+    if not run.ok:
+        raise WorkspaceError(f"git {' '.join(args[:3])} failed in {repo}: {run.err}")
+    return run.text
 
 
 def _safe_path(path: str) -> PurePosixPath:
@@ -112,52 +104,51 @@ def _safe_path(path: str) -> PurePosixPath:
     return PurePosixPath(path)
 
 
-def _write_tree(root: Path, files: Mapping[str, str], blobs: Mapping[str, bytes]) -> None:
-    for path, sha in files.items():
-        target = root / _safe_path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(blobs[sha])
+async def local_repository(dest: Path) -> Path:
+    """A local git repository at ``dest``: the one there, or a fresh one."""
+    if not (dest / ".git").is_dir():
+        dest.mkdir(parents=True, exist_ok=True)
+        await git(dest, "init", "-q")
+        (dest / ".git" / "info").mkdir(parents=True, exist_ok=True)
+        (dest / ".git" / "info" / "exclude").write_text(LOCAL_JUNK)
+    return dest
 
 
-async def _clear_tree(root: Path) -> None:
-    await git(root, "rm", "-r", "-q", "--ignore-unmatch", "--", ".")
+async def tree_files(root: Path, rev: str) -> dict[str, str]:
+    """Path → object SHA of every file of ``rev`` (a symlink's blob, a submodule's commit)."""
+    return {path: sha for path, (_mode, sha) in (await tree_entries(root, rev)).items()}
 
 
-async def _commit_all(root: Path, message: str) -> str:
-    await git(root, "add", "-A")
-    await git(root, "commit", "-q", "--allow-empty", "--no-verify", "-m", message)
-    return await git(root, "rev-parse", "HEAD")
-
-
-async def _local_blobs(root: Path, rev: str) -> dict[str, str]:
+async def tree_entries(root: Path, rev: str) -> dict[str, tuple[str, str]]:
+    """Path → (mode, object SHA) of every file of ``rev``."""
     listing = await git(root, "ls-tree", "-r", "-z", "--full-tree", rev)
-    out: dict[str, str] = {}
+    out: dict[str, tuple[str, str]] = {}
     for record in filter(None, listing.split("\0")):
         meta, path = record.split("\t", 1)
-        out[path] = meta.split()[2]
+        mode, _kind, sha = meta.split()
+        out[path] = (mode, sha)
     return out
 
 
 async def materialise(host: GitHost, sha: str, dest: Path) -> Checkout:
-    """A fresh local repository at ``dest`` whose one commit holds the host's commit ``sha``."""
-    repo = host.repo
-    files = await host.files(sha)
-    blobs = await host.blobs(sha, files)
-    dest.mkdir(parents=True, exist_ok=True)
-    await git(dest, "init", "-q")
-    (dest / ".git" / "info").mkdir(parents=True, exist_ok=True)
-    (dest / ".git" / "info" / "exclude").write_text(LOCAL_JUNK)
-    _write_tree(dest, files, blobs)
-    local = await _commit_all(dest, f"{repo}@{sha}")
-    got = await _local_blobs(dest, local)
-    if got != dict(files):
-        wrong = sorted(p for p in set(got) | set(files) if got.get(p) != files.get(p))
-        raise WorkspaceError(f"{repo}@{sha}: local blobs differ from the host's for {wrong[:5]}")
-    return Checkout(path=dest, commit=sha, local_commit=local, files=dict(files))
+    """The host's commit ``sha`` checked out in a local repository at ``dest``."""
+    await local_repository(dest)
+    await host.fetch(dest, [sha])
+    await git(dest, "checkout", "-q", "--force", "--detach", sha)
+    await git(dest, "clean", "-q", "-d", "-f", "-x")  # a reused repository: only the commit
+    return Checkout(path=dest, commit=sha, local_commit=sha, files=await tree_files(dest, sha))
+
+
+def _content(target: Path) -> bytes:
+    """What git stores for the file at ``target``: a symlink's target, else its bytes."""
+    if target.is_symlink():
+        return os.fsencode(os.readlink(target))
+    return target.read_bytes()
 
 
 async def changes_in(checkout: Checkout) -> dict[str, bytes | None]:
-    """What was changed in the checkout's working tree since its commit (``None``: deleted)."""
+    """What was changed in the checkout's working tree since its commit (``None``: deleted;
+    a symlink's content is its target, never what it points at)."""
     root = checkout.path
     await git(root, "add", "-A")
     listing = await git(root, "diff", "--cached", "--name-status", "-z", "--no-renames",
@@ -166,18 +157,32 @@ async def changes_in(checkout: Checkout) -> dict[str, bytes | None]:
     changes: dict[str, bytes | None] = {}
     for status, path in zip(fields[::2], fields[1::2], strict=True):
         _safe_path(path)
-        changes[path] = None if status.startswith("D") else (root / path).read_bytes()
+        changes[path] = None if status.startswith("D") else _content(root / path)
     return changes
 
 
+def _real_directory(root: Path, path: PurePosixPath) -> Path:
+    """The directory ``path`` goes in, made if missing; ``WorkspaceError`` if a directory on
+    the way is a symlink (writing through it would land outside the checkout)."""
+    here = root
+    for part in path.parts[:-1]:
+        here = here / part
+        if here.is_symlink():
+            raise WorkspaceError(f"refusing to write {str(path)!r}: {part!r} on its way is a "
+                                 "symlink")
+        here.mkdir(exist_ok=True)
+    return here
+
+
 def apply_changes(checkout: Checkout, changes: Changes) -> None:
-    """Write ``changes`` into the checkout's working tree (for agents that return contents)."""
+    """Write ``changes`` into the checkout's working tree (for agents that return contents);
+    a path that is a symlink is replaced, not written through."""
     for path, content in changes.items():
-        target = checkout.path / _safe_path(path)
-        if content is None:
+        safe = _safe_path(path)
+        target = _real_directory(checkout.path, safe) / safe.name
+        if target.is_symlink() or content is None:
             target.unlink(missing_ok=True)
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
+        if content is not None:
             target.write_bytes(content)
 
 
@@ -205,28 +210,57 @@ def blob_sha(data: bytes) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def files_after(parent: Checkout, changes: Changes) -> dict[str, str]:
-    """The files (path → blob SHA) of ``parent``'s commit with ``changes`` made."""
-    files = dict(parent.files)
-    for path, content in changes.items():
-        if content is None:
-            files.pop(path, None)
-        else:
-            files[path] = blob_sha(content)
-    return files
-
-
-async def earlier_push(host: GitHost, notes: PushNotes) -> tuple[NotedPush, str] | None:
+async def earlier_push(host: GitHost, notes: PushNotes,
+                       repo: Path) -> tuple[NotedPush, str] | None:
     """The push an earlier run of the same effect made, with the commit it made: the noted
-    push, when the branch's head holds exactly its files. ``None`` when nothing was noted, or
-    the push never happened, or someone pushed over it since."""
+    push, when the branch's head holds exactly its files (read by fetching the head into the
+    local repository ``repo``). ``None`` when nothing was noted, or the push never happened,
+    or someone pushed over it since."""
     noted = await notes.noted()
     if noted is None:
         return None
     head = await host.branch_head(noted.branch)
-    if head is None or await host.files(head) != dict(noted.files):
+    if head is None:
+        return None
+    await local_repository(repo)
+    await host.fetch(repo, [head])
+    if await tree_files(repo, head) != dict(noted.files):
         return None
     return noted, head
+
+
+def _mode(target: Path, parent_mode: str | None) -> str:
+    """The mode a changed file is committed with: as it is on disk (a symlink, an executable,
+    a file), or as it was in the parent when the change never touched the disk."""
+    try:
+        info = target.lstat()
+    except FileNotFoundError:
+        return parent_mode if parent_mode in (EXECUTABLE_MODE, SYMLINK_MODE) else FILE_MODE
+    if stat.S_ISLNK(info.st_mode):
+        return SYMLINK_MODE
+    return EXECUTABLE_MODE if info.st_mode & stat.S_IXUSR else FILE_MODE
+
+
+async def commit_changes(checkout: Checkout, changes: Changes, message: str) -> str:
+    """One local commit of ``changes`` on the checkout's commit: its SHA. Built in an index of
+    its own from the commit's tree, so it holds the changes and nothing else."""
+    root = checkout.path
+    index = {"GIT_INDEX_FILE": str(root / ".git" / "questbot-change.index")}
+    parent = await tree_entries(root, checkout.commit)
+    await git(root, "read-tree", checkout.commit, env=index)
+    lines: list[str] = []
+    for path, content in sorted(changes.items()):
+        if content is None:
+            lines.append(f"0 {'0' * 40}\t{path}")
+            continue
+        sha = await git(root, "hash-object", "-w", "--stdin", stdin=content)
+        mode = _mode(root / _safe_path(path), parent.get(path, ("", ""))[0])
+        lines.append(f"{mode} {sha}\t{path}")
+    await git(root, "update-index", "-z", "--index-info",
+              stdin="".join(f"{line}\0" for line in lines).encode(), env=index)
+    tree = await git(root, "write-tree", env=index)
+    return await git(root, "commit-tree", tree, "-p", checkout.commit, "-F", "-",
+                     stdin=message.encode())
 
 
 async def push_change(host: GitHost, *, branch: str, parent: Checkout, changes: Changes,
@@ -244,9 +278,10 @@ async def push_change(host: GitHost, *, branch: str, parent: Checkout, changes: 
         _safe_path(path)
     if effect_key is not None:
         message = f"{message.rstrip()}\n\n{EFFECT_TRAILER}: {effect_key}"
+    commit = await commit_changes(parent, changes, message)
     if notes is not None:
-        files = files_after(parent, changes)
-        earlier = await earlier_push(host, notes)
+        files = await tree_files(parent.path, commit)
+        earlier = await earlier_push(host, notes, parent.path)
         if earlier is not None:
             noted, head = earlier
             if noted.branch == branch and noted.parent == parent.commit and (
@@ -258,37 +293,37 @@ async def push_change(host: GitHost, *, branch: str, parent: Checkout, changes: 
                         "change", host.repo, head[:12], effect_key)
             force = True
         await notes.note(NotedPush(branch=branch, parent=parent.commit, files=files))
-    parent_tree = await git(parent.path, "rev-parse", f"{parent.local_commit}^{{tree}}")
-    return await host.push(branch, parent=parent.commit, parent_tree=parent_tree,
-                           changes=changes, message=message, force=force)
+    await host.push(parent.path, commit, branch, force=force)
+    return commit
 
 
 async def proof_repository(host: GitHost, *, base: str, head: str, dest: Path,
                            overlay: Mapping[str, str] | None = None,
                            overlay_ref: str | None = None) -> ProofRepository:
-    """Base and head of ``repo`` as two commits of one local repository at ``dest``.
+    """Base and head of the repository in one local repository at ``dest`` (reused if there).
 
-    ``overlay`` (path → blob SHA in ``overlay_ref``) is laid over the base: the reproduction's
-    files, so the reproduction runs against the base's code rather than failing for want of
-    its own test file.
+    ``overlay`` (path → blob SHA in ``overlay_ref``) is laid over the base as a local commit:
+    the reproduction's files, so the reproduction runs against the base's code rather than
+    failing for want of its own test file.
     """
-    base_files = await host.files(base)
-    head_files = await host.files(head)
-    base_blobs = await host.blobs(base, base_files)
-    missing = {p: s for p, s in head_files.items() if s not in base_blobs}
-    head_blobs = {**base_blobs, **await host.blobs(head, missing)}
-    extra = {p: s for p, s in (overlay or {}).items() if s not in head_blobs}
-    if extra:
-        head_blobs.update(await host.blobs(overlay_ref or head, extra))
-    dest.mkdir(parents=True, exist_ok=True)
-    await git(dest, "init", "-q")
-    _write_tree(dest, {**base_files, **(overlay or {})}, head_blobs)
-    local_base = await _commit_all(dest, f"base {base}" + (" + reproduction" if overlay else ""))
-    await _clear_tree(dest)
-    _write_tree(dest, head_files, head_blobs)
-    local_head = await _commit_all(dest, f"head {head}")
+    await local_repository(dest)
+    wanted: Sequence[str] = [base, head] + ([overlay_ref] if overlay and overlay_ref else [])
+    await host.fetch(dest, wanted)
+    local_base = base
+    if overlay:
+        modes = await tree_entries(dest, overlay_ref or head) if overlay_ref else {}
+        for path in overlay:
+            _safe_path(path)
+        index = {"GIT_INDEX_FILE": str(dest / ".git" / "questbot-proof.index")}
+        await git(dest, "read-tree", base, env=index)
+        info = "".join(f"{modes.get(p, (FILE_MODE, ''))[0]} {sha}\t{p}\0"
+                       for p, sha in sorted(overlay.items()))
+        await git(dest, "update-index", "-z", "--index-info", stdin=info.encode(), env=index)
+        tree = await git(dest, "write-tree", env=index)
+        local_base = await git(dest, "commit-tree", tree, "-p", base, "-m",
+                               f"base {base} + reproduction")
     return ProofRepository(path=dest, base=base, head=head, local_base=local_base,
-                           local_head=local_head, head_files=head_files)
+                           local_head=head, head_files=await tree_files(dest, head))
 
 
 def rebind(bundle: ProofBundle, *, base: str, head: str) -> ProofBundle:

@@ -5,10 +5,11 @@ the commit the first run pushed, without pushing a second one."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
-from bot.adapters import Changes, GitHost, GitHosts
+from bot.adapters import GitHost, GitHosts
 from bot.agent.runs import agent_adapters, outcomes_key, push_field
 from bot.agent.scripted import ScriptedSpec
 from bot.agent.workspace import EFFECT_TRAILER, blob_sha
@@ -32,21 +33,16 @@ class DiesAfterPush:
     def repo(self) -> str:
         return self.host.repo
 
-    async def files(self, commit: str) -> dict[str, str]:
-        return await self.host.files(commit)
-
-    async def blobs(self, commit: str, files: Mapping[str, str]) -> dict[str, bytes]:
-        return await self.host.blobs(commit, files)
+    async def fetch(self, into: Path, commits: Sequence[str]) -> None:
+        await self.host.fetch(into, commits)
 
     async def branch_head(self, branch: str) -> str | None:
         return await self.host.branch_head(branch)
 
-    async def push(self, branch: str, *, parent: str, parent_tree: str, changes: Changes,
-                   message: str, force: bool = False) -> str:
-        head = await self.host.push(branch, parent=parent, parent_tree=parent_tree,
-                                    changes=changes, message=message, force=force)
-        self.pushed.append(head)
-        raise Crash(head)
+    async def push(self, into: Path, commit: str, branch: str, *, force: bool = False) -> None:
+        await self.host.push(into, commit, branch, force=force)
+        self.pushed.append(commit)
+        raise Crash(commit)
 
 
 def dying(real: GitHosts) -> GitHosts:
@@ -71,7 +67,7 @@ async def test_a_run_that_died_after_its_push_pushes_once_when_delivered_again(
     heads: list[str] = []
     for decision, outcome in (("A", "commit"), ("B", "head")):
         start = only(await quests.decide(decision), EffectType.START_AGENT)
-        commits = len(fake.calls("git/create-commit"))
+        pushes = len(fake.git_requests)
         ctx.hosts = dying(real)
         try:
             await run[EffectType.START_AGENT](start)
@@ -85,7 +81,8 @@ async def test_a_run_that_died_after_its_push_pushes_once_when_delivered_again(
         assert await ctx.journal.client.hget(outcomes_key("q-1"), push_field(start))
         events = await run[EffectType.START_AGENT](start)  # delivered again
         assert stored.branch_sha("quest/q-1") == pushed, "it pushed again"
-        assert len(fake.calls("git/create-commit")) == commits + 1, "it pushed twice"
+        again = [e.operation_id for e in fake.git_requests[pushes:]]
+        assert again.count("git/receive-pack") == 1, f"it pushed twice: {again}"
         assert getattr(events[0], outcome) == pushed
         assert not await ctx.journal.client.hget(outcomes_key("q-1"), push_field(start))
         await quests.apply(events)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from tests.fakegithub.gitstore import Commit
+from tests.fakegithub.gitstore import FILE_MODE, Commit
 from tests.fakegithub.state import (
     CheckRun,
     Comment,
@@ -67,8 +67,11 @@ class Actions:
         default_branch: str = "main",
         private: bool = False,
         installation_id: int | None = None,
+        modes: dict[str, str] | None = None,
     ) -> Repository:
-        """A repository whose default branch holds one commit with ``files``.
+        """A repository whose default branch holds one commit with ``files`` (each ``100644``
+        unless ``modes`` names another: ``100755``, or ``120000`` with the link's target as
+        the content).
 
         The App is installed on the owner's account (one installation per account) unless an
         ``installation_id`` is given; read it back as ``repo.installation_id``.
@@ -82,7 +85,7 @@ class Actions:
         self.world.repositories[full_name.lower()] = repo
         blobs = {p: repo.git.put_blob(_bytes(c)) for p, c in (files or {}).items()}
         commit = repo.git.put_commit(
-            repo.git.write_files(blobs), [], "Initial commit", author=owner
+            repo.git.write_files(blobs, modes), [], "Initial commit", author=owner
         )
         repo.refs[f"refs/heads/{default_branch}"] = commit.sha
         return repo
@@ -264,8 +267,10 @@ class Actions:
         *,
         user: str = "octocat",
         message: str = "Update files",
+        modes: dict[str, str] | None = None,
     ) -> Commit:
-        """Commit ``files`` (``None`` deletes a path) on ``branch`` as ``user`` and push it.
+        """Commit ``files`` (``None`` deletes a path) on ``branch`` as ``user`` and push it; a
+        changed file keeps its mode unless ``modes`` gives one.
 
         A missing branch starts from the default branch. Sends ``push`` and, for an open pull
         request with this head, ``pull_request`` ``synchronize``.
@@ -274,14 +279,15 @@ class Actions:
         ref = f"refs/heads/{branch}"
         before = repo.refs.get(ref, ZERO_SHA)
         parent = repo.refs.get(ref) or repo.refs[f"refs/heads/{repo.default_branch}"]
-        tree = repo.git.files(parent)
+        tree = repo.git.entries(parent)
         for path, content in files.items():
             if content is None:
                 tree.pop(path, None)
             else:
-                tree[path] = repo.git.put_blob(_bytes(content))
+                mode = (modes or {}).get(path) or tree.get(path, (FILE_MODE, ""))[0]
+                tree[path] = (mode, repo.git.put_blob(_bytes(content)))
         commit = repo.git.put_commit(
-            repo.git.write_files(tree),
+            repo.git.write_entries(tree),
             [parent],
             message,
             author=user,
@@ -465,11 +471,11 @@ class Actions:
     ) -> str:
         """Land ``pr`` on its base (merge commit, or one commit for squash/rebase)."""
         base = repo.refs[f"refs/heads/{pr.base_ref}"]
-        files = repo.git.merge_files(base, pr.head_sha) or repo.git.files(pr.head_sha)
+        files = repo.git.merge_entries(base, pr.head_sha) or repo.git.entries(pr.head_sha)
         parents = [base, pr.head_sha] if method == "merge" else [base]
         message = title or f"Merge pull request #{pr.number} from {repo.owner}/{pr.head_ref}"
         commit = repo.git.put_commit(
-            repo.git.write_files(files), parents, message, author=user, date=iso()
+            repo.git.write_entries(files), parents, message, author=user, date=iso()
         )
         repo.refs[f"refs/heads/{pr.base_ref}"] = commit.sha
         pr.merged, pr.merged_by, pr.merged_at = True, user, iso()
@@ -490,12 +496,12 @@ class Actions:
         base = repo.refs[f"refs/heads/{pr.base_ref}"]
         if repo.git.is_ancestor(base, pr.head_sha):
             return True
-        files = repo.git.merge_files(pr.head_sha, base)
+        files = repo.git.merge_entries(pr.head_sha, base)
         if files is None:
             return False
         before = pr.head_sha
         commit = repo.git.put_commit(
-            repo.git.write_files(files),
+            repo.git.write_entries(files),
             [before, base],
             f"Merge branch '{pr.base_ref}' into {pr.head_ref}",
             author=user,

@@ -43,13 +43,13 @@ class Landing:
         assert pr.merge_commit_sha is not None
         merge = repo.git.commits[pr.merge_commit_sha]
         base_head = repo.refs[f"refs/heads/{pr.base_ref}"]
-        files = three_way(repo.git.files(merge.sha), repo.git.files(base_head),
-                          repo.git.files(merge.parents[0]))
+        files = three_way(repo.git.entries(merge.sha), repo.git.entries(base_head),
+                          repo.git.entries(merge.parents[0]))
         if files is None:
             raise ValueError(f"reverting #{pr.number} conflicts with {pr.base_ref}")
         issue = repo.issues[pr.number]
         commit = repo.git.put_commit(
-            repo.git.write_files(files), [base_head],
+            repo.git.write_entries(files), [base_head],
             f'Revert "{issue.title}"\n\nThis reverts commit {merge.sha}.', author=user,
             date=iso())
         branch = f"revert-{pr.number}-{pr.head_ref}"

@@ -34,16 +34,18 @@ async def create_access_token(call: Call) -> Reply:
     installation = call.world.installations.get(call.int_param("installation_id"))
     if installation is None:
         raise not_found()
-    token = call.fake.installation_token(installation.id)
+    asked = call.body.get("permissions") if isinstance(call.body, dict) else None
+    if asked is not None:
+        rules.permissions_granted(asked, installation.permissions)
+    token = call.fake.installation_token(installation.id, permissions=asked)
     body = call.render.api.example("installation-token")
     body.pop("repositories", None)
     body.update(
         token=token,
         expires_at=iso(call.world.tokens[token].expires_at),
         repository_selection="all",
+        permissions=call.world.tokens[token].permissions,
     )
-    if isinstance(call.body, dict) and "permissions" in call.body:
-        body["permissions"] = call.body["permissions"]
     return Reply(201, body)
 
 

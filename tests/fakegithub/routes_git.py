@@ -12,6 +12,7 @@ from typing import Any
 
 from tests.fakegithub import rules
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
+from tests.fakegithub.gitstore import FILE_MODE, SUBMODULE_MODE, Entry
 from tests.fakegithub.state import iso
 
 
@@ -72,17 +73,17 @@ async def create_blob(call: Call) -> Reply:
 
 async def create_tree(call: Call) -> Reply:
     repo, body = call.repository, call.body
-    files: dict[str, str] = {}
+    files: dict[str, Entry] = {}
     if "base_tree" in body:
         if body["base_tree"] not in repo.git.trees:
             raise GitHubError(422, "Invalid tree info: base_tree does not exist")
-        files = repo.git.tree_files(body["base_tree"])
+        files = repo.git.tree_entries(body["base_tree"])
     for entry in body["tree"]:
-        path = entry.get("path", "")
+        path, mode = entry.get("path", ""), entry.get("mode", FILE_MODE)
         if "content" in entry and entry.get("sha") is not None:
             raise GitHubError(422, "Only tree.sha or content may be specified, not both")
         if "content" in entry:
-            files[path] = repo.git.put_blob(entry["content"].encode())
+            files[path] = (mode, repo.git.put_blob(entry["content"].encode()))
         elif entry.get("sha") is None:
             if not any(p == path or p.startswith(path + "/") for p in files):
                 # BEHAVIOUR §11: deleting a path that does not exist is an error (wording
@@ -93,13 +94,15 @@ async def create_tree(call: Call) -> Reply:
         elif entry.get("type") == "tree":
             if entry["sha"] not in repo.git.trees:
                 raise GitHubError(422, f"Invalid tree info: tree {entry['sha']} does not exist")
-            for sub, sha in repo.git.tree_files(entry["sha"]).items():
-                files[f"{path}/{sub}"] = sha
+            for sub, found in repo.git.tree_entries(entry["sha"]).items():
+                files[f"{path}/{sub}"] = found
+        elif entry.get("type") == "commit":  # a submodule: GitHub does not check the commit
+            files[path] = (SUBMODULE_MODE, entry["sha"])
         else:
             if entry["sha"] not in repo.git.blobs:
                 raise GitHubError(422, f"Invalid tree info: blob {entry['sha']} does not exist")
-            files[path] = entry["sha"]
-    sha = repo.git.write_files(files)
+            files[path] = (mode, entry["sha"])
+    sha = repo.git.write_entries(files)
     return Reply(201, call.render.git_tree(repo, sha))
 
 
@@ -218,12 +221,12 @@ async def merge_branches(call: Call) -> Reply:
     base = repo.refs[base_ref]
     if repo.git.is_ancestor(head, base):
         return Reply(204)
-    files = repo.git.merge_files(base, head)
+    files = repo.git.merge_entries(base, head)
     if files is None:
         raise GitHubError(409, "Merge conflict")
     message = body.get("commit_message") or f"Merge {body['head']} into {body['base']}"
     commit = repo.git.put_commit(
-        repo.git.write_files(files), [base, head], message, author=f"{call.world.app_slug}[bot]"
+        repo.git.write_entries(files), [base, head], message, author=f"{call.world.app_slug}[bot]"
     )
     repo.refs[base_ref] = commit.sha
     pusher = f"{call.world.app_slug}[bot]"

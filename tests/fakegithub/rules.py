@@ -138,3 +138,76 @@ def blob_too_large() -> GitHubError:
                        "too large to fetch via the API, but you can use the Git Data API to "
                        "request blobs up to 100 MB in size.",
                        errors=[{"resource": "Blob", "field": "data", "code": "too_large"}])
+
+
+# -- GitHub Apps (§13) ------------------------------------------------------------------------
+
+NOT_GRANTED = "The permissions requested are not granted to this installation."
+
+
+def permissions_granted(asked: dict[str, str], granted: dict[str, str]) -> None:
+    """§13: a token asked for with a permission (or a level) the installation lacks is 422."""
+    for name, level in asked.items():
+        held = granted.get(name)
+        if held is None or (level == "write" and held != "write"):
+            raise GitHubError(422, NOT_GRANTED)
+
+
+# -- git over HTTPS (§11, §12; served by ``tests.fakegithub.smarthttp``) ------------------------
+#
+# The smart-HTTP endpoints answer as github.com's do: HTTP basic with the installation token
+# as the password (user ``x-access-token``; GitHub takes the token as the user name too),
+# needing the Contents permission (§12). What GitHub answers is text for git, not JSON.
+
+GIT_REALM = 'Basic realm="GitHub"'
+GIT_BAD_CREDENTIALS = ("Invalid username or token. Password authentication is not supported "
+                       "for Git operations.\n")
+"""401: no credentials where they are needed, an unknown token, or an expired one (the token
+dies after an hour, §12)."""
+GIT_NOT_FOUND = "Repository not found.\n"
+"""404: a private repository the token cannot see (another installation's)."""
+
+
+def git_push_denied(full_name: str, login: str) -> str:
+    """403 text for a push with a token that may read and not write the repository."""
+    return f"Permission to {full_name}.git denied to {login}.\n"
+
+
+def workflow_refused(path: str) -> str:
+    """§11: a push creating or updating a workflow file with a token that has no
+    ``workflows`` permission (quoted from GitHub's answer to git)."""
+    return (f"refusing to allow a GitHub App to create or update workflow `{path}` without "
+            "`workflows` permission")
+
+
+def protected_branch_refused(ref: str, reason: str) -> str:
+    """A direct push to a protected branch. GitHub's ``GH006`` answer is not quoted in
+    BEHAVIOUR.md (wording unconfirmed); the reason is §5's for a merge that the same
+    protection refuses."""
+    return f"GH006: Protected branch update failed for {ref}.\n{reason}"
+
+
+def push_refusal(ref: str, old: str, new: str, changed: list[str], *, default_ref: str,
+                 protection: list[str], merge_queue: bool,
+                 workflows: bool) -> str | None:
+    """Why GitHub refuses one ref update of a push, or ``None``: the rules the pre-receive
+    hook of ``tests.fakegithub.smarthttp`` applies, with the paths the pushed commits change.
+
+    * the default branch cannot be deleted (wording unconfirmed);
+    * a protected default branch (required checks, or a merge queue: §5, §6) takes no direct
+      push;
+    * a workflow file changes only with the ``workflows`` permission (§11, §17)."""
+    if set(new) == {"0"}:
+        if ref == default_ref:
+            return f"refusing to delete the current branch: {ref}"
+        return None
+    if ref == default_ref and merge_queue:
+        return protected_branch_refused(ref, THROUGH_THE_QUEUE)
+    if ref == default_ref and protection:
+        return protected_branch_refused(ref, f'Required status check "{protection[0]}" is '
+                                        "expected.")
+    if not workflows:
+        for path in changed:
+            if path.startswith(".github/workflows/"):
+                return workflow_refused(path)
+    return None

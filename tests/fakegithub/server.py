@@ -6,9 +6,10 @@ against GitHub's full REST description (404 if undocumented, and 404 — GitHub'
 route it does not know — for an operation GitHub has and the fake does not model; both are
 violations), JSON parsing (400), authentication (401),
 parameter and body validation (422), the repository lookup (404 if the installation cannot see
-it), and only then the handler. The handler's JSON answer is
-validated against the documented schema for its status. Everything that does not match the
-description is appended to :attr:`FakeGitHub.violations`; tests end with
+it), and only then the handler. The handler's JSON answer is validated against the documented
+schema for its status. git's smart HTTP (``<owner>/<name>.git/…``) is served beside the API by
+``tests.fakegithub.smarthttp`` and logged in :attr:`FakeGitHub.git_requests`. Everything that
+does not match the description is appended to :attr:`FakeGitHub.violations`; tests end with
 :meth:`FakeGitHub.assert_clean`.
 
 GETs get an ``ETag`` and answer 304 to a matching ``If-None-Match`` without spending rate limit,
@@ -43,6 +44,7 @@ from tests.fakegithub.routes_git import HANDLERS as GIT
 from tests.fakegithub.routes_issues import HANDLERS as ISSUES
 from tests.fakegithub.routes_pulls import HANDLERS as PULLS
 from tests.fakegithub.rules import invalid_request
+from tests.fakegithub.smarthttp import SmartHTTP
 from tests.fakegithub.state import Token, World
 
 HANDLERS: dict[str, Handler] = {**CHECKS, **CI, **GIT, **ISSUES, **PULLS}
@@ -103,6 +105,9 @@ class FakeGitHub(Actions, Landing):
         self.webhook_secret = webhook_secret
         self.violations: list[str] = []
         self.requests: list[Exchange] = []
+        self.git_requests: list[Exchange] = []
+        """git's smart-HTTP requests (``tests.fakegithub.smarthttp``), apart from the API's."""
+        self.smart_http = SmartHTTP(self)
         self.render = Renderer(self.api, self.world, f"http://{host}:{port}")
         self._throttle = _Throttle()
         self._used: dict[str, int] = {}
@@ -140,6 +145,7 @@ class FakeGitHub(Actions, Landing):
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+        self.smart_http.close()
 
     async def __aenter__(self) -> FakeGitHub:
         await self.start()
@@ -171,10 +177,15 @@ class FakeGitHub(Actions, Landing):
             and (method is None or e.method == method)
         ]
 
-    def installation_token(self, installation_id: int, *, lifetime: float = 3600) -> str:
-        """Mint an installation token directly, for tests that do not exercise the JWT flow."""
+    def installation_token(self, installation_id: int, *, lifetime: float = 3600,
+                           permissions: dict[str, str] | None = None) -> str:
+        """Mint an installation token directly, for tests that do not exercise the JWT flow;
+        it holds the installation's permissions unless ``permissions`` narrows them."""
         token = "ghs_" + secrets.token_urlsafe(27)[:36]
-        self.world.tokens[token] = Token(token, installation_id, time.time() + lifetime)
+        installation = self.world.installations.get(installation_id)
+        granted = dict(installation.permissions) if installation else {}
+        self.world.tokens[token] = Token(token, installation_id, time.time() + lifetime,
+                                         dict(granted if permissions is None else permissions))
         return token
 
     # -- the request pipeline --------------------------------------------------------------
@@ -183,6 +194,11 @@ class FakeGitHub(Actions, Landing):
         raw_path = request.raw_path.split("?", 1)[0]
         if self.control is not None and raw_path.startswith("/_fake/control/"):
             return await self.control(request)
+        if self.smart_http.serves(raw_path):
+            exchange = Exchange(request.method, unquote(raw_path), dict(request.query), None)
+            exchange.headers = {k.lower(): v for k, v in request.headers.items()}
+            self.git_requests.append(exchange)
+            return await self.smart_http.handle(request, exchange)
         raw_body = await request.read()
         exchange = Exchange(request.method, unquote(raw_path), dict(request.query), None)
         exchange.headers = {k.lower(): v for k, v in request.headers.items()}

@@ -13,8 +13,13 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from pathlib import Path
+
+import yaml
 
 from tests.fakegithub.gitstore import Commit, GitStore
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Permission(StrEnum):
@@ -35,11 +40,20 @@ def iso(moment: float | None = None) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def app_permissions() -> dict[str, str]:
+    """What the App asks for in ``app.yml``, which an installation grants: the fake's App is
+    questbot's, so a permission questbot uses and does not ask for shows up as a refusal."""
+    manifest = yaml.safe_load((ROOT / "app.yml").read_text())
+    return {str(k): str(v) for k, v in (manifest.get("default_permissions") or {}).items()}
+
+
 @dataclass
 class Installation:
     id: int
     account: str
     account_type: str = "Organization"
+    permissions: dict[str, str] = field(default_factory=app_permissions)
+    """What the installation granted the App."""
 
 
 @dataclass
@@ -47,6 +61,13 @@ class Token:
     token: str
     installation_id: int
     expires_at: float
+    permissions: dict[str, str] = field(default_factory=dict)
+    """What the token may do (BEHAVIOUR §13: the installation's, or the subset asked for)."""
+
+    def may(self, permission: str, level: str = "read") -> bool:
+        """Whether the token holds ``permission`` at ``level`` (``write`` covers ``read``)."""
+        held = self.permissions.get(permission)
+        return held == "write" or (held == level == "read")
 
 
 @dataclass

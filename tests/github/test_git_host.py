@@ -1,32 +1,72 @@
-"""The REST git host (``Forge.git``): what the agent pushes through, and how it refuses."""
+"""The git host (``bot.github.gitremote``): git's smart HTTP with the installation token, and how
+it tells a refusal (permanent) from a fault or a refused token (retried)."""
 
 from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
 
 import pytest
 
 from bot.adapters import GitHostError
 from bot.github.forge import Forges
+from bot.github.gitremote import GitRemote, GitTransportError, git_base_url
 from tests.github.conftest import REPO, World
 
 
-async def test_a_push_is_one_commit_on_the_parent_and_moves_the_branch(world: World) -> None:
-    git = await Forges(world.clients).git_host(REPO)
-    files = await git.files(world.main_sha)
-    assert set(files) == {"README.md", "app.py"}
-    blobs = await git.blobs(world.main_sha, files)
-    assert blobs[files["app.py"]] == b"x = 1\n"
-    tree = world.fake.repo(REPO).git.commits[world.main_sha].tree
-    head = await git.push("quest/q-1", parent=world.main_sha, parent_tree=tree,
-                          changes={"app.py": b"x = 2\n", "README.md": None}, message="fix")
-    assert await git.branch_head("quest/q-1") == head
-    stored = world.fake.repo(REPO).git
-    assert stored.commits[head].parents == (world.main_sha,)
-    assert stored.files(head).keys() == {"app.py"} and stored.read(head, "app.py") == b"x = 2\n"
+def local(tmp: Path) -> Path:
+    subprocess.run(["git", "init", "-q", str(tmp)], check=True)
+    return tmp
 
 
-async def test_a_tree_the_host_does_not_know_stops_the_push(world: World) -> None:
-    git = await Forges(world.clients).git_host(REPO)
-    with pytest.raises(GitHostError, match="use a git clone"):
-        await git.push("quest/q-1", parent=world.main_sha, parent_tree="0" * 40,
-                       changes={"app.py": b"x = 2\n"}, message="fix")
-    assert await git.branch_head("quest/q-1") is None  # nothing moved
+def test_git_is_served_where_github_serves_it() -> None:
+    assert git_base_url("https://api.github.com") == "https://github.com"
+    assert git_base_url("https://api.github.com/") == "https://github.com"
+    assert git_base_url("https://ghe.example.com/api/v3") == "https://ghe.example.com"
+    assert git_base_url("http://127.0.0.1:8787") == "http://127.0.0.1:8787"
+
+
+async def test_a_fetch_and_a_push_move_the_branch(world: World, tmp_path: Path) -> None:
+    host = await Forges(world.clients).git_host(REPO)
+    repo = local(tmp_path / "r")
+    await host.fetch(repo, [world.main_sha])
+    subprocess.run(["git", "cat-file", "-e", f"{world.main_sha}^{{tree}}"], cwd=repo,
+                   check=True)
+    commit = subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", "commit-tree",
+                             f"{world.main_sha}^{{tree}}", "-p", world.main_sha, "-m", "x"],
+                            cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+    await host.push(repo, commit, "quest/q-1")
+    assert await host.branch_head("quest/q-1") == commit
+    assert world.fake.repo(REPO).git.commits[commit].parents == (world.main_sha,)
+    assert await host.branch_head("quest/none") is None
+
+
+async def test_a_commit_github_does_not_have_is_a_refusal(world: World, tmp_path: Path) -> None:
+    host = await Forges(world.clients).git_host(REPO)
+    with pytest.raises(GitHostError, match="could not fetch"):
+        await host.fetch(local(tmp_path / "r"), ["1" * 40])
+
+
+async def test_a_refused_token_is_dropped_and_retried_and_never_shown(
+        world: World, tmp_path: Path) -> None:
+    host = await Forges(world.clients).git_host(REPO)
+    await host.branch_head("main")  # the token is fetched and cached
+    (token,) = world.fake.world.tokens.values()
+    token.expires_at = time.time() - 1  # GitHub now answers 401 to it
+    with pytest.raises(GitTransportError, match="fresh token") as refused:
+        await host.fetch(local(tmp_path / "r"), [world.main_sha])
+    assert token.token not in str(refused.value)
+    mints = len(world.fake.calls("apps/create-installation-access-token"))
+    await host.fetch(tmp_path / "r", [world.main_sha])  # the retry: a new token
+    assert len(world.fake.calls("apps/create-installation-access-token")) == mints + 1
+
+
+async def test_an_unreachable_github_is_a_fault_to_retry(tmp_path: Path) -> None:
+    async def token() -> str:
+        return "ghs_secret"
+
+    host = GitRemote(REPO, base_url="http://127.0.0.1:9", token=token)
+    with pytest.raises(GitTransportError, match="retrying later") as fault:
+        await host.branch_head("main")
+    assert "ghs_secret" not in str(fault.value)

@@ -2,10 +2,11 @@
 
 Every write questbot makes on GitHub — git data, pull requests, merges, check runs, comments,
 replies, reactions, issues, review requests — is a method of a ``Forge`` (``repository.py``) or
-of its ``git`` (``git.py``, the ``GitHost`` the agent pushes through), and so are the reads the
-adapters need. No module outside ``bot/github`` holds a raw client: the worker and the agent get
-a Forge, or a ``GitHost``, from ``Forges``, and ``refusals.py`` turns GitHub's permanent
-refusals into ``PermanentError`` in one place.
+of its ``git`` (``git.py``, refs and the few commits questbot makes through the API), and so
+are the reads the adapters need; the agent's checkouts and pushes go over git itself
+(``bot.github.gitremote``, the ``GitHost``). No module outside ``bot/github`` holds a raw client
+or a token: the worker and the agent get a Forge, or a ``GitHost``, from ``Forges``, and
+``refusals.py`` turns GitHub's permanent refusals into ``PermanentError`` in one place.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from bot.github.forge.refusals import (
     status_of,
 )
 from bot.github.forge.repository import CHECK_NAME, Forge
+from bot.github.gitremote import GitRemote, git_base_url
 
 
 class Forges:
@@ -34,8 +36,16 @@ class Forges:
         return Forge(await self.clients.for_repo(repo), repo)
 
     async def git_host(self, repo: str) -> GitHost:
-        """``AdapterContext.hosts``: the repository's git data, for the agent."""
-        return (await self.for_repo(repo)).git
+        """``AdapterContext.hosts``: the repository over git's smart HTTP, for the agent,
+        with a fresh installation token for each git command."""
+        installation = await self.clients.installation_of(repo)
+        tokens = self.clients.tokens
+
+        async def token() -> str:
+            return await tokens.token(installation)
+
+        return GitRemote(repo, base_url=git_base_url(self.clients.base_url), token=token,
+                         forget=lambda: tokens.forget(installation))
 
     async def remember_installation(self, repo: str, installation_id: int) -> None:
         await self.clients.remember_installation(repo, installation_id)

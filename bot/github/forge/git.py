@@ -1,40 +1,26 @@
-"""A repository's git data over GitHub's REST API: the ``GitHost`` the agent works through.
+"""A repository's refs and the few commits questbot makes through GitHub's Git Data API.
 
-Why REST and not ``git clone``? The worker needs no git credentials, credential helpers or
-network git this way; issue 11 moves checkouts and pushes to git over HTTPS, and
-``bot.adapters.GitHost`` says how that transport fits the same methods.
-
-* ``files(commit)`` lists the commit's tree in one ``git/get-tree?recursive=1``: path → blob
-  SHA. Only regular files: a symlink or a submodule stops it with ``GitHostError``.
-* ``blobs(commit, files)`` fetches each distinct blob's base64 content once with
-  ``git/get-blob``, a few at a time.
-* ``push(...)`` writes a set of file changes as one commit through the Git Data API: ``POST
-  git/blobs`` per changed file, ``POST git/trees`` with ``base_tree``, ``POST git/commits`` with
-  the parent, then ``PATCH git/refs/heads/<branch>`` (``POST git/refs`` when the branch does
-  not exist yet). The parent's tree SHA comes from the caller — the local checkout computes the
-  same one GitHub has when every file has mode 100644. A repository with executable files
-  answers 422 on that ``base_tree``, and the push stops with ``GitHostError`` saying so,
-  rather than silently rewriting file modes with a full tree.
+The agent's checkouts and pushes go over git itself (``bot.github.gitremote``); what is left
+here is what the worker does without a local repository: read where a branch points
+(``git/get-ref``), make the quest branch's first commit and a revert's commit from trees GitHub
+has (``git/create-tree``, ``git/create-commit``), and create or move a branch
+(``git/create-ref``, ``git/update-ref``). ``entries(commit)`` lists a commit's tree in one
+``git/get-tree?recursive=1`` (a listing GitHub cuts short past 100,000 entries or 7 MB is walked
+tree by tree), each path with its mode, so a tree made from it keeps executables, symlinks and
+submodules as they are.
 """
 
 from __future__ import annotations
 
-import asyncio
-import base64
-from collections.abc import Mapping
 from typing import Any
 
 import gidgethub
 from gidgethub.abc import GitHubAPI
 
-from bot.adapters import Changes, GitHostError
 from bot.github.forge.refusals import refused, status_of
 
-FILE_MODE = "100644"
-_REGULAR_MODES = frozenset({FILE_MODE, "100755"})
-"""What the workspace holds as a file; an executable keeps its mode only where the agent does
-not change it (a changed file is written as 100644)."""
-_FETCH_CONCURRENCY = 8
+TYPES = {"040000": "tree", "160000": "commit"}
+"""The object type a tree entry of each mode names; every other mode names a blob."""
 
 
 class GitData:
@@ -62,16 +48,14 @@ class GitData:
             raise
         return str(data["object"]["sha"])
 
-    async def files(self, commit: str) -> dict[str, str]:
-        """Every file of ``commit`` as path → blob SHA: ``git/get-tree`` of the commit with
-        ``recursive``, one request whatever the repository's size (the contents API lists at
-        most 1,000 entries a directory and needs a request per directory). A listing GitHub
-        cut short (``truncated``: over 100,000 entries or 7 MB) is walked tree by tree."""
+    async def entries(self, commit: str) -> dict[str, tuple[str, str]]:
+        """Every entry of ``commit``'s tree that is not a tree, as path → (mode, SHA): one
+        request whatever the repository's size, unless GitHub truncated the listing."""
         data = await self.gh.getitem(f"{self.base}/git/trees/{commit}{{?recursive}}",
                                      {"recursive": "1"})
         if not data.get("truncated"):
-            return self._regular(commit, data["tree"], "")
-        files: dict[str, str] = {}
+            return _leaves(data["tree"], "")
+        entries: dict[str, tuple[str, str]] = {}
         pending = [(str(data["sha"]), "")]
         while pending:
             tree, prefix = pending.pop()
@@ -79,40 +63,8 @@ class GitData:
             for entry in listing["tree"]:
                 if entry["type"] == "tree":
                     pending.append((str(entry["sha"]), f"{prefix}{entry['path']}/"))
-            files.update(self._regular(commit, listing["tree"], prefix))
-        return files
-
-    def _regular(self, commit: str, entries: list[dict[str, Any]], prefix: str) -> dict[str, str]:
-        files: dict[str, str] = {}
-        for entry in entries:
-            path, kind, mode = prefix + str(entry["path"]), entry["type"], str(entry["mode"])
-            if kind == "tree":
-                continue
-            if kind != "blob" or mode not in _REGULAR_MODES:
-                what = {"120000": "symlink", "160000": "submodule"}.get(mode, f"mode {mode}")
-                raise GitHostError(
-                    f"{self.repo}: {path} at {commit} is a {what}; the REST workspace handles "
-                    "regular files only (use a git clone for repositories with symlinks or "
-                    "submodules)")
-            files[path] = str(entry["sha"])
-        return files
-
-    async def blobs(self, commit: str, files: Mapping[str, str]) -> dict[str, bytes]:
-        """The content of each distinct blob in ``files`` (path → SHA), keyed by blob SHA:
-        ``git/get-blob``, which serves blobs up to 100 MB (the contents API refuses JSON
-        past 1 MB with a 403)."""
-        gate = asyncio.Semaphore(_FETCH_CONCURRENCY)
-
-        async def fetch(sha: str) -> tuple[str, bytes]:
-            async with gate:
-                item = await self.gh.getitem(f"{self.base}/git/blobs/{sha}")
-            if item.get("encoding") != "base64":
-                raise GitHostError(f"{self.repo}: blob {sha} of {commit} came back as "
-                                   f"{item.get('encoding')!r}, not base64")
-            return sha, base64.b64decode(item["content"])
-
-        pairs = await asyncio.gather(*(fetch(sha) for sha in sorted(set(files.values()))))
-        return dict(pairs)
+            entries.update(_leaves(listing["tree"], prefix))
+        return entries
 
     async def commit_tree(self, commit: str) -> str:
         """``git/get-commit``: the tree a commit records."""
@@ -167,27 +119,7 @@ class GitData:
         await self.gh.patch(f"{self.base}/git/refs/heads/{{+branch}}", {"branch": branch},
                             data={"sha": sha, "force": force})
 
-    async def push(self, branch: str, *, parent: str, parent_tree: str, changes: Changes,
-                   message: str, force: bool = False) -> str:
-        """One commit of ``changes`` on ``parent``, and ``branch`` moved to it; its SHA."""
-        entries: list[dict[str, Any]] = []
-        for path, content in sorted(changes.items()):
-            if content is None:
-                entries.append({"path": path, "mode": FILE_MODE, "type": "blob", "sha": None})
-                continue
-            blob = await self.gh.post(f"{self.base}/git/blobs", data={
-                "content": base64.b64encode(content).decode(), "encoding": "base64"})
-            entries.append({"path": path, "mode": FILE_MODE, "type": "blob",
-                            "sha": blob["sha"]})
-        try:
-            tree = await self.create_tree(entries, base_tree=parent_tree)
-        except gidgethub.BadRequest as exc:
-            if status_of(exc) != 422:
-                raise
-            raise GitHostError(
-                f"{self.repo}: GitHub does not know the tree of {parent} as the REST workspace "
-                "computed it (a file with another mode than 100644?); use a git clone"
-            ) from exc
-        head = await self.create_commit(tree=tree, parents=[parent], message=message)
-        await self.set_branch(branch, head, force=force)
-        return head
+
+def _leaves(listing: list[dict[str, Any]], prefix: str) -> dict[str, tuple[str, str]]:
+    return {prefix + str(e["path"]): (str(e["mode"]), str(e["sha"]))
+            for e in listing if e["type"] != "tree"}

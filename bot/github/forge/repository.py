@@ -34,7 +34,7 @@ class Forge:
         self.repo = repo
         self.base = f"/repos/{repo}"
         self.git = GitData(gh, repo)
-        """Refs, trees, blobs and commits: the ``GitHost`` the agent works through."""
+        """Refs, and the commits questbot makes through the API (the agent uses git)."""
         self.graphql = PullRequestGraphQL(gh, repo)
         """Draft state, auto-merge, the merge queue and reverts: GraphQL only."""
 

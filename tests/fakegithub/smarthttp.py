@@ -1,0 +1,363 @@
+"""git's smart HTTP for every repository of the fake, where github.com serves it:
+``<fake url>/<owner>/<name>.git``.
+
+Real git answers: ``git http-backend`` (git's own CGI) runs over a bare repository the fake
+keeps per repository, so a client's fetch, clone and push speak the real protocol, shallow and
+partial ones included. The fake's own store (``Repository.git`` and ``refs``) stays the one
+truth, so the REST API and git see the same repository:
+
+1. **before each request** the objects the fake made since the last one (blobs, trees and
+   commits hashed as git hashes them, ``tests.fakegithub.gitstore``) are written into the bare
+   repository as loose objects, and its refs are set to the fake's;
+2. **a push** runs ``git-receive-pack`` with a pre-receive hook that applies GitHub's rules for
+   each ref update (``rules.push_refusal``: protected default branch, workflow files without
+   the ``workflows`` permission, deleting the default branch), so a refused push changes
+   nothing. GitHub names the rule as the ref's rejection reason; here the hook prints it
+   (git shows it as ``remote: …``) and git's reason reads ``pre-receive hook declined``;
+3. **after a push** the objects it brought are read back (``git cat-file --batch``) into the
+   fake's store, the refs it moved are moved in the fake, and each sends what GitHub sends
+   for a push (``ref_moved``: the ``push`` webhook, ``synchronize`` for an open pull request).
+
+Authentication is GitHub's (``rules``, BEHAVIOUR §12): HTTP basic with an installation token as
+the password. A private repository wants a token of the installation that holds it (401
+without one, an unknown or expired token 401, another installation's 404); a public one is read
+by anyone and pushed to only with such a token (401 without, 403 for another installation's or
+one without ``contents: write``). Only the smart endpoints are served (GitHub has no dumb HTTP).
+
+Every request is logged in ``FakeGitHub.git_requests``, apart from the REST calls in
+``FakeGitHub.requests``: what costs API rate limit and what costs a git transfer are counted
+separately.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import binascii
+import itertools
+import json
+import os
+import re
+import shutil
+import sys
+import tempfile
+import time
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from aiohttp import web
+
+from tests.fakegithub import rules
+from tests.fakegithub.state import ROOT, Repository, Token
+
+if TYPE_CHECKING:
+    from tests.fakegithub.server import Exchange, FakeGitHub
+
+ZERO = "0" * 40
+PATH = re.compile(r"^/(?P<owner>[^/]+)/(?P<name>[^/]+?)\.git/(?P<rest>info/refs|git-upload-pack"
+                  r"|git-receive-pack)$")
+SERVICES = {"info/refs": "git/info-refs", "git-upload-pack": "git/upload-pack",
+            "git-receive-pack": "git/receive-pack"}
+RULES_ENV = "FAKEGITHUB_PUSH_RULES"
+HOOK = f"""#!{sys.executable}
+# the fake GitHub's pre-receive hook: GitHub's rules for a push (tests.fakegithub.rules)
+import json, os, subprocess, sys
+sys.path.insert(0, {str(ROOT)!r})
+from tests.fakegithub.rules import push_refusal
+
+def changed(old, new):
+    wanted = [new] + ([] if set(old) == {{"0"}} else ["--not", old])
+    commits = subprocess.run(["git", "rev-list", *wanted, "--not", "--all"], check=True,
+                             capture_output=True, text=True).stdout.split()
+    paths = set()
+    for commit in commits:
+        out = subprocess.run(["git", "diff-tree", "-r", "-m", "--root", "--no-commit-id",
+                              "--name-only", "-z", commit], check=True,
+                             capture_output=True).stdout
+        paths.update(p.decode() for p in out.split(b"\\0") if p)
+    return sorted(paths)
+
+rules = json.loads(os.environ[{RULES_ENV!r}])
+refused = False
+for line in sys.stdin:
+    old, new, ref = line.split()
+    paths = [] if set(new) == {{"0"}} else changed(old, new)
+    why = push_refusal(ref, old, new, paths, **rules)
+    if why is not None:
+        refused = True
+        for text in why.splitlines():
+            print(f"error: {{text}}", file=sys.stderr)
+sys.exit(1 if refused else 0)
+"""
+
+
+@dataclass
+class _Mirror:
+    """The bare repository that serves one of the fake's repositories, and what of the fake's
+    store it holds already."""
+
+    path: Path
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    blobs: int = 0
+    trees: int = 0
+    commits: int = 0
+    refs: dict[str, str] = field(default_factory=dict)
+    """The refs as last written from the fake."""
+
+
+class GitAnswer(Exception):
+    """A refusal before git runs: the status and GitHub's text."""
+
+    def __init__(self, status: int, text: str, *, challenge: bool = False) -> None:
+        super().__init__(text)
+        self.status, self.text, self.challenge = status, text, challenge
+
+    def response(self) -> web.Response:
+        headers = {"WWW-Authenticate": rules.GIT_REALM} if self.challenge else {}
+        return web.Response(status=self.status, text=self.text, headers=headers)
+
+
+class SmartHTTP:
+    """The git endpoints of one ``FakeGitHub``."""
+
+    def __init__(self, fake: FakeGitHub) -> None:
+        self.fake = fake
+        self._root: Path | None = None
+        self._mirrors: dict[str, _Mirror] = {}
+
+    @staticmethod
+    def serves(raw_path: str) -> bool:
+        return raw_path.endswith((".git/info/refs", ".git/git-upload-pack",
+                                  ".git/git-receive-pack"))
+
+    def close(self) -> None:
+        if self._root is not None:
+            shutil.rmtree(self._root, ignore_errors=True)
+            self._root = None
+            self._mirrors.clear()
+
+    # -- one request -----------------------------------------------------------------------
+
+    async def handle(self, request: web.Request, exchange: Exchange) -> web.StreamResponse:
+        exchange.operation_id = "git"
+        try:
+            response = await self._handle(request, exchange)
+        except GitAnswer as answer:
+            response = answer.response()
+        exchange.status = response.status
+        return response
+
+    async def _handle(self, request: web.Request, exchange: Exchange) -> web.Response:
+        found = PATH.match(request.path)
+        if found is None:
+            raise GitAnswer(404, "Not Found\n")
+        rest = found["rest"]
+        exchange.operation_id = SERVICES[rest]
+        service = request.query.get("service") if rest == "info/refs" else rest
+        if service not in ("git-upload-pack", "git-receive-pack"):
+            raise GitAnswer(403, "Dumb HTTP is not supported; use git's smart protocol.\n")
+        if (rest == "info/refs") != (request.method == "GET"):
+            raise GitAnswer(405, "Method Not Allowed\n")
+        repo = self.fake.world.repository(f"{found['owner']}/{found['name']}")
+        if repo is None:
+            raise GitAnswer(404, rules.GIT_NOT_FOUND)
+        token = self._token(request)
+        login = self._allow(repo, token, push=service == "git-receive-pack")
+        body = await request.read()
+        mirror = await self._mirror(repo)
+        async with mirror.lock:
+            self._export(repo, mirror)
+            status, headers, payload = await self._backend(
+                request, mirror, repo, rest, body, login, token)
+            if service == "git-receive-pack" and rest != "info/refs":
+                await self._import(repo, mirror, pusher=login)
+        return web.Response(status=status, body=payload, headers=headers)
+
+    def _token(self, request: web.Request) -> Token | None:
+        """The installation token of the request's basic credentials; ``None`` without any;
+        401 for one GitHub does not know or that expired."""
+        header = request.headers.get("Authorization", "")
+        scheme, _, credential = header.partition(" ")
+        if not credential:
+            return None
+        if scheme.lower() != "basic":
+            raise GitAnswer(401, rules.GIT_BAD_CREDENTIALS, challenge=True)
+        try:
+            user, _, password = base64.b64decode(credential, validate=True).decode().partition(
+                ":")
+        except (binascii.Error, UnicodeDecodeError) as exc:
+            raise GitAnswer(401, rules.GIT_BAD_CREDENTIALS, challenge=True) from exc
+        token = self.fake.world.tokens.get(password or user)
+        if token is None or token.expires_at < time.time():
+            raise GitAnswer(401, rules.GIT_BAD_CREDENTIALS, challenge=True)
+        return token
+
+    def _allow(self, repo: Repository, token: Token | None, *, push: bool) -> str:
+        """Who acts, if the token may read (and for a push, write) ``repo``; else GitHub's
+        refusal."""
+        login = f"{self.fake.world.app_slug}[bot]"
+        ours = token is not None and token.installation_id == repo.installation_id
+        if ours and token is not None and not token.may("contents"):
+            ours = False  # an installation token without Contents sees no code
+        if not ours and (repo.private or (push and token is None)):
+            if token is None:
+                raise GitAnswer(401, rules.GIT_BAD_CREDENTIALS, challenge=True)
+            raise GitAnswer(404, rules.GIT_NOT_FOUND)
+        if push and not (ours and token is not None and token.may("contents", "write")):
+            raise GitAnswer(403, rules.git_push_denied(repo.full_name, login))
+        return login
+
+    async def _backend(self, request: web.Request, mirror: _Mirror, repo: Repository,
+                       rest: str, body: bytes, login: str,
+                       token: Token | None) -> tuple[int, dict[str, str], bytes]:
+        """Run ``git http-backend`` for the request; its status, headers and body."""
+        assert self._root is not None
+        protection = list(repo.required_checks)
+        push_rules = {"default_ref": f"refs/heads/{repo.default_branch}",
+                      "protection": protection, "merge_queue": repo.merge_queue,
+                      "workflows": token is not None and token.may("workflows", "write")}
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self._root),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_PROJECT_ROOT": str(self._root),
+            "GIT_HTTP_EXPORT_ALL": "1",
+            "GIT_HTTP_MAX_REQUEST_BUFFER": str(200 * 1024 * 1024),
+            "PATH_INFO": f"/{mirror.path.name}/{rest}",
+            "REQUEST_METHOD": request.method,
+            "QUERY_STRING": request.query_string,
+            "CONTENT_TYPE": request.headers.get("Content-Type", ""),
+            "CONTENT_LENGTH": str(len(body)),
+            "REMOTE_USER": login,
+            "REMOTE_ADDR": request.remote or "127.0.0.1",
+            RULES_ENV: json.dumps(push_rules),
+        }
+        if "Git-Protocol" in request.headers:
+            env["GIT_PROTOCOL"] = request.headers["Git-Protocol"]
+        process = await asyncio.create_subprocess_exec(
+            "git", "http-backend", env=env, stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await process.communicate(body)
+        head, sep, payload = out.partition(b"\r\n\r\n")
+        if not sep:
+            head, _, payload = out.partition(b"\n\n")
+        status, headers = 200, {}
+        for line in head.decode(errors="replace").splitlines():
+            name, _, value = line.partition(":")
+            if name.lower() == "status":
+                status = int(value.split()[0])
+            elif name:
+                headers[name.strip()] = value.strip()
+        if process.returncode != 0 and status == 200 and not payload:
+            status, payload = 500, err  # git died before answering; what it sent is git's
+        return status, headers, payload
+
+    # -- the bare repository ---------------------------------------------------------------
+
+    async def _mirror(self, repo: Repository) -> _Mirror:
+        key = repo.full_name.lower()
+        found = self._mirrors.get(key)
+        if found is not None:
+            return found
+        if self._root is None:
+            self._root = Path(tempfile.mkdtemp(prefix="fakegithub-git-"))
+        path = self._root / (key.replace("/", "--") + ".git")
+        mirror = self._mirrors[key] = _Mirror(path)
+        await _git(self._root, "init", "-q", "--bare", str(path))
+        for name, value in (("uploadpack.allowAnySHA1InWant", "true"),
+                            ("uploadpack.allowFilter", "true"), ("http.receivepack", "true"),
+                            ("receive.fsckObjects", "true"), ("gc.auto", "0"),
+                            ("receive.autogc", "false"), ("core.logAllRefUpdates", "false")):
+            await _git(path, "config", name, value)
+        hook = path / "hooks" / "pre-receive"
+        hook.write_text(HOOK)
+        hook.chmod(0o755)
+        return mirror
+
+    def _export(self, repo: Repository, mirror: _Mirror) -> None:
+        """Write what the fake made since the last request into the bare repository."""
+        store = repo.git
+        objects = mirror.path / "objects"
+        for table, attr in ((store.blobs, "blobs"), (store.trees, "trees"),
+                            (store.commits, "commits")):
+            done = getattr(mirror, attr)
+            for sha in itertools.islice(table, done, None):
+                kind, body = store.raw(sha)
+                target = objects / sha[:2] / sha[2:]
+                if not target.exists():
+                    target.parent.mkdir(exist_ok=True)
+                    target.write_bytes(zlib.compress(f"{kind} {len(body)}\0".encode() + body, 1))
+            setattr(mirror, attr, len(table))
+        for ref in set(mirror.refs) - set(repo.refs):
+            gone = mirror.path / ref
+            gone.unlink(missing_ok=True)
+            for parent in gone.parents:  # a branch ``a`` may follow a deleted ``a/b``
+                if parent.name in ("heads", "tags") or any(parent.iterdir()):
+                    break
+                parent.rmdir()
+        for ref, sha in repo.refs.items():
+            if mirror.refs.get(ref) != sha:
+                target = mirror.path / ref
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_text(sha + "\n")
+        mirror.refs = dict(repo.refs)
+        (mirror.path / "HEAD").write_text(f"ref: refs/heads/{repo.default_branch}\n")
+
+    async def _import(self, repo: Repository, mirror: _Mirror, *, pusher: str) -> None:
+        """Take a push into the fake: its objects, then its ref updates with their webhooks."""
+        listing = await _git(mirror.path, "for-each-ref", "--format=%(objectname) %(refname)")
+        now = dict(reversed(line.split(" ", 1)) for line in listing.splitlines() if line)
+        moved = {ref: (mirror.refs.get(ref, ZERO), now.get(ref, ZERO))
+                 for ref in set(now) | set(mirror.refs) if now.get(ref) != mirror.refs.get(ref)}
+        if not moved:
+            return
+        new = sorted({after for _, after in moved.values() if after != ZERO})
+        known = sorted(set(mirror.refs.values()))
+        if new:
+            names = await _git(mirror.path, "rev-list", "--objects", *new, "--not", *known)
+            wanted = [line[:40] for line in names.splitlines() if line[:40] not in
+                      repo.git.blobs and line[:40] not in repo.git.trees
+                      and line[:40] not in repo.git.commits]
+            raw = await _git_bytes(mirror.path, "cat-file", "--batch",
+                                   stdin="\n".join(wanted).encode() + b"\n")
+            _take(repo, raw)
+        for ref, (_, after) in sorted(moved.items()):
+            if after == ZERO:
+                repo.refs.pop(ref, None)
+            else:
+                repo.refs[ref] = after
+        mirror.refs = dict(repo.refs)
+        for ref, (before, after) in sorted(moved.items()):
+            if after != ZERO:
+                await self.fake.ref_moved(repo, ref, before, after, pusher=pusher)
+
+
+def _take(repo: Repository, batch: bytes) -> None:
+    """Objects from ``git cat-file --batch`` output into the fake's store."""
+    at = 0
+    while at < len(batch):
+        newline = batch.index(b"\n", at)
+        sha, kind, size = batch[at:newline].decode().split()
+        body = batch[newline + 1:newline + 1 + int(size)]
+        at = newline + 1 + int(size) + 1
+        if kind != "tag":
+            made = repo.git.add_raw(kind, body)
+            assert made == sha, f"{kind} {sha} hashed to {made}"
+
+
+async def _git_bytes(cwd: Path, *args: str, stdin: bytes | None = None) -> bytes:
+    process = await asyncio.create_subprocess_exec(
+        "git", *args, cwd=cwd, env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                                    "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(cwd)},
+        stdin=asyncio.subprocess.PIPE if stdin is not None else asyncio.subprocess.DEVNULL,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await process.communicate(stdin)
+    if process.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed: {err.decode(errors='replace')}")
+    return out
+
+
+async def _git(cwd: Path, *args: str) -> str:
+    return (await _git_bytes(cwd, *args)).decode()
