@@ -130,16 +130,19 @@ class GitHubEffects:
         before the request until it is recorded: finding it so, a delivery knows an earlier
         one may have asked and died, and leaves out whoever GitHub shows as requested
         already. (One who reviewed in the seconds between would be asked again — GitHub's
-        re-request; only the reviews listing could tell, and this window is that narrow.)"""
+        re-request; only the reviews listing could tell, and this window is that narrow.)
+        Only then is the pull request read: its author is questbot, which opened it (GitHub
+        answers 422 for a review request from the PR's author)."""
         state = await self.memory.quest(quest.id, done_field)
         if state is not None and state != ASKING:
             return  # asked by the path that held the lease before us
-        pull = await forge.pull(number)
-        skip = {pull.author.lower(), (quest.head_pusher or "").lower(),
-                self.ctx.bot_login.lower()}  # GitHub answers 422 for the PR's author
+        pull = await forge.pull(number) if state == ASKING else None
+        skip = {(quest.head_pusher or "").lower(), self.ctx.bot_login.lower()}
+        if pull is not None:
+            skip.add(pull.author.lower())
         settings = await self.ctx.settings.settings(quest.repo)
         reviewers = [r for r in settings.reviewers if r.lower() not in skip]
-        asked = {r.lower() for r in pull.requested_reviewers} if state == ASKING else set()
+        asked = {r.lower() for r in pull.requested_reviewers} if pull is not None else set()
         ask = [r for r in reviewers if r.lower() not in asked]
         if ask:
             await self.memory.set_quest_field(quest.id, done_field, ASKING)

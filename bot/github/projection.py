@@ -170,6 +170,7 @@ class Projection:
             await self.memory.set_quest(quest.id, pr=pull.number, pr_url=pull.html_url,
                                         pr_head=pull.head_sha, pr_branch=branch,
                                         pr_draft=int(pull.draft))
+            await self.memory.remember_pull(quest.repo, pull.number, quest.id)
             return pull.number
 
     async def _open_pull(self, quest: Quest, forge: Forge, branch: str) -> Pull | None:
@@ -188,7 +189,7 @@ class Projection:
             first = await forge.git.create_commit(
                 tree=await forge.git.commit_tree(base_sha), parents=[base_sha],
                 message=first_commit_message(quest))
-            await forge.git.set_branch(branch, first)
+            await forge.git.set_branch(branch, first, exists=head is not None)
         source = await self.source_issue(quest)
         body = "\n".join([
             render.quest_marker(quest.id),
@@ -369,8 +370,13 @@ class Projection:
 
         Every create is reserved first (``CREATING_CHECK`` names the head), because a run
         recorded as finished may be followed by one that was created and not recorded; the
-        reservation left by a path that died says where to look."""
+        reservation left by a path that died says where to look. So with a run recorded and
+        no reservation left, there is nothing to look for: every run of the quest on ``head``
+        was recorded in its time and finished (or superseded) when the view moved on, and a
+        new one is created without listing them. Only a quest whose record was lost (or
+        that never had a run) lists what GitHub has."""
         run_id = await self.memory.quest_int(quest.id, "check_run")
+        recorded = run_id is not None
         done = await self.memory.quest(quest.id, "check_done") == "1"
         reopening = view.status != "completed"
         pending = await self.memory.quest(quest.id, CREATING_CHECK)
@@ -384,7 +390,7 @@ class Projection:
                     await self._supersede(forge, orphan.id, head)
         if run_id is not None and pending is None and not (done and reopening):
             return await forge.update_check_run(run_id, body)
-        runs = await self._runs(forge, quest, head)
+        runs = [] if recorded and pending is None else await self._runs(forge, quest, head)
         keep = runs[0] if runs and not (runs[0].status == "completed" and reopening) else None
         for stale in runs:
             if stale is not keep and stale.status != "completed":

@@ -142,6 +142,14 @@ class ForgeMemory:
         how questbot knows where to open PRs without a ``repos/get`` per quest."""
         await self.set_repo(repo, "default_branch", branch)
 
+    async def remember_pull(self, repo: str, number: int, quest_id: str) -> None:
+        """For the worker: the quest a pull request is the quest PR of, so a comment on it
+        finds its quest without asking GitHub for the pull request's branch."""
+        await self.set_repo(repo, f"pr:{number}", quest_id)
+
+    async def quest_of_pull(self, repo: str, number: int) -> str | None:
+        return await self.repo(repo, f"pr:{number}")
+
     async def default_branch(self, repo: str) -> str:
         return await self.repo(repo, "default_branch") or "main"
 

@@ -249,7 +249,8 @@ class Intake:
 
     async def _thread_quest(self, c: CommentCommands, forge: Forge) -> Quest | None:
         if c.is_pull_request:
-            quest_id = quest_of_branch((await forge.pull(c.number)).head_ref)
+            quest_id = (await self.memory.quest_of_pull(c.repo, c.number)
+                        or quest_of_branch((await forge.pull(c.number)).head_ref))
             if quest_id is None:
                 return None
             _v, quest = await self.ctx.journal.snapshot(quest_id)

@@ -7,7 +7,7 @@ A step that did not happen raises ``StepFailed``: the demo exits non-zero, the t
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from bot.agent.demo_spec import sample_files
@@ -92,18 +92,19 @@ class Story:
         return await self.step(f"@{MAINTAINER} commented /approve {checkpoint}", expect)
 
 
-async def setup_repository(stack: Stack) -> str:
-    files: dict[str, str | bytes] = {**sample_files(), ".github/questbot.yml": SETTINGS}
+async def setup_repository(stack: Stack, extra: Mapping[str, str | bytes] | None = None) -> str:
+    files: dict[str, str | bytes] = {**sample_files(), ".github/questbot.yml": SETTINGS,
+                                     **(extra or {})}
     repo = stack.fake.create_repository(REPO, files)
     stack.fake.set_permission(REPO, MAINTAINER, "write")
     stack.fake.set_permission(REPO, READER, "read")
     return str(repo.branch_sha("main"))
 
 
-async def main_line(story: Story) -> Quest:
-    """A failing check to closed, through A, B and C."""
+async def main_line(story: Story, extra: Mapping[str, str | bytes] | None = None) -> Quest:
+    """A failing check to closed, through A, B and C (in the sample with ``extra`` files)."""
     stack = story.stack
-    main = await setup_repository(stack)
+    main = await setup_repository(stack, extra)
     story._seen_requests = len(stack.fake.requests)
     await stack.fake.fail_check(REPO, main, name="tests")
     await stack.settle()

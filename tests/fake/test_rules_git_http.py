@@ -238,6 +238,7 @@ async def test_modes_pushed_over_git_are_what_the_api_lists(fake: FakeGitHub, to
     head = git.local("rev-parse", "HEAD")
     assert (await git.remote("push", git.url(), f"{head}:refs/heads/modes")).returncode == 0
     status, tree = await answer("GET", f"{BASE}/git/trees/{head}?recursive=1")
+    assert status == 200
     modes = {e["path"]: e["mode"] for e in tree["tree"]}
     assert (modes["run.sh"], modes["here"], modes["README.md"]) == ("100755", "120000", "100644")
     assert tree["sha"] == git.local("rev-parse", f"{head}^{{tree}}")

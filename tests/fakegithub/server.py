@@ -44,7 +44,7 @@ from tests.fakegithub.routes_git import HANDLERS as GIT
 from tests.fakegithub.routes_issues import HANDLERS as ISSUES
 from tests.fakegithub.routes_pulls import HANDLERS as PULLS
 from tests.fakegithub.rules import invalid_request
-from tests.fakegithub.smarthttp import SmartHTTP
+from tests.fakegithub.smarthttp import HOOK_PATH, SmartHTTP
 from tests.fakegithub.state import Token, World
 
 HANDLERS: dict[str, Handler] = {**CHECKS, **CI, **GIT, **ISSUES, **PULLS}
@@ -194,6 +194,8 @@ class FakeGitHub(Actions, Landing):
         raw_path = request.raw_path.split("?", 1)[0]
         if self.control is not None and raw_path.startswith("/_fake/control/"):
             return await self.control(request)
+        if raw_path.startswith(HOOK_PATH):  # a push's pre-receive hook asks what GitHub refuses
+            return await self.smart_http.hook(request)
         if self.smart_http.serves(raw_path):
             exchange = Exchange(request.method, unquote(raw_path), dict(request.query), None)
             exchange.headers = {k.lower(): v for k, v in request.headers.items()}

@@ -9,9 +9,10 @@ truth, so the REST API and git see the same repository:
 1. **before each request** the objects the fake made since the last one (blobs, trees and
    commits hashed as git hashes them, ``tests.fakegithub.gitstore``) are written into the bare
    repository as loose objects, and its refs are set to the fake's;
-2. **a push** runs ``git-receive-pack`` with a pre-receive hook that applies GitHub's rules for
-   each ref update (``rules.push_refusal``: protected default branch, workflow files without
-   the ``workflows`` permission, deleting the default branch), so a refused push changes
+2. **a push** runs ``git-receive-pack`` with a pre-receive hook that lists the paths each ref
+   update changes and asks the fake (over loopback HTTP, ``SmartHTTP.hook``) which GitHub
+   refuses (``rules.push_refusal``: protected default branch, workflow files without the
+   ``workflows`` permission, deleting the default branch), so a refused push changes
    nothing. GitHub names the rule as the ref's rejection reason; here the hook prints it
    (git shows it as ``remote: …``) and git's reason reads ``pre-receive hook declined``;
 3. **after a push** the objects it brought are read back (``git cat-file --batch``) into the
@@ -34,11 +35,13 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import hashlib
 import itertools
-import json
 import os
 import re
+import secrets
 import shutil
+import struct
 import sys
 import tempfile
 import time
@@ -50,7 +53,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from tests.fakegithub import rules
-from tests.fakegithub.state import ROOT, Repository, Token
+from tests.fakegithub.state import Repository, Token
 
 if TYPE_CHECKING:
     from tests.fakegithub.server import Exchange, FakeGitHub
@@ -60,12 +63,14 @@ PATH = re.compile(r"^/(?P<owner>[^/]+)/(?P<name>[^/]+?)\.git/(?P<rest>info/refs|
                   r"|git-receive-pack)$")
 SERVICES = {"info/refs": "git/info-refs", "git-upload-pack": "git/upload-pack",
             "git-receive-pack": "git/receive-pack"}
-RULES_ENV = "FAKEGITHUB_PUSH_RULES"
-HOOK = f"""#!{sys.executable}
-# the fake GitHub's pre-receive hook: GitHub's rules for a push (tests.fakegithub.rules)
-import json, os, subprocess, sys
-sys.path.insert(0, {str(ROOT)!r})
-from tests.fakegithub.rules import push_refusal
+HOOK_ENV = "FAKEGITHUB_PUSH_HOOK"
+HOOK_PATH = "/_fake/git-hook/"
+HOOK = f"""#!{sys.executable} -SE
+# The fake GitHub's pre-receive hook: it lists the paths each ref update changes and asks the
+# fake, which holds the repository's protection and the token's permissions, what GitHub
+# refuses (tests.fakegithub.rules.push_refusal, applied in SmartHTTP.hook). Few imports: it
+# runs once per push.
+import json, os, socket, subprocess, sys
 
 def changed(old, new):
     wanted = [new] + ([] if set(old) == {{"0"}} else ["--not", old])
@@ -79,18 +84,34 @@ def changed(old, new):
         paths.update(p.decode() for p in out.split(b"\\0") if p)
     return sorted(paths)
 
-rules = json.loads(os.environ[{RULES_ENV!r}])
-refused = False
+updates = []
 for line in sys.stdin:
     old, new, ref = line.split()
-    paths = [] if set(new) == {{"0"}} else changed(old, new)
-    why = push_refusal(ref, old, new, paths, **rules)
-    if why is not None:
-        refused = True
-        for text in why.splitlines():
-            print(f"error: {{text}}", file=sys.stderr)
-sys.exit(1 if refused else 0)
+    updates.append({{"old": old, "new": new, "ref": ref,
+                    "paths": [] if set(new) == {{"0"}} else changed(old, new)}})
+host, port, path = os.environ[{HOOK_ENV!r}].split(" ")
+body = json.dumps(updates).encode()
+with socket.create_connection((host, int(port)), timeout=60) as ask:
+    ask.sendall(f"POST {{path}} HTTP/1.1\\r\\nHost: {{host}}\\r\\nConnection: close\\r\\n"
+                f"Content-Type: application/json\\r\\nContent-Length: {{len(body)}}\\r\\n\\r\\n"
+                .encode() + body)
+    answer = b""
+    while chunk := ask.recv(65536):
+        answer += chunk
+refusals = json.loads(answer.partition(b"\\r\\n\\r\\n")[2])["refusals"]
+for why in refusals:
+    for text in why.splitlines():
+        print(f"error: {{text}}", file=sys.stderr)
+sys.exit(1 if refusals else 0)
 """
+
+
+@dataclass
+class _Push:
+    """What the hook of one push is judged by."""
+
+    repo: Repository
+    workflows: bool
 
 
 @dataclass
@@ -126,6 +147,8 @@ class SmartHTTP:
         self.fake = fake
         self._root: Path | None = None
         self._mirrors: dict[str, _Mirror] = {}
+        self._pushes: dict[str, _Push] = {}
+        """Pushes under way, by the nonce their hook calls back with."""
 
     @staticmethod
     def serves(raw_path: str) -> bool:
@@ -139,6 +162,22 @@ class SmartHTTP:
             self._mirrors.clear()
 
     # -- one request -----------------------------------------------------------------------
+
+    async def hook(self, request: web.Request) -> web.Response:
+        """The pre-receive hook's question: which of a push's ref updates GitHub refuses."""
+        push = self._pushes.get(request.path.removeprefix(HOOK_PATH))
+        if push is None:
+            return web.Response(status=404)
+        repo, refusals = push.repo, []
+        for update in await request.json():
+            why = rules.push_refusal(
+                update["ref"], update["old"], update["new"], update["paths"],
+                default_ref=f"refs/heads/{repo.default_branch}",
+                protection=list(repo.required_checks), merge_queue=repo.merge_queue,
+                workflows=push.workflows)
+            if why is not None:
+                refusals.append(why)
+        return web.json_response({"refusals": refusals})
 
     async def handle(self, request: web.Request, exchange: Exchange) -> web.StreamResponse:
         exchange.operation_id = "git"
@@ -168,7 +207,7 @@ class SmartHTTP:
         body = await request.read()
         mirror = await self._mirror(repo)
         async with mirror.lock:
-            self._export(repo, mirror)
+            await self._export(repo, mirror)
             status, headers, payload = await self._backend(
                 request, mirror, repo, rest, body, login, token)
             if service == "git-receive-pack" and rest != "info/refs":
@@ -214,10 +253,8 @@ class SmartHTTP:
                        token: Token | None) -> tuple[int, dict[str, str], bytes]:
         """Run ``git http-backend`` for the request; its status, headers and body."""
         assert self._root is not None
-        protection = list(repo.required_checks)
-        push_rules = {"default_ref": f"refs/heads/{repo.default_branch}",
-                      "protection": protection, "merge_queue": repo.merge_queue,
-                      "workflows": token is not None and token.may("workflows", "write")}
+        nonce = secrets.token_hex(16)
+        self._pushes[nonce] = _Push(repo, token is not None and token.may("workflows", "write"))
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(self._root),
@@ -232,14 +269,17 @@ class SmartHTTP:
             "CONTENT_LENGTH": str(len(body)),
             "REMOTE_USER": login,
             "REMOTE_ADDR": request.remote or "127.0.0.1",
-            RULES_ENV: json.dumps(push_rules),
+            HOOK_ENV: f"{self.fake.host} {self.fake.port} {HOOK_PATH}{nonce}",
         }
         if "Git-Protocol" in request.headers:
             env["GIT_PROTOCOL"] = request.headers["Git-Protocol"]
-        process = await asyncio.create_subprocess_exec(
-            "git", "http-backend", env=env, stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-        out, err = await process.communicate(body)
+        try:
+            process = await asyncio.create_subprocess_exec(
+                "git", "http-backend", env=env, stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+            out, err = await process.communicate(body)
+        finally:
+            del self._pushes[nonce]
         head, sep, payload = out.partition(b"\r\n\r\n")
         if not sep:
             head, _, payload = out.partition(b"\n\n")
@@ -269,27 +309,32 @@ class SmartHTTP:
         for name, value in (("uploadpack.allowAnySHA1InWant", "true"),
                             ("uploadpack.allowFilter", "true"), ("http.receivepack", "true"),
                             ("receive.fsckObjects", "true"), ("gc.auto", "0"),
-                            ("receive.autogc", "false"), ("core.logAllRefUpdates", "false")):
+                            ("receive.autogc", "false"), ("core.logAllRefUpdates", "false"),
+                            ("pack.window", "0")):  # no delta search: the fake's speed only
             await _git(path, "config", name, value)
         hook = path / "hooks" / "pre-receive"
         hook.write_text(HOOK)
         hook.chmod(0o755)
         return mirror
 
-    def _export(self, repo: Repository, mirror: _Mirror) -> None:
-        """Write what the fake made since the last request into the bare repository."""
+    async def _export(self, repo: Repository, mirror: _Mirror) -> None:
+        """Write what the fake made since the last request into the bare repository: a few
+        objects loose, many (a repository's first request) as one pack."""
         store = repo.git
-        objects = mirror.path / "objects"
+        new: list[tuple[str, str, bytes]] = []
         for table, attr in ((store.blobs, "blobs"), (store.trees, "trees"),
                             (store.commits, "commits")):
-            done = getattr(mirror, attr)
-            for sha in itertools.islice(table, done, None):
-                kind, body = store.raw(sha)
-                target = objects / sha[:2] / sha[2:]
+            for sha in itertools.islice(table, getattr(mirror, attr), None):
+                new.append((sha, *store.raw(sha)))
+            setattr(mirror, attr, len(table))
+        if len(new) >= _PACK_FROM:
+            await _git_bytes(mirror.path, "index-pack", "--stdin", stdin=_pack(new))
+        else:
+            for sha, kind, body in new:
+                target = mirror.path / "objects" / sha[:2] / sha[2:]
                 if not target.exists():
                     target.parent.mkdir(exist_ok=True)
                     target.write_bytes(zlib.compress(f"{kind} {len(body)}\0".encode() + body, 1))
-            setattr(mirror, attr, len(table))
         for ref in set(mirror.refs) - set(repo.refs):
             gone = mirror.path / ref
             gone.unlink(missing_ok=True)
@@ -332,6 +377,26 @@ class SmartHTTP:
         for ref, (before, after) in sorted(moved.items()):
             if after != ZERO:
                 await self.fake.ref_moved(repo, ref, before, after, pusher=pusher)
+
+
+_PACK_FROM = 64
+_TYPES = {"commit": 1, "tree": 2, "blob": 3}
+
+
+def _pack(objects: list[tuple[str, str, bytes]]) -> bytes:
+    """A git pack (version 2, no deltas) of ``(sha, type, body)`` objects."""
+    parts = [b"PACK", struct.pack(">II", 2, len(objects))]
+    for _sha, kind, body in objects:
+        size = len(body)
+        head = bytearray([(_TYPES[kind] << 4) | (size & 0x0F)])
+        size >>= 4
+        while size:
+            head[-1] |= 0x80
+            head.append(size & 0x7F)
+            size >>= 7
+        parts += [bytes(head), zlib.compress(body, 1)]
+    data = b"".join(parts)
+    return data + hashlib.sha1(data, usedforsecurity=False).digest()
 
 
 def _take(repo: Repository, batch: bytes) -> None:

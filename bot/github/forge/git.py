@@ -105,9 +105,13 @@ class GitData:
                           "check that the commit exists and questbot may write contents") from exc
         return str(data["object"]["sha"])
 
-    async def set_branch(self, branch: str, sha: str, *, force: bool = False) -> None:
-        """Point ``branch`` at ``sha``: ``git/update-ref``, or ``git/create-ref`` if missing."""
-        if await self.branch_head(branch) is None:
+    async def set_branch(self, branch: str, sha: str, *, force: bool = False,
+                         exists: bool | None = None) -> None:
+        """Point ``branch`` at ``sha``: ``git/update-ref``, or ``git/create-ref`` if missing
+        (``exists``: whether it is there, when the caller has just read it)."""
+        if exists is None:
+            exists = await self.branch_head(branch) is not None
+        if not exists:
             try:
                 await self.gh.post(f"{self.base}/git/refs",
                                    data={"ref": f"refs/heads/{branch}", "sha": sha})

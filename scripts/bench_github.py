@@ -1,0 +1,140 @@
+"""GitHub requests per quest: the demo's quest from the failing check to ``closed``, on the
+sample repository and on the same sample grown to 10,000 files.
+
+    .venv/bin/python scripts/bench_github.py                 # the sample and 10,000 files
+    .venv/bin/python scripts/bench_github.py --files 200     # seconds, for the smoke test
+
+Each run is the demo's main line (``tests/e2e/scenario.py``) through questbot's real web
+process and worker, a real Redis (its own redis-server unless REDIS_URL is set) and the fake
+GitHub, which logs every REST and GraphQL request (``FakeGitHub.requests``) and, apart from
+them, every git smart-HTTP request (``FakeGitHub.git_requests``: checkouts and pushes, which
+cost no API rate limit). It prints both per operation, then the cold checkout time of each
+repository's base (``workspace.materialise`` into an empty directory, as an agent run does).
+Pacing of writes is off: it would only slow the run, not change what is asked.
+
+The last line is a JSON object: ``requests_to_closed`` and ``requests_to_closed_big`` (API
+requests), ``git_requests_to_closed`` and ``git_requests_to_closed_big``,
+``checkout_seconds`` and ``checkout_seconds_big``, ``files_big`` and the run times.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import collections
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import redis.asyncio  # noqa: E402
+
+from bot.agent.demo_spec import sample_files, sample_spec  # noqa: E402
+from bot.agent.workspace import materialise  # noqa: E402
+from bot.github.forge import Forges  # noqa: E402
+from tests.e2e.scenario import REPO, Story, main_line  # noqa: E402
+from tests.e2e.stack import Stack, unpaced  # noqa: E402
+from tests.fakegithub import Exchange  # noqa: E402
+from tests.redis_server import RedisServer  # noqa: E402
+
+GOAL = 40
+"""Issue 11: at most 40 API requests from the failing check to closed on the demo."""
+
+
+def generated(files: int) -> dict[str, str | bytes]:
+    """``files`` in all, the sample's included: small text files in 100 directories of a
+    nested layout, none of them Python (the proof's test discovery stays the sample's)."""
+    extra = max(files - len(sample_files()) - 1, 0)
+    return {f"assets/d{i % 100:02d}/s{i % 7}/f{i:05d}.txt": f"asset {i}\n" * (1 + i % 5)
+            for i in range(extra)}
+
+
+def table(exchanges: list[Exchange]) -> list[tuple[str, int]]:
+    counts = collections.Counter(f"{e.method} {e.operation_id or e.path}" for e in exchanges)
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+
+
+async def one_quest(redis_url: str, extra: dict[str, str | bytes]) -> dict[str, Any]:
+    async with redis.asyncio.Redis.from_url(redis_url) as client:
+        await client.flushdb()  # each run is a fresh install: the other's quest is not this one
+    stack = await Stack(redis_url, scripted_specs={REPO: sample_spec()},
+                        limits=unpaced()).start()
+    try:
+        started = time.perf_counter()
+        await main_line(Story(stack), extra)
+        seconds = time.perf_counter() - started
+        api, git = list(stack.fake.requests), list(stack.fake.git_requests)
+        stack.fake.assert_clean()
+        base = str(stack.fake.repo(REPO).git.commits[
+            stack.fake.repo(REPO).refs["refs/heads/main"]].parents[0])
+        host = await Forges(stack.runtime.clients).git_host(REPO)
+        with tempfile.TemporaryDirectory(prefix="bench-github-") as tmp:
+            clock = time.perf_counter()
+            checkout = await materialise(host, base, Path(tmp) / "checkout")
+            checkout_seconds = time.perf_counter() - clock
+        return {"api": api, "git": git, "seconds": seconds, "checkout_seconds": checkout_seconds,
+                "files": len(checkout.files)}
+    finally:
+        await stack.stop()
+
+
+def show(name: str, run: dict[str, Any]) -> None:
+    print(f"\n{name}: {run['files']} files — {len(run['api'])} API requests and "
+          f"{len(run['git'])} git requests from the failing check to closed "
+          f"({run['seconds']:.2f}s); a cold checkout {run['checkout_seconds']:.2f}s")
+    print("  API requests per operation:")
+    for operation, count in table(run["api"]):
+        print(f"    {count:4d}  {operation}")
+    print("  git smart-HTTP requests:")
+    for operation, count in table(run["git"]):
+        print(f"    {count:4d}  {operation}")
+
+
+async def run(args: argparse.Namespace) -> int:
+    server = None
+    url = os.environ.get("REDIS_URL")
+    if not url:
+        server = RedisServer(appendonly=False)
+        server.start()
+        url = server.url
+    try:
+        demo = await one_quest(url, {})
+        big = await one_quest(url, generated(args.files))
+    finally:
+        if server is not None:
+            server.cleanup()
+    show("the demo's sample", demo)
+    show(f"the sample grown to {args.files:,} files", big)
+    figures = {
+        "requests_to_closed": len(demo["api"]), "requests_to_closed_big": len(big["api"]),
+        "git_requests_to_closed": len(demo["git"]),
+        "git_requests_to_closed_big": len(big["git"]),
+        "checkout_seconds": round(demo["checkout_seconds"], 3),
+        "checkout_seconds_big": round(big["checkout_seconds"], 3),
+        "files": demo["files"], "files_big": big["files"],
+        "seconds": round(demo["seconds"], 2), "seconds_big": round(big["seconds"], 2),
+        "goal": GOAL,
+    }
+    met = figures["requests_to_closed"] <= GOAL and abs(
+        figures["requests_to_closed_big"] - figures["requests_to_closed"]) <= 3
+    print(f"\n{'✓' if met else '✗'} {figures['requests_to_closed']} API requests on the demo "
+          f"(goal ≤ {GOAL}), {figures['requests_to_closed_big']} on {big['files']:,} files")
+    print(json.dumps(figures))
+    return 0
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--files", type=int, default=10_000,
+                        help="files in the big repository (default 10,000)")
+    return asyncio.run(run(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
