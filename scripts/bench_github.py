@@ -9,12 +9,14 @@ process and worker, a real Redis (its own redis-server unless REDIS_URL is set) 
 GitHub, which logs every REST and GraphQL request (``FakeGitHub.requests``) and, apart from
 them, every git smart-HTTP request (``FakeGitHub.git_requests``: checkouts and pushes, which
 cost no API rate limit). It prints both per operation, then the cold checkout time of each
-repository's base (``workspace.materialise`` into an empty directory, as an agent run does).
+repository's base (``workspace.materialise`` into an empty directory, as an agent run does;
+best of three).
 Pacing of writes is off: it would only slow the run, not change what is asked.
 
 The last line is a JSON object: ``requests_to_closed`` and ``requests_to_closed_big`` (API
 requests), ``git_requests_to_closed`` and ``git_requests_to_closed_big``,
-``checkout_seconds`` and ``checkout_seconds_big``, ``files_big`` and the run times.
+``checkout_seconds`` and ``checkout_seconds_big`` (of which ``fetch_seconds…`` the fetch),
+``files``, ``files_big`` and the run times.
 """
 
 from __future__ import annotations
@@ -36,21 +38,25 @@ sys.path.insert(0, str(ROOT))
 import redis.asyncio  # noqa: E402
 
 from bot.agent.demo_spec import sample_files, sample_spec  # noqa: E402
-from bot.agent.workspace import materialise  # noqa: E402
+from bot.agent.workspace import local_repository, materialise  # noqa: E402
 from bot.github.forge import Forges  # noqa: E402
 from tests.e2e.scenario import REPO, Story, main_line  # noqa: E402
 from tests.e2e.stack import Stack, unpaced  # noqa: E402
 from tests.fakegithub import Exchange  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 
+CHECKOUT_ROUNDS = 3
+"""Cold checkouts timed per repository, the best reported: writing thousands of files swings
+with whatever else the shared machine's disk is doing."""
 GOAL = 40
 """Issue 11: at most 40 API requests from the failing check to closed on the demo."""
 
 
 def generated(files: int) -> dict[str, str | bytes]:
-    """``files`` in all, the sample's included: small text files in 100 directories of a
-    nested layout, none of them Python (the proof's test discovery stays the sample's)."""
-    extra = max(files - len(sample_files()) - 1, 0)
+    """``files`` in all, the sample's (and its ``.github/questbot.yml``) included: small text
+    files in a nested layout of 700 directories, none of them Python (the proof's test
+    discovery stays the sample's)."""
+    extra = max(files - len(sample_files()), 0)
     return {f"assets/d{i % 100:02d}/s{i % 7}/f{i:05d}.txt": f"asset {i}\n" * (1 + i % 5)
             for i in range(extra)}
 
@@ -74,11 +80,18 @@ async def one_quest(redis_url: str, extra: dict[str, str | bytes]) -> dict[str, 
         base = str(stack.fake.repo(REPO).git.commits[
             stack.fake.repo(REPO).refs["refs/heads/main"]].parents[0])
         host = await Forges(stack.runtime.clients).git_host(REPO)
-        with tempfile.TemporaryDirectory(prefix="bench-github-") as tmp:
-            clock = time.perf_counter()
-            checkout = await materialise(host, base, Path(tmp) / "checkout")
-            checkout_seconds = time.perf_counter() - clock
-        return {"api": api, "git": git, "seconds": seconds, "checkout_seconds": checkout_seconds,
+        rounds = []
+        for _ in range(CHECKOUT_ROUNDS):
+            with tempfile.TemporaryDirectory(prefix="bench-github-") as tmp:
+                clock = time.perf_counter()
+                dest = await local_repository(Path(tmp) / "checkout")
+                await host.fetch(dest, [base])
+                fetched = time.perf_counter()
+                checkout = await materialise(host, base, dest)  # fetched: the files are left
+                rounds.append((time.perf_counter() - clock, fetched - clock))
+        best, fetch = min(rounds)
+        return {"api": api, "git": git, "seconds": seconds, "checkout_seconds": best,
+                "fetch_seconds": fetch, "checkout_rounds": [round(r[0], 2) for r in rounds],
                 "files": len(checkout.files)}
     finally:
         await stack.stop()
@@ -87,7 +100,9 @@ async def one_quest(redis_url: str, extra: dict[str, str | bytes]) -> dict[str, 
 def show(name: str, run: dict[str, Any]) -> None:
     print(f"\n{name}: {run['files']} files — {len(run['api'])} API requests and "
           f"{len(run['git'])} git requests from the failing check to closed "
-          f"({run['seconds']:.2f}s); a cold checkout {run['checkout_seconds']:.2f}s")
+          f"({run['seconds']:.2f}s); a cold checkout {run['checkout_seconds']:.2f}s at best (the "
+          f"fetch {run['fetch_seconds']:.2f}s, writing the files the rest; rounds "
+          f"{run['checkout_rounds']})")
     print("  API requests per operation:")
     for operation, count in table(run["api"]):
         print(f"    {count:4d}  {operation}")
@@ -117,6 +132,8 @@ async def run(args: argparse.Namespace) -> int:
         "git_requests_to_closed_big": len(big["git"]),
         "checkout_seconds": round(demo["checkout_seconds"], 3),
         "checkout_seconds_big": round(big["checkout_seconds"], 3),
+        "fetch_seconds": round(demo["fetch_seconds"], 3),
+        "fetch_seconds_big": round(big["fetch_seconds"], 3),
         "files": demo["files"], "files_big": big["files"],
         "seconds": round(demo["seconds"], 2), "seconds_big": round(big["seconds"], 2),
         "goal": GOAL,

@@ -154,6 +154,20 @@ async def test_executables_symlinks_and_large_files_survive_a_round_trip(
     assert api_calls(fake) == []
 
 
+async def test_a_submodule_is_kept_as_it_is(fake: FakeGitHub, clients: GitHubClients,
+                                            main_sha: str, tmp_path: Path) -> None:
+    repo = fake.repo(REPO)
+    entries = {**repo.git.entries(main_sha), "vendor/lib": ("160000", "5" * 40)}
+    commit = repo.git.put_commit(repo.git.write_entries(entries), [main_sha], "a submodule")
+    repo.refs["refs/heads/main"] = commit.sha
+    host = await host_of(clients)
+    checkout = await materialise(host, commit.sha, tmp_path / "co")
+    assert checkout.files["vendor/lib"] == "5" * 40 and (checkout.path / "vendor/lib").is_dir()
+    head = await push_change(host, branch="quest/sub", parent=checkout,
+                             changes={"pager.py": b"x = 1\n"}, message="beside a submodule")
+    assert repo.git.entries(head)["vendor/lib"] == ("160000", "5" * 40)
+
+
 async def test_writes_never_follow_a_symlink_out_of_the_checkout(
         fake: FakeGitHub, clients: GitHubClients, tmp_path: Path) -> None:
     outside = tmp_path / "outside"

@@ -10,6 +10,7 @@ import pytest
 
 from bot.core import State
 from bot.journal import failures
+from bot.journal.memory import repo_gh_key
 from tests.e2e.scenario import MAINTAINER, READER, REPO, Story, setup_repository
 from tests.e2e.stack import Stack
 from tests.fakegithub import example_files, send
@@ -43,6 +44,23 @@ async def test_failing_check_opens_a_pr_with_check_run_status_comment_and_review
     assert pr.requested_reviewers == [MAINTAINER]
     status = story.status_comment()
     assert "hypothesised" in status and "/approve A" in status and "stateDiagram-v2" in status
+
+
+async def test_a_comment_on_the_quest_pr_finds_its_quest_with_or_without_redis_memory(
+        stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    number = story.pr_number()
+    gets = len(stack.calls("pulls/get"))
+    await stack.fake.comment(REPO, number, "/status", user=MAINTAINER)
+    await stack.settle()
+    assert len(stack.calls("pulls/get")) == gets, "Redis knows whose PR it is"
+    assert len(replies(stack, number)) == 1
+    client = stack.runtime.worker.journal.client
+    await client.hdel(repo_gh_key(REPO), f"pr:{number}")  # that memory lost
+    await stack.fake.comment(REPO, number, "/status", user=MAINTAINER)
+    await stack.settle()
+    assert len(stack.calls("pulls/get")) == gets + 1, "GitHub names the PR's branch instead"
+    assert len(replies(stack, number)) == 2
 
 
 async def test_a_read_only_user_is_refused_with_a_reply(stack: Stack) -> None:

@@ -6,6 +6,8 @@ arrange scenes with :class:`~tests.fakegithub.actions.Actions` helpers (``create
 answer is checked against GitHub's full REST description
 (``../shared/github/rest/api.github.com.json``), GraphQL against its schema, and the rules of
 ``../shared/github/BEHAVIOUR.md`` that questbot meets are enforced (``tests.fakegithub.rules``).
+Each repository is also served over git's smart HTTP at ``<fake.url>/<owner>/<name>.git``, by
+real git over the same objects and refs (``tests.fakegithub.smarthttp``).
 """
 
 from tests.fakegithub.calls import GitHubError, Reply

@@ -200,6 +200,29 @@ async def test_the_previous_heads_run_is_completed_as_superseded(world: World) -
     assert (new.head_sha, new.status) == (head, "in_progress")
 
 
+async def test_a_run_on_a_new_head_is_created_without_a_listing_while_the_record_holds(
+        world: World) -> None:
+    """Every create is reserved first, so with the record whole and no reservation left there
+    is no unrecorded run to look for; with the record lost, GitHub's runs are listed."""
+    b = await proving(world)
+    await world.effects.sync(await now(world))
+    listings = len(world.fake.calls("checks/list-for-ref"))
+    assert listings == 1  # the quest's first run: nothing recorded yet, so GitHub is asked
+    head = await world.push_quest(content="x = 3\n")
+    b.add("human_revision", head=head, pusher="alice")
+    await world.ctx.journal.apply(b.events[-1], b.policy)
+    await world.effects.sync(await now(world))
+    assert len(world.fake.calls("checks/list-for-ref")) == listings
+    assert [r.head_sha for r in runs(world)][-1] == head
+    await world.redis.delete(quest_gh_key("q-1"))  # the record lost
+    again = await world.push_quest(content="x = 4\n")
+    b.add("human_revision", head=again, pusher="alice")
+    await world.ctx.journal.apply(b.events[-1], b.policy)
+    await world.effects.sync(await now(world))
+    assert len(world.fake.calls("checks/list-for-ref")) == listings + 1
+    assert [r.head_sha for r in runs(world)][-1] == again
+
+
 async def test_a_check_run_orphaned_on_a_head_the_quest_left_is_completed(
         world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     b = await proving(world)
