@@ -216,6 +216,8 @@ async def test_the_rest_api_and_git_see_the_same_repository(fake: FakeGitHub, to
     status, tree = await answer("GET", f"{BASE}/git/trees/{head}?recursive=1")
     assert {e["path"] for e in tree["tree"]} >= {"bin/tool", "README.md", "src/app.py"}
 
+    again = await git.remote("push", git.url(), f"{main_of(fake)}:refs/heads/same")
+    assert again.returncode == 0 and fake.repo(REPO).branch_sha("same") == main_of(fake)
     made = await fake.push(REPO, "feature", {"README.md": "changed on GitHub\n"})
     listed = await git.remote("ls-remote", git.url(), "refs/heads/feature")
     assert listed.stdout.split()[0] == made.sha, "git sees what the REST side made"
