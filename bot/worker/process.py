@@ -121,6 +121,11 @@ class Projector:
             except REDIS_AWAY:
                 self.pending.setdefault(qid, quest)  # unless a newer state arrived meanwhile
                 raise
+            except PermanentError:
+                log.exception("quest %s's GitHub view cannot be written; it is not tried again "
+                              "until the quest changes", quest.id)
+                if self.views is not None:
+                    await self.views.done(qid, score)
             except Exception:
                 log.exception("could not bring quest %s's GitHub view up to date; it is tried "
                               "again in %.0f s", quest.id, self.retry_after_s)
