@@ -87,6 +87,16 @@ def required_check_expected(name: str) -> GitHubError:
     return GitHubError(405, f'Required status check "{name}" is expected.')
 
 
+def approvals_required(count: int) -> GitHubError:
+    """§4, §5: approvals missing; GitHub's wording for one is quoted, for more it is
+    (unconfirmed)."""
+    if count == 1:
+        return GitHubError(405, "At least 1 approving review is required by reviewers with "
+                           "write access.")
+    return GitHubError(405, f"At least {count} approving reviews are required by reviewers "
+                       "with write access.")
+
+
 # -- reviews (§3, §4) -------------------------------------------------------------------------
 
 AUTHOR_REVIEW_REQUEST = "Review cannot be requested from pull request author."
