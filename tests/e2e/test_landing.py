@@ -96,6 +96,17 @@ async def test_a_chosen_method_the_repository_forbids_is_told_not_tried(stack: S
     assert quest.failed_effects == 1 and "merge_method" in (quest.last_failure or "")
 
 
+async def test_linear_history_lands_without_a_merge_commit(stack: Stack) -> None:
+    def linear(repo: Repository) -> None:
+        repo.linear_history = True
+
+    story = await at_checkpoint_c(stack, linear)
+    quest = await story.approve("C", State.WATCHING)
+    assert [(c.json["merge_method"], c.status) for c in stack.calls("pulls/merge")] == [
+        ("merge", 405), ("squash", 200)]
+    landed_at_the_approved_head(stack, story, quest)
+
+
 # -- required reviews ---------------------------------------------------------------------------
 
 

@@ -68,6 +68,15 @@ async def test_with_stale_reviews_dismissed_only_an_approval_of_the_head_counts(
     assert (await merge(answer, pr["number"], sha=head))[0] == 200
 
 
+async def test_linear_history_refuses_a_merge_commit(fake: FakeGitHub, answer: Any) -> None:
+    head = await topic(fake)
+    pr = await open_pr(answer)
+    fake.repo(REPO).linear_history = True
+    assert await merge(answer, pr["number"], sha=head) == (
+        405, "This branch must not contain merge commits.")
+    assert (await merge(answer, pr["number"], sha=head, merge_method="rebase"))[0] == 200
+
+
 # -- §6 auto-merge and the queue act on their own --------------------------------------------
 
 

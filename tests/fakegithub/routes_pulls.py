@@ -125,6 +125,8 @@ async def merge_pull(call: Call) -> Reply:
     method = body.get("merge_method", "merge")
     if not merge_allowed(repo, method):
         raise GitHubError(405, rules.METHOD_NOT_ALLOWED[method])
+    if repo.linear_history and method == "merge" and pr.base_ref == repo.default_branch:
+        raise GitHubError(405, rules.NO_MERGE_COMMITS)
     if repo.merge_queue and pr.base_ref == repo.default_branch:
         raise GitHubError(405, rules.THROUGH_THE_QUEUE)
     if repo.required_reviews and repo.missing_approvals(pr):

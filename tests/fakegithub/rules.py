@@ -77,6 +77,7 @@ METHOD_NOT_ALLOWED = {
     "rebase": "Rebase merges are not allowed on this repository.",  # (unconfirmed)
 }
 NOT_MERGEABLE = "Pull Request is not mergeable"
+NO_MERGE_COMMITS = "This branch must not contain merge commits."
 STILL_A_DRAFT = "Pull Request is still a draft"
 HEAD_MODIFIED = "Head branch was modified. Review and try the merge again."
 THROUGH_THE_QUEUE = "Changes must be made through the merge queue"

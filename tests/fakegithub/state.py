@@ -201,6 +201,9 @@ class Repository:
     """Branch protection of the default branch, reduced to its required check names."""
     merge_queue: bool = False
     """The default branch requires a merge queue (BEHAVIOUR §5, §6)."""
+    linear_history: bool = False
+    """Branch protection's ``required_linear_history`` on the default branch: no merge commits
+    (BEHAVIOUR §5)."""
     required_reviews: int = 0
     """Branch protection's ``required_approving_review_count`` on the default branch (0-6)."""
     dismiss_stale_reviews: bool = False
