@@ -50,6 +50,8 @@ class Actions:
     render: Renderer
     webhook_url: str | None
     webhook_secret: str
+    settle_merges: Any
+    """``Landing.settle_merges``: what GitHub merges on its own once it can."""
 
     def __init__(self) -> None:
         self.deliveries: list[DeliveryResult] = []
@@ -432,6 +434,7 @@ class Actions:
             },
             sender="github-actions[bot]",
         )
+        await self.settle_merges(full_name)  # auto-merge and the queue act on their own
         return run
 
     async def fail_check(self, full_name: str, sha: str, name: str = "ci") -> CheckRun:
