@@ -14,6 +14,12 @@ cannot check signatures must not start at all.
 | ``GITHUB_API_URL`` | ``https://api.github.com`` | GitHub Enterprise: ``https://HOST/api/v3`` |
 | ``PORT`` | ``8080`` | |
 | ``QUESTBOT_DURABLE_ACKS`` | ``true`` | acknowledge a webhook only once it is journaled |
+| ``QUESTBOT_SANDBOX`` | ``bubblewrap`` | ``unsafe-off`` runs repository code unconfined |
+| ``QUESTBOT_SANDBOX_READONLY`` | none | extra read-only directories for checks (``:``-separated) |
+| ``QUESTBOT_SANDBOX_MEMORY_MB`` | ``4096`` | address-space limit of each sandboxed command |
+
+The ``QUESTBOT_SANDBOX*`` variables are also read alone (``load_sandbox_config``), by
+``python -m bot proof``, which needs no App.
 
 An empty variable counts as unset. A private key whose newlines arrive as ``\\n`` (how some
 platforms store multi-line values) is unescaped. Secrets are ``SecretStr``: ``repr``, ``str``
@@ -34,6 +40,7 @@ from pydantic import Field, PrivateAttr, SecretStr, ValidationError, ValidationI
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from bot.agent.sandbox import SandboxMode, SandboxPolicy
 from bot.errors import ConfigurationError
 from bot.github.auth import AuthError, load_private_key
 
@@ -52,6 +59,12 @@ _HINTS = {
     "https://HOST/api/v3 for GitHub Enterprise Server), or unset it",
     "PORT": "set it to a TCP port from 1 to 65535, or unset it for 8080",
     "QUESTBOT_DURABLE_ACKS": "set it to true or false, or unset it for true",
+    "QUESTBOT_SANDBOX": "set it to bubblewrap (the default), or to unsafe-off to run "
+    "repository code and agents unconfined, as the worker's user, with its files and network",
+    "QUESTBOT_SANDBOX_READONLY": "set it to absolute directory paths separated by ':', or "
+    "unset it",
+    "QUESTBOT_SANDBOX_MEMORY_MB": "set it to a whole number of MiB (at least 64), or unset it "
+    "for 4096",
 }
 _SECRET = frozenset({"GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET"})
 _TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
@@ -95,9 +108,74 @@ class _EnvironSource(PydanticBaseSettingsSource):
         return values
 
 
-class Config(BaseSettings):
+class _Environment(BaseSettings):
+    """Settings read from the environment only (given to ``load_config``, else the process's)."""
+
     model_config = SettingsConfigDict(frozen=True, extra="ignore", case_sensitive=True)
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Only the environment (given to ``load_config``, else the process's): no .env files."""
+        environ = _ENVIRON.get()
+        return init_settings, _EnvironSource(
+            settings_cls, os.environ if environ is None else environ
+        )
+
+
+class SandboxConfig(_Environment):
+    """How repository code runs (``bot.agent.sandbox``); the one opt-out says it is unsafe."""
+
+    sandbox: SandboxMode = Field(default=SandboxMode.BUBBLEWRAP,
+                                 validation_alias="QUESTBOT_SANDBOX")
+    sandbox_readonly: tuple[Path, ...] = Field(default=(),
+                                               validation_alias="QUESTBOT_SANDBOX_READONLY")
+    sandbox_memory_mb: int = Field(default=4096, validation_alias="QUESTBOT_SANDBOX_MEMORY_MB")
+
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _mode(cls, value: object) -> SandboxMode:
+        text = str(value).strip().lower()
+        try:
+            return SandboxMode(text)
+        except ValueError:
+            raise ValueError(f"is not one of {', '.join(m.value for m in SandboxMode)}") from None
+
+    @field_validator("sandbox_readonly", mode="before")
+    @classmethod
+    def _readonly(cls, value: object) -> tuple[Path, ...]:
+        if isinstance(value, tuple):
+            return value
+        paths = tuple(Path(p) for p in str(value).split(os.pathsep) if p.strip())
+        relative = [str(p) for p in paths if not p.is_absolute()]
+        if relative:
+            raise ValueError(f"holds relative paths {relative}")
+        missing = [str(p) for p in paths if not p.is_dir()]
+        if missing:
+            raise ValueError(f"names directories that do not exist: {missing}")
+        return paths
+
+    @field_validator("sandbox_memory_mb", mode="before")
+    @classmethod
+    def _memory(cls, value: object) -> int:
+        text = str(value).strip()
+        if not text.isdigit() or int(text) < 64:
+            raise ValueError("is not a whole number of MiB of at least 64")
+        return int(text)
+
+    def sandbox_policy(self, secrets: tuple[Path, ...] = ()) -> SandboxPolicy:
+        """The policy this configuration describes; ``secrets`` are never visible inside."""
+        return SandboxPolicy(mode=self.sandbox, readonly=self.sandbox_readonly,
+                             secrets=secrets, memory_bytes=self.sandbox_memory_mb * 1024 * 1024)
+
+
+class Config(SandboxConfig):
     github_app_id: str = Field(validation_alias="GITHUB_APP_ID")
     github_private_key_text: SecretStr | None = Field(
         default=None, validation_alias="GITHUB_PRIVATE_KEY"
@@ -115,26 +193,16 @@ class Config(BaseSettings):
 
     _private_key: SecretStr = PrivateAttr()
 
-    @classmethod
-    def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
-        file_secret_settings: PydanticBaseSettingsSource,
-    ) -> tuple[PydanticBaseSettingsSource, ...]:
-        """Only the environment (given to ``load_config``, else the process's): no .env files."""
-        environ = _ENVIRON.get()
-        return init_settings, _EnvironSource(
-            settings_cls, os.environ if environ is None else environ
-        )
-
     def model_post_init(self, context: Any, /) -> None:
         if self.github_private_key_text is not None:
             self._private_key = self.github_private_key_text
         elif self.github_private_key_path is not None:
             self._private_key = SecretStr(self.github_private_key_path.read_text())
+
+    def sandbox_policy(self, secrets: tuple[Path, ...] = ()) -> SandboxPolicy:
+        """The sandbox policy, with the App's key file among what is never visible inside."""
+        key = (self.github_private_key_path.resolve(),) if self.github_private_key_path else ()
+        return super().sandbox_policy((*key, *secrets))
 
     @property
     def github_private_key(self) -> SecretStr:
@@ -260,6 +328,18 @@ def load_config(environ: Mapping[str, str] | None = None) -> Config:
     except ValidationError as exc:
         problems = [_describe(error, environ) for error in exc.errors(include_url=False)]
     raise ConfigError(problems) from None  # the ValidationError's text would quote secrets
+
+
+def load_sandbox_config(environ: Mapping[str, str] | None = None) -> SandboxConfig:
+    """The ``QUESTBOT_SANDBOX*`` settings alone (for commands that need no App), or a
+    ``ConfigError`` naming each one that is malformed."""
+    environ = os.environ if environ is None else environ
+    try:
+        with _reading(environ):
+            return SandboxConfig()
+    except ValidationError as exc:
+        problems = [_describe(error, environ) for error in exc.errors(include_url=False)]
+    raise ConfigError(problems) from None
 
 
 def _describe(error: Any, environ: Mapping[str, str]) -> str:

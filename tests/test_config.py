@@ -270,3 +270,34 @@ def test_config_is_frozen(env: dict[str, str]) -> None:
     config = load_config(env)
     with pytest.raises(ValueError, match="frozen"):
         config.port = 1  # type: ignore[misc]
+
+
+# --- the sandbox -------------------------------------------------------------------------------
+
+
+def test_the_sandbox_is_on_unless_the_operator_says_unsafe_off(
+        env: dict[str, str], tmp_path: Path) -> None:
+    from bot.agent.sandbox import SandboxMode
+    from bot.config import load_sandbox_config
+
+    config = load_config(env)
+    assert config.sandbox is SandboxMode.BUBBLEWRAP and config.sandbox_policy().confined
+    assert config.sandbox_policy().memory_bytes == 4096 * 1024 * 1024
+    off = load_config({**env, "QUESTBOT_SANDBOX": "unsafe-off",
+                       "QUESTBOT_SANDBOX_READONLY": f"{tmp_path}:{tmp_path}",
+                       "QUESTBOT_SANDBOX_MEMORY_MB": "512"})
+    assert off.sandbox_policy().mode is SandboxMode.UNSAFE_OFF
+    assert off.sandbox_policy().readonly == (tmp_path, tmp_path)
+    assert off.sandbox_policy().memory_bytes == 512 * 1024 * 1024
+    alone = load_sandbox_config({"QUESTBOT_SANDBOX": "unsafe-off"})  # no App needed
+    assert alone.sandbox is SandboxMode.UNSAFE_OFF
+
+
+def test_a_plain_off_is_not_the_opt_out(env: dict[str, str], tmp_path: Path) -> None:
+    problem = only_problem({**env, "QUESTBOT_SANDBOX": "off"})
+    assert problem.startswith("QUESTBOT_SANDBOX=off: is not one of bubblewrap, unsafe-off")
+    assert "unconfined" in problem
+    listed = problems({**env, "QUESTBOT_SANDBOX_READONLY": "relative/dir",
+                       "QUESTBOT_SANDBOX_MEMORY_MB": "lots"})
+    assert any("QUESTBOT_SANDBOX_READONLY" in p and "relative" in p for p in listed)
+    assert any("QUESTBOT_SANDBOX_MEMORY_MB" in p for p in listed)

@@ -175,6 +175,9 @@ class Agent(_Section):
     command: Argv | None = None
     """Required when ``kind`` is ``command``; kept but unused when it is ``scripted``."""
     timeout_seconds: StrictInt = Field(default=1800, ge=1, le=24 * 3600)
+    network: StrictBool = False
+    """Whether the agent's sandbox reaches the network (a CLI agent calling its model's API
+    needs it). Proofs and checks never do."""
 
     @model_validator(mode="after")
     def _command_for_kind(self) -> Self:

@@ -20,6 +20,7 @@ from aiohttp import web
 from pydantic import SecretStr
 
 from bot.adapters import AdapterContext
+from bot.agent import sandbox
 from bot.agent.evidence_store import EvidenceStore
 from bot.agent.runs import agent_adapters
 from bot.agent.scripted import ScriptedSpec
@@ -136,8 +137,18 @@ async def _serve(config: Config) -> None:
         await runtime.close()
 
 
+def start_sandbox(config: Config) -> sandbox.SandboxStatus:
+    """Install the sandbox policy ``config`` describes and say in the log how repository code
+    will run: confined, refused (bubblewrap cannot run here), or unconfined by the operator's
+    explicit ``QUESTBOT_SANDBOX=unsafe-off``. The worker starts either way — it still has
+    GitHub's side of every quest to keep — but without a usable sandbox every proof, check and
+    agent run fails with ``SandboxUnavailable`` instead of running."""
+    return sandbox.announce(sandbox.install(config.sandbox_policy()), log)
+
+
 def run_worker(config: Config) -> None:
     """``python -m bot worker``: deliveries, effects, timers and projections until SIGTERM."""
     configure_logging(secrets=[config.github_webhook_secret.get_secret_value(),
                                config.github_private_key.get_secret_value()])
+    start_sandbox(config)
     asyncio.run(_serve(config))
