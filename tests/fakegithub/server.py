@@ -33,6 +33,7 @@ from tests.fakegithub import graphql
 from tests.fakegithub.actions import Actions
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from tests.fakegithub.faults import BEFORE, Faults
+from tests.fakegithub.hooklog import HANDLERS as HOOKS
 from tests.fakegithub.keys import JWTRejected, KeyPair, shared_key_pair, verify_app_jwt
 from tests.fakegithub.landing import Landing
 from tests.fakegithub.manifests import ManifestFlow, create_from_manifest
@@ -46,7 +47,7 @@ from tests.fakegithub.routes_pulls import HANDLERS as PULLS
 from tests.fakegithub.rules import invalid_request
 from tests.fakegithub.state import Token, World
 
-HANDLERS: dict[str, Handler] = {**CHECKS, **CI, **GIT, **ISSUES, **PULLS,
+HANDLERS: dict[str, Handler] = {**CHECKS, **CI, **GIT, **ISSUES, **PULLS, **HOOKS,
                                 "apps/create-from-manifest": create_from_manifest}
 RATE_LIMIT = 5000
 _JWT_PATHS = ("/app", "/app/")
