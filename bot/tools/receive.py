@@ -108,7 +108,7 @@ async def run_local(config: Config, delivery: Signed) -> list[str]:
     runtime = await start_runtime(
         redis_url=config.redis_url, github_api_url=config.github_api_url,
         app_id=config.github_app_id, private_key=config.github_private_key,
-        durable=config.durable_acks)
+        durable=config.durable_acks, app_slug=config.github_app_slug)
     try:
         out = await runtime.worker.intake.handle(delivery.event, delivery.payload(),
                                                  delivery.delivery_id)
