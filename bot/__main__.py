@@ -1,4 +1,4 @@
-"""questbot's command line: ``python -m bot replay|proof|serve|worker``."""
+"""questbot's command line: ``python -m bot replay|proof|serve|worker|register|receive``."""
 
 from __future__ import annotations
 
@@ -114,6 +114,36 @@ def _worker(_args: argparse.Namespace) -> int:
     return 0
 
 
+def _register(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from bot.errors import ConfigurationError
+    from bot.register.options import register_options
+    from bot.register.page import register
+
+    try:
+        options = register_options(
+            webhook_url=args.webhook_url, name=args.name, org=args.org, host=args.host,
+            port=args.port, manifest=args.manifest, env_file=args.env_file,
+            key_dir=args.key_dir)
+        asyncio.run(register(options, open_browser=not args.no_browser))
+    except ConfigurationError as exc:
+        print(f"register: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("register: stopped; nothing was saved", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _receive(args: argparse.Namespace) -> int:
+    from bot.tools.receive import receive
+
+    return receive(args.event, args.fixture, url=args.url, local=args.local,
+                   delivery_id=args.delivery_id,
+                   warn=lambda line: print(line, file=sys.stderr))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -144,6 +174,29 @@ def build_parser() -> argparse.ArgumentParser:
                    ).set_defaults(func=_serve)
     sub.add_parser("worker", help="the worker: deliveries, effects, timers, GitHub views"
                    ).set_defaults(func=_worker)
+    rg = sub.add_parser("register", help="make questbot's GitHub App from app.yml (the manifest "
+                        "flow) and save its credentials in .env")
+    rg.add_argument("--webhook-url", help="where GitHub sends webhooks: https://HOST/webhook "
+                    "(default: app.yml's)")
+    rg.add_argument("--org", help="make the App for this organization instead of your account")
+    rg.add_argument("--name", help="the App's name (default: app.yml's; GitHub's are unique)")
+    rg.add_argument("--host", default="127.0.0.1", help="the local page's address")
+    rg.add_argument("--port", default="3000", help="the local page's port (default 3000)")
+    rg.add_argument("--manifest", type=Path, default=Path("app.yml"), help="the App manifest")
+    rg.add_argument("--env-file", type=Path, default=Path(".env"), help="where the settings go")
+    rg.add_argument("--key-dir", type=Path, default=Path("."), help="where the key file goes")
+    rg.add_argument("--no-browser", action="store_true", help="print the page's address only")
+    rg.set_defaults(func=_register)
+    rc = sub.add_parser("receive", help="sign a webhook payload file and send it to the web "
+                        "process (or with --local, to intake here)")
+    rc.add_argument("event", help="the X-GitHub-Event name, e.g. issue_comment")
+    rc.add_argument("fixture", type=Path, help="a webhook payload JSON file")
+    rc.add_argument("--url", help="the web process's webhook URL (default: "
+                    "http://127.0.0.1:$PORT/webhook)")
+    rc.add_argument("--local", action="store_true", help="hand it to the worker's intake in "
+                    "this process instead (needs the worker's settings)")
+    rc.add_argument("--delivery-id", help="the X-GitHub-Delivery GUID (default: a new one)")
+    rc.set_defaults(func=_receive)
     return parser
 
 
