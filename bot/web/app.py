@@ -49,6 +49,7 @@ import redis.asyncio
 import redis.exceptions
 from aiohttp import web
 
+from bot.github.signals import EVENTS_READ
 from bot.github.signature import HEADER as SIGNATURE_HEADER
 from bot.github.signature import SignatureError, verify_signature
 from bot.journal.errors import DurabilityError
@@ -66,11 +67,9 @@ log = logging.getLogger(__name__)
 _loads: Callable[[bytes], Any] = orjson.loads
 _dumps: Callable[[Any], bytes] = orjson.dumps
 
-SUBSCRIBED_EVENTS: Final = frozenset({
-    "check_run", "check_suite", "workflow_run", "issues", "issue_comment", "pull_request",
-    "pull_request_review", "push", "installation", "installation_repositories",
-})
-"""The events questbot acts on; ``app.yml`` subscribes to exactly these."""
+SUBSCRIBED_EVENTS: Final = EVENTS_READ
+"""The events questbot acts on (``bot.github.signals``); ``app.yml`` subscribes to exactly
+these (``tests/e2e/test_app_manifest.py``)."""
 
 DEFAULT_MAX_BODY: Final = 25 * 1024 * 1024
 """GitHub caps webhook payloads at 25 MB and does not send larger ones

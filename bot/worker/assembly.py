@@ -28,10 +28,12 @@ from bot.core import EffectType
 from bot.github.client import GitHubClients
 from bot.github.effects import GitHubEffects
 from bot.github.forge import Forges
+from bot.github.identity import wait_for_identity
 from bot.github.ratelimit import RateLimits
 from bot.github.repo_settings import RepoSettings
 from bot.journal import Leases
 from bot.journal.outbox import Adapter
+from bot.journal.pacing import SharedSchedule
 from bot.journal.wire import connect
 from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
@@ -94,21 +96,36 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
                         scripted_specs: Mapping[str, ScriptedSpec] | None = None,
                         draft_pulls: bool = True, poll_seconds: float = 2.0,
                         leases: Leases | None = None,
-                        limits: RateLimits | None = None) -> Runtime:
+                        limits: RateLimits | None = None, shared_pacing: bool = True) -> Runtime:
     """``draft_pulls``: quest PRs open as drafts and are marked ready for review at
     checkpoint C (``bot.github.projection``). ``leases`` default to ``Leases()``
-    (``bot.journal.lease`` says why those figures)."""
+    (``bot.journal.lease`` says why those figures). ``limits`` pace GitHub writes
+    (``RateLimits()``: GitHub's figures); with ``shared_pacing`` their schedule is kept in
+    Redis, so the installation's budget is shared by every worker rather than taken whole by
+    each. Waits until GitHub says who the App is (``GET /app``), and raises if it refuses the
+    App's key."""
     metrics = Metrics()
     client = redis_client(redis_url, metrics)
+    limits = limits or RateLimits()
+    if shared_pacing:
+        limits.schedule = SharedSchedule(client)
     session = aiohttp.ClientSession()
     clients = GitHubClients(session, client, app_id=app_id, private_key=private_key,
                             base_url=github_api_url, limits=limits)
     settings = RepoSettings(clients, client)
     forges = Forges(clients)
+    try:
+        app = await wait_for_identity(clients.identity)
+    except BaseException:
+        await session.close()
+        await client.aclose()
+        raise
+    log.info("questbot runs as the GitHub App %s (id %d, account %s)", app.slug, app.id,
+             app.bot_login)
     worker = build_worker(client, forges, settings,
                           [github_plugin(forges, draft_pulls=draft_pulls),
                            agent_plugin(scripted_specs, poll_seconds)],
-                          durable=durable, leases=leases, metrics=metrics)
+                          app=app, durable=durable, leases=leases, metrics=metrics)
     return Runtime(client, session, clients, settings, worker, metrics)
 
 

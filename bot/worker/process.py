@@ -29,7 +29,7 @@ import gidgethub
 import redis.asyncio
 import redis.exceptions
 
-from bot.adapters import AdapterContext, SettingsSource
+from bot.adapters import AdapterContext, AppIdentity, SettingsSource
 from bot.core import Effect, EffectType, Event, InvalidTransition, Quest
 from bot.core.events import EffectFailed
 from bot.github.auth import InstallationTokenError
@@ -349,16 +349,16 @@ Plugin = Callable[[AdapterContext], tuple[dict[EffectType, Adapter], Sync | None
 
 
 def build_worker(client: redis.asyncio.Redis, forges: Forges, settings: SettingsSource,
-                 plugins: Sequence[Plugin] = (), *, durable: bool = True,
+                 plugins: Sequence[Plugin] = (), *, app: AppIdentity, durable: bool = True,
                  leases: Leases | None = None, metrics: Metrics | None = None) -> Worker:
     """Assemble a worker: the coordination adapters plus each plugin's adapters and
-    projection. ``leases`` are the effect runner's figures (``Leases()``: a 10 s lease kept
-    by a 2 s heartbeat however long an adapter runs, and a dead runner's work taken over
-    after 12 s). The agent reaches repositories through ``forges.git_host``; nothing else of
-    GitHub is in the context."""
+    projection. ``app`` is who the App is (``GitHubClients.identity``). ``leases`` are the
+    effect runner's figures (``Leases()``: a 10 s lease kept by a 2 s heartbeat however long
+    an adapter runs, and a dead runner's work taken over after 12 s). The agent reaches
+    repositories through ``forges.git_host``; nothing else of GitHub is in the context."""
     outage = Outage()
     journal = ObservedJournal(client, durable=durable)
-    ctx = AdapterContext(journal=journal, hosts=forges.git_host, settings=settings)
+    ctx = AdapterContext(journal=journal, hosts=forges.git_host, settings=settings, app=app)
     book = PolicyBook(settings, journal)
     indexes = Indexes(client)
     timers = Timers(journal, book, outage=outage)
