@@ -30,9 +30,10 @@ message) is a permission refusal and is passed straight through.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +41,7 @@ import aiohttp
 from gidgethub.aiohttp import GitHubAPI
 
 from bot.journal.pacing import LocalSchedule, Pace, Schedule
+from bot.observe import waits
 
 log = logging.getLogger(__name__)
 
@@ -70,12 +72,34 @@ class RateLimits:
     """The last ``x-ratelimit-remaining`` any response carried (for the metrics gauge)."""
     remaining_by_installation: dict[int, int] = field(default_factory=dict)
     waited: float = 0.0
-    """Total seconds spent backing off or pacing (for tests and metrics)."""
+    """Seconds slept for slots and back-offs, summed over requests (for tests)."""
+    held: float = 0.0
+    """Real seconds during which some request was held back — waiting for its turn, its
+    slot or a back-off — however many were (for the demo's split of its time)."""
     _turns: dict[int, asyncio.Lock] = field(default_factory=dict)
+    _holding: int = 0
+    _since: float = 0.0
 
     def turn(self, installation_id: int) -> asyncio.Lock:
         """Held around each write of the installation: one write at a time (in this process)."""
         return self._turns.setdefault(installation_id, asyncio.Lock())
+
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[None]:
+        """Around a wait of one request: counted in ``held`` and in the waits of the effect
+        that made it (``bot.observe.waits``)."""
+        start = time.perf_counter()
+        if self._holding == 0:
+            self._since = start
+        self._holding += 1
+        try:
+            yield
+        finally:
+            self._holding -= 1
+            now = time.perf_counter()
+            if self._holding == 0:
+                self.held += now - self._since
+            waits.waited(now - start)
 
     async def pace_write(self, installation_id: int) -> None:
         """Wait for the installation's next write slot."""
@@ -83,7 +107,8 @@ class RateLimits:
         wait = await self.schedule.slot(installation_id, now, self.pace) - now
         if wait > 0:
             self.waited += wait
-            await self.sleeper(wait)
+            with self.holding():
+                await self.sleeper(wait)
 
     def observe(self, installation_id: int | None, headers: Mapping[str, str]) -> None:
         raw = _header(headers, "x-ratelimit-remaining")
@@ -138,8 +163,13 @@ class PacedGitHubAPI(GitHubAPI):
         installation = self.installation_id
         if method.upper() not in MUTATING or installation is None:
             return await self._send(method, url, headers, body, None)
-        async with self.limits.turn(installation):
+        turn = self.limits.turn(installation)
+        with self.limits.holding():
+            await turn.acquire()
+        try:
             return await self._send(method, url, headers, body, installation)
+        finally:
+            turn.release()
 
     async def _send(self, method: str, url: str, headers: Mapping[str, str], body: bytes,
                     writer: int | None) -> tuple[int, Mapping[str, str], bytes]:
@@ -164,7 +194,8 @@ class PacedGitHubAPI(GitHubAPI):
                 await limits.schedule.block(writer, limits.wall() + wait)
                 continue
             limits.waited += wait
-            await limits.sleeper(wait)
+            with limits.holding():
+                await limits.sleeper(wait)
 
     async def sleep(self, seconds: float) -> None:
         await self.limits.sleeper(seconds)

@@ -52,6 +52,7 @@ from bot.journal.inbound import GROUP, STREAM, Inbound, InboundDelivery
 from bot.journal.outbox import Adapter
 from bot.journal.store import PolicySource
 from bot.journal.views import OwedViews
+from bot.observe import waits
 from bot.observe.logs import bind
 from bot.observe.metrics import Metrics
 from bot.worker.coordination import Coordination
@@ -173,14 +174,18 @@ def permanent(exc: BaseException) -> bool:
 @dataclass
 class Timings:
     """Seconds spent in each effect type's adapter, and how many ran: the demo splits its
-    time into questbot's own and the agent's and proof's from this, and /metrics could too."""
+    time into questbot's own and the agent's and proof's from this, and /metrics could too.
+    ``seconds`` leaves out the time an adapter waited for GitHub's pacing, which is ``paced``
+    (``bot.observe.waits``): it is pacing's time, not the agent's or the proof's."""
 
     seconds: dict[str, float] = field(default_factory=dict)
     count: dict[str, int] = field(default_factory=dict)
+    paced: dict[str, float] = field(default_factory=dict)
 
-    def add(self, effect_type: str, seconds: float) -> None:
-        self.seconds[effect_type] = self.seconds.get(effect_type, 0.0) + seconds
+    def add(self, effect_type: str, seconds: float, paced: float = 0.0) -> None:
+        self.seconds[effect_type] = self.seconds.get(effect_type, 0.0) + seconds - paced
         self.count[effect_type] = self.count.get(effect_type, 0) + 1
+        self.paced[effect_type] = self.paced.get(effect_type, 0.0) + paced
 
 
 def prepared(book: PolicyBook, adapter: Adapter, timings: Timings,
@@ -197,11 +202,12 @@ def prepared(book: PolicyBook, adapter: Adapter, timings: Timings,
         start = time.perf_counter()
         ok = False
         try:
-            events = await adapter(effect)
+            with waits.timing() as paced:
+                events = await adapter(effect)
             ok = True
         finally:
             spent = time.perf_counter() - start
-            timings.add(effect.type.value, spent)
+            timings.add(effect.type.value, spent, paced[0])
             if metrics is not None:
                 metrics.effect_delivered(effect.type.value, spent, ok=ok)
         for event in events or ():
