@@ -20,6 +20,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bot.agent import sandbox  # noqa: E402
 from bot.agent.demo_spec import sample_spec  # noqa: E402
 from tests.e2e.scenario import REPO, Line, StepFailed, Story, main_line, regression  # noqa: E402
 from tests.e2e.stack import Stack  # noqa: E402
@@ -54,7 +55,7 @@ async def run() -> int:
         closed = {"seconds": time.perf_counter() - started,
                   "agent_seconds": spent.get("start_agent", 0.0),
                   "proof_seconds": spent.get("run_proof", 0.0),
-                  "paced_seconds": stack.runtime.clients.limits.waited}
+                  "paced_seconds": stack.runtime.clients.limits.held}
         closed["own_seconds"] = (closed["seconds"] - closed["agent_seconds"]
                                  - closed["proof_seconds"] - closed["paced_seconds"])
         await regression(story)
@@ -71,9 +72,11 @@ async def run() -> int:
     spent = stack.runtime.worker.timings.seconds
     agent = spent.get("start_agent", 0.0)
     proof = spent.get("run_proof", 0.0)
-    paced = stack.runtime.clients.limits.waited
+    paced = stack.runtime.clients.limits.held
     own = total - agent - proof - paced
     writes = sum(1 for e in stack.fake.requests if e.method != "GET")
+    # nothing of the repository runs unless it can be confined (or an operator opted out)
+    sandboxed = sandbox.status().confined
     print(f"\n✓ a failing check went to closed through A, B and C, and a regression reopened "
           f"it at revision 2, in {total:.1f}s with {requests} GitHub requests ({writes} writes).")
     print(f"  time: agent runs {agent:.2f}s, proof runs {proof:.2f}s, pacing writes under "
@@ -82,12 +85,15 @@ async def run() -> int:
           f"{closed['agent_seconds']:.2f}s, proof {closed['proof_seconds']:.2f}s, pacing "
           f"{closed['paced_seconds']:.2f}s, questbot and the fake GitHub "
           f"{closed['own_seconds']:.2f}s) and {to_closed} GitHub requests")
+    where = "in the bubblewrap sandbox" if sandboxed else "UNCONFINED (QUESTBOT_SANDBOX=unsafe-off)"
+    print(f"  the sample's tests and the reproduction ran {where}")
     print(json.dumps({"to_closed": {k: round(v, 2) for k, v in closed.items()},
                       "requests_to_closed": to_closed, "seconds": round(total, 2),
                       "agent_seconds": round(agent, 2),
                       "proof_seconds": round(proof, 2), "paced_seconds": round(paced, 2),
                       "own_seconds": round(own, 2), "github_requests": requests,
-                      "github_writes": writes, "steps": len(story.lines)}))
+                      "github_writes": writes, "steps": len(story.lines),
+                      "sandboxed": sandboxed}))
     return 0
 
 

@@ -201,7 +201,7 @@ class AgentRuns:
             assert settings.agent.command is not None  # the settings model requires it
             return CommandAgent(settings.agent.command, quest_id=quest.id,
                                 timeout_seconds=settings.agent.timeout_seconds,
-                                registry=self.registry)
+                                registry=self.registry, network=settings.agent.network)
         spec = self.specs.get(quest.repo.lower())
         if spec is None:
             raise PermanentError(

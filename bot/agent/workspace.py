@@ -139,13 +139,6 @@ async def materialise(host: GitHost, sha: str, dest: Path) -> Checkout:
     return Checkout(path=dest, commit=sha, local_commit=sha, files=await tree_files(dest, sha))
 
 
-def _content(target: Path) -> bytes:
-    """What git stores for the file at ``target``: a symlink's target, else its bytes."""
-    if target.is_symlink():
-        return os.fsencode(os.readlink(target))
-    return target.read_bytes()
-
-
 async def changes_in(checkout: Checkout) -> dict[str, bytes | None]:
     """What was changed in the checkout's working tree since its commit (``None``: deleted;
     a symlink's content is its target, never what it points at)."""
@@ -156,34 +149,58 @@ async def changes_in(checkout: Checkout) -> dict[str, bytes | None]:
     fields = [f for f in listing.split("\0") if f]
     changes: dict[str, bytes | None] = {}
     for status, path in zip(fields[::2], fields[1::2], strict=True):
-        _safe_path(path)
-        changes[path] = None if status.startswith("D") else _content(root / path)
+        changes[path] = None if status.startswith("D") else _read(root, path)
     return changes
 
 
-def _real_directory(root: Path, path: PurePosixPath) -> Path:
-    """The directory ``path`` goes in, made if missing; ``WorkspaceError`` if a directory on
-    the way is a symlink (writing through it would land outside the checkout)."""
-    here = root
-    for part in path.parts[:-1]:
-        here = here / part
-        if here.is_symlink():
-            raise WorkspaceError(f"refusing to write {str(path)!r}: {part!r} on its way is a "
-                                 "symlink")
-        here.mkdir(exist_ok=True)
-    return here
+def _inside(root: Path, path: str) -> Path:
+    """``root / path`` with no symbolic link on the way to it (the last part may be one).
+
+    The checkout was writable to sandboxed code (an agent, the checks), and the worker reads
+    and writes it afterwards unconfined: a link planted there must never take a worker read
+    or write outside it — the App's key pushed as a "change", a file written into the
+    worker's own code."""
+    target = root / _safe_path(path)
+    walked = root
+    for part in target.relative_to(root).parts[:-1]:
+        walked = walked / part
+        if walked.is_symlink():
+            raise WorkspaceError(f"refusing path {path!r}: {walked.relative_to(root)} is a "
+                                 "symbolic link")
+    return target
+
+
+def _read(root: Path, path: str) -> bytes:
+    """What git stores for the changed file at ``path``: a symbolic link's target (the link
+    is read, never followed), a regular file's bytes (opened without following a link)."""
+    target = _inside(root, path)
+    if target.is_symlink():
+        return os.fsencode(os.readlink(target))
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise WorkspaceError(f"the change to {path!r} cannot be read ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise WorkspaceError(f"the change makes {path!r} something other than a file or a "
+                                 "symbolic link; questbot pushes files and links only")
+        return handle.read()
 
 
 def apply_changes(checkout: Checkout, changes: Changes) -> None:
-    """Write ``changes`` into the checkout's working tree (for agents that return contents);
-    a path that is a symlink is replaced, not written through."""
+    """Write ``changes`` into the checkout's working tree (for agents that return contents).
+
+    A symbolic link where a file is written is replaced by the file, never followed."""
     for path, content in changes.items():
-        safe = _safe_path(path)
-        target = _real_directory(checkout.path, safe) / safe.name
-        if target.is_symlink() or content is None:
+        target = _inside(checkout.path, path)
+        if content is None or target.is_symlink():
             target.unlink(missing_ok=True)
         if content is not None:
-            target.write_bytes(content)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            _inside(checkout.path, path)  # mkdir made only directories; check them again
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(content)
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,12 +19,13 @@ authentication (user ``x-access-token``, BEHAVIOUR §12). It is handed to git as
 git process that needs it — never on a command line (``ps`` shows those), never in a URL or in
 the repository's ``.git/config`` (the checkout's own code runs in that directory later), and cut
 out of everything git prints (``bot.gitrun``). The header is scoped to the repository's URL,
-so git sends it nowhere else. The token comes fresh from ``InstallationTokens`` for each
-command; a 401 drops it so the next attempt fetches a new one.
+so git sends it nowhere else. The token comes from ``InstallationTokens`` for each command; a
+401 (revoked, the App reinstalled) has it renewed and the command run once more.
 
 **Failures.** A refusal (403, 404, a rejected push, a commit GitHub does not have) is a
 ``GitHostError``: permanent, with git's words. A network fault, a 5xx, a timeout or a 401 is
-``GitTransportError``: retried with back-off like any GitHub call that may succeed shortly.
+``GitTransportError``: retried with back-off like any GitHub call that may succeed shortly
+(a 401 only when a renewed token is refused too).
 """
 
 from __future__ import annotations
@@ -71,11 +72,11 @@ class GitRemote:
     """One repository over git's smart HTTP (``GitHost``)."""
 
     def __init__(self, repo: str, *, base_url: str, token: Callable[[], Awaitable[str]],
-                 forget: Callable[[], None] = lambda: None) -> None:
+                 renew: Callable[[str], Awaitable[str]] | None = None) -> None:
         self._repo = repo
         self.url = f"{base_url.rstrip('/')}/{repo}.git"
         self._token = token
-        self._forget = forget
+        self._renew = renew
 
     def __repr__(self) -> str:
         return f"GitRemote({self.url!r})"
@@ -84,22 +85,26 @@ class GitRemote:
     def repo(self) -> str:
         return self._repo
 
-    async def _git(self, cwd: Path, what: str, *args: str) -> GitRun:
-        """Run one git command against the repository with the token; classify a failure."""
-        token = await self._token()
+    async def _with(self, token: str, cwd: Path, *args: str) -> GitRun:
         header = "Authorization: Basic " + base64.b64encode(
             f"x-access-token:{token}".encode()).decode()
         env = {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": f"http.{self.url}.extraHeader",
                "GIT_CONFIG_VALUE_0": header}
-        run = await run_git(cwd, *args, env=env, secrets=(token, header.split()[-1]))
+        return await run_git(cwd, *args, env=env, secrets=(token, header.split()[-1]))
+
+    async def _git(self, cwd: Path, what: str, *args: str) -> GitRun:
+        """Run one git command against the repository with the token — once more with a new
+        token if GitHub answers 401 to it — and classify a failure."""
+        token = await self._token()
+        run = await self._with(token, cwd, *args)
+        if not run.ok and _UNAUTHORISED.search(run.err) and self._renew is not None:
+            run = await self._with(await self._renew(token), cwd, *args)
         if run.ok:
             return run
         detail = run.err[-2_000:] or f"git exited with {run.code}"
         if _UNAUTHORISED.search(run.err):
-            self._forget()
             raise GitTransportError(f"GitHub refused the installation token to {what} "
-                                    f"{self.repo}; a fresh token is fetched on the retry: "
-                                    f"{detail}")
+                                    f"{self.repo}, and a new one too; retrying later: {detail}")
         if run.code is None or _TRANSIENT.search(run.err):
             raise GitTransportError(f"git could not {what} {self.repo}; retrying later: "
                                     f"{detail}")

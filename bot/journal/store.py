@@ -11,7 +11,8 @@ Otherwise nothing is written: a lost race is retried on the fresh snapshot
 refuses raises ``InvalidTransition`` and writes nothing.
 
 After the atomic step, outside it: the indexes are brought up to date and, if the apply
-added effects, the shard's doorbell is rung so an effect runner picks the quest up. Both are
+added effects, the shard's doorbell is rung so an effect runner picks the quest up, and the
+quest's GitHub view is noted as owed (``bot.journal.views``) until a projector writes it. All are
 idempotent and are redone when a duplicate arrives, so a caller that retries until it gets an
 answer (the inbound consumer, the timer poller, the effect runner) heals a crash between the
 two steps; the runners' sweep (``bot.journal.doorbells``) heals the rest.
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
@@ -50,6 +52,7 @@ from bot.journal.policies import PolicyMemo, read_policies
 from bot.journal.records import RecordError, dump_effect, dump_event, dump_quest, load_event
 from bot.journal.records import load_quest as _load_quest
 from bot.journal.scripts import ScriptSet
+from bot.journal.views import views_key
 from bot.journal.wire import Batch, Head, stream_rows, text
 
 __all__ = ["Applied", "Clock", "Journal", "JournalEntry", "PolicySource", "stream_rows", "utcnow"]
@@ -265,7 +268,11 @@ class Journal:
             indexes = IndexWrites()
             now = self.clock()
             doorbells: list[tuple[str, ...]] = []
+            owed = repr(time.time() * 1000)
             for before, after, effects, full, outbox_len in follow_up:
+                # its GitHub view is owed until a projector wrote it (``bot.journal.views``)
+                doorbells.append(("ZADD", views_key(shard_of(after.id, self.shards)), owed,
+                                  after.id))
                 indexes.transition(before, after, effects, now, full=full)
                 # ring on every apply that adds effects, even to an outbox that held some
                 # (whoever was told of those may be gone), and on a redelivery

@@ -22,6 +22,7 @@ Example::
     max_live_quests: 7
     reviewers: [octocat]
     watch_window_minutes: 60
+    merge_method: squash
     proof:
       commands:
         - pytest -q
@@ -67,6 +68,7 @@ __all__ = [
     "Agent",
     "AgentKind",
     "Checkpoints",
+    "MergeMethod",
     "Mode",
     "Proof",
     "Route",
@@ -90,6 +92,14 @@ class Route(StrEnum):
 class Mode(StrEnum):
     BLOCKING = "blocking"
     ADVISORY = "advisory"
+
+
+class MergeMethod(StrEnum):
+    """How a quest's pull request lands (GitHub's ``merge_method``)."""
+
+    MERGE = "merge"
+    SQUASH = "squash"
+    REBASE = "rebase"
 
 
 class AgentKind(StrEnum):
@@ -165,6 +175,9 @@ class Agent(_Section):
     command: Argv | None = None
     """Required when ``kind`` is ``command``; kept but unused when it is ``scripted``."""
     timeout_seconds: StrictInt = Field(default=1800, ge=1, le=24 * 3600)
+    network: StrictBool = False
+    """Whether the agent's sandbox reaches the network (a CLI agent calling its model's API
+    needs it). Proofs and checks never do."""
 
     @model_validator(mode="after")
     def _command_for_kind(self) -> Self:
@@ -187,6 +200,9 @@ class Settings(_Section):
     reviewers: tuple[Login, ...] = ()
     """Logins asked to review at blocking checkpoints; they may also act without write access."""
     watch_window_minutes: StrictInt = Field(default=60, ge=1)
+    merge_method: MergeMethod | None = None
+    """How quest pull requests land; unset, the first the repository allows of merge, squash
+    and rebase. A method the repository forbids is reported on the quest, not forced."""
     proof: Proof = Proof()
     agent: Agent = Agent()
 

@@ -13,6 +13,7 @@ import logging
 import signal
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import aiohttp
 import redis.asyncio
@@ -20,23 +21,29 @@ from aiohttp import web
 from pydantic import SecretStr
 
 from bot.adapters import AdapterContext
+from bot.agent import sandbox
 from bot.agent.evidence_store import EvidenceStore
 from bot.agent.runs import agent_adapters
 from bot.agent.scripted import ScriptedSpec
 from bot.config import Config
 from bot.core import EffectType
-from bot.github.client import GitHubClients
+from bot.github.auth import app_jwt, load_private_key
+from bot.github.client import USER_AGENT, GitHubClients
 from bot.github.effects import GitHubEffects
 from bot.github.forge import Forges
-from bot.github.ratelimit import RateLimits
+from bot.github.hook_deliveries import AppHooks
+from bot.github.identity import wait_for_identity
+from bot.github.ratelimit import PacedGitHubAPI, RateLimits
 from bot.github.repo_settings import RepoSettings
 from bot.journal import Leases
 from bot.journal.outbox import Adapter
+from bot.journal.pacing import SharedSchedule
 from bot.journal.wire import connect
 from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
 from bot.worker.http import make_worker_app
 from bot.worker.process import Plugin, Sync, Worker, build_worker
+from bot.worker.redelivery import Redeliverer, RedeliveryPolicy
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +56,8 @@ class Runtime:
     settings: RepoSettings
     worker: Worker
     metrics: Metrics
+    redelivery: Redeliverer | None = None
+    """The redelivery reconciler, unless turned off (``QUESTBOT_REDELIVERY=false``)."""
 
     async def close(self) -> None:
         await self.session.close()
@@ -67,6 +76,17 @@ def redis_client(url: str, metrics: Metrics | None = None) -> redis.asyncio.Redi
     on_error, on_reconnect = metrics.redis_hooks("worker") if metrics else (None, None)
     return connect(url, socket_timeout=5, health_check_interval=10, on_error=on_error,
                    on_reconnect=on_reconnect)
+
+
+def redeliverer(session: aiohttp.ClientSession, client: redis.asyncio.Redis, *,
+                app_id: str | int, private_key: str | bytes | SecretStr, base_url: str,
+                limits: RateLimits, metrics: Metrics, policy: RedeliveryPolicy,
+                owner: str) -> Redeliverer:
+    """The reconciler, reading GitHub's delivery log as the App (a JWT per request)."""
+    key = load_private_key(private_key)
+    gh = PacedGitHubAPI(session, USER_AGENT, limits=limits, base_url=base_url.rstrip("/"))
+    hooks = AppHooks(gh, lambda: app_jwt(app_id, key, datetime.now(UTC)))
+    return Redeliverer(hooks, client, policy=policy, metrics=metrics, owner=owner)
 
 
 def github_plugin(forges: Forges, *, draft_pulls: bool) -> Plugin:
@@ -94,29 +114,55 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
                         scripted_specs: Mapping[str, ScriptedSpec] | None = None,
                         draft_pulls: bool = True, poll_seconds: float = 2.0,
                         leases: Leases | None = None,
-                        limits: RateLimits | None = None) -> Runtime:
+                        limits: RateLimits | None = None, shared_pacing: bool = True,
+                        redelivery: RedeliveryPolicy | None = None,
+                        app_slug: str | None = None) -> Runtime:
     """``draft_pulls``: quest PRs open as drafts and are marked ready for review at
     checkpoint C (``bot.github.projection``). ``leases`` default to ``Leases()``
-    (``bot.journal.lease`` says why those figures)."""
+    (``bot.journal.lease`` says why those figures). ``limits`` pace GitHub writes
+    (``RateLimits()``: GitHub's figures); with ``shared_pacing`` their schedule is kept in
+    Redis, so the installation's budget is shared by every worker rather than taken whole by
+    each. ``redelivery``: run the redelivery reconciler with this policy (``None``: none).
+    Waits until GitHub says who the App is (``GET /app``), and raises if it refuses the
+    App's key; ``app_slug`` (``GITHUB_APP_SLUG``, which ``register`` writes) is only checked
+    against that answer."""
     metrics = Metrics()
     client = redis_client(redis_url, metrics)
+    limits = limits or RateLimits()
+    if shared_pacing:
+        limits.schedule = SharedSchedule(client)
     session = aiohttp.ClientSession()
     clients = GitHubClients(session, client, app_id=app_id, private_key=private_key,
                             base_url=github_api_url, limits=limits)
     settings = RepoSettings(clients, client)
     forges = Forges(clients)
+    try:
+        app = await wait_for_identity(clients.identity)
+    except BaseException:
+        await session.close()
+        await client.aclose()
+        raise
+    log.info("questbot runs as the GitHub App %s (id %d, account %s)", app.slug, app.id,
+             app.bot_login)
     worker = build_worker(client, forges, settings,
                           [github_plugin(forges, draft_pulls=draft_pulls),
                            agent_plugin(scripted_specs, poll_seconds)],
-                          durable=durable, leases=leases, metrics=metrics)
-    return Runtime(client, session, clients, settings, worker, metrics)
+                          app=app, durable=durable, leases=leases, metrics=metrics)
+    if app_slug and app_slug != app.slug:
+        log.warning("GITHUB_APP_SLUG is %r but GitHub says this App is %r; questbot goes by "
+                    "GitHub's answer — correct or unset GITHUB_APP_SLUG", app_slug, app.slug)
+    reconciler = None if redelivery is None else redeliverer(
+        session, client, app_id=app_id, private_key=private_key, base_url=github_api_url,
+        limits=clients.limits, metrics=metrics, policy=redelivery, owner=worker.consumer)
+    return Runtime(client, session, clients, settings, worker, metrics, reconciler)
 
 
 async def _serve(config: Config) -> None:
     runtime = await start_runtime(
         redis_url=config.redis_url, github_api_url=config.github_api_url,
         app_id=config.github_app_id, private_key=config.github_private_key,
-        durable=config.durable_acks)
+        durable=config.durable_acks, redelivery=redelivery_policy(config),
+        app_slug=config.github_app_slug)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -129,15 +175,39 @@ async def _serve(config: Config) -> None:
     await web.TCPSite(site_runner, "0.0.0.0", config.metrics_port).start()  # noqa: S104
     log.info("questbot worker started (%s); /metrics and /healthz on port %d",
              runtime.worker.consumer, config.metrics_port)
+    loops = [runtime.worker.run(stop)]
+    if runtime.redelivery is not None:
+        loops.append(runtime.redelivery.run(stop, runtime.worker.outage))
+        log.info("redelivery reconciler on: a pass every %d s over the last %d h, at most %d "
+                 "redeliveries a pass", config.redelivery_interval_s, config.redelivery_hours,
+                 config.redelivery_max)
     try:
-        await runtime.worker.run(stop)
+        await asyncio.gather(*loops)
     finally:
         await site_runner.cleanup()
         await runtime.close()
+
+
+def start_sandbox(config: Config) -> sandbox.SandboxStatus:
+    """Install the sandbox policy ``config`` describes and say in the log how repository code
+    will run: confined, refused (bubblewrap cannot run here), or unconfined by the operator's
+    explicit ``QUESTBOT_SANDBOX=unsafe-off``. The worker starts either way — it still has
+    GitHub's side of every quest to keep — but without a usable sandbox every proof, check and
+    agent run fails with ``SandboxUnavailable`` instead of running."""
+    return sandbox.announce(sandbox.install(config.sandbox_policy()), log)
+
+
+def redelivery_policy(config: Config) -> RedeliveryPolicy | None:
+    """The reconciler's policy from ``QUESTBOT_REDELIVERY*``; ``None`` when it is off."""
+    if not config.redelivery:
+        return None
+    return RedeliveryPolicy(interval_s=config.redelivery_interval_s,
+                            window_h=config.redelivery_hours, max_per_pass=config.redelivery_max)
 
 
 def run_worker(config: Config) -> None:
     """``python -m bot worker``: deliveries, effects, timers and projections until SIGTERM."""
     configure_logging(secrets=[config.github_webhook_secret.get_secret_value(),
                                config.github_private_key.get_secret_value()])
+    start_sandbox(config)
     asyncio.run(_serve(config))

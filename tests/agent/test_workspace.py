@@ -179,7 +179,7 @@ async def test_writes_never_follow_a_symlink_out_of_the_checkout(
     checkout = await materialise(host, main, tmp_path / "co")
     (checkout.path / "out").symlink_to(outside)
     (checkout.path / "leak").symlink_to(outside / "secret.txt")
-    with pytest.raises(WorkspaceError, match="symlink"):
+    with pytest.raises(WorkspaceError, match="symbolic link"):
         apply_changes(checkout, {"out/secret.txt": b"overwritten\n"})
     apply_changes(checkout, {"leak": b"a file now\n"})
     assert (outside / "secret.txt").read_text() == "the worker's own file\n"
@@ -233,3 +233,33 @@ def test_rebind_names_github_shas_and_changes_the_digest() -> None:
     bound = rebind(bundle, base="a" * 40, head="b" * 40)
     assert (bound.base, bound.head) == ("a" * 40, "b" * 40)
     assert bound.digest() != bundle.digest()
+
+
+async def test_a_link_planted_in_the_checkout_never_takes_the_worker_outside(
+        fake: FakeGitHub, clients: GitHubClients, main_sha: str, tmp_path: Path) -> None:
+    """Sandboxed code could write the checkout; the worker reads and writes it unconfined
+    afterwards. A link there must not make it push a file from outside (the App's key) or
+    write one outside (its own code)."""
+    from bot.agent.workspace import apply_changes
+
+    secret = tmp_path / "app.pem"
+    secret.write_text("PRIVATE KEY\n")
+    victim_dir = tmp_path / "worker-code"
+    victim_dir.mkdir()
+    victim = victim_dir / "config.py"
+    victim.write_text("original\n")
+    checkout = await materialise(await host_of(clients), main_sha, tmp_path / "co")
+    (checkout.path / "leak.txt").symlink_to(secret)
+    assert (await changes_in(checkout))["leak.txt"] == os.fsencode(secret), "the link, never "\
+        "what it points at"
+    (checkout.path / "leak.txt").unlink()
+    (checkout.path / "pager.py").unlink()
+    (checkout.path / "pager.py").symlink_to(victim)
+    (checkout.path / "out").symlink_to(victim_dir)
+    apply_changes(checkout, {"pager.py": b"patched\n"})
+    assert victim.read_text() == "original\n"  # the link was replaced, not followed
+    assert not (checkout.path / "pager.py").is_symlink()
+    assert (checkout.path / "pager.py").read_bytes() == b"patched\n"
+    with pytest.raises(WorkspaceError, match="is a symbolic link"):
+        apply_changes(checkout, {"out/config.py": b"pwned\n"})
+    assert victim.read_text() == "original\n"

@@ -16,7 +16,7 @@ import pytest
 
 from tests.fake.conftest import OWNER, REPO
 from tests.fakegithub import FakeGitHub
-from tests.fakegithub.rules import NOT_GRANTED
+from tests.fakegithub.permissions import EVERYTHING
 
 BASE = f"/repos/{REPO}"
 
@@ -138,31 +138,6 @@ async def test_a_token_without_contents_write_cannot_push(fake: FakeGitHub,
     assert pushed.returncode != 0 and fake.git_requests[-1].status == 403
 
 
-async def test_a_token_asking_for_an_ungranted_permission_is_422(fake: FakeGitHub,
-                                                                 answer: Any) -> None:
-    installation = fake.repo(REPO).installation_id
-    assert "workflows" not in fake.world.installations[installation].permissions
-    status, body = await jwt_post(fake, f"/app/installations/{installation}/access_tokens",
-                                  {"permissions": {"workflows": "write"}})
-    assert (status, body["message"]) == (422, NOT_GRANTED)
-    status, body = await jwt_post(fake, f"/app/installations/{installation}/access_tokens",
-                                  {"permissions": {"contents": "read"}})
-    assert status == 201 and body["permissions"] == {"contents": "read"}
-    fake.assert_clean()
-
-
-async def jwt_post(fake: FakeGitHub, path: str, body: Any) -> tuple[int, Any]:
-    import aiohttp
-
-    from tests.fakegithub import app_jwt
-
-    headers = {"Authorization": f"Bearer {app_jwt(fake.world.app_id, fake.keys.private_pem)}",
-               "Accept": "application/vnd.github+json"}
-    async with aiohttp.ClientSession() as session, session.post(
-            fake.url + path, json=body, headers=headers) as response:
-        return response.status, await response.json()
-
-
 # -- §11, §17 what a push may change -----------------------------------------------------------
 
 
@@ -175,9 +150,8 @@ async def test_a_workflow_file_needs_the_workflows_permission(fake: FakeGitHub, 
     assert ("refusing to allow a GitHub App to create or update workflow "
             "`.github/workflows/ci.yml` without `workflows` permission") in pushed.stderr
     assert fake.repo(REPO).branch_sha("ci") is None, "a refused push changes nothing"
-    installation = fake.world.installations[fake.repo(REPO).installation_id]
-    installation.permissions["workflows"] = "write"
-    allowed = fake.installation_token(installation.id)
+    fake.world.app_permissions = {**EVERYTHING, "workflows": "write"}  # the App asks for it
+    allowed = fake.installation_token(fake.repo(REPO).installation_id)
     head, pushed = await Git(fake, tmp_path / "w2", allowed).commit_and_push(
         main_of(fake), workflow, "refs/heads/ci")
     assert pushed.returncode == 0, pushed.stderr

@@ -53,6 +53,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from tests.fakegithub import rules
+from tests.fakegithub.permissions import READ, WRITE, covers
 from tests.fakegithub.state import Repository, Token
 
 if TYPE_CHECKING:
@@ -204,13 +205,14 @@ class SmartHTTP:
         refusal."""
         login = f"{self.fake.world.app_slug}[bot]"
         ours = token is not None and token.installation_id == repo.installation_id
-        if ours and token is not None and not token.may("contents"):
+        if ours and token is not None and not covers(token.permissions, "contents", READ):
             ours = False  # an installation token without Contents sees no code
         if not ours and (repo.private or (push and token is None)):
             if token is None:
                 raise GitAnswer(401, rules.GIT_BAD_CREDENTIALS, challenge=True)
             raise GitAnswer(404, rules.GIT_NOT_FOUND)
-        if push and not (ours and token is not None and token.may("contents", "write")):
+        if push and not (ours and token is not None
+                         and covers(token.permissions, "contents", WRITE)):
             raise GitAnswer(403, rules.git_push_denied(repo.full_name, login))
         return login
 
@@ -220,7 +222,8 @@ class SmartHTTP:
         """Run ``git http-backend`` for the request; its status, headers and body."""
         assert self._root is not None
         nonce = secrets.token_hex(16)
-        self._pushes[nonce] = _Push(repo, token is not None and token.may("workflows", "write"))
+        self._pushes[nonce] = _Push(repo, token is not None
+                                    and covers(token.permissions, "workflows", WRITE))
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "HOME": str(self._root),

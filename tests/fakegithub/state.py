@@ -8,18 +8,15 @@ and test helpers change the world; :mod:`tests.fakegithub.render` turns it into 
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
-from pathlib import Path
-
-import yaml
 
 from tests.fakegithub.gitstore import Commit, GitStore
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.fakegithub.permissions import ALWAYS_SENT, EVENTS, EVERYTHING
 
 
 class Permission(StrEnum):
@@ -40,20 +37,11 @@ def iso(moment: float | None = None) -> str:
     return when.strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def app_permissions() -> dict[str, str]:
-    """What the App asks for in ``app.yml``, which an installation grants: the fake's App is
-    questbot's, so a permission questbot uses and does not ask for shows up as a refusal."""
-    manifest = yaml.safe_load((ROOT / "app.yml").read_text())
-    return {str(k): str(v) for k, v in (manifest.get("default_permissions") or {}).items()}
-
-
 @dataclass
 class Installation:
     id: int
     account: str
     account_type: str = "Organization"
-    permissions: dict[str, str] = field(default_factory=app_permissions)
-    """What the installation granted the App."""
 
 
 @dataclass
@@ -62,12 +50,7 @@ class Token:
     installation_id: int
     expires_at: float
     permissions: dict[str, str] = field(default_factory=dict)
-    """What the token may do (BEHAVIOUR §13: the installation's, or the subset asked for)."""
-
-    def may(self, permission: str, level: str = "read") -> bool:
-        """Whether the token holds ``permission`` at ``level`` (``write`` covers ``read``)."""
-        held = self.permissions.get(permission)
-        return held == "write" or (held == level == "read")
+    """What the token may do: the App's permissions, or the subset asked for (§13)."""
 
 
 @dataclass
@@ -222,6 +205,14 @@ class Repository:
     """Branch protection of the default branch, reduced to its required check names."""
     merge_queue: bool = False
     """The default branch requires a merge queue (BEHAVIOUR §5, §6)."""
+    linear_history: bool = False
+    """Branch protection's ``required_linear_history`` on the default branch: no merge commits
+    (BEHAVIOUR §5)."""
+    required_reviews: int = 0
+    """Branch protection's ``required_approving_review_count`` on the default branch (0-6)."""
+    dismiss_stale_reviews: bool = False
+    """Branch protection's ``dismiss_stale_reviews``: an approval counts only on the head it
+    was given on (BEHAVIOUR §4)."""
 
     @property
     def full_name(self) -> str:
@@ -259,6 +250,24 @@ class Repository:
         return [name for name in self.required_checks
                 if latest.get(name) not in ("success", "neutral", "skipped")]
 
+    def missing_approvals(self, pr: PullRequest) -> int:
+        """Approvals a pull request into the default branch still needs (BEHAVIOUR §4): each
+        reviewer's latest approving or changes-requesting review counts, only from accounts
+        with write access, and with ``dismiss_stale_reviews`` only on the current head."""
+        if pr.base_ref != self.default_branch or self.required_reviews == 0:
+            return 0
+        latest: dict[str, Review] = {}
+        for review in pr.reviews:
+            if review.state in ("APPROVED", "CHANGES_REQUESTED", "DISMISSED"):
+                latest[review.user.lower()] = review
+        approvals = sum(
+            1 for review in latest.values()
+            if review.state == "APPROVED"
+            and self.permission(review.user) in (Permission.ADMIN, Permission.MAINTAIN,
+                                                 Permission.WRITE)
+            and (not self.dismiss_stale_reviews or review.commit_id == pr.head_sha))
+        return max(0, self.required_reviews - approvals)
+
     def take_number(self) -> int:
         number = self.next_number
         self.next_number += 1
@@ -271,13 +280,47 @@ class World:
 
     app_id: int
     app_slug: str = "questbot"
+    app_permissions: dict[str, str] = field(default_factory=lambda: dict(EVERYTHING))
+    """The App's permissions (its manifest's ``default_permissions``), which every
+    installation granted; every permission the fake knows unless a test installs a manifest."""
+    app_events: frozenset[str] | None = None
+    """The events the App subscribed to (``default_events``); ``None``: all of them."""
     installations: dict[int, Installation] = field(default_factory=dict)
     repositories: dict[str, Repository] = field(default_factory=dict)  # lowercased full name
     tokens: dict[str, Token] = field(default_factory=dict)
+    revoked: dict[str, Token] = field(default_factory=dict)
+    """Tokens no longer accepted (``FakeGitHub.revoke_tokens``), kept so tests can tell them
+    from tokens that never existed (and the log checks can look for them)."""
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1000))
+    suites: dict[tuple[int, str, str], int] = field(default_factory=dict)
+    """(repository id, App slug, commit) → check suite id (``suite_id``)."""
 
     def new_id(self) -> int:
         return next(self.ids)
+
+    def app_id_of(self, slug: str) -> int:
+        """The id of the App called ``slug``: this App's, GitHub Actions' (15368, as on
+        github.com), or a stable one of its own for any other."""
+        if slug == self.app_slug:
+            return self.app_id
+        if slug == "github-actions":
+            return 15368
+        return 100_000 + int(hashlib.sha256(slug.encode()).hexdigest()[:6], 16)
+
+    def suite_id(self, repo: Repository, app_slug: str, sha: str) -> int:
+        """The check suite of one App's runs on one commit of ``repo``: GitHub makes one per
+        App and commit, and adds every run the App creates there to it (BEHAVIOUR §9)."""
+        return self.suites.setdefault((repo.id, app_slug, sha), self.new_id())
+
+    def subscribed(self, event: str) -> bool:
+        """Whether GitHub sends ``event`` to the App: one it subscribed to and has the
+        permission for, or one about its installation, which every App gets."""
+        if event in ALWAYS_SENT:
+            return True
+        if self.app_events is not None and event not in self.app_events:
+            return False
+        needed = EVENTS.get(event)
+        return needed is None or needed in self.app_permissions
 
     def repository(self, full_name: str) -> Repository | None:
         # GitHub treats owner and repository names case-insensitively.

@@ -4,7 +4,6 @@ it tells a refusal (permanent) from a fault or a refused token (retried)."""
 from __future__ import annotations
 
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
@@ -48,18 +47,30 @@ async def test_a_commit_github_does_not_have_is_a_refusal(world: World, tmp_path
         await host.fetch(local(tmp_path / "r"), ["1" * 40])
 
 
-async def test_a_refused_token_is_dropped_and_retried_and_never_shown(
-        world: World, tmp_path: Path) -> None:
+async def test_a_token_github_answers_401_to_is_renewed_once(world: World,
+                                                            tmp_path: Path) -> None:
     host = await Forges(world.clients).git_host(REPO)
     await host.branch_head("main")  # the token is fetched and cached
-    (token,) = world.fake.world.tokens.values()
-    token.expires_at = time.time() - 1  # GitHub now answers 401 to it
-    with pytest.raises(GitTransportError, match="fresh token") as refused:
-        await host.fetch(local(tmp_path / "r"), [world.main_sha])
-    assert token.token not in str(refused.value)
     mints = len(world.fake.calls("apps/create-installation-access-token"))
-    await host.fetch(tmp_path / "r", [world.main_sha])  # the retry: a new token
+    world.fake.revoke_tokens()  # GitHub answers 401 to it from now on
+    await host.fetch(local(tmp_path / "r"), [world.main_sha])
     assert len(world.fake.calls("apps/create-installation-access-token")) == mints + 1
+    assert [e.status for e in world.fake.git_requests][-3:] == [401, 200, 200]
+
+
+async def test_a_token_refused_twice_is_a_fault_to_retry_and_never_shown(
+        world: World, tmp_path: Path) -> None:
+    async def token() -> str:
+        return "ghs_" + "a" * 36
+
+    async def renew(stale: str) -> str:
+        return "ghs_" + "b" * 36
+
+    host = GitRemote(REPO, base_url=world.fake.url, token=token, renew=renew)
+    with pytest.raises(GitTransportError, match="a new one too") as refused:
+        await host.fetch(local(tmp_path / "r"), [world.main_sha])
+    assert "ghs_" not in str(refused.value)
+    assert [e.status for e in world.fake.git_requests] == [401, 401]
 
 
 async def test_an_unreachable_github_is_a_fault_to_retry(tmp_path: Path) -> None:

@@ -49,3 +49,18 @@ async def test_views_of_every_shard_are_found_within_the_limit(
     assert sorted(await views.due(older_than_s=0.0)) == sorted(ids)
     assert len(await views.due(older_than_s=0.0, limit=5)) == 5
     assert views_key(2) == "views:{shard-2}"
+
+
+async def test_every_apply_leaves_the_quests_view_owed(redis_async: redis.asyncio.Redis) -> None:
+    """A worker killed between applying an event and writing the view: nobody was told, yet the
+    view is owed, because the apply itself noted it."""
+    from bot.journal import Journal
+    from bot.tools.scenarios import main_line
+
+    journal = Journal(redis_async, shards=4)
+    builder = main_line("q-7")
+    for event in builder.events[:3]:
+        await journal.apply(event, builder.policy)
+    await asyncio.sleep(0.01)
+    views = OwedViews(redis_async, 4)
+    assert await views.due(older_than_s=0.0) == ["q-7"]

@@ -14,7 +14,15 @@ from __future__ import annotations
 from bot.adapters import GitHost
 from bot.github.client import GitHubClients
 from bot.github.forge.git import GitData
-from bot.github.forge.records import CheckRun, Comment, FileContent, Issue, Pull
+from bot.github.forge.records import (
+    MERGE_METHODS,
+    CheckRun,
+    Comment,
+    FileContent,
+    Issue,
+    Pull,
+    RepoInfo,
+)
 from bot.github.forge.refusals import (
     PERMANENT_STATUSES,
     is_permanent,
@@ -44,14 +52,18 @@ class Forges:
         async def token() -> str:
             return await tokens.token(installation)
 
+        async def renew(stale: str) -> str:
+            return await tokens.renew(installation, stale)
+
         return GitRemote(repo, base_url=git_base_url(self.clients.base_url), token=token,
-                         forget=lambda: tokens.forget(installation))
+                         renew=renew)
 
     async def remember_installation(self, repo: str, installation_id: int) -> None:
         await self.clients.remember_installation(repo, installation_id)
 
 
 __all__ = [
-    "CHECK_NAME", "PERMANENT_STATUSES", "CheckRun", "Comment", "FileContent", "Forge", "Forges",
-    "GitData", "Issue", "Pull", "is_permanent", "refusals", "refused", "status_of",
+    "CHECK_NAME", "MERGE_METHODS", "PERMANENT_STATUSES", "CheckRun", "Comment", "FileContent",
+    "Forge", "Forges", "GitData", "Issue", "Pull", "RepoInfo", "is_permanent", "refusals",
+    "refused", "status_of",
 ]
