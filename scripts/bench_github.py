@@ -14,7 +14,8 @@ best of three).
 Pacing of writes is off: it would only slow the run, not change what is asked.
 
 The last line is a JSON object: ``requests_to_closed`` and ``requests_to_closed_big`` (API
-requests), ``git_requests_to_closed`` and ``git_requests_to_closed_big``,
+requests, conditional ones answered 304 included: ``not_modified_to_closed…``),
+``git_requests_to_closed`` and ``git_requests_to_closed_big``,
 ``checkout_seconds`` and ``checkout_seconds_big`` (of which ``fetch_seconds…`` the fetch),
 ``files``, ``files_big`` and the run times.
 """
@@ -128,6 +129,8 @@ async def run(args: argparse.Namespace) -> int:
     show(f"the sample grown to {args.files:,} files", big)
     figures = {
         "requests_to_closed": len(demo["api"]), "requests_to_closed_big": len(big["api"]),
+        "not_modified_to_closed": sum(e.status == 304 for e in demo["api"]),
+        "not_modified_to_closed_big": sum(e.status == 304 for e in big["api"]),
         "git_requests_to_closed": len(demo["git"]),
         "git_requests_to_closed_big": len(big["git"]),
         "checkout_seconds": round(demo["checkout_seconds"], 3),
