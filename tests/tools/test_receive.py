@@ -30,7 +30,8 @@ FIXTURE = GITHUB / "webhooks" / "issue_comment" / "created.with-installation.pay
 async def run(*args: str, env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "receive", *args, cwd=cwd,
-        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(PROJECT), "PYTHONFAULTHANDLER": "1", **env},
+        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(PROJECT),
+             "PYTHONFAULTHANDLER": "1", **env},
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
     try:
         out, err = await asyncio.wait_for(proc.communicate(), 60)
