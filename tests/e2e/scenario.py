@@ -93,8 +93,13 @@ class Story:
         return await self.step(f"@{MAINTAINER} commented /approve {checkpoint}", expect)
 
 
-async def setup_repository(stack: Stack) -> str:
-    files: dict[str, str | bytes] = {**sample_files(), ".github/questbot.yml": SETTINGS}
+NO_RERUN = SETTINGS + "triage: {rerun_failed: false}\n"
+"""The sample's settings without triage's re-run of a failed check, for tests about something
+else that deliver one red CI run (``test_flaky`` has the re-run)."""
+
+
+async def setup_repository(stack: Stack, settings: str = SETTINGS) -> str:
+    files: dict[str, str | bytes] = {**sample_files(), ".github/questbot.yml": settings}
     repo = stack.fake.create_repository(REPO, files)
     stack.fake.set_permission(REPO, MAINTAINER, "write")
     stack.fake.set_permission(REPO, READER, "read")

@@ -5,6 +5,8 @@ setting ``triage.rerun_failed: false`` researches at once."""
 
 from __future__ import annotations
 
+import pytest
+
 from bot.agent.demo_spec import sample_files
 from bot.core import Quest, State
 from bot.core.quest import Outcome
@@ -26,11 +28,19 @@ def reruns(stack: Stack) -> list[object]:
     return stack.calls("actions/re-run-workflow-failed-jobs")
 
 
-async def red_run(stack: Stack, rerun: dict[str, str], main: str | None = None) -> Quest:
+ORDERS = {
+    "jobs first": lambda d: d,
+    "workflow run first": lambda d: [d[-1], *d[:-1]],
+}
+"""Which report senses the quest: a job's check run, or the workflow run (its attempt)."""
+
+
+async def red_run(stack: Stack, rerun: dict[str, str], main: str | None = None,
+                  order: str = "jobs first") -> Quest:
     main = main or await setup_repository(stack)
     run = ci.actions_run(stack.fake, REPO, main, RED)
     ci.script_rerun(run, rerun)
-    await ci.deliver(stack.fake, ci.completed(stack.fake, REPO, run))
+    await ci.deliver(stack.fake, ORDERS[order](ci.completed(stack.fake, REPO, run)))
     await stack.settle()
     (quest,) = await stack.quests(REPO)
     return quest
@@ -40,14 +50,16 @@ async def event_types(stack: Stack, quest: Quest) -> list[str]:
     return [e.type for e in await stack.runtime.worker.journal.events(quest.id)]
 
 
+@pytest.mark.parametrize("order", list(ORDERS))
 async def test_a_failure_that_passes_when_rerun_is_flaky_with_no_agent_and_no_pr(
-        stack: Stack) -> None:
-    quest = await red_run(stack, {"tests": "success"})
+        stack: Stack, order: str) -> None:
+    quest = await red_run(stack, {"tests": "success"}, order=order)
     assert quest.state is State.ABANDONED and quest.outcome is Outcome.FLAKY
     assert len(reruns(stack)) == 1
     rerun = quest.rerun
     assert rerun is not None and rerun.result == "passed"
-    assert rerun.first.startswith("check_run:") and rerun.second is not None
+    assert rerun.first.split(":")[0] in ("check_run", "workflow_run")
+    assert rerun.second is not None
     assert rerun.first != rerun.second  # both runs are the evidence
     types = await event_types(stack, quest)
     assert "rerun_requested" in types and "rerun_reported" in types
@@ -64,9 +76,10 @@ async def test_a_failure_that_passes_when_rerun_is_flaky_with_no_agent_and_no_pr
     assert "Flaky" in inbox.body and quest.id in inbox.body and rerun.first in inbox.body
 
 
+@pytest.mark.parametrize("order", list(ORDERS))
 async def test_a_failure_that_fails_again_when_rerun_is_researched_with_both_runs(
-        stack: Stack) -> None:
-    quest = await red_run(stack, {"tests": "failure"})
+        stack: Stack, order: str) -> None:
+    quest = await red_run(stack, {"tests": "failure"}, order=order)
     assert quest.state is State.HYPOTHESISED  # research ran, as without the re-run
     assert len(reruns(stack)) == 1
     rerun = quest.rerun
