@@ -97,3 +97,17 @@ async def test_the_setting_turns_the_rerun_off(stack: Stack) -> None:
     quest = await red_run(stack, {"tests": "success"}, str(repo.branch_sha("main")))
     assert quest.state is State.HYPOTHESISED and quest.rerun is None
     assert reruns(stack) == []
+
+
+async def test_another_apps_check_cannot_be_rerun_and_is_researched_saying_why(
+        stack: Stack) -> None:
+    """The demo's path: its CI is another App, whose check run only that App may re-run."""
+    main = await setup_repository(stack)
+    await stack.fake.fail_check(REPO, main, name="tests")
+    await stack.settle()
+    (quest,) = await stack.quests(REPO)
+    assert quest.state is State.HYPOTHESISED and reruns(stack) == []
+    rerun = quest.rerun
+    assert rerun is not None and rerun.result == "unavailable" and rerun.second is None
+    assert "only that App can re-run it" in rerun.reason
+    assert stack.calls("checks/rerequest-run") == []
