@@ -136,9 +136,10 @@ GREEN = {"tests (3.11)": "success", "tests (3.12)": "success"}
 
 async def landed(stack: Stack) -> tuple[Story, str]:
     """A quest made from a red CI run on main, approved at A, B and C and merged; returns the
-    story and the commit the failure was on."""
+    story and the commit the failure was on. Triage's re-run of the failure is off
+    (``NO_RERUN``): the watch's own re-runs are what its tests count."""
     story = Story(stack)
-    main = await setup_repository(stack)
+    main = await setup_repository(stack, NO_RERUN)
     run = ci.actions_run(stack.fake, REPO, main, RED)
     await ci.deliver(stack.fake, ci.completed(stack.fake, REPO, run))
     await stack.settle()
