@@ -19,6 +19,7 @@ from bot.core.names import Name
 
 class EffectType(Name):
     RUN_TRIAGE = "run_triage"
+    RERUN_CHECK = "rerun_check"
     START_AGENT = "start_agent"
     STOP_AGENT = "stop_agent"
     RUN_PROOF = "run_proof"

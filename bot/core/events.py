@@ -111,6 +111,9 @@ class SignalSensed(_Event):
     title: str = ""
     source: str = ""
     base: str | None = None
+    run: str | None = None
+    """The run that failed, for a failing check (``Suspect.run``'s names): what triage may
+    re-run before any agent is paid for."""
 
 
 class Triaged(_Event):
@@ -135,6 +138,34 @@ class ResearchStarted(_Event):
     after it, so the quest passes through ``triaged`` as the seed's main line does."""
 
     type: Literal["research_started"] = "research_started"
+
+
+class RerunRequested(_Event):
+    """Triage routed a failing check to the agent, and asks first for the failed run again on
+    the same commit: a pass says the failure was flaky, and no agent is paid for."""
+
+    type: Literal["rerun_requested"] = "rerun_requested"
+    route: Route
+    sha: str
+    run: str
+
+
+class RerunResult(Name):
+    PASSED = "passed"
+    FAILED = "failed"
+    UNAVAILABLE = "unavailable"
+    """GitHub would not re-run it for questbot (another App's check, too old): research."""
+
+
+class RerunReported(_Event):
+    """What the re-run triage asked for concluded: ``run`` is the re-run's own report (or,
+    unavailable, the original run), ``reason`` says why there was none."""
+
+    type: Literal["rerun_reported"] = "rerun_reported"
+    result: RerunResult
+    run: str | None = None
+    source: str = ""
+    reason: str = ""
 
 
 class SignalAttached(_Event):
@@ -328,6 +359,8 @@ class CommentPosted(_Event):
 Event = Annotated[
     SignalSensed
     | Triaged
+    | RerunRequested
+    | RerunReported
     | ResearchStarted
     | SignalAttached
     | HypothesisWritten

@@ -34,6 +34,7 @@ class Outcome(Name):
     REJECTED = "rejected"
     IGNORED = "ignored"
     DUPLICATE = "duplicate"
+    FLAKY = "flaky"
 
 
 class Suspect(BaseModel):
@@ -47,6 +48,23 @@ class Suspect(BaseModel):
     run: str
     """The run that failed, named by the adapter that reported it (for GitHub
     ``check_run:<id>``, ``check_suite:<id>``, ``workflow_run:<id>:<attempt>``)."""
+
+
+class Rerun(BaseModel):
+    """Triage's re-run of a quest's failed check on the same commit, with its evidence: the
+    run that failed first and the re-run's report once it came."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sha: str
+    fingerprint: str
+    first: str
+    route: Route
+    """Where triage routes the quest when the re-run fails too."""
+    second: str | None = None
+    result: str | None = None
+    """``None`` while it runs, then a ``RerunResult`` value."""
+    reason: str = ""
 
 
 MAX_SUSPECTS = 32
@@ -83,6 +101,10 @@ class Quest(BaseModel):
     was flaky there (a re-run passed)."""
     suspects: tuple[Suspect, ...] = ()
     """Failures during the watch waiting for their re-run (``Suspect``)."""
+    source_run: str | None = None
+    """The run whose failure sensed the quest (``SignalSensed.run``)."""
+    rerun: Rerun | None = None
+    """Triage's re-run of that failure before research (``Rerun``)."""
 
     base: str | None = None
     head: str | None = None
@@ -148,6 +170,13 @@ class Quest(BaseModel):
     def holds(self, fingerprint: str) -> bool:
         """``fingerprint`` is this quest's: its first signal's, or one attached since."""
         return fingerprint == self.fingerprint or fingerprint in self.attached
+
+    def reruns(self, sha: str, fingerprint: str, run: str) -> bool:
+        """A report of ``fingerprint`` on ``sha`` by ``run`` is the result of triage's re-run:
+        the same check on the same commit, from another run than the one that failed."""
+        rerun = self.rerun
+        return (rerun is not None and rerun.result is None and rerun.sha == sha
+                and rerun.fingerprint == fingerprint and rerun.first != run)
 
     def confirms(self, sha: str, fingerprint: str, run: str) -> bool:
         """A failure of ``fingerprint`` on ``sha`` reported by ``run`` confirms a suspected

@@ -41,7 +41,8 @@ The rules that do not fit a cell
 * **Follow-ups.** A few moves are followed at once by a move of questbot's own, which the
   core derives from the event (``rules.FOLLOW_UPS``): triage that routes a quest to the agent
   moves it ``sensed`` → ``triaged``, and its follow-up ``research_started`` (id
-  ``<triage id>/research``) moves it on to ``researching`` — the seed's main line, with the
+  ``<triage id>/research``) moves it on to ``researching`` (so does a ``rerun_reported`` that
+  found the failure again, ``rules.flaky``) — the seed's main line, with the
   triage decision and the start of research each a move of its own. ``step`` returns the
   follow-ups in ``Transition.follow_ups``; the journal applies and records them in the same
   atomic write as the event, so a stored quest never rests between the two. ``fold`` replays
@@ -105,6 +106,8 @@ TABLE: dict[State, Row] = {
     S.SENSED: _row(
         S.SENSED, *RECORDED, "human_revision", "base_moved",
         triaged=(S.TRIAGED, S.PARKED, S.ABANDONED),
+        rerun_requested=(S.SENSED,),  # flaky before fixing: the failed run again, first
+        rerun_reported=(S.TRIAGED, S.ABANDONED),  # failed again: research; passed: flaky
         paused=_PARK, killed=_ABANDON),
     S.TRIAGED: _row(
         S.TRIAGED, *RECORDED, "human_revision", "base_moved",

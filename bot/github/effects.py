@@ -30,6 +30,7 @@ import gidgethub
 from bot.adapters import AdapterContext, outcome_id
 from bot.core import Effect, EffectType, Event, Quest
 from bot.core.events import Landed, PatchPushed, RollbackConfirmed
+from bot.core.quest import Outcome
 from bot.core.states import CHECKPOINT_AT
 from bot.github import conversation, render
 from bot.github.forge import Forge, Forges, is_permanent, refused, status_of
@@ -330,6 +331,8 @@ class GitHubEffects:
         quest = await self.ctx.quest(effect.quest_id)
         reason = str(effect.payload.get("reason") or "")
         await self.memory.set_quest_field(quest.id, "inbox_reason", reason)
+        if quest.outcome is Outcome.FLAKY:
+            await self.inbox.record_flaky(quest)
         await self.inbox.refresh(quest.repo)
         return None
 

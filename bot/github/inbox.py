@@ -10,18 +10,26 @@ creating it (``bot.journal.memory``) and reads the record again inside. With no 
 on GitHub first: the issues questbot opened, open or closed, for the inbox's hidden marker —
 how an inbox opened by a worker that died before recording it, or recorded in writes a failover
 lost, is found rather than doubled. One a person closed stays closed and is still written.
+
+Below what waits, the latest flaky failures (``rules.flaky``): quests that ended because their
+failed check passed when re-run, each with both runs, so a person sees what questbot chose not
+to spend an agent on. Their ids are kept in the repository's GitHub record (``flaky``, the
+newest ``FLAKY_SHOWN``).
 """
 
 from __future__ import annotations
 
 from bot.adapters import AdapterContext
 from bot.core import Quest
+from bot.core.quest import Outcome
 from bot.core.states import CHECKPOINT_AT
 from bot.github import render
 from bot.github.forge import Forges
 from bot.github.projection import digest
 from bot.journal import Indexes
 from bot.journal.memory import ForgeMemory
+
+FLAKY_SHOWN = 10
 
 
 class Inbox:
@@ -47,6 +55,14 @@ class Inbox:
             await self.refresh(quest.repo)
             await self.memory.set_quest_field(quest.id, "inbox_listed", waits)
 
+    async def record_flaky(self, quest: Quest) -> None:
+        """Keep ``quest`` among the latest flaky failures shown, once."""
+        async with self.memory.repo_creating(quest.repo, "flaky"):
+            ids = (await self.memory.repo(quest.repo, "flaky") or "").split()
+            if quest.id not in ids:
+                ids = [*ids, quest.id][-FLAKY_SHOWN:]
+                await self.memory.set_repo(quest.repo, "flaky", " ".join(ids))
+
     async def refresh(self, repo: str) -> int:
         """Re-render the inbox of ``repo``; returns its issue number. Rendered inside the
         lease, so of two refreshes the one that writes last read the latest quests."""
@@ -64,7 +80,12 @@ class Inbox:
             where = f"#{pr}" if pr else (f"#{source}" if source else None)
             reason = await self.memory.quest(quest.id, "inbox_reason")
             entries.append(render.InboxEntry(quest, where, reason))
-        return render.inbox_body(entries)
+        flaky: list[render.InboxEntry] = []
+        for quest_id in reversed((await self.memory.repo(repo, "flaky") or "").split()):
+            _version, quest = await self.ctx.journal.snapshot(quest_id)
+            if quest is not None and quest.outcome is Outcome.FLAKY:
+                flaky.append(render.InboxEntry(quest))
+        return render.inbox_body(entries, flaky)
 
     async def _write(self, repo: str, body: str) -> int:
         number = await self.memory.repo(repo, "inbox")

@@ -76,6 +76,8 @@ _ENDED = {
     Outcome.REJECTED: "Rejected at a checkpoint.",
     Outcome.IGNORED: "Ignored by triage; the fingerprint is muted for a while.",
     Outcome.DUPLICATE: "A duplicate; its signal joined another quest.",
+    Outcome.FLAKY: "Flaky: the failed check passed when re-run on the same commit, so no "
+    "agent was run. Nothing to do; a failure on another commit is looked at again.",
 }
 
 
@@ -94,6 +96,16 @@ def key_marker(key: str) -> str:
 def next_action(quest: Quest) -> str:
     """One sentence: what happens next, and who does it."""
     state = quest.state
+    rerun = quest.rerun
+    if rerun is not None and ((rerun.result is None and state is State.SENSED)
+                              or quest.outcome is Outcome.FLAKY):
+        runs = f"{inline_code(rerun.first)}, re-run as {inline_code(rerun.second or '…')}"
+        if rerun.result is None:
+            return (f"questbot re-runs the failed check on {sha(rerun.sha)} first "
+                    f"({inline_code(rerun.first)}): a pass ends the quest as flaky, with no "
+                    "agent run; a second failure starts research.")
+        return f"{_ENDED[Outcome.FLAKY]} Evidence: {inline_code(rerun.fingerprint)} on " \
+               f"{sha(rerun.sha)}, run {runs}."
     if state in _WORKING:
         return _WORKING[state]
     checkpoint = CHECKPOINT_AT.get(state)
@@ -282,6 +294,9 @@ _TERMINAL_CHECK: dict[Outcome, tuple[CheckConclusion, str]] = {
     Outcome.IGNORED: (CheckConclusion.SKIPPED, "ignored by triage; no work was done."),
     Outcome.DUPLICATE: (CheckConclusion.SKIPPED, "a duplicate: the signal joined another "
                         "quest, which carries the work."),
+    Outcome.FLAKY: (CheckConclusion.NEUTRAL, "flaky: the failed check passed when re-run on "
+                    "the same commit, so no agent was run. GitHub has no conclusion for "
+                    "\"flaky\", so this shows as neutral."),
 }
 
 
@@ -370,7 +385,7 @@ def waits_for_person(quest: Quest, blocking: bool) -> bool:
     return state in (State.TRIAGED, State.HANDED_OFF)
 
 
-def inbox_body(entries: Sequence[InboxEntry]) -> str:
+def inbox_body(entries: Sequence[InboxEntry], flaky: Sequence[InboxEntry] = ()) -> str:
     lines = [INBOX_MARKER, "### What waits for a person", ""]
     if not entries:
         lines.append("Nothing waits for a person right now.")
@@ -381,6 +396,12 @@ def inbox_body(entries: Sequence[InboxEntry]) -> str:
                      f"`{q.state.value}` — {next_action(q)}")
         if e.reason:
             lines.append(f"  - why: {plain(e.reason)}")
+    if flaky:
+        lines += ["", "### Flaky: passed when re-run, no agent run", ""]
+        for e in flaky:  # newest first
+            q = e.quest
+            lines.append(f"- {inline_code(q.id)} {inline_code(q.title or '(untitled)')}: "
+                         f"{next_action(q)}")
     lines += ["", "questbot edits this issue as quests move; comment on a quest's pull request "
               "or issue to act on it."]
     return "\n".join(lines) + "\n"

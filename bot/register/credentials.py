@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.envfile import update_env_file, write_private
+from bot.config.envfile import update_env_file, write_private
 from bot.github.manifest import API_URL, Registration
 from bot.register.errors import RegistrationError
 

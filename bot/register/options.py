@@ -15,8 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from bot import config_checks as checks
-from bot.config import ConfigError, settings_values
+from bot.config import ConfigError, checks, settings_values
 from bot.github.manifest import GITHUB_URL, api_url_for
 
 T = TypeVar("T")

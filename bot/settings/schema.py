@@ -16,6 +16,7 @@ Example::
 
     label: questbot
     routes: {check_failure: auto_fix, issue: human, comment: ignore}
+    triage: {rerun_failed: true}
     checkpoints: {A: blocking, B: blocking, C: advisory}
     shadow: false
     max_attempts: 3
@@ -159,6 +160,12 @@ class Routes(_Section):
     comment: Route = Route.IGNORE
 
 
+class Triage(_Section):
+    rerun_failed: StrictBool = True
+    """Re-run a failed check on its commit before an agent researches it: a pass ends the
+    quest as flaky, with no agent run. Off, every failure routed to the agent is researched."""
+
+
 class Checkpoints(_Section):
     A: Mode = Mode.BLOCKING
     B: Mode = Mode.BLOCKING
@@ -192,6 +199,7 @@ class Settings(_Section):
     label: str = Field(default="questbot", min_length=1, max_length=50)
     """The label that turns an issue into a signal (GitHub caps label names at 50)."""
     routes: Routes = Routes()
+    triage: Triage = Triage()
     checkpoints: Checkpoints = Checkpoints()
     shadow: StrictBool = False
     max_attempts: StrictInt = Field(default=3, ge=1, le=100)

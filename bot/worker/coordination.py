@@ -8,7 +8,14 @@ recorded by the journal's indexes when the transition is applied; their adapters
 Triage routes a sensed quest, in this order: a muted fingerprint is ignored; the same
 fingerprint on a quest that is landing makes a *conflict* (wait for that fix to land, then look
 again); on any other live quest a *duplicate*; past the live-quest cap the quest waits for a
-person (*human*); otherwise the repository's route for that kind of signal.
+person (*human*); otherwise the repository's route for that kind of signal. A failing check
+routed to the agent is re-run on its commit first (``triage.rerun_failed``, on by default):
+triage reports ``rerun_requested`` instead, and ``rerun_check`` asks GitHub for the re-run
+(``bot.github.forge.watch.Rerun``: an Actions workflow run's failed jobs). Its result comes
+back as a webhook (``bot.worker.failures``); a re-run GitHub will not do for questbot — another
+App's check, a run too old — is reported at once as ``unavailable``, with the reason, and the
+quest is researched. A re-run with no result for ``RERUN_WAIT`` counts as unavailable too, so
+no quest waits in ``sensed`` for ever.
 """
 
 from __future__ import annotations
@@ -18,10 +25,13 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 
 from bot.adapters import AdapterContext, outcome_id
-from bot.core import Effect, EffectType, Event, Quest, Route, Severity, State
+from bot.core import Effect, EffectType, Event, Quest, Route, Severity, SignalKind, State
 from bot.core.events import (
     ChildEvidence,
     ParentLanded,
+    RerunReported,
+    RerunRequested,
+    RerunResult,
     SignalAttached,
     Triaged,
     WatchClean,
@@ -34,6 +44,12 @@ from bot.journal.memory import ForgeMemory
 from bot.journal.outbox import Adapter
 
 log = logging.getLogger(__name__)
+
+RERUN_WAIT = timedelta(hours=6)
+"""How long triage waits for a re-run's result before it researches the failure anyway."""
+_PAID = frozenset({Route.AUTO_FIX, Route.RESEARCH_ONLY})
+"""Routes that start an agent: the ones a flaky failure would waste."""
+_CHECKS = frozenset({SignalKind.CHECK_FAILURE, SignalKind.REGRESSION})
 
 WAITING = frozenset({State.SENSED, State.TRIAGED})
 """Live quests that do no work yet: they do not count against the cap."""
@@ -51,6 +67,7 @@ class Coordination:
     def adapters(self) -> dict[EffectType, Adapter]:
         return {
             EffectType.RUN_TRIAGE: self.run_triage,
+            EffectType.RERUN_CHECK: self.rerun_check,
             EffectType.MERGE_SIGNAL: self.merge_signal,
             EffectType.RESUME_DEPENDENTS: self.resume_dependents,
             EffectType.DELIVER_CHILD_EVIDENCE: self.deliver_child_evidence,
@@ -97,9 +114,46 @@ class Coordination:
         else:
             kind = "check_failure" if quest.kind == "regression" else quest.kind.value
             route = Route(getattr(settings.routes, kind).value)
+        if (route in _PAID and settings.triage.rerun_failed and quest.kind in _CHECKS
+                and quest.source_run and quest.base and quest.rerun is None):
+            return [RerunRequested(id=outcome_id(effect, "rerun"), quest_id=effect.quest_id,
+                                   at=self.ctx.clock(), route=route, sha=quest.base,
+                                   run=quest.source_run)]
         return [Triaged(id=outcome_id(effect, "triaged"), quest_id=effect.quest_id,
                         at=self.ctx.clock(), route=route, parent=parent,
                         duplicate_of=duplicate_of)]
+
+    async def rerun_check(self, effect: Effect) -> Sequence[Event] | None:
+        """Ask GitHub to re-run the failed check of a sensed quest, once per workflow attempt;
+        its result arrives as a webhook. What GitHub will not re-run is reported now."""
+        quest = await self.ctx.quest(effect.quest_id)
+        run = str(effect.payload.get("run") or "")
+
+        def unavailable(reason: str) -> list[Event]:
+            log.info("quest %s: %s not re-run: %s", quest.id, run, reason)
+            return [RerunReported(id=outcome_id(effect, "unavailable"), quest_id=quest.id,
+                                  at=self.ctx.clock(), result=RerunResult.UNAVAILABLE,
+                                  reason=reason)]
+
+        forge = await self.forges.for_repo(quest.repo)
+        rerun = Rerun(forge)
+        try:
+            attempt = await rerun.attempt_of(run)
+            if isinstance(attempt, str):
+                return unavailable(attempt)
+            done = f"rerun:{attempt.run_id}:{attempt.attempt}"
+            async with self.memory.repo_creating(quest.repo, done):
+                if await self.memory.repo(quest.repo, done) is None:
+                    await self.memory.set_repo(quest.repo, done, await rerun.failed_jobs(attempt))
+        except PermanentError as exc:
+            return unavailable(str(exc))
+        await self.timers.schedule(
+            RerunReported(id=outcome_id(effect, "no-result"), quest_id=quest.id,
+                          at=self.ctx.clock(), result=RerunResult.UNAVAILABLE,
+                          reason=f"the re-run of {run} sent no result within "
+                                 f"{RERUN_WAIT.total_seconds() / 3600:g} hours"),
+            self.ctx.clock() + RERUN_WAIT)
+        return None
 
     async def merge_signal(self, effect: Effect) -> Sequence[Event] | None:
         p = effect.payload

@@ -21,6 +21,10 @@ core keeps it and asks for a re-run (``run_probes``); when another run of the sa
 same commit fails too, intake reports the confirmed ``regression_detected`` and the core rolls
 back. A closed quest is reopened by a failure that counts, from the default branch's head.
 
+A quest still ``sensed`` whose failure triage re-ran (``rules.flaky``) hears the re-run's result:
+a failure or a pass of the same check on the same commit from another run is ``rerun_reported``
+— failed again, or passed (flaky).
+
 Green results (``Passed``) of a check are attached, as evidence, to the live quests that hold
 its fingerprint: a re-run that passes clears its suspect (flaky), a pass on the commit a quest
 started from says the failure was flaky there, one on a later commit that it may be fixed.
@@ -36,7 +40,14 @@ import redis.asyncio
 
 from bot.adapters import AdapterContext
 from bot.core import Event, InvalidTransition, Quest, Severity, SignalKind, State
-from bot.core.events import RegressionDetected, Reopened, SignalAttached, SignalSensed
+from bot.core.events import (
+    RegressionDetected,
+    Reopened,
+    RerunReported,
+    RerunResult,
+    SignalAttached,
+    SignalSensed,
+)
 from bot.core.states import LIVE
 from bot.github.forge import Forges
 from bot.github.forge.watch import at_or_after
@@ -155,7 +166,7 @@ class FailureIntake:
             return SignalSensed(id=ident, quest_id=qid, at=at, repo=f.repo,
                                 fingerprint=f.fingerprint, kind=SignalKind.CHECK_FAILURE,
                                 severity=Severity.HIGH, title=f.title, source=f.source,
-                                base=f.sha)
+                                base=f.sha, run=f.run or None)
         attached = SignalAttached(id=ident, quest_id=qid, at=at,
                                   fingerprint=f.fingerprint, source=f.source,
                                   severity=Severity.HIGH, sha=f.sha, run=f.run or None)
@@ -177,6 +188,9 @@ class FailureIntake:
             return Reopened(id=ident, quest_id=qid, at=at,
                             fingerprint=f.fingerprint, source=f.source,
                             severity=Severity.HIGH, base=await self.default_head(f.repo))
+        if quest.state is State.SENSED and f.run and quest.reruns(f.sha, f.fingerprint, f.run):
+            return RerunReported(id=ident, quest_id=qid, at=at, result=RerunResult.FAILED,
+                                 run=f.run, source=f.source)
         if quest.state in LIVE:
             return attached
         return None  # abandoned: it absorbs the report
@@ -195,6 +209,12 @@ class FailureIntake:
         ident = f"passed:{p.run}" if p.run else f"{delivery_id}:passed"
         for quest in await self._holding(p.repo, p.fingerprint):
             if quest.state not in LIVE:
+                continue
+            if quest.state is State.SENSED and p.run and quest.reruns(p.sha, p.fingerprint,
+                                                                       p.run):
+                await apply(RerunReported(id=ident, quest_id=quest.id, at=self.ctx.clock(),
+                                          result=RerunResult.PASSED, run=p.run,
+                                          source=p.source), p.repo)
                 continue
             await apply(SignalAttached(
                 id=ident, quest_id=quest.id, at=self.ctx.clock(), fingerprint=p.fingerprint,

@@ -49,8 +49,12 @@ abandoned". A parked quest is not paused again; it can still be killed (its row 
 SEED: dict[State, Moves] = {
     # how a quest starts: main line sensed → triaged (a route was chosen), human waits there
     # (DESIGN 1), ignore and duplicate end it, conflict parks a child
+    # issue 12 (flaky before fixing): triage re-runs a failed check on its commit first and
+    # stays sensed; the re-run failing again routes it (triaged), passing ends it as flaky
     S.SENSED: {**_records(S.SENSED), **STOPS,
                "triaged": {S.TRIAGED, S.ABANDONED, S.PARKED},
+               "rerun_requested": {S.SENSED},
+               "rerun_reported": {S.TRIAGED, S.ABANDONED},
                "human_revision": {S.SENSED}, "base_moved": {S.SENSED}},
     # main line triaged → researching: auto_fix and research_only start research; a person
     # starts a quest routed to them (DESIGN 1)
@@ -164,6 +168,8 @@ def test_table_rows_are_the_seeds() -> None:
 # effects; every other defined pair must be listed.
 EXPECTED: dict[tuple[State, str], Expect] = {
     (S.SENSED, "triaged"): (S.TRIAGED, ()),  # research starts on its follow-up
+    (S.SENSED, "rerun_requested"): (S.SENSED, ("rerun_check",)),
+    (S.SENSED, "rerun_reported"): Refusal.BAD_EVENT,  # no re-run asked for
     (S.TRIAGED, "research_started"): Refusal.UNDEFINED,  # routed to a person: they start it
     (S.TRIAGED, "triaged"): (S.RESEARCHING, ("start_agent",)),
     (S.PARKED, "triaged"): Refusal.UNDEFINED,  # only a finished research-only quest

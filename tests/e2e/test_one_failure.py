@@ -1,6 +1,7 @@
 """One red CI run is one quest: a matrix of failing jobs, their check suite and the workflow
 run — in any order, and handled by two workers at once — make one quest and one pull request,
-with the other reports attached; a green re-run of a job is recorded as evidence."""
+with the other reports attached; a green re-run of a job is recorded as evidence. Triage's own
+re-run of the failure before research is off here (`NO_RERUN`); `test_flaky` tests it."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import pytest
 
 from bot.core import Quest, State
 from bot.worker.assembly import Runtime, start_runtime
-from tests.e2e.scenario import REPO, setup_repository
+from tests.e2e.scenario import NO_RERUN, REPO, setup_repository
 from tests.e2e.stack import Stack, unpaced
 from tests.fakegithub import Delivery, ci
 
@@ -32,7 +33,7 @@ def fingerprints(quest: Quest) -> set[str]:
 
 
 async def red_run(stack: Stack) -> tuple[ci.ActionsRun, list[Delivery]]:
-    main = await setup_repository(stack)
+    main = await setup_repository(stack, NO_RERUN)
     run = ci.actions_run(stack.fake, REPO, main, JOBS)
     return run, ci.completed(stack.fake, REPO, run)
 
@@ -63,7 +64,7 @@ async def test_a_matrix_failure_makes_one_quest_and_one_pr_in_any_order(
 
 
 async def test_workflow_job_deliveries_are_the_same_failure_told_again(stack: Stack) -> None:
-    main = await setup_repository(stack)
+    main = await setup_repository(stack, NO_RERUN)
     run = ci.actions_run(stack.fake, REPO, main, JOBS)
     deliveries = ci.completed(stack.fake, REPO, run, workflow_job=True)
     assert sum(d.event == "workflow_job" for d in deliveries) == 3

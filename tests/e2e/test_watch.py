@@ -1,7 +1,8 @@
 """The watch on real evidence: only a failure on the merge commit or a later commit of the
 default branch counts, and only once questbot's re-run of it fails too; then the revert is a
 pull request merged at the head questbot made, and the quest starts again from main's head on
-a fresh branch and pull request. A stale failure, or a re-run that passes, reverts nothing."""
+a fresh branch and pull request. A stale failure, or a re-run that passes, reverts nothing.
+Triage's re-run of the first failure before research is off here (`NO_RERUN`, `test_flaky`)."""
 
 from __future__ import annotations
 

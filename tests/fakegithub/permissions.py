@@ -77,6 +77,7 @@ OPERATIONS: dict[str, Need] = {
     "pulls/update-branch": one("pull_requests", WRITE),
     "pulls/get": one("pull_requests", READ),
     "pulls/list": one("pull_requests", READ),
+    "pulls/list-reviews": one("pull_requests", READ),
     "pulls/merge": one("contents", WRITE),
     "repos/merge": one("contents", WRITE),
     "repos/compare-commits": one("contents", READ),

@@ -64,3 +64,36 @@ def test_unbound_proof_does_not_render_as_success() -> None:
     view = render.check_run(b.quest)
     assert view.conclusion is None and "success" not in str(view.body())
     assert "none yet" in render.status_comment(render.StatusView(b.quest))
+
+
+def _rerun_asked() -> JournalBuilder:
+    b = JournalBuilder("q-flaky")
+    b.add("signal_sensed", repo=b.repo, fingerprint="check:tests", kind="check_failure",
+          severity="high", title="tests fail on main", source="check_run:1", base="base0",
+          run="check_run:1")
+    b.add("rerun_requested", route="auto_fix", sha="base0", run="check_run:1")
+    return b
+
+
+def test_a_flaky_quest_shows_neutral_with_both_runs_and_is_listed_in_the_inbox() -> None:
+    b = _rerun_asked()
+    assert b.quest is not None
+    waiting = render.check_run(b.quest)
+    assert waiting.status == "queued" and "re-runs the failed check" in waiting.text
+    b.add("rerun_reported", result="passed", run="check_run:7")
+    flaky = b.quest
+    assert flaky is not None
+    view = render.check_run(flaky)
+    assert view.status == "completed" and view.conclusion is render.CheckConclusion.NEUTRAL
+    assert "flaky" in view.summary and "no agent was run" in view.summary
+    assert "check_run:1" in view.text and "check_run:7" in view.text
+    inbox = render.inbox_body([], [render.InboxEntry(flaky)])
+    assert "### Flaky" in inbox and "q-flaky" in inbox and "check_run:7" in inbox
+    assert "Flaky" not in render.inbox_body([])
+
+
+def test_a_rerun_that_fails_shows_research_not_flaky() -> None:
+    b = _rerun_asked()
+    b.add("rerun_reported", result="failed", run="check_run:7")
+    assert b.quest is not None and b.quest.state is State.RESEARCHING
+    assert "flaky" not in render.next_action(b.quest).lower()

@@ -233,7 +233,8 @@ def test_every_problem_is_listed_in_file_order_with_lines() -> None:
     assert problems(text) == [
         f"`{SETTINGS_PATH}` line 2: `shadow` must be true or false (got 'maybe')",
         f"`{SETTINGS_PATH}` line 3: `bogus` is not a setting; the settings here are label, "
-        "routes, checkpoints, shadow, max_attempts, mute_hours, max_live_quests, reviewers, "
+        "routes, triage, checkpoints, shadow, max_attempts, mute_hours, max_live_quests, "
+        "reviewers, "
         "watch_window_minutes, merge_method, proof, agent",
         f"`{SETTINGS_PATH}` line 5: `routes.issue` must be one of auto_fix, research_only, "
         "human, ignore (got 'nope')",

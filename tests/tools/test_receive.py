@@ -30,9 +30,16 @@ FIXTURE = GITHUB / "webhooks" / "issue_comment" / "created.with-installation.pay
 async def run(*args: str, env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "receive", *args, cwd=cwd,
-        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(PROJECT), **env},
+        env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(PROJECT),
+             "PYTHONFAULTHANDLER": "1", **env},
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    try:
+        out, err = await asyncio.wait_for(proc.communicate(), 60)
+    except TimeoutError:
+        import signal
+        proc.send_signal(signal.SIGABRT)
+        out, err = await proc.communicate()
+        raise AssertionError(f"receive {args} ran over a minute: {err.decode()[-4000:]}") from None
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 

@@ -7,6 +7,7 @@ what they are about:
 
 * ``main_line`` — creation, triage and the start of research, research, reproduction, the
   plan, the patch and its proof;
+* ``flaky`` — a failing check re-run on its commit before research is paid for;
 * ``checkpoints`` — decisions at A, B and C, and claims on their reviews;
 * ``interruptions`` — pause, resume and kill, a person's push, the base branch moving;
 * ``after_landing`` — the watch, regressions and rollbacks, reopening, related quests;
@@ -46,6 +47,8 @@ from bot.core.rules.checkpoints import (
     open_checkpoint,
     released,
 )
+from bot.core.rules.flaky import may_report_rerun, may_rerun, rerun_reported, rerun_requested
+from bot.core.rules.flaky import research_follows as research_follows_rerun
 from bot.core.rules.interruptions import (
     base_moved,
     human_revision,
@@ -77,6 +80,8 @@ HANDLERS: dict[str, Handler] = {
     "signal_sensed": signal_sensed,
     "triaged": triaged,
     "research_started": research_started,
+    "rerun_requested": rerun_requested,
+    "rerun_reported": rerun_reported,
     "signal_attached": signal_attached,
     "hypothesis_written": hypothesis_written,
     "reproduced": reproduced,
@@ -110,6 +115,8 @@ HANDLERS: dict[str, Handler] = {
 PRECONDITIONS: dict[str, Precondition] = {
     "triaged": may_triage,
     "research_started": may_start_research,
+    "rerun_requested": may_rerun,
+    "rerun_reported": may_report_rerun,
     "plan_written": may_plan,
     "proof_completed": may_complete_proof,
     "proof_failed": may_fail_proof,
@@ -121,6 +128,7 @@ PRECONDITIONS: dict[str, Precondition] = {
 
 FOLLOW_UPS: dict[str, FollowUp] = {
     "triaged": research_follows,
+    "rerun_reported": research_follows_rerun,
 }
 """Moves of questbot's own that follow an event at once, derived from it (the table's theory
 of operation: follow-ups)."""

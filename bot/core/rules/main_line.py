@@ -55,6 +55,7 @@ def signal_sensed(_q: Quest | None, e: SignalSensed, _p: Policy) -> Result:
     q = Quest(
         id=e.quest_id, repo=e.repo, state=S.SENSED, fingerprint=e.fingerprint, kind=e.kind,
         title=e.title, severity=e.severity, last_signal=e.source, base=e.base,
+        source_run=e.run,
     )
     return q, [(E.RUN_TRIAGE, {"fingerprint": e.fingerprint, "kind": e.kind.value,
                                "severity": e.severity.value})]
@@ -106,7 +107,7 @@ def triaged(q: Quest, e: Triaged, p: Policy) -> Result:
     return nq, [(E.DELIVER_CHILD_EVIDENCE, {"parent": e.parent, "child": q.id})]
 
 
-def research_follows(q: Quest, e: Triaged) -> ResearchStarted | None:
+def research_follows(q: Quest, e: _Event) -> ResearchStarted | None:
     """What follows a ``triaged`` at once: research starts on a quest routed to the agent.
     Its id is the triage's own with ``/research`` (ids are never minted here), at its time."""
     if q.state is S.TRIAGED and not q.awaiting_person:
@@ -130,6 +131,10 @@ def research_started(q: Quest, e: ResearchStarted, _p: Policy) -> Result:
 
 def _research(q: Quest, e: _Event, **changes: Any) -> Result:
     nq = q.evolve({"state": S.RESEARCHING, **changes})
+    rerun = nq.rerun
+    if rerun is not None and rerun.result is not None and nq.revision == 1:
+        # the failure survived triage's re-run: research reads both runs' logs
+        return nq, [start("research", runs=[r for r in (rerun.first, rerun.second) if r])]
     return nq, [start("research")]
 
 

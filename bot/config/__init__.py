@@ -30,13 +30,13 @@ The ``QUESTBOT_SANDBOX*`` variables are also read alone (``load_sandbox_config``
 
 ``.env``. Without an explicit environment (``python -m bot serve|worker|receive``), the values
 of ``./.env`` (or of the file ``QUESTBOT_ENV_FILE`` names) lie under the process environment:
-a variable set in the environment wins over the file (``bot.envfile`` reads it, and puts
+a variable set in the environment wins over the file (``bot.config.envfile`` reads it, and puts
 nothing into ``os.environ``). The two private-key variables are one setting: if the
 environment sets either, neither is taken from the file. A problem with a value from the file
 says so (``PORT=x (from .env)``).
 
 Every value is checked for what it is: ports from 1 to 65535, URLs with a scheme questbot can
-use, a host and a valid port (``bot.config_checks``), flags true or false, numbers within
+use, a host and a valid port (``bot.config.checks``), flags true or false, numbers within
 their range. An empty variable counts as unset. A private key whose newlines arrive as
 ``\\n`` (how some platforms store multi-line values) is unescaped. Secrets are ``SecretStr``:
 ``repr``, ``str`` and logging of the config show ``**********``; ``ConfigError`` never quotes
@@ -57,9 +57,9 @@ from pydantic import Field, PrivateAttr, SecretStr, ValidationError, ValidationI
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from bot import config_checks as checks
 from bot.agent.sandbox import SandboxMode, SandboxPolicy
-from bot.envfile import ENV_FILE, read_env_file
+from bot.config import checks
+from bot.config.envfile import ENV_FILE, read_env_file
 from bot.errors import ConfigurationError
 from bot.github.auth import AuthError, load_private_key
 
