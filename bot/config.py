@@ -14,6 +14,14 @@ cannot check signatures must not start at all.
 | ``GITHUB_API_URL`` | ``https://api.github.com`` | GitHub Enterprise: ``https://HOST/api/v3`` |
 | ``PORT`` | ``8080`` | |
 | ``QUESTBOT_DURABLE_ACKS`` | ``true`` | acknowledge a webhook only once it is journaled |
+| ``QUESTBOT_MODEL`` | unset: no model | the model agent's default model name |
+| ``QUESTBOT_MODEL_PROTOCOL`` | ``openai`` | ``openai`` (chat completions) or ``anthropic`` |
+| ``QUESTBOT_MODEL_URL`` | the protocol's own | the endpoint (``…/v1`` for ``openai``) |
+| ``QUESTBOT_MODEL_API_KEY`` | none | the endpoint's key (a secret) |
+| ``QUESTBOT_MODEL_PRICES`` | the price tables | ``INPUT,OUTPUT``: USD per million tokens |
+
+Without ``QUESTBOT_MODEL`` the worker runs no model: quests that would use one park and say
+what to set (``bot.agent.runs``). The model's key is the worker's, never a repository's.
 
 An empty variable counts as unset. A private key whose newlines arrive as ``\\n`` (how some
 platforms store multi-line values) is unescaped. Secrets are ``SecretStr``: ``repr``, ``str``
@@ -27,6 +35,7 @@ import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
+from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +43,7 @@ from pydantic import Field, PrivateAttr, SecretStr, ValidationError, ValidationI
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
+from bot.agent.model.endpoint import ModelEndpoint, Prices, Wire
 from bot.errors import ConfigurationError
 from bot.github.auth import AuthError, load_private_key
 
@@ -52,8 +62,17 @@ _HINTS = {
     "https://HOST/api/v3 for GitHub Enterprise Server), or unset it",
     "PORT": "set it to a TCP port from 1 to 65535, or unset it for 8080",
     "QUESTBOT_DURABLE_ACKS": "set it to true or false, or unset it for true",
+    "QUESTBOT_MODEL": "set it to the model's name at the endpoint (gpt-4.1-mini, "
+    "claude-sonnet-4-5, llama3.1 …), or unset QUESTBOT_MODEL_URL, QUESTBOT_MODEL_API_KEY and "
+    "QUESTBOT_MODEL_PRICES to run without a model",
+    "QUESTBOT_MODEL_PROTOCOL": "set it to openai (chat completions: OpenAI, Azure, vLLM, "
+    "Ollama, LiteLLM …) or anthropic (Messages), or unset it for openai",
+    "QUESTBOT_MODEL_URL": "set it to the endpoint's http(s) URL (for openai it ends in /v1), "
+    "or unset it for the protocol's own API",
+    "QUESTBOT_MODEL_PRICES": "set it to two numbers, INPUT,OUTPUT: USD per million input and "
+    "output tokens (0,0 for a local model), or unset it to use the known price tables",
 }
-_SECRET = frozenset({"GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET"})
+_SECRET = frozenset({"GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET", "QUESTBOT_MODEL_API_KEY"})
 _TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
 _FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
 
@@ -112,6 +131,13 @@ class Config(BaseSettings):
     durable_acks: bool = Field(default=True, validation_alias="QUESTBOT_DURABLE_ACKS")
     metrics_port: int = Field(default=9100, validation_alias="QUESTBOT_METRICS_PORT")
     """The worker's /metrics and /healthz (the web process serves its own on PORT)."""
+    model_protocol: Wire = Field(default=Wire.OPENAI, validation_alias="QUESTBOT_MODEL_PROTOCOL")
+    model_url: str | None = Field(default=None, validation_alias="QUESTBOT_MODEL_URL")
+    model_api_key: SecretStr | None = Field(default=None,
+                                            validation_alias="QUESTBOT_MODEL_API_KEY")
+    model_prices: Prices | None = Field(default=None, validation_alias="QUESTBOT_MODEL_PRICES")
+    model_name: str | None = Field(default=None, validation_alias="QUESTBOT_MODEL",
+                                   validate_default=True)
 
     _private_key: SecretStr = PrivateAttr()
 
@@ -135,6 +161,15 @@ class Config(BaseSettings):
             self._private_key = self.github_private_key_text
         elif self.github_private_key_path is not None:
             self._private_key = SecretStr(self.github_private_key_path.read_text())
+
+    @property
+    def model_endpoint(self) -> ModelEndpoint | None:
+        """The model agent's endpoint; ``None`` when no model is configured."""
+        if self.model_name is None:
+            return None
+        return ModelEndpoint(wire=self.model_protocol, url=self.model_url,
+                             api_key=self.model_api_key, model=self.model_name,
+                             prices=self.model_prices)
 
     @property
     def github_private_key(self) -> SecretStr:
@@ -221,6 +256,46 @@ class Config(BaseSettings):
         if not value.startswith(("https://", "http://")) or value[-3:] == "://":
             raise ValueError("is not an http(s) URL")
         return value.rstrip("/")
+
+    @field_validator("model_protocol", mode="before")
+    @classmethod
+    def _protocol(cls, value: object) -> object:
+        text = str(value).strip().lower()
+        if text not in {wire.value for wire in Wire}:
+            raise ValueError("is not openai or anthropic")
+        return text
+
+    @field_validator("model_url")
+    @classmethod
+    def _model_url(cls, value: str | None) -> str | None:
+        if value is not None and (not value.startswith(("https://", "http://"))
+                                  or value[-3:] == "://"):
+            raise ValueError("is not an http(s) URL")
+        return value
+
+    @field_validator("model_prices", mode="before")
+    @classmethod
+    def _prices(cls, value: object) -> object:
+        if not isinstance(value, str):
+            return value
+        parts = [part.strip() for part in value.split(",")]
+        try:
+            numbers = [Decimal(part) for part in parts]
+        except InvalidOperation:
+            raise ValueError("is not two numbers") from None
+        if len(numbers) != 2 or any(not n.is_finite() or n < 0 for n in numbers):
+            raise ValueError("is not two numbers of zero or more")
+        return {"input": numbers[0], "output": numbers[1]}
+
+    @field_validator("model_name")
+    @classmethod
+    def _model_name(cls, value: str | None, info: ValidationInfo) -> str | None:
+        if value is None and any(info.data.get(name) is not None
+                                 for name in ("model_url", "model_api_key", "model_prices")):
+            raise _Whole("QUESTBOT_MODEL is not set, but QUESTBOT_MODEL_URL, "
+                         "QUESTBOT_MODEL_API_KEY or QUESTBOT_MODEL_PRICES is: "
+                         + _HINTS["QUESTBOT_MODEL"])
+        return value.strip() if value is not None else None
 
     @field_validator("port", mode="before")
     @classmethod

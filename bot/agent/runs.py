@@ -78,7 +78,7 @@ from bot.adapters import AdapterContext, GitHostError, outcome_id
 from bot.agent.command import CommandAgent, RunningAgents, Stopped
 from bot.agent.evidence_store import EvidenceStore, Piece, StageRecord
 from bot.agent.machine import RunState
-from bot.agent.model import ModelAgent, ModelEndpoint, ModelRuns
+from bot.agent.model import ModelEndpoint, ModelRuns
 from bot.agent.outcome import RunOutcome, outcome_of
 from bot.agent.proof_runner import CheckCommand
 from bot.agent.proofs import check_commands, prove, reproduction_record
@@ -243,6 +243,8 @@ class AgentRuns:
             raise NoAgent(NO_SCRIPT)
         if self.model is None:
             raise NoAgent(NO_MODEL)
+        from bot.agent.model.conversation import ModelAgent  # pydantic-ai: only when used
+
         return ModelAgent(self.model, quest_id=quest.id, runs=self.conversations,
                           model=chosen.model, max_attempts=chosen.max_attempts,
                           timeout_seconds=chosen.timeout_seconds)

@@ -14,7 +14,8 @@ holds n - 1 answers of the assistant. A request is matched to its turn in three 
    strings all occur in the request's first user message. Exactly one must match.
 3. **Which turn**: the number of assistant messages in the request. The turn's ``expect``
    says what the request must hold since the last answer (``last_contains``: substrings of
-   the tool results or user text sent since) and which tools it must offer (``tools``).
+   the tool results or user text sent since), which tools it must offer (``tools``) and
+   which it must not (``absent_tools``).
 
 Anything else — no conversation, two, a turn past the end, a missing expectation, a recorded
 tool call of a tool the request did not offer — is answered 400 in the protocol's own error
@@ -56,7 +57,7 @@ class Conversation:
 
 
 def recorded(protocol: str, *names: str) -> list[Conversation]:
-    """The recorded conversations ``names`` of ``protocol`` (``recorded/<protocol>/<name>.json``)."""
+    """The conversations ``names`` of ``protocol``: ``recorded/<protocol>/<name>.json``."""
     return [Conversation.load(RECORDED / protocol / f"{name}.json") for name in names]
 
 
@@ -171,6 +172,13 @@ class ModelServer:
             return self._refuse(protocol, f"{conversation.name} turn {answers + 1}: tools "
                                 f"{sorted(wanted - offered)} not offered (offered "
                                 f"{sorted(offered)})")
+        unwanted = set(expect.get("absent_tools", [])) & offered
+        if unwanted:
+            return self._refuse(protocol, f"{conversation.name} turn {answers + 1}: tools "
+                                f"{sorted(unwanted)} offered, which this stage must not have")
+        if body.get("stream"):
+            return self._refuse(protocol, "a streamed request; the recordings are whole "
+                                "responses (send max_tokens so the SDK does not stream)")
         text = json.dumps(turn["response"])
         for name, value in self.substitutions.items():
             text = text.replace(f"${name}", value)

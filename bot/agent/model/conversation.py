@@ -24,8 +24,7 @@ effect is tried again. ``stop_agent`` cancels a running conversation (``ModelRun
 from __future__ import annotations
 
 import asyncio
-import contextlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, Decimal
 from pathlib import Path
@@ -50,6 +49,7 @@ from bot.agent.errors import AgentError
 from bot.agent.model.answers import ANSWERS, Answer, Halt, ReproduceAnswer, to_reply
 from bot.agent.model.endpoint import ModelEndpoint, Prices
 from bot.agent.model.prompts import instructions, repair_message, task_message
+from bot.agent.model.registry import ModelRuns
 from bot.agent.model.untrusted import fence
 from bot.agent.model.workbench import ToolRefused, Workbench
 from bot.agent.proof_runner import EXIT_NOT_STARTED, EXIT_TIMED_OUT
@@ -64,37 +64,6 @@ WRITES = frozenset({Stage.REPRODUCE, Stage.PATCH})
 
 class ModelUnavailable(AgentError, RetryLater):
     """The endpoint is down, overloaded or rate-limiting: the same stage may run shortly."""
-
-
-class ModelRuns:
-    """The conversations running per quest, so ``stop_agent`` can cancel them."""
-
-    def __init__(self) -> None:
-        self._by_quest: dict[str, set[asyncio.Task[AgentReply]]] = {}
-        self._stopped: set[asyncio.Task[AgentReply]] = set()
-
-    @contextlib.contextmanager
-    def track(self, quest_id: str, task: asyncio.Task[AgentReply]) -> Iterator[None]:
-        self._by_quest.setdefault(quest_id, set()).add(task)
-        try:
-            yield
-        finally:
-            self._by_quest.get(quest_id, set()).discard(task)
-            if not self._by_quest.get(quest_id):
-                self._by_quest.pop(quest_id, None)
-
-    def stop(self, quest_id: str) -> int:
-        running = list(self._by_quest.get(quest_id, ()))
-        for task in running:
-            self._stopped.add(task)
-            task.cancel()
-        return len(running)
-
-    def was_stopped(self, task: asyncio.Task[AgentReply]) -> bool:
-        if task in self._stopped:
-            self._stopped.discard(task)
-            return True
-        return False
 
 
 @dataclass

@@ -25,14 +25,13 @@ from __future__ import annotations
 
 from decimal import Decimal
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
-from pydantic_ai.models import Model
-from pydantic_ai.models.anthropic import AnthropicModel
-from pydantic_ai.models.openai import OpenAIChatModel
-from pydantic_ai.providers.anthropic import AnthropicProvider
-from pydantic_ai.providers.openai import OpenAIProvider
-from pydantic_ai.settings import ModelSettings
+
+if TYPE_CHECKING:  # imported where used: pydantic-ai and the SDKs take seconds to import
+    from pydantic_ai.models import Model
+    from pydantic_ai.settings import ModelSettings
 
 DEFAULT_MAX_TOKENS = 8192
 NO_KEY = "questbot-no-key"
@@ -78,10 +77,17 @@ class ModelEndpoint(BaseModel):
         return (self.url or DEFAULT_URLS[self.wire]).rstrip("/")
 
     def settings(self) -> ModelSettings:
+        from pydantic_ai.settings import ModelSettings
+
         return ModelSettings(max_tokens=self.max_tokens, timeout=self.request_timeout_seconds)
 
     def chat_model(self, name: str | None = None) -> Model:
         """The pydantic-ai model for ``name`` (default: the endpoint's) at this endpoint."""
+        from pydantic_ai.models.anthropic import AnthropicModel
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.anthropic import AnthropicProvider
+        from pydantic_ai.providers.openai import OpenAIProvider
+
         key = self.api_key.get_secret_value() if self.api_key is not None else NO_KEY
         model = name or self.model
         if self.wire is Wire.ANTHROPIC:
