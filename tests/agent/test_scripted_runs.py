@@ -14,6 +14,7 @@ from bot.agent.task import ReplyStatus, Stage
 from bot.agent.validation import Claim, Evidence
 from bot.core import Effect, EffectType, State
 from bot.core.events import UsageRecorded
+from bot.core.proof import Risk
 from bot.core.quest import ParkReason
 from tests.agent.conftest import REPO, Quests, only
 from tests.fakegithub import FakeGitHub
@@ -239,3 +240,24 @@ async def test_a_run_that_failed_is_remembered_like_any_other(
     assert await ctx.journal.client.hget(outcomes_key("q-1"), start.key) is not None
     again = await run[EffectType.START_AGENT](start)
     assert [e.id for e in again or ()] == [e.id for e in first or ()]
+
+
+async def test_a_high_impact_patch_stops_for_a_person_and_reaches_the_inbox(
+        fake: FakeGitHub, ctx: AdapterContext, quests: Quests, spec: ScriptedSpec,
+        main_sha: str) -> None:
+    risky = dataclasses.replace(spec, risk=Risk.HIGH)
+    run = adapters(ctx, risky)
+    await quests.apply(await run[EffectType.START_AGENT](await quests.sense(main_sha)))
+    await quests.apply(await run[EffectType.START_AGENT](
+        only(await quests.decide("A"), EffectType.START_AGENT)))
+    before = fake.repo(REPO).branch_sha("quest/q-1")
+    events = await run[EffectType.START_AGENT](only(await quests.decide("B"),
+                                                    EffectType.START_AGENT))
+    assert [e.type for e in events or ()] == ["agent_halted", "usage_recorded"]
+    assert (events[0].stage, events[0].outcome) == ("patch", "needs_human")
+    assert "high-impact change" in events[0].reason
+    assert fake.repo(REPO).branch_sha("quest/q-1") == before  # nothing was written
+    effects = await quests.apply(events)
+    assert [e.type for e in effects] == [EffectType.NOTIFY_INBOX]
+    assert "the agent needs a person" in effects[0].payload["reason"]
+    assert quests.now().park_reason is ParkReason.NEEDS_HUMAN
