@@ -1,9 +1,10 @@
-"""questbot's command line: ``python -m bot replay|serve|worker``."""
+"""questbot's command line: ``python -m bot replay|proof|serve|worker|register|receive``."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -54,6 +55,43 @@ def _replay(args: argparse.Namespace) -> int:
     return 1 if result.invalid is not None else 0
 
 
+def _proof(args: argparse.Namespace) -> int:
+    """0: every check passed; 1: one failed; 2: they could not be run."""
+    from bot.agent import sandbox
+    from bot.config import load_sandbox_config
+    from bot.errors import QuestbotError
+    from bot.tools.proof import passed, proof_json, proof_text, prove_checkout
+
+    try:
+        config = load_sandbox_config()
+    except ConfigError as exc:
+        print(f"proof: {exc}", file=sys.stderr)
+        return 2
+    key = os.environ.get("GITHUB_PRIVATE_KEY_PATH")
+    policy = config.sandbox_policy((Path(key).resolve(),) if key else ())
+    with sandbox.using(policy):
+        found = sandbox.status(policy)
+        if not found.usable:
+            print(f"proof: the sandbox is unavailable, so no check was run: {found.detail}; "
+                  "or set QUESTBOT_SANDBOX=unsafe-off, knowing it is unsafe", file=sys.stderr)
+            return 2
+        if not found.confined:
+            print("proof: QUESTBOT_SANDBOX=unsafe-off: the checks run UNCONFINED, with your "
+                  "files, environment and network", file=sys.stderr)
+        try:
+            proof = prove_checkout(args.checkout, commands=args.command or (), head=args.head,
+                                   base=args.base, reproduction=args.reproduction,
+                                   timeout_seconds=args.timeout)
+        except QuestbotError as exc:
+            print(f"proof: {exc}", file=sys.stderr)
+            return 2
+    if args.json:
+        print(json.dumps(proof_json(proof), indent=2, sort_keys=True))
+    else:
+        print(proof_text(proof))
+    return 0 if passed(proof) else 1
+
+
 def _config() -> Config:
     try:
         return load_config()
@@ -76,6 +114,36 @@ def _worker(_args: argparse.Namespace) -> int:
     return 0
 
 
+def _register(args: argparse.Namespace) -> int:
+    import asyncio
+
+    from bot.errors import ConfigurationError
+    from bot.register.options import register_options
+    from bot.register.page import register
+
+    try:
+        options = register_options(
+            webhook_url=args.webhook_url, name=args.name, org=args.org, host=args.host,
+            port=args.port, manifest=args.manifest, env_file=args.env_file,
+            key_dir=args.key_dir)
+        asyncio.run(register(options, open_browser=not args.no_browser))
+    except ConfigurationError as exc:
+        print(f"register: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("register: stopped; nothing was saved", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _receive(args: argparse.Namespace) -> int:
+    from bot.tools.receive import receive
+
+    return receive(args.event, args.fixture, url=args.url, local=args.local,
+                   delivery_id=args.delivery_id,
+                   warn=lambda line: print(line, file=sys.stderr))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -87,10 +155,48 @@ def build_parser() -> argparse.ArgumentParser:
                     "each event replayed under the policy recorded with it")
     rp.add_argument("--json", action="store_true", help="print the result as JSON")
     rp.set_defaults(func=_replay)
+    pf = sub.add_parser("proof", help="run a repository's checks in the sandbox, as a quest's "
+                        "proof does, and print the bundle (exit 0 passed, 1 failed, 2 not run)")
+    pf.add_argument("--checkout", type=Path, required=True, metavar="DIR",
+                    help="a git working tree (its committed HEAD is proved) or a directory")
+    pf.add_argument("--command", action="append", metavar="CMD", help="a check, split into "
+                    "arguments like a shell would, run without one; repeatable (default: "
+                    "proof.commands of .github/questbot.yml)")
+    pf.add_argument("--head", default="HEAD", help="the commit to prove (default HEAD)")
+    pf.add_argument("--base", help="the commit a --reproduction must fail on")
+    pf.add_argument("--reproduction", metavar="CMD", help="a reproduction: must fail at "
+                    "--base and pass at --head")
+    pf.add_argument("--timeout", type=float, default=600.0, metavar="SECONDS",
+                    help="per command (default 600); a command that runs longer fails with 124")
+    pf.add_argument("--json", action="store_true", help="print the result as JSON")
+    pf.set_defaults(func=_proof)
     sub.add_parser("serve", help="the web process: POST /webhook, /healthz, /metrics"
                    ).set_defaults(func=_serve)
     sub.add_parser("worker", help="the worker: deliveries, effects, timers, GitHub views"
                    ).set_defaults(func=_worker)
+    rg = sub.add_parser("register", help="make questbot's GitHub App from app.yml (the manifest "
+                        "flow) and save its credentials in .env")
+    rg.add_argument("--webhook-url", help="where GitHub sends webhooks: https://HOST/webhook "
+                    "(default: app.yml's)")
+    rg.add_argument("--org", help="make the App for this organization instead of your account")
+    rg.add_argument("--name", help="the App's name (default: app.yml's; GitHub's are unique)")
+    rg.add_argument("--host", default="127.0.0.1", help="the local page's address")
+    rg.add_argument("--port", default="3000", help="the local page's port (default 3000)")
+    rg.add_argument("--manifest", type=Path, default=Path("app.yml"), help="the App manifest")
+    rg.add_argument("--env-file", type=Path, default=Path(".env"), help="where the settings go")
+    rg.add_argument("--key-dir", type=Path, default=Path("."), help="where the key file goes")
+    rg.add_argument("--no-browser", action="store_true", help="print the page's address only")
+    rg.set_defaults(func=_register)
+    rc = sub.add_parser("receive", help="sign a webhook payload file and send it to the web "
+                        "process (or with --local, to intake here)")
+    rc.add_argument("event", help="the X-GitHub-Event name, e.g. issue_comment")
+    rc.add_argument("fixture", type=Path, help="a webhook payload JSON file")
+    rc.add_argument("--url", help="the web process's webhook URL (default: "
+                    "http://127.0.0.1:$PORT/webhook)")
+    rc.add_argument("--local", action="store_true", help="hand it to the worker's intake in "
+                    "this process instead (needs the worker's settings)")
+    rc.add_argument("--delivery-id", help="the X-GitHub-Delivery GUID (default: a new one)")
+    rc.set_defaults(func=_receive)
     return parser
 
 

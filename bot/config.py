@@ -1,4 +1,5 @@
-"""Process configuration from the environment (12-factor), checked in full before anything starts.
+"""Process configuration from the environment and ``.env`` (12-factor), checked in full before
+anything starts.
 
 ``load_config`` reads every variable, and if anything is missing or malformed it raises one
 ``ConfigError`` listing every problem with what to do about it — fixing a deployment one
@@ -10,23 +11,38 @@ cannot check signatures must not start at all.
 | ``GITHUB_APP_ID`` | required | the App's numeric ID (or its client ID) |
 | ``GITHUB_PRIVATE_KEY`` / ``GITHUB_PRIVATE_KEY_PATH`` | one required | PEM text, or a path to it |
 | ``GITHUB_WEBHOOK_SECRET`` | required | the App's webhook secret |
+| ``GITHUB_APP_SLUG`` | unset | the App's slug, as ``register`` wrote it (read, not required) |
 | ``REDIS_URL`` | ``redis://127.0.0.1:6379/0`` | |
 | ``GITHUB_API_URL`` | ``https://api.github.com`` | GitHub Enterprise: ``https://HOST/api/v3`` |
-| ``PORT`` | ``8080`` | |
+| ``PORT`` | ``8080`` | the web process |
+| ``QUESTBOT_METRICS_PORT`` | ``9100`` | the worker's ``/metrics`` and ``/healthz`` |
 | ``QUESTBOT_DURABLE_ACKS`` | ``true`` | acknowledge a webhook only once it is journaled |
-| ``QUESTBOT_MODEL`` | unset: no model | the model agent's default model name |
-| ``QUESTBOT_MODEL_PROTOCOL`` | ``openai`` | ``openai`` (chat completions) or ``anthropic`` |
-| ``QUESTBOT_MODEL_URL`` | the protocol's own | the endpoint (``…/v1`` for ``openai``) |
-| ``QUESTBOT_MODEL_API_KEY`` | none | the endpoint's key (a secret) |
-| ``QUESTBOT_MODEL_PRICES`` | the price tables | ``INPUT,OUTPUT``: USD per million tokens |
+| ``QUESTBOT_MODEL*`` | unset: no model | the model agent's endpoint (``bot.config_model``) |
+| ``QUESTBOT_SANDBOX`` | ``bubblewrap`` | ``unsafe-off`` runs repository code unconfined |
+| ``QUESTBOT_SANDBOX_READONLY`` | none | extra read-only directories for checks (``:``-separated) |
+| ``QUESTBOT_SANDBOX_MEMORY_MB`` | ``4096`` | address-space limit of each sandboxed command |
 
-Without ``QUESTBOT_MODEL`` the worker runs no model: quests that would use one park and say
-what to set (``bot.agent.runs``). The model's key is the worker's, never a repository's.
+The ``QUESTBOT_SANDBOX*`` variables are also read alone (``load_sandbox_config``), by
+``python -m bot proof``, which needs no App.
+| ``QUESTBOT_REDELIVERY`` | ``true`` | the worker asks GitHub to redeliver what it lost |
+| ``QUESTBOT_REDELIVERY_INTERVAL`` | ``300`` | seconds between two redelivery passes |
+| ``QUESTBOT_REDELIVERY_HOURS`` | ``24`` | how far back a pass looks (GitHub keeps three days) |
+| ``QUESTBOT_REDELIVERY_MAX`` | ``50`` | redeliveries asked for in one pass, at most |
 
-An empty variable counts as unset. A private key whose newlines arrive as ``\\n`` (how some
-platforms store multi-line values) is unescaped. Secrets are ``SecretStr``: ``repr``, ``str``
-and logging of the config show ``**********``; ``ConfigError`` never quotes a secret and is
-raised without the pydantic error chained, whose text would quote the input.
+``.env``. Without an explicit environment (``python -m bot serve|worker|receive``), the values
+of ``./.env`` (or of the file ``QUESTBOT_ENV_FILE`` names) lie under the process environment:
+a variable set in the environment wins over the file (``bot.envfile`` reads it, and puts
+nothing into ``os.environ``). The two private-key variables are one setting: if the
+environment sets either, neither is taken from the file. A problem with a value from the file
+says so (``PORT=x (from .env)``).
+
+Every value is checked for what it is: ports from 1 to 65535, URLs with a scheme questbot can
+use, a host and a valid port (``bot.config_checks``), flags true or false, numbers within
+their range. An empty variable counts as unset. A private key whose newlines arrive as
+``\\n`` (how some platforms store multi-line values) is unescaped. Secrets are ``SecretStr``:
+``repr``, ``str`` and logging of the config show ``**********``; ``ConfigError`` never quotes
+a secret (nor a password inside a URL) and is raised without the pydantic error chained, whose
+text would quote the input.
 """
 
 from __future__ import annotations
@@ -35,7 +51,6 @@ import os
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
-from decimal import Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +58,10 @@ from pydantic import Field, PrivateAttr, SecretStr, ValidationError, ValidationI
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from bot.agent.model.endpoint import ModelEndpoint, Prices, Wire
+from bot import config_checks as checks
+from bot.agent.sandbox import SandboxMode, SandboxPolicy
+from bot.config_model import MODEL_HINTS, MODEL_SECRETS, ModelConfig
+from bot.envfile import ENV_FILE, read_env_file
 from bot.errors import ConfigurationError
 from bot.github.auth import AuthError, load_private_key
 
@@ -56,25 +74,35 @@ _HINTS = {
     "GITHUB_WEBHOOK_SECRET": "set it to the webhook secret configured on the GitHub App; "
     "questbot refuses to run without one, since it could not tell GitHub's deliveries from "
     "anyone else's",
+    "GITHUB_APP_SLUG": "set it to the App's slug (the last part of https://github.com/apps/"
+    "SLUG), or unset it",
     "REDIS_URL": "set it to a redis://, rediss:// or unix:// URL, or unset it for "
     "redis://127.0.0.1:6379/0",
     "GITHUB_API_URL": "set it to the REST API root (https://api.github.com, or "
     "https://HOST/api/v3 for GitHub Enterprise Server), or unset it",
     "PORT": "set it to a TCP port from 1 to 65535, or unset it for 8080",
+    "QUESTBOT_METRICS_PORT": "set it to a TCP port from 1 to 65535, or unset it for 9100",
     "QUESTBOT_DURABLE_ACKS": "set it to true or false, or unset it for true",
-    "QUESTBOT_MODEL": "set it to the model's name at the endpoint (gpt-4.1-mini, "
-    "claude-sonnet-4-5, llama3.1 …), or unset QUESTBOT_MODEL_URL, QUESTBOT_MODEL_API_KEY and "
-    "QUESTBOT_MODEL_PRICES to run without a model",
-    "QUESTBOT_MODEL_PROTOCOL": "set it to openai (chat completions: OpenAI, Azure, vLLM, "
-    "Ollama, LiteLLM …) or anthropic (Messages), or unset it for openai",
-    "QUESTBOT_MODEL_URL": "set it to the endpoint's http(s) URL (for openai it ends in /v1), "
-    "or unset it for the protocol's own API",
-    "QUESTBOT_MODEL_PRICES": "set it to two numbers, INPUT,OUTPUT: USD per million input and "
-    "output tokens (0,0 for a local model), or unset it to use the known price tables",
+    "QUESTBOT_SANDBOX": "set it to bubblewrap (the default), or to unsafe-off to run "
+    "repository code and agents unconfined, as the worker's user, with its files and network",
+    "QUESTBOT_SANDBOX_READONLY": "set it to absolute directory paths separated by ':', or "
+    "unset it",
+    "QUESTBOT_SANDBOX_MEMORY_MB": "set it to a whole number of MiB (at least 64), or unset it "
+    "for 4096",
+    "QUESTBOT_REDELIVERY": "set it to true or false, or unset it for true",
+    "QUESTBOT_REDELIVERY_INTERVAL": "set it to the seconds between two redelivery passes, "
+    "from 10 to 86400, or unset it for 300",
+    "QUESTBOT_REDELIVERY_HOURS": "set it to how many hours back a redelivery pass looks, "
+    "from 1 to 72 (GitHub keeps deliveries three days), or unset it for 24",
+    "QUESTBOT_REDELIVERY_MAX": "set it to the most redeliveries one pass asks for, from 1 to "
+    "1000, or unset it for 50",
 }
-_SECRET = frozenset({"GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET", "QUESTBOT_MODEL_API_KEY"})
-_TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
-_FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
+_HINTS.update(MODEL_HINTS)
+_SECRET = frozenset({"GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET"}) | MODEL_SECRETS
+_URLS = frozenset({"REDIS_URL", "GITHUB_API_URL"})
+_REGISTERED = frozenset({"GITHUB_APP_ID", "GITHUB_WEBHOOK_SECRET"})
+_KEY_VARIABLES = ("GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY_PATH")
+ENV_FILE_VARIABLE = "QUESTBOT_ENV_FILE"
 
 
 class ConfigError(ConfigurationError):
@@ -114,32 +142,10 @@ class _EnvironSource(PydanticBaseSettingsSource):
         return values
 
 
-class Config(BaseSettings):
+class _Environment(BaseSettings):
+    """Settings read from the environment only (given to ``load_config``, else the process's)."""
+
     model_config = SettingsConfigDict(frozen=True, extra="ignore", case_sensitive=True)
-
-    github_app_id: str = Field(validation_alias="GITHUB_APP_ID")
-    github_private_key_text: SecretStr | None = Field(
-        default=None, validation_alias="GITHUB_PRIVATE_KEY"
-    )
-    github_private_key_path: Path | None = Field(
-        default=None, validation_alias="GITHUB_PRIVATE_KEY_PATH", validate_default=True
-    )
-    github_webhook_secret: SecretStr = Field(validation_alias="GITHUB_WEBHOOK_SECRET")
-    redis_url: str = Field(default="redis://127.0.0.1:6379/0", validation_alias="REDIS_URL")
-    github_api_url: str = Field(default="https://api.github.com", validation_alias="GITHUB_API_URL")
-    port: int = Field(default=8080, validation_alias="PORT")
-    durable_acks: bool = Field(default=True, validation_alias="QUESTBOT_DURABLE_ACKS")
-    metrics_port: int = Field(default=9100, validation_alias="QUESTBOT_METRICS_PORT")
-    """The worker's /metrics and /healthz (the web process serves its own on PORT)."""
-    model_protocol: Wire = Field(default=Wire.OPENAI, validation_alias="QUESTBOT_MODEL_PROTOCOL")
-    model_url: str | None = Field(default=None, validation_alias="QUESTBOT_MODEL_URL")
-    model_api_key: SecretStr | None = Field(default=None,
-                                            validation_alias="QUESTBOT_MODEL_API_KEY")
-    model_prices: Prices | None = Field(default=None, validation_alias="QUESTBOT_MODEL_PRICES")
-    model_name: str | None = Field(default=None, validation_alias="QUESTBOT_MODEL",
-                                   validate_default=True)
-
-    _private_key: SecretStr = PrivateAttr()
 
     @classmethod
     def settings_customise_sources(
@@ -156,20 +162,87 @@ class Config(BaseSettings):
             settings_cls, os.environ if environ is None else environ
         )
 
+
+class SandboxConfig(_Environment):
+    """How repository code runs (``bot.agent.sandbox``); the one opt-out says it is unsafe."""
+
+    sandbox: SandboxMode = Field(default=SandboxMode.BUBBLEWRAP,
+                                 validation_alias="QUESTBOT_SANDBOX")
+    sandbox_readonly: tuple[Path, ...] = Field(default=(),
+                                               validation_alias="QUESTBOT_SANDBOX_READONLY")
+    sandbox_memory_mb: int = Field(default=4096, validation_alias="QUESTBOT_SANDBOX_MEMORY_MB")
+
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _mode(cls, value: object) -> SandboxMode:
+        text = str(value).strip().lower()
+        try:
+            return SandboxMode(text)
+        except ValueError:
+            raise ValueError(f"is not one of {', '.join(m.value for m in SandboxMode)}") from None
+
+    @field_validator("sandbox_readonly", mode="before")
+    @classmethod
+    def _readonly(cls, value: object) -> tuple[Path, ...]:
+        if isinstance(value, tuple):
+            return value
+        paths = tuple(Path(p) for p in str(value).split(os.pathsep) if p.strip())
+        relative = [str(p) for p in paths if not p.is_absolute()]
+        if relative:
+            raise ValueError(f"holds relative paths {relative}")
+        missing = [str(p) for p in paths if not p.is_dir()]
+        if missing:
+            raise ValueError(f"names directories that do not exist: {missing}")
+        return paths
+
+    @field_validator("sandbox_memory_mb", mode="before")
+    @classmethod
+    def _memory(cls, value: object) -> int:
+        text = str(value).strip()
+        if not text.isdigit() or int(text) < 64:
+            raise ValueError("is not a whole number of MiB of at least 64")
+        return int(text)
+
+    def sandbox_policy(self, secrets: tuple[Path, ...] = ()) -> SandboxPolicy:
+        """The policy this configuration describes; ``secrets`` are never visible inside."""
+        return SandboxPolicy(mode=self.sandbox, readonly=self.sandbox_readonly,
+                             secrets=secrets, memory_bytes=self.sandbox_memory_mb * 1024 * 1024)
+
+
+class Config(SandboxConfig, ModelConfig):
+    github_app_id: str = Field(validation_alias="GITHUB_APP_ID")
+    github_private_key_text: SecretStr | None = Field(
+        default=None, validation_alias="GITHUB_PRIVATE_KEY"
+    )
+    github_private_key_path: Path | None = Field(
+        default=None, validation_alias="GITHUB_PRIVATE_KEY_PATH", validate_default=True
+    )
+    github_webhook_secret: SecretStr = Field(validation_alias="GITHUB_WEBHOOK_SECRET")
+    github_app_slug: str | None = Field(default=None, validation_alias="GITHUB_APP_SLUG")
+    redis_url: str = Field(default="redis://127.0.0.1:6379/0", validation_alias="REDIS_URL")
+    github_api_url: str = Field(default="https://api.github.com", validation_alias="GITHUB_API_URL")
+    port: int = Field(default=8080, validation_alias="PORT")
+    durable_acks: bool = Field(default=True, validation_alias="QUESTBOT_DURABLE_ACKS")
+    metrics_port: int = Field(default=9100, validation_alias="QUESTBOT_METRICS_PORT")
+    """The worker's /metrics and /healthz (the web process serves its own on PORT)."""
+    redelivery: bool = Field(default=True, validation_alias="QUESTBOT_REDELIVERY")
+    """The worker's redelivery reconciler (``bot.worker.redelivery``)."""
+    redelivery_interval_s: int = Field(default=300, validation_alias="QUESTBOT_REDELIVERY_INTERVAL")
+    redelivery_hours: int = Field(default=24, validation_alias="QUESTBOT_REDELIVERY_HOURS")
+    redelivery_max: int = Field(default=50, validation_alias="QUESTBOT_REDELIVERY_MAX")
+
+    _private_key: SecretStr = PrivateAttr()
+
     def model_post_init(self, context: Any, /) -> None:
         if self.github_private_key_text is not None:
             self._private_key = self.github_private_key_text
         elif self.github_private_key_path is not None:
             self._private_key = SecretStr(self.github_private_key_path.read_text())
 
-    @property
-    def model_endpoint(self) -> ModelEndpoint | None:
-        """The model agent's endpoint; ``None`` when no model is configured."""
-        if self.model_name is None:
-            return None
-        return ModelEndpoint(wire=self.model_protocol, url=self.model_url,
-                             api_key=self.model_api_key, model=self.model_name,
-                             prices=self.model_prices)
+    def sandbox_policy(self, secrets: tuple[Path, ...] = ()) -> SandboxPolicy:
+        """The sandbox policy, with the App's key file among what is never visible inside."""
+        key = (self.github_private_key_path.resolve(),) if self.github_private_key_path else ()
+        return super().sandbox_policy((*key, *secrets))
 
     @property
     def github_private_key(self) -> SecretStr:
@@ -212,7 +285,8 @@ class Config(BaseSettings):
                 raise _Whole(
                     "neither GITHUB_PRIVATE_KEY nor GITHUB_PRIVATE_KEY_PATH is set; put the "
                     "PEM text of the App's private key in GITHUB_PRIVATE_KEY, or the path of "
-                    "its .pem file in GITHUB_PRIVATE_KEY_PATH"
+                    "its .pem file in GITHUB_PRIVATE_KEY_PATH (python -m bot register writes "
+                    "the file, and its path to .env)"
                 )
             return None
         if text_given:
@@ -243,77 +317,47 @@ class Config(BaseSettings):
             raise ValueError("is blank")
         return value
 
+    @field_validator("github_app_slug")
+    @classmethod
+    def _slug(cls, value: str | None) -> str | None:
+        if value is not None and not value.replace("-", "").isalnum():
+            raise ValueError("is not an App slug (letters, digits and dashes)")
+        return value
+
     @field_validator("redis_url")
     @classmethod
     def _redis_url(cls, value: str) -> str:
-        if not value.startswith(("redis://", "rediss://", "unix://")):
-            raise ValueError("is not a redis://, rediss:// or unix:// URL")
-        return value
+        return checks.redis_url(value)
 
     @field_validator("github_api_url")
     @classmethod
     def _api_url(cls, value: str) -> str:
-        if not value.startswith(("https://", "http://")) or value[-3:] == "://":
-            raise ValueError("is not an http(s) URL")
-        return value.rstrip("/")
+        return checks.http_url(value)
 
-    @field_validator("model_protocol", mode="before")
-    @classmethod
-    def _protocol(cls, value: object) -> object:
-        text = str(value).strip().lower()
-        if text not in {wire.value for wire in Wire}:
-            raise ValueError("is not openai or anthropic")
-        return text
-
-    @field_validator("model_url")
-    @classmethod
-    def _model_url(cls, value: str | None) -> str | None:
-        if value is not None and (not value.startswith(("https://", "http://"))
-                                  or value[-3:] == "://"):
-            raise ValueError("is not an http(s) URL")
-        return value
-
-    @field_validator("model_prices", mode="before")
-    @classmethod
-    def _prices(cls, value: object) -> object:
-        if not isinstance(value, str):
-            return value
-        parts = [part.strip() for part in value.split(",")]
-        try:
-            numbers = [Decimal(part) for part in parts]
-        except InvalidOperation:
-            raise ValueError("is not two numbers") from None
-        if len(numbers) != 2 or any(not n.is_finite() or n < 0 for n in numbers):
-            raise ValueError("is not two numbers of zero or more")
-        return {"input": numbers[0], "output": numbers[1]}
-
-    @field_validator("model_name")
-    @classmethod
-    def _model_name(cls, value: str | None, info: ValidationInfo) -> str | None:
-        if value is None and any(info.data.get(name) is not None
-                                 for name in ("model_url", "model_api_key", "model_prices")):
-            raise _Whole("QUESTBOT_MODEL is not set, but QUESTBOT_MODEL_URL, "
-                         "QUESTBOT_MODEL_API_KEY or QUESTBOT_MODEL_PRICES is: "
-                         + _HINTS["QUESTBOT_MODEL"])
-        return value.strip() if value is not None else None
-
-    @field_validator("port", mode="before")
+    @field_validator("port", "metrics_port", mode="before")
     @classmethod
     def _port(cls, value: object) -> int:
-        text = str(value).strip()
-        if not text.isdigit() or not 1 <= int(text) <= 65535:
-            raise ValueError("is not a port number")
-        return int(text)
+        return checks.port(value)
 
-    @field_validator("durable_acks", mode="before")
+    @field_validator("durable_acks", "redelivery", mode="before")
     @classmethod
     def _flag(cls, value: object) -> bool:
-        if isinstance(value, bool):
-            return value
-        text = str(value).strip().lower()
-        if text not in _TRUE | _FALSE:
-            raise ValueError("is not true or false")
-        return text in _TRUE
+        return checks.flag(value)
+
+    @field_validator("redelivery_interval_s", mode="before")
+    @classmethod
+    def _interval(cls, value: object) -> int:
+        return checks.whole(value, 10, 86_400)
+
+    @field_validator("redelivery_hours", mode="before")
+    @classmethod
+    def _hours(cls, value: object) -> int:
+        return checks.whole(value, 1, 72)
+
+    @field_validator("redelivery_max", mode="before")
+    @classmethod
+    def _most(cls, value: object) -> int:
+        return checks.whole(value, 1, 1000)
 
 
 @contextmanager
@@ -325,30 +369,76 @@ def _reading(environ: Mapping[str, str]) -> Iterator[None]:
         _ENVIRON.reset(token)
 
 
-def load_config(environ: Mapping[str, str] | None = None) -> Config:
-    """The configuration ``environ`` (default: the process environment) describes, or a
-    ``ConfigError`` naming every variable that is missing or malformed and what to do."""
-    environ = os.environ if environ is None else environ
+def settings_values(
+    environ: Mapping[str, str] | None = None, env_file: Path | None = None
+) -> tuple[dict[str, str], dict[str, Path], list[str]]:
+    """The variables ``load_config`` reads: ``environ`` laid over ``env_file``'s values (an
+    empty variable counts as unset, so the file's value shows through it), which names came
+    from the file, and the file's own problems. With neither given: the process environment
+    over ``./.env`` (or the file ``QUESTBOT_ENV_FILE`` names)."""
+    if environ is None:
+        environ = os.environ
+        if env_file is None:
+            env_file = Path(environ.get(ENV_FILE_VARIABLE) or ENV_FILE)
+    merged = {name: value for name, value in environ.items() if value}
+    if env_file is None:
+        return merged, {}, []
+    found = read_env_file(env_file)
+    from_file = {name: value for name, value in found.values.items() if value}
+    if any(name in merged for name in _KEY_VARIABLES):
+        for name in _KEY_VARIABLES:  # one setting in two forms: the environment's wins whole
+            from_file.pop(name, None)
+    origins = {name: env_file for name in from_file if name not in merged}
+    return {**from_file, **merged}, origins, list(found.problems)
+
+
+def load_config(environ: Mapping[str, str] | None = None, *,
+                env_file: Path | None = None) -> Config:
+    """The configuration ``environ`` (default: the process environment over ``./.env``)
+    describes, or a ``ConfigError`` naming every variable that is missing or malformed, and
+    every unreadable line of the file, with what to do. A given ``environ`` is read alone
+    unless an ``env_file`` is given too."""
+    values, origins, problems = settings_values(environ, env_file)
     try:
-        with _reading(environ):
-            return Config()
+        with _reading(values):
+            config = Config()
     except ValidationError as exc:
-        problems = [_describe(error, environ) for error in exc.errors(include_url=False)]
+        problems += [_describe(error, values, origins) for error in exc.errors(include_url=False)]
+    else:
+        if not problems:
+            return config
     raise ConfigError(problems) from None  # the ValidationError's text would quote secrets
 
 
-def _describe(error: Any, environ: Mapping[str, str]) -> str:
+def load_sandbox_config(environ: Mapping[str, str] | None = None) -> SandboxConfig:
+    """The ``QUESTBOT_SANDBOX*`` settings alone (for commands that need no App), or a
+    ``ConfigError`` naming each one that is malformed."""
+    environ = os.environ if environ is None else environ
+    try:
+        with _reading(environ):
+            return SandboxConfig()
+    except ValidationError as exc:
+        problems = [_describe(error, environ, {}) for error in exc.errors(include_url=False)]
+    raise ConfigError(problems) from None
+
+
+def _describe(error: Any, environ: Mapping[str, str], origins: Mapping[str, Path]) -> str:
     name = str(error["loc"][0]) if error["loc"] else "environment"
     hint = _HINTS.get(name, "check its value")
     value = environ.get(name) or None
+    where = f" (from {origins[name]})" if name in origins else ""
     if error["type"] == "missing":
-        return f"{name} is not set; {hint}"
+        registered = " (python -m bot register writes it to .env)" if name in _REGISTERED else ""
+        return f"{name} is not set; {hint}{registered}"
     cause = error.get("ctx", {}).get("error")
     if isinstance(cause, _Whole):
         return str(cause)
     problem = str(cause) if cause is not None else error["msg"].lower()
-    shown = name if name in _SECRET or value is None else f"{name}={_cut(value)}"
-    return f"{shown}: {problem}; {hint}"
+    if name in _SECRET or value is None:
+        shown = name
+    else:
+        shown = f"{name}={_cut(checks.shown_url(value) if name in _URLS else value)}"
+    return f"{shown}{where}: {problem}; {hint}"
 
 
 def _cut(value: str, limit: int = 80) -> str:

@@ -22,6 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bot.agent import sandbox  # noqa: E402
 from bot.agent.demo_spec import sample_spec  # noqa: E402
 from tests.e2e.scenario import REPO, Line, StepFailed, Story, main_line, regression  # noqa: E402
 from tests.e2e.stack import Stack  # noqa: E402
@@ -87,6 +88,8 @@ async def run(scripted: bool) -> int:
     paced = stack.runtime.clients.limits.waited
     own = total - agent - proof - paced
     writes = sum(1 for e in stack.fake.requests if e.method != "GET")
+    # nothing of the repository runs unless it can be confined (or an operator opted out)
+    sandboxed = sandbox.status().confined
     print(f"\n✓ a failing check went to closed through A, B and C, and a regression reopened "
           f"it at revision 2, in {total:.1f}s with {requests} GitHub requests ({writes} writes).")
     print(f"  time: agent runs {agent:.2f}s, proof runs {proof:.2f}s, pacing writes under "
@@ -102,12 +105,15 @@ async def run(scripted: bool) -> int:
     for s in stages:
         print(f"    {s.stage:<10} {s.tokens:>6} tokens  ${s.cost_cents / 100:.2f}")
     print(f"    {'total':<10} {tokens:>6} tokens  ${cents / 100:.2f}")
+    where = "in the bubblewrap sandbox" if sandboxed else "UNCONFINED (QUESTBOT_SANDBOX=unsafe-off)"
+    print(f"  the sample's tests and the reproduction ran {where}")
     print(json.dumps({"to_closed": {k: round(v, 2) for k, v in closed.items()},
                       "requests_to_closed": to_closed, "seconds": round(total, 2),
                       "agent_seconds": round(agent, 2),
                       "proof_seconds": round(proof, 2), "paced_seconds": round(paced, 2),
                       "own_seconds": round(own, 2), "github_requests": requests,
                       "github_writes": writes, "steps": len(story.lines),
+                      "sandboxed": sandboxed,
                       "agent": "scripted" if endpoint is None else "model",
                       "model_tokens": tokens, "model_cost_usd": round(cents / 100, 2)}))
     return 0

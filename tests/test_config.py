@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 import pytest
@@ -32,14 +33,14 @@ def env(key_pem: str) -> dict[str, str]:
     return {"GITHUB_APP_ID": "123", "GITHUB_PRIVATE_KEY": key_pem, "GITHUB_WEBHOOK_SECRET": SECRET}
 
 
-def problems(environ: dict[str, str]) -> list[str]:
+def problems(environ: dict[str, str], env_file: Path | None = None) -> list[str]:
     with pytest.raises(ConfigError) as caught:
-        load_config(environ)
+        load_config(environ, env_file=env_file)
     return list(caught.value.problems)
 
 
-def only_problem(environ: dict[str, str]) -> str:
-    [problem] = problems(environ)
+def only_problem(environ: dict[str, str], env_file: Path | None = None) -> str:
+    [problem] = problems(environ, env_file)
     return problem
 
 
@@ -127,13 +128,14 @@ def test_a_given_environment_ignores_the_process_one(
 def test_nothing_set_lists_every_required_variable() -> None:
     assert problems({}) == [
         "GITHUB_APP_ID is not set; set it to the App's numeric ID (or client ID) from the "
-        "App's settings page",
+        "App's settings page (python -m bot register writes it to .env)",
         "neither GITHUB_PRIVATE_KEY nor GITHUB_PRIVATE_KEY_PATH is set; put the PEM text of "
         "the App's private key in GITHUB_PRIVATE_KEY, or the path of its .pem file in "
-        "GITHUB_PRIVATE_KEY_PATH",
+        "GITHUB_PRIVATE_KEY_PATH (python -m bot register writes the file, and its path to "
+        ".env)",
         "GITHUB_WEBHOOK_SECRET is not set; set it to the webhook secret configured on the "
         "GitHub App; questbot refuses to run without one, since it could not tell GitHub's "
-        "deliveries from anyone else's",
+        "deliveries from anyone else's (python -m bot register writes it to .env)",
     ]
 
 
@@ -272,6 +274,173 @@ def test_config_is_frozen(env: dict[str, str]) -> None:
         config.port = 1  # type: ignore[misc]
 
 
+# --- the sandbox -------------------------------------------------------------------------------
+
+
+def test_the_sandbox_is_on_unless_the_operator_says_unsafe_off(
+        env: dict[str, str], tmp_path: Path) -> None:
+    from bot.agent.sandbox import SandboxMode
+    from bot.config import load_sandbox_config
+
+    config = load_config(env)
+    assert config.sandbox is SandboxMode.BUBBLEWRAP and config.sandbox_policy().confined
+    assert config.sandbox_policy().memory_bytes == 4096 * 1024 * 1024
+    off = load_config({**env, "QUESTBOT_SANDBOX": "unsafe-off",
+                       "QUESTBOT_SANDBOX_READONLY": f"{tmp_path}:{tmp_path}",
+                       "QUESTBOT_SANDBOX_MEMORY_MB": "512"})
+    assert off.sandbox_policy().mode is SandboxMode.UNSAFE_OFF
+    assert off.sandbox_policy().readonly == (tmp_path, tmp_path)
+    assert off.sandbox_policy().memory_bytes == 512 * 1024 * 1024
+    alone = load_sandbox_config({"QUESTBOT_SANDBOX": "unsafe-off"})  # no App needed
+    assert alone.sandbox is SandboxMode.UNSAFE_OFF
+
+
+def test_a_plain_off_is_not_the_opt_out(env: dict[str, str], tmp_path: Path) -> None:
+    problem = only_problem({**env, "QUESTBOT_SANDBOX": "off"})
+    assert problem.startswith("QUESTBOT_SANDBOX=off: is not one of bubblewrap, unsafe-off")
+    assert "unconfined" in problem
+    listed = problems({**env, "QUESTBOT_SANDBOX_READONLY": "relative/dir",
+                       "QUESTBOT_SANDBOX_MEMORY_MB": "lots"})
+    assert any("QUESTBOT_SANDBOX_READONLY" in p and "relative" in p for p in listed)
+    assert any("QUESTBOT_SANDBOX_MEMORY_MB" in p for p in listed)
+
+
+# --- every setting checked (issue 13, item 7) ---------------------------------------------------
+
+
+def test_the_worker_and_redelivery_settings(env: dict[str, str]) -> None:
+    config = load_config(env)
+    assert (config.metrics_port, config.redelivery, config.redelivery_interval_s,
+            config.redelivery_hours, config.redelivery_max) == (9100, True, 300, 24, 50)
+    config = load_config(env | {"QUESTBOT_METRICS_PORT": "9200", "QUESTBOT_REDELIVERY": "off",
+                                "QUESTBOT_REDELIVERY_INTERVAL": "60",
+                                "QUESTBOT_REDELIVERY_HOURS": "72", "QUESTBOT_REDELIVERY_MAX": "5",
+                                "GITHUB_APP_SLUG": "my-questbot"})
+    assert (config.metrics_port, config.redelivery, config.redelivery_interval_s,
+            config.redelivery_hours, config.redelivery_max) == (9200, False, 60, 72, 5)
+    assert config.github_app_slug == "my-questbot"
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "expected"),
+    [
+        ("QUESTBOT_METRICS_PORT", "99999", "QUESTBOT_METRICS_PORT=99999: is not a port number; "
+         "set it to a TCP port from 1 to 65535, or unset it for 9100"),
+        ("QUESTBOT_METRICS_PORT", "-1", "QUESTBOT_METRICS_PORT=-1: is not a port number"),
+        ("GITHUB_API_URL", "https://", "GITHUB_API_URL=https://: has no host"),
+        ("GITHUB_API_URL", "https://ghe.example.com:99999/api/v3",
+         "GITHUB_API_URL=https://ghe.example.com:99999/api/v3: has a port that is not a number"),
+        ("GITHUB_API_URL", "https://ghe.example.com:0", "GITHUB_API_URL=https://ghe.example.com:0"
+         ": has a port that is not"),
+        ("GITHUB_API_URL", "https://api.github.com?x=1", "GITHUB_API_URL=https://api.github.com?x"
+         "=1: has a query or fragment"),
+        ("GITHUB_API_URL", "https://user:pw@api.github.com", "GITHUB_API_URL=https://user:***@"
+         "api.github.com: has a user name or password in it"),
+        ("GITHUB_API_URL", "https://api.github .com", "GITHUB_API_URL=https://api.github .com: "
+         "has a space or a line break in it"),
+        ("REDIS_URL", "redis://", "REDIS_URL=redis://: has no host"),
+        ("REDIS_URL", "redis://cache:65536/0", "REDIS_URL=redis://cache:65536/0: has a port that"),
+        ("REDIS_URL", "redis://cache:6379/zero", "REDIS_URL=redis://cache:6379/zero: has a "
+         "database that is not a number"),
+        ("REDIS_URL", "unix://", "REDIS_URL=unix://: has no socket path"),
+        ("QUESTBOT_REDELIVERY", "sometimes", "QUESTBOT_REDELIVERY=sometimes: is not true or false"),
+        ("QUESTBOT_REDELIVERY_INTERVAL", "5", "QUESTBOT_REDELIVERY_INTERVAL=5: is not between 10 "
+         "and 86400"),
+        ("QUESTBOT_REDELIVERY_INTERVAL", "1m", "QUESTBOT_REDELIVERY_INTERVAL=1m: is not a whole "
+         "number"),
+        ("QUESTBOT_REDELIVERY_HOURS", "96", "QUESTBOT_REDELIVERY_HOURS=96: is not between 1 and "
+         "72; set it to how many hours back"),
+        ("QUESTBOT_REDELIVERY_MAX", "0", "QUESTBOT_REDELIVERY_MAX=0: is not between 1 and 1000"),
+        ("GITHUB_APP_SLUG", "my app", "GITHUB_APP_SLUG=my app: is not an App slug"),
+    ],
+)
+def test_malformed_settings(env: dict[str, str], name: str, value: str, expected: str) -> None:
+    assert only_problem(env | {name: value}).startswith(expected)
+
+
+@pytest.mark.parametrize("url", ["redis://:hunter2@cache:99999/0", "rediss://u:hunter2@c/x"])
+def test_a_redis_password_is_never_quoted(env: dict[str, str], url: str) -> None:
+    problem = only_problem(env | {"REDIS_URL": url})
+    assert "hunter2" not in problem
+    assert ":***@" in problem
+
+
+@pytest.mark.parametrize("url", ["redis://:pw@cache.internal:6380/3", "unix:///run/redis.sock",
+                                 "redis://[::1]:6379", "rediss://cache?ssl_cert_reqs=none"])
+def test_well_formed_redis_urls(env: dict[str, str], url: str) -> None:
+    assert load_config(env | {"REDIS_URL": url}).redis_url == url
+
+
+def test_every_new_problem_at_once(env: dict[str, str]) -> None:
+    found = problems(env | {"QUESTBOT_METRICS_PORT": "99999", "PORT": "0",
+                            "GITHUB_API_URL": "https://", "QUESTBOT_REDELIVERY_MAX": "x"})
+    assert [problem.split("=", 1)[0] for problem in found] == [
+        "GITHUB_API_URL", "PORT", "QUESTBOT_METRICS_PORT", "QUESTBOT_REDELIVERY_MAX"]
+
+
+# --- .env ---------------------------------------------------------------------------------------
+
+
+def test_env_file_is_read_under_the_environment(
+    env: dict[str, str], key_pem: str, tmp_path: Path
+) -> None:
+    key = tmp_path / "app.private-key.pem"
+    key.write_text(key_pem)
+    dotenv = tmp_path / ".env"
+    dotenv.write_text(f"# written by hand\nGITHUB_APP_ID=777\nGITHUB_PRIVATE_KEY_PATH={key}\n"
+                      f"export GITHUB_WEBHOOK_SECRET='from the file'\nPORT=7000\n")
+    config = load_config({}, env_file=dotenv)
+    assert (config.github_app_id, config.port) == ("777", 7000)
+    assert config.github_webhook_secret.get_secret_value() == "from the file"
+    assert config.github_private_key.get_secret_value() == key_pem
+    # the environment wins, variable by variable; an empty one lets the file's show through
+    config = load_config({"PORT": "9000", "GITHUB_APP_ID": ""}, env_file=dotenv)
+    assert (config.github_app_id, config.port) == ("777", 9000)
+
+
+def test_the_environment_key_wins_over_the_file_key_whole(
+    env: dict[str, str], key_pem: str, tmp_path: Path
+) -> None:
+    dotenv = tmp_path / ".env"
+    dotenv.write_text(f"GITHUB_PRIVATE_KEY_PATH={tmp_path / 'gone.pem'}\n")
+    config = load_config(env, env_file=dotenv)  # env holds GITHUB_PRIVATE_KEY: no "both set"
+    assert config.github_private_key.get_secret_value() == key_pem
+
+
+def test_a_bad_value_from_the_file_says_so(env: dict[str, str], tmp_path: Path) -> None:
+    dotenv = tmp_path / ".env"
+    dotenv.write_text("QUESTBOT_METRICS_PORT=99999\nthis line is no setting\n")
+    assert problems(env, env_file=dotenv) == [
+        f"{dotenv} line 2 is not NAME=value; write it as NAME=value (quote a value with "
+        "spaces), or start it with # to keep it as a comment",
+        f"QUESTBOT_METRICS_PORT=99999 (from {dotenv}): is not a port number; set it to a TCP "
+        "port from 1 to 65535, or unset it for 9100",
+    ]
+
+
+def test_an_unreadable_env_file_is_a_problem(env: dict[str, str], tmp_path: Path) -> None:
+    assert only_problem(env, env_file=tmp_path).startswith(f"{tmp_path} cannot be read")
+    assert load_config(env, env_file=tmp_path / "absent").port == 8080
+
+
+def test_process_environment_over_dot_env_in_the_working_directory(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    (tmp_path / ".env").write_text("PORT=7100\nQUESTBOT_METRICS_PORT=7200\n")
+    monkeypatch.chdir(tmp_path)
+    for name in os.environ.copy():
+        if name.startswith(("GITHUB_", "QUESTBOT_")) or name in ("PORT", "REDIS_URL"):
+            monkeypatch.delenv(name)
+    for name, value in (env | {"QUESTBOT_METRICS_PORT": "7300"}).items():
+        monkeypatch.setenv(name, value)
+    config = load_config()
+    assert (config.port, config.metrics_port) == (7100, 7300)
+    other = tmp_path / "other.env"
+    other.write_text("PORT=7400\n")
+    monkeypatch.setenv("QUESTBOT_ENV_FILE", str(other))
+    assert load_config().port == 7400
+
+
 # --- the model agent's endpoint ----------------------------------------------------------------
 
 
@@ -303,7 +472,7 @@ def test_a_local_model_needs_no_key(env: dict[str, str]) -> None:
 
 
 @pytest.mark.parametrize(("extra", "expected"), [
-    ({"QUESTBOT_MODEL_API_KEY": "sk-x"}, "QUESTBOT_MODEL is not set, but"),
+    ({"QUESTBOT_MODEL_API_KEY": "sk-x"}, "QUESTBOT_MODEL: is not set, but"),
     ({"QUESTBOT_MODEL": "m", "QUESTBOT_MODEL_PROTOCOL": "gemini"},
      "QUESTBOT_MODEL_PROTOCOL=gemini: is not openai or anthropic"),
     ({"QUESTBOT_MODEL": "m", "QUESTBOT_MODEL_URL": "ftp://x"},

@@ -11,6 +11,7 @@ what "the checkout" is — ``CheckoutView``, the one that reads a directory, is 
 Adapters, which run processes and touch git, the disk and Redis: ``stages`` (one quest stage
 as one run), ``runs`` and ``proofs`` (the ``start_agent``, ``stop_agent`` and ``run_proof``
 effect adapters), ``proof_runner`` (a repository's own checks in a fresh worktree),
+``sandbox`` (bubblewrap: the one way repository code and agents' commands are run),
 ``workspace`` (a commit's files on disk, and a change back onto the quest branch),
 ``evidence_store`` (what each run established, in Redis), and the agent kinds ``command`` and
 ``scripted`` (``demo_spec`` is the demo's script).

@@ -17,9 +17,13 @@ Limits, each ending the run ``failed`` with a reason people can act on:
   the quest has moved on on purpose;
 * **malformed output**: not JSON, or JSON that is not an ``AgentReply``, says which.
 
-The program sees a minimal environment (``PATH``, ``LANG``, ``HOME``, ``TMPDIR``) plus the
-worker's variables whose names start with ``AGENT_`` (an operator opts a model key in by
-naming it so): repository code and agents must not inherit the App's private key.
+The program runs in the sandbox (``bot.agent.sandbox``): the checkout and the agent's own
+home are its only writable directories, the checkout's ``.git`` is read-only (a patch is left
+in the working tree, never committed), and the network is reachable only when the repository
+allows it (``agent.network``: a CLI agent calling its model's API needs it; a local program
+does not). It sees the sandbox's minimal environment (``PATH``, ``LANG``, ``HOME``, ``TMPDIR``)
+plus the worker's variables whose names start with ``AGENT_`` (an operator opts a model key in
+by naming it so): repository code and agents must not inherit the App's private key.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from bot.agent import sandbox
 from bot.agent.errors import AgentError
 from bot.agent.task import AgentReply, AgentTask
 from bot.errors import Refused
@@ -81,11 +86,10 @@ def kill_group(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
 
 
-def agent_env(home: Path, source: Mapping[str, str] | None = None) -> dict[str, str]:
+def passthrough_env(source: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The worker's variables an operator named for agents (``AGENT_…``), and no others."""
     env = os.environ if source is None else source
-    base = {"PATH": env.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8", "HOME": str(home),
-            "TMPDIR": str(home), "GIT_TERMINAL_PROMPT": "0"}
-    return base | {k: v for k, v in env.items() if k.startswith(PASSTHROUGH_PREFIX)}
+    return {k: v for k, v in env.items() if k.startswith(PASSTHROUGH_PREFIX)}
 
 
 REAP_SECONDS = 10.0
@@ -120,7 +124,7 @@ async def _read_tail(stream: asyncio.StreamReader, keep: int) -> bytes:
 class CommandAgent:
     def __init__(self, argv: Sequence[str], *, timeout_seconds: float, quest_id: str,
                  registry: RunningAgents, output_cap: int = DEFAULT_OUTPUT_CAP,
-                 home: Path | None = None) -> None:
+                 home: Path | None = None, network: bool = False) -> None:
         if not argv:
             raise ValueError("the command agent needs an argv")
         self.argv = tuple(argv)
@@ -129,22 +133,28 @@ class CommandAgent:
         self.registry = registry
         self.output_cap = output_cap
         self.home = home
+        self.network = network
 
     async def run(self, task: AgentTask, checkout: Path) -> AgentReply:
         """Run the program once; raises ``Stopped`` when ``stop_agent`` killed it."""
         home = self.home or checkout.parent / "agent-home"
         home.mkdir(parents=True, exist_ok=True)
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *self.argv, cwd=checkout, env=agent_env(home), start_new_session=True,
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-            )  # fmt: skip
-        except OSError as exc:
-            return AgentReply.failed(f"the agent command {self.argv[0]!r} could not be "
-                                     f"started: {exc.strerror or exc}")
-        with self.registry.track(self.quest_id, process):
-            return await self._talk(process, task)
+        with sandbox.launch(self.argv, cwd=checkout, home=home, network=self.network,
+                            env=passthrough_env()) as ready:
+            if ready.problem is not None:
+                return AgentReply.failed(f"the agent command {self.argv[0]!r} could not be "
+                                         f"started: {ready.problem}")
+            try:
+                process = await asyncio.create_subprocess_exec(
+                    *ready.argv, cwd=checkout, env=dict(ready.env), start_new_session=True,
+                    stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                )  # fmt: skip
+            except OSError as exc:
+                return AgentReply.failed(f"the agent command {self.argv[0]!r} could not be "
+                                         f"started: {exc.strerror or exc}")
+            with self.registry.track(self.quest_id, process):
+                return await self._talk(process, task)
 
     async def _talk(self, process: asyncio.subprocess.Process, task: AgentTask) -> AgentReply:
         assert process.stdin and process.stdout and process.stderr

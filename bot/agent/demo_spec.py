@@ -9,9 +9,9 @@ any agent's, so if the sample drifts from the spec the demo fails loudly at rese
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
+from bot.agent import sandbox
 from bot.agent.scripted import Edit, ScriptedSpec
 from bot.agent.validation import Claim, Evidence
 from bot.core.proof import Risk
@@ -49,8 +49,10 @@ def sample_files(root: Path = SAMPLE_REPO) -> dict[str, str]:
     }
 
 
-def sample_spec(python: str = sys.executable) -> ScriptedSpec:
-    """The scripted agent's answers for the sample; ``python`` runs the reproduction."""
+def sample_spec(python: str | None = None) -> ScriptedSpec:
+    """The scripted agent's answers for the sample; ``python`` (by default the interpreter
+    questbot runs on, as the sandbox shows it) runs the reproduction."""
+    python = python or sandbox.python()
     return ScriptedSpec(
         hypothesis=(
             "page_count divides with //, which rounds down, so a partial last page is "

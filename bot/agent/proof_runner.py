@@ -13,43 +13,37 @@ a base and a head, it:
 
 Decisions where the seeds are silent:
 
-* Commands are argv tuples, run without a shell. A command that cannot be started records
-  exit code 127; one that exceeds its time limit is killed with its whole process group and
-  records exit code 124 (the shell and ``timeout(1)`` conventions), so ``CheckRecord`` needs
-  no extra field and a timeout can never pass.
-* ``output_sha256`` is the SHA-256 of the command's complete combined stdout+stderr, hashed
-  as it streams; only the last ``output_cap`` bytes are kept in memory (and in the log),
-  because that is where test runners print their summary and what a repair needs.
-* When a command ends (or times out) whatever is left of its process group is killed, so a
-  check cannot leave a daemon behind holding the output pipe open or running on.
-* Commands see a minimal environment (``PATH``, ``LANG``, ``HOME`` set to a scratch directory,
-  ``GIT_TERMINAL_PROMPT=0``) plus what the caller passes: repository code must not inherit the
-  App's own secrets from the worker's environment.
+* Every command runs in the sandbox (``bot.agent.sandbox``): the worktree is its only writable
+  directory besides a scratch ``HOME``; the repository's git directory is visible read-only,
+  so ``git`` works in a check and a check cannot rewrite what the worker's own git reads.
+  ``bot.agent.sandbox.running`` holds the process contract: argv without a shell, exit 127
+  for a command that could not start and 124 for one that ran out of time (so
+  ``CheckRecord`` needs no extra field and a timeout can never pass), ``output_sha256`` over
+  the complete output with only its tail kept, and nothing left running afterwards.
+* Commands see the sandbox's minimal environment (``PATH``, ``LANG``, ``HOME``, ``TMPDIR``,
+  ``GIT_TERMINAL_PROMPT=0``) plus what the caller passes: repository code must not inherit
+  the App's own secrets from the worker's environment.
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import os
 import shutil
-import signal
 import subprocess
 import tempfile
-import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.agent import sandbox
 from bot.agent.errors import ProofRunError
+from bot.agent.sandbox import DEFAULT_OUTPUT_CAP as DEFAULT_OUTPUT_CAP
+from bot.agent.sandbox import DEFAULT_TIMEOUT_SECONDS as DEFAULT_TIMEOUT_SECONDS
+from bot.agent.sandbox import EXIT_NOT_STARTED as EXIT_NOT_STARTED
+from bot.agent.sandbox import EXIT_TIMED_OUT as EXIT_TIMED_OUT
+from bot.agent.sandbox import CommandResult as CommandResult
 from bot.core.proof import CheckRecord, ProofBundle, Reproduction, Risk
-
-EXIT_TIMED_OUT = 124
-EXIT_NOT_STARTED = 127
-DEFAULT_TIMEOUT_SECONDS = 600.0
-DEFAULT_OUTPUT_CAP = 256 * 1024
 
 
 class CheckCommand(BaseModel):
@@ -59,18 +53,6 @@ class CheckCommand(BaseModel):
 
     name: str = Field(min_length=1)
     argv: tuple[str, ...] = Field(min_length=1)
-
-
-class CommandResult(BaseModel):
-    """How one command ended, and the tail of what it printed."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    exit_code: int
-    timed_out: bool = False
-    output_sha256: str
-    output_tail: str
-    truncated: bool = False
 
 
 class CommandLog(BaseModel):
@@ -118,79 +100,22 @@ def resolve_commit(repo: Path, rev: str) -> str:
     return _git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
 
 
-class _Drain:
-    """Reads a pipe to the end: hashes everything, keeps only the last ``cap`` bytes."""
-
-    def __init__(self, stream: IO[bytes], cap: int) -> None:
-        self._stream, self._cap = stream, cap
-        self.sha = hashlib.sha256()
-        self.tail = bytearray()
-        self.total = 0
-        self.thread = threading.Thread(target=self._run, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        for chunk in iter(lambda: self._stream.read(65536), b""):
-            self.sha.update(chunk)
-            self.total += len(chunk)
-            self.tail += chunk
-            if len(self.tail) > self._cap:
-                del self.tail[: len(self.tail) - self._cap]
-
-
 def run_command(
     argv: Sequence[str],
     cwd: Path,
     *,
-    env: Mapping[str, str],
+    env: Mapping[str, str] | None = None,
     timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,
     output_cap: int = DEFAULT_OUTPUT_CAP,
+    home: Path | None = None,
+    network: bool = False,
 ) -> CommandResult:
-    """Run ``argv`` in ``cwd`` with a time limit, capturing combined output."""
-    try:
-        process = subprocess.Popen(  # noqa: S603 - argv list from repository config, no shell
-            list(argv),
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    except OSError as exc:
-        text = f"questbot: could not start {argv[0]!r}: {exc.strerror or exc}\n"
-        return CommandResult(
-            exit_code=EXIT_NOT_STARTED,
-            output_sha256=hashlib.sha256(text.encode()).hexdigest(),
-            output_tail=text,
-        )
-    assert process.stdout is not None
-    drain = _Drain(process.stdout, output_cap)
-    timed_out = False
-    try:
-        exit_code = process.wait(timeout=timeout_seconds)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        exit_code = EXIT_TIMED_OUT
-    finally:
-        # The command ran in its own session: kill whatever of its group is left (a timed-out
-        # command, or a daemon a finished one left behind holding the pipe open).
-        _kill_group(process.pid)
-        process.wait()
-        drain.thread.join()
-        process.stdout.close()
-    return CommandResult(
-        exit_code=exit_code,
-        timed_out=timed_out,
-        output_sha256=drain.sha.hexdigest(),
-        output_tail=bytes(drain.tail).decode("utf-8", errors="replace"),
-        truncated=drain.total > len(drain.tail),
-    )
+    """Run ``argv`` in ``cwd`` in the sandbox with a time limit, capturing combined output.
 
-
-def _kill_group(pid: int) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pid, signal.SIGKILL)
+    ``cwd`` (and ``home``) are the only writable directories; the network is reachable only
+    with ``network``. Raises ``SandboxUnavailable`` when nothing may run here."""
+    return sandbox.run(argv, cwd=cwd, env=env, timeout_seconds=timeout_seconds,
+                       output_cap=output_cap, home=home, network=network)
 
 
 def run_proof(
@@ -220,31 +145,25 @@ def run_proof(
         worktrees.append(path)
         return path
 
-    def run(command: CheckCommand, at: str, where: Path, command_env: Mapping[str, str]) -> int:
+    def run(command: CheckCommand, at: str, where: Path) -> int:
         result = run_command(
             command.argv,
             where,
-            env=command_env,
+            env=env,
+            home=home,
             timeout_seconds=timeout_seconds,
             output_cap=output_cap,
         )
         logs.append(CommandLog(name=command.name, at=at, argv=command.argv, result=result))
         return result.exit_code
 
+    home = scratch / "home"
     try:
-        home = scratch / "home"
         home.mkdir()
-        command_env = {
-            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-            "LANG": "C.UTF-8",
-            "HOME": str(home),
-            "GIT_TERMINAL_PROMPT": "0",
-            **(env or {}),
-        }
         head_tree = add_worktree("head", head_sha)
         records = []
         for command in checks:
-            run(command, "head", head_tree, command_env)
+            run(command, "head", head_tree)
             digest = logs[-1].result.output_sha256
             records.append(
                 CheckRecord(
@@ -257,8 +176,8 @@ def run_proof(
         repro: Reproduction | None = None
         if reproduction is not None:
             base_tree = add_worktree("base", base_sha)
-            base_exit = run(reproduction, "base", base_tree, command_env)
-            head_exit = run(reproduction, "head", head_tree, command_env)
+            base_exit = run(reproduction, "base", base_tree)
+            head_exit = run(reproduction, "head", head_tree)
             repro = Reproduction(
                 name=reproduction.name,
                 command=reproduction.argv,

@@ -235,7 +235,8 @@ class AgentRuns:
         if chosen.kind is AgentKind.COMMAND:
             assert chosen.command is not None  # the settings model requires it
             return CommandAgent(chosen.command, quest_id=quest.id,
-                                timeout_seconds=chosen.timeout_seconds, registry=self.registry)
+                                timeout_seconds=chosen.timeout_seconds, registry=self.registry,
+                                network=chosen.network)
         spec = self.specs.get(quest.repo.lower())
         if spec is not None:  # the test tool, standing in for the model
             return self.scripted.setdefault(quest.repo.lower(), ScriptedAgent(spec))

@@ -29,7 +29,6 @@ report of a run waiting for a person says exactly that, never "verified".
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -194,20 +193,15 @@ def _validate(s: StageRun, checkout: Checkout, reply: AgentReply) -> tuple[Claim
     return verdicts
 
 
-def command_env(home: Path) -> dict[str, str]:
-    """What repository commands see (as in the proof runner): no worker secrets."""
-    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
-            "HOME": str(home), "GIT_TERMINAL_PROMPT": "0"}
-
-
 async def run_checks(commands: Sequence[CheckCommand], where: Path,
                      home: Path) -> tuple[list[CheckRecord], str]:
-    """Run ``commands`` in ``where`` off the event loop; the records and the failing output."""
+    """Run ``commands`` in ``where`` off the event loop, in the sandbox (``where`` and ``home``
+    writable, no network, no worker secrets); the records and the failing output."""
     home.mkdir(parents=True, exist_ok=True)
     records: list[CheckRecord] = []
     failing: list[str] = []
     for command in commands:
-        result = await asyncio.to_thread(run_command, command.argv, where, env=command_env(home),
+        result = await asyncio.to_thread(run_command, command.argv, where, home=home,
                                          timeout_seconds=CHECK_TIMEOUT_SECONDS)
         records.append(CheckRecord(name=command.name, command=command.argv,
                                    exit_code=result.exit_code, output_sha256=result.output_sha256))

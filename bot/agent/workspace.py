@@ -30,6 +30,7 @@ import contextlib
 import hashlib
 import logging
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -165,20 +166,55 @@ async def changes_in(checkout: Checkout) -> dict[str, bytes | None]:
     fields = [f for f in listing.split("\0") if f]
     changes: dict[str, bytes | None] = {}
     for status, path in zip(fields[::2], fields[1::2], strict=True):
-        _safe_path(path)
-        changes[path] = None if status.startswith("D") else (root / path).read_bytes()
+        changes[path] = None if status.startswith("D") else _read_regular(root, path)
     return changes
 
 
+def _inside(root: Path, path: str) -> Path:
+    """``root / path`` with no symbolic link on the way to it (the last part may be one).
+
+    The checkout was writable to sandboxed code (an agent, the checks), and the worker reads
+    and writes it afterwards unconfined: a link planted there must never take a worker read
+    or write outside it — the App's key pushed as a "change", a file written into the
+    worker's own code."""
+    target = root / _safe_path(path)
+    walked = root
+    for part in target.relative_to(root).parts[:-1]:
+        walked = walked / part
+        if walked.is_symlink():
+            raise WorkspaceError(f"refusing path {path!r}: {walked.relative_to(root)} is a "
+                                 "symbolic link")
+    return target
+
+
+def _read_regular(root: Path, path: str) -> bytes:
+    target = _inside(root, path)
+    try:
+        fd = os.open(target, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise WorkspaceError(f"the change to {path!r} cannot be read ({exc.strerror}); "
+                             "questbot pushes regular files only, not symbolic links") from None
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            raise WorkspaceError(f"the change makes {path!r} something other than a regular "
+                                 "file; questbot pushes regular files only")
+        return handle.read()
+
+
 def apply_changes(checkout: Checkout, changes: Changes) -> None:
-    """Write ``changes`` into the checkout's working tree (for agents that return contents)."""
+    """Write ``changes`` into the checkout's working tree (for agents that return contents).
+
+    A symbolic link where a file is written is replaced by the file, never followed."""
     for path, content in changes.items():
-        target = checkout.path / _safe_path(path)
-        if content is None:
+        target = _inside(checkout.path, path)
+        if content is None or target.is_symlink():
             target.unlink(missing_ok=True)
-        else:
+        if content is not None:
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content)
+            _inside(checkout.path, path)  # mkdir made only directories; check them again
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(content)
 
 
 @dataclass(frozen=True, slots=True)

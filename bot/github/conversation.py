@@ -109,6 +109,36 @@ def stale_button_text(actor: str, pressed_on: str, head: str) -> str:
             "buttons on its check run.")
 
 
+def stale_review_text(reviewer: str, reviewed: str, head: str) -> str:
+    return (f"@{reviewer} your approval is of `{reviewed[:7]}`, but the quest's head is "
+            f"`{head[:7]}` now, so it does not approve what would land. Review the new head "
+            "and approve it, or comment `/approve C`.")
+
+
+def review_not_at_c_text(reviewer: str, quest: Quest) -> str:
+    open_cp = CHECKPOINT_AT.get(quest.checkpoint_state)
+    now = (f"checkpoint {open_cp.value} is open: comment `/approve {open_cp.value}` to approve "
+           "it" if open_cp is not None else
+           f"the quest is {quest.state.value} ({MEANING[quest.state]})")
+    return (f"@{reviewer} a GitHub approval counts as `/approve C`, at checkpoint C only; "
+            f"{now}.")
+
+
+def review_no_permission_text(*, login: str, command: str) -> str:
+    return (f"@{login} your review counts as `/{command}` only from people with write access "
+            "to this repository, or the reviewers in `.github/questbot.yml`. Ask a maintainer "
+            "to decide.")
+
+
+def closed_text(actor: str, number: int) -> str:
+    return (f"@{actor} closed #{number}, so questbot paused the quest. Reopen the pull request "
+            "to resume it, or comment `/kill <why>` to stop it.")
+
+
+def reopened_text(actor: str, number: int) -> str:
+    return f"@{actor} reopened #{number}: the quest goes on where it paused."
+
+
 def status_text(quest: Quest | None) -> str:
     if quest is None:
         return "There is no quest on this thread."

@@ -34,6 +34,7 @@ from bot.core.states import CHECKPOINT_AT
 from bot.github import conversation, render
 from bot.github.forge import Forge, Forges, is_permanent, refused, status_of
 from bot.github.inbox import Inbox
+from bot.github.landing import Lander
 from bot.github.projection import (
     EvidenceLookup,
     Projection,
@@ -73,6 +74,7 @@ class GitHubEffects:
         self.memory = self.projection.memory
         self.inbox = Inbox(ctx, forges, self.memory)
         self.revert = revert
+        self.lander = Lander(ctx, self.memory, self._note)
 
     def adapters(self) -> dict[EffectType, Adapter]:
         return {
@@ -149,6 +151,7 @@ class GitHubEffects:
     # -- land ------------------------------------------------------------------------------
 
     async def land(self, effect: Effect) -> Sequence[Event] | None:
+        """Merge at the approved head, as the repository allows (``bot.github.landing``)."""
         head = str(effect.payload["head"])
         quest = await self.ctx.quest(effect.quest_id)
         forge = await self.forges.for_repo(quest.repo)
@@ -156,6 +159,10 @@ class GitHubEffects:
         pull = await forge.pull(number)
         if pull.merged:
             return self._landed(effect, pull.merge_commit_sha, pull.head_sha, head)
+        if pull.state != "open":
+            await self._note(effect, f"not merged: #{number} is closed; reopening it resumes "
+                             "the quest")
+            return None
         if pull.head_sha != head:
             await self._note(effect, f"not merged: #{number}'s head is {pull.head_sha[:12]}, "
                              f"the approval was for {head[:12]}")
@@ -165,29 +172,18 @@ class GitHubEffects:
                                  "converted it after questbot marked it ready for review, and "
                                  "GitHub does not merge a draft; mark it ready for review, "
                                  "then /pause and /resume the quest to land it")
+        title = f"questbot: {quest.title or quest.id} (#{number})"[:250]
         try:
-            merge_sha = await forge.merge(number, head, f"questbot: {quest.title or quest.id}"
-                                          f" (#{number})"[:250])
+            return await self.lander.land(effect, quest, forge, pull, title)
         except gidgethub.BadRequest as exc:
             if status_of(exc) == 409:  # the head moved between our read and the merge
                 await self._note(effect, f"not merged: #{number}'s head moved from "
                                  f"{head[:12]} ({exc})")
                 return None
-            if status_of(exc) == 405:
-                again = await forge.pull(number)
-                if again.merged:
-                    return self._landed(effect, again.merge_commit_sha, again.head_sha, head)
-                draft = " it is a draft: mark it ready for review;" if again.draft else ""
-                raise refused(exc, f"merge #{number} of {quest.repo} at {head[:12]}",
-                              f"it is not mergeable:{draft} resolve what GitHub shows on the "
-                              "pull request, then /pause and /resume the quest to land "
-                              "again") from exc
             if is_permanent(exc):
                 raise refused(exc, f"merge #{number} of {quest.repo}", "check branch "
                               "protection and the App's contents: write permission") from exc
             raise
-        return [Landed(id=outcome_id(effect, "landed"), quest_id=effect.quest_id,
-                       at=self.ctx.clock(), merge_sha=merge_sha)]
 
     def _landed(self, effect: Effect, merge_sha: str | None, merged_head: str,
                 approved: str) -> list[Event]:
@@ -277,7 +273,8 @@ class GitHubEffects:
         if now != head:
             raise moved(now[:12])
         try:
-            await forge.merge(number, head, f"Revert questbot quest {quest.id}")
+            await forge.merge(number, head, f"Revert questbot quest {quest.id}",
+                              await self.lander.method(quest, forge))
         except gidgethub.BadRequest as exc:
             if status_of(exc) == 409:
                 raise moved("a new head while it was merged") from exc

@@ -1,12 +1,13 @@
 """Webhook payloads → intents: what happened on GitHub, in questbot's words, with no I/O.
 
-One gidgethub ``Router`` per concern (failures and issues, pushes and pull requests, comments
-and buttons, installations); ``ROUTER`` combines them. A handler reads a payload and appends
+One gidgethub ``Router`` per concern (failures and issues, pushes, comments and buttons,
+installations, and the quest's pull request itself — ``bot.github.pull_signals``); ``ROUTER``
+combines them. A handler reads a payload and appends
 intents to the ``Intents`` it is given — nothing more. Turning an intent into a core event
 needs lookups (which quest has this fingerprint? who may approve?), and that is the worker's
 job (``bot.worker.intake``). Payloads are read defensively: GitHub's examples show fields that are
 absent or null on some deliveries, and a missing field means "not for us", never a crash.
-A field of the wrong type counts as missing (``_obj``, ``_text``, ``_id``), so every intent
+A field of the wrong type counts as missing (``bot.github.payloads``), so every intent
 holds the types it declares; ``tests/fuzz`` checks both promises on damaged real payloads.
 
 Who did something is read from ``type``, never from the login: GitHub gives App accounts
@@ -22,15 +23,32 @@ same job told again (same id) and is not read.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from gidgethub import routing, sansio
 
 from bot.github.commands import Command, CommandProblem, parse_commands
+from bot.github.payloads import (
+    default_branch,
+    ident,
+    is_bot,
+    items,
+    login_of,
+    obj,
+    repo_of,
+    slug_of,
+    text,
+)
+from bot.github.pull_signals import (
+    QUEST_BRANCH_PREFIX,
+    PullClosed,
+    PullReopened,
+    ReviewSubmitted,
+    pulls,
+)
+from bot.github.pull_signals import quest_of_branch as quest_of_branch  # re-exported
 
-QUEST_BRANCH_PREFIX = "quest/"
 SETTINGS_FILE = ".github/questbot.yml"
 FAILED = frozenset({"failure", "timed_out"})
 
@@ -94,21 +112,6 @@ class QuestPush:
     or a reopening (``Quest.branch``); only the quest's current one is its work."""
 
 
-_QUEST_BRANCH = re.compile(r"(?P<id>[^/]+?)(?:-r(?P<revision>[0-9]+))?")
-
-
-def quest_of_branch(branch: str) -> str | None:
-    """The quest a ``quest/…`` branch belongs to, or ``None`` (not a quest branch, or a
-    revert's ``quest/<id>-revert-<n>``)."""
-    if not branch.startswith(QUEST_BRANCH_PREFIX):
-        return None
-    rest = branch.removeprefix(QUEST_BRANCH_PREFIX)
-    found = _QUEST_BRANCH.fullmatch(rest)
-    if found is None or "-revert-" in rest:
-        return None
-    return found["id"]
-
-
 @dataclass(frozen=True, slots=True)
 class BasePush:
     """The default branch moved."""
@@ -149,7 +152,7 @@ class ButtonPress:
 
 
 Intent = Installed | Failure | Passed | IssueSignal | QuestPush | BasePush | CommentCommands | \
-    ButtonPress
+    ButtonPress | PullClosed | PullReopened | ReviewSubmitted
 
 
 @dataclass
@@ -158,53 +161,6 @@ class Intents:
 
     app_slug: str = "questbot"
     items: list[Intent] = field(default_factory=list)
-
-
-def _obj(value: object) -> dict[str, Any]:
-    """``value`` if it is a JSON object, else an empty one: a field of another type is absent."""
-    return value if isinstance(value, dict) else {}
-
-
-def _text(value: object) -> str:
-    return value if isinstance(value, str) else ""
-
-
-_MAX_ID = 2**63
-"""GitHub's ids and numbers are 64-bit; a larger one would be refused by every call using it."""
-
-
-def _id(value: object) -> int | None:
-    """A positive GitHub id or number; ``True`` is not one, though Python says it is an int."""
-    if isinstance(value, int) and not isinstance(value, bool) and 0 < value < _MAX_ID:
-        return value
-    return None
-
-
-def _items(value: object) -> list[dict[str, Any]]:
-    """The objects of a JSON array (anything else in it, or a non-array, is skipped)."""
-    return [item for item in value if isinstance(item, dict)] if isinstance(value, list) else []
-
-
-def _repo(data: dict[str, Any]) -> str | None:
-    return _text(_obj(data.get("repository")).get("full_name")) or None
-
-
-def _default_branch(data: dict[str, Any]) -> str:
-    return _text(_obj(data.get("repository")).get("default_branch")) or "main"
-
-
-def _is_bot(user: object) -> bool:
-    """GitHub marks App and machine accounts with ``type: Bot``. The login is not evidence:
-    an account called ``something[bot]`` that GitHub calls a User is a person's account."""
-    return _obj(user).get("type") == "Bot"
-
-
-def _login(user: object) -> str:
-    return _text(_obj(user).get("login"))
-
-
-def _slug(obj: dict[str, Any]) -> str:
-    return _text(_obj(obj.get("app")).get("slug"))
 
 
 installations = routing.Router()
@@ -216,18 +172,18 @@ conversation = routing.Router()
 @installations.register("installation")
 @installations.register("installation_repositories")
 async def _installed(event: sansio.Event, out: Intents) -> None:
-    inst = _id(_obj(event.data.get("installation")).get("id"))
+    inst = ident(obj(event.data.get("installation")).get("id"))
     if inst is None:
         return
-    listed = _items(event.data.get("repositories")) or _items(
+    listed = items(event.data.get("repositories")) or items(
         event.data.get("repositories_added"))
-    repos = tuple(name for r in listed if (name := _text(r.get("full_name"))))
+    repos = tuple(name for r in listed if (name := text(r.get("full_name"))))
     if repos and event.data.get("action") not in {"deleted", "removed"}:
         out.items.append(Installed(inst, repos))
 
 
 def _group(suite_id: object) -> str:
-    suite = _id(suite_id)
+    suite = ident(suite_id)
     return f"suite:{suite}" if suite is not None else ""
 
 
@@ -236,17 +192,17 @@ def _outcome(out: Intents, data: dict[str, Any], *, branch: object, conclusion: 
              run: str) -> None:
     """A completed run on the default branch: a failure, a success, or nothing for questbot
     (cancelled, skipped, neutral, or on another branch)."""
-    repo = _repo(data)
-    if repo is None or not sha or branch != _default_branch(data):
+    repo = repo_of(data)
+    if repo is None or not sha or branch != default_branch(data):
         return
     if conclusion == "success":
         out.items.append(Passed(repo, fingerprint, sha, group, run, source))
-    elif _text(conclusion) in FAILED:
+    elif text(conclusion) in FAILED:
         out.items.append(Failure(repo, fingerprint, title, source, sha, group, run))
 
 
-def _run_of(kind: str, ident: object, *more: object) -> str:
-    found = _id(ident)
+def _run_of(kind: str, number: object, *more: object) -> str:
+    found = ident(number)
     if found is None:
         return ""
     return ":".join([kind, str(found), *(str(m) for m in more)])
@@ -254,38 +210,38 @@ def _run_of(kind: str, ident: object, *more: object) -> str:
 
 @failures.register("check_run", action="completed")
 async def _check_run(event: sansio.Event, out: Intents) -> None:
-    run = _obj(event.data.get("check_run"))
-    name, suite = _text(run.get("name")), _obj(run.get("check_suite"))
-    if _slug(run) == out.app_slug or not name:
+    run = obj(event.data.get("check_run"))
+    name, suite = text(run.get("name")), obj(run.get("check_suite"))
+    if slug_of(run) == out.app_slug or not name:
         return
     _outcome(out, event.data, branch=suite.get("head_branch"), conclusion=run.get("conclusion"),
              fingerprint=f"check:{name}", title=f"check {name} failed",
-             source=_text(run.get("html_url")), sha=_text(run.get("head_sha")),
+             source=text(run.get("html_url")), sha=text(run.get("head_sha")),
              group=_group(suite.get("id")), run=_run_of("check_run", run.get("id")))
 
 
 @failures.register("check_suite", action="completed")
 async def _check_suite(event: sansio.Event, out: Intents) -> None:
-    suite = _obj(event.data.get("check_suite"))
-    if _slug(suite) == out.app_slug:
+    suite = obj(event.data.get("check_suite"))
+    if slug_of(suite) == out.app_slug:
         return
-    name = _slug(suite) or "suite"
+    name = slug_of(suite) or "suite"
     _outcome(out, event.data, branch=suite.get("head_branch"),
              conclusion=suite.get("conclusion"), fingerprint=f"suite:{name}",
-             title=f"check suite {name} failed", source=_text(suite.get("url")),
-             sha=_text(suite.get("head_sha")), group=_group(suite.get("id")),
+             title=f"check suite {name} failed", source=text(suite.get("url")),
+             sha=text(suite.get("head_sha")), group=_group(suite.get("id")),
              run=_run_of("check_suite", suite.get("id")))
 
 
 @failures.register("workflow_run", action="completed")
 async def _workflow_run(event: sansio.Event, out: Intents) -> None:
-    run = _obj(event.data.get("workflow_run"))
-    name, attempt = _text(run.get("name")), _id(run.get("run_attempt")) or 1
+    run = obj(event.data.get("workflow_run"))
+    name, attempt = text(run.get("name")), ident(run.get("run_attempt")) or 1
     if not name:
         return
     _outcome(out, event.data, branch=run.get("head_branch"), conclusion=run.get("conclusion"),
              fingerprint=f"workflow:{name}", title=f"workflow {name} failed",
-             source=_text(run.get("html_url")), sha=_text(run.get("head_sha")),
+             source=text(run.get("html_url")), sha=text(run.get("head_sha")),
              group=_group(run.get("check_suite_id")),
              run=_run_of("workflow_run", run.get("id"), attempt))
 
@@ -293,36 +249,36 @@ async def _workflow_run(event: sansio.Event, out: Intents) -> None:
 @failures.register("issues", action="opened")
 @failures.register("issues", action="labeled")
 async def _issue(event: sansio.Event, out: Intents) -> None:
-    issue = _obj(event.data.get("issue"))
-    repo, number = _repo(event.data), _id(issue.get("number"))
+    issue = obj(event.data.get("issue"))
+    repo, number = repo_of(event.data), ident(issue.get("number"))
     if repo is None or number is None or issue.get("pull_request"):
         return
-    labels = tuple(name for label in _items(issue.get("labels"))
-                   if (name := _text(label.get("name"))))
-    out.items.append(IssueSignal(repo, number, _text(issue.get("title")),
-                                 _text(issue.get("html_url")), labels))
+    labels = tuple(name for label in items(issue.get("labels"))
+                   if (name := text(label.get("name"))))
+    out.items.append(IssueSignal(repo, number, text(issue.get("title")),
+                                 text(issue.get("html_url")), labels))
 
 
 @pushes.register("push")
 async def _push(event: sansio.Event, out: Intents) -> None:
     data = event.data
-    repo = _repo(data)
-    ref, after = _text(data.get("ref")), _text(data.get("after"))
+    repo = repo_of(data)
+    ref, after = text(data.get("ref")), text(data.get("after"))
     if repo is None or not ref.startswith("refs/heads/") or set(after) <= {"0"}:
         return  # a deleted branch has an all-zero `after`
     branch = ref.removeprefix("refs/heads/")
     sender = data.get("sender")
-    pusher = _login(sender) or _text(_obj(data.get("pusher")).get("name"))
+    pusher = login_of(sender) or text(obj(data.get("pusher")).get("name"))
     if branch.startswith(QUEST_BRANCH_PREFIX):
         quest_id = quest_of_branch(branch)
         if quest_id:
-            ours = _is_bot(sender) and pusher == f"{out.app_slug}[bot]"
+            ours = is_bot(sender) and pusher == f"{out.app_slug}[bot]"
             out.items.append(QuestPush(repo, quest_id, after, pusher, ours, branch))
-    elif branch == _default_branch(data):
-        touched = any(SETTINGS_FILE in paths for c in _items(data.get("commits"))
+    elif branch == default_branch(data):
+        touched = any(SETTINGS_FILE in paths for c in items(data.get("commits"))
                       for k in ("added", "modified", "removed")
                       if isinstance(paths := c.get(k), list))
-        out.items.append(BasePush(repo, _text(data.get("before")), after, pusher, touched))
+        out.items.append(BasePush(repo, text(data.get("before")), after, pusher, touched))
 
 
 def _said(body: object) -> tuple[Command | CommandProblem, ...]:
@@ -331,10 +287,10 @@ def _said(body: object) -> tuple[Command | CommandProblem, ...]:
 
 def _comment_intent(data: dict[str, Any], actor: object,
                     commands: tuple[Command | CommandProblem, ...]) -> CommentCommands | None:
-    comment, issue = _obj(data.get("comment")), _obj(data.get("issue"))
-    repo, number, comment_id = _repo(data), _id(issue.get("number")), _id(comment.get("id"))
-    login = _login(actor)
-    if repo is None or number is None or comment_id is None or not login or _is_bot(actor):
+    comment, issue = obj(data.get("comment")), obj(data.get("issue"))
+    repo, number, comment_id = repo_of(data), ident(issue.get("number")), ident(comment.get("id"))
+    login = login_of(actor)
+    if repo is None or number is None or comment_id is None or not login or is_bot(actor):
         return None
     if not commands:
         return None
@@ -344,7 +300,7 @@ def _comment_intent(data: dict[str, Any], actor: object,
 
 @conversation.register("issue_comment", action="created")
 async def _comment(event: sansio.Event, out: Intents) -> None:
-    comment = _obj(event.data.get("comment"))
+    comment = obj(event.data.get("comment"))
     intent = _comment_intent(event.data, comment.get("user"), _said(comment.get("body")))
     if intent is not None:
         out.items.append(intent)
@@ -357,8 +313,8 @@ async def _edited(event: sansio.Event, out: Intents) -> None:
     act again. The person who edited it is the one who asks: a maintainer may edit anyone's
     comment, and the author's permission must not lend itself to the editor's words."""
     data = event.data
-    comment = _obj(data.get("comment"))
-    before = _obj(_obj(data.get("changes")).get("body")).get("from")
+    comment = obj(data.get("comment"))
+    before = obj(obj(data.get("changes")).get("body")).get("from")
     if not isinstance(before, str):
         return  # the title changed, or GitHub did not say what the body was: nothing added
     old = {_unplaced(item) for item in _said(before)}
@@ -376,21 +332,21 @@ def _unplaced(item: Command | CommandProblem) -> object:
 @conversation.register("check_run", action="requested_action")
 async def _button(event: sansio.Event, out: Intents) -> None:
     data = event.data
-    run = _obj(data.get("check_run"))
-    repo = _repo(data)
+    run = obj(data.get("check_run"))
+    repo = repo_of(data)
     external_id = run.get("external_id")
-    action = _obj(data.get("requested_action")).get("identifier")
-    actor = _login(data.get("sender"))
+    action = obj(data.get("requested_action")).get("identifier")
+    actor = login_of(data.get("sender"))
     if (repo is None or not isinstance(external_id, str | int) or isinstance(external_id, bool)
             or not str(external_id) or not isinstance(action, str) or not actor):
         return
-    pulls = _items(run.get("pull_requests"))
+    pulls = items(run.get("pull_requests"))
     out.items.append(ButtonPress(repo, str(external_id), action, actor,
-                                 _text(run.get("head_sha")), _id(run.get("id")) or 0,
-                                 (_id(pulls[0].get("number")) or 0) if pulls else 0))
+                                 text(run.get("head_sha")), ident(run.get("id")) or 0,
+                                 (ident(pulls[0].get("number")) or 0) if pulls else 0))
 
 
-ROUTER = routing.Router(installations, failures, pushes, conversation)
+ROUTER = routing.Router(installations, failures, pushes, conversation, pulls)
 
 
 async def read_intents(event_name: str, data: dict[str, Any], *, delivery_id: str,
@@ -402,8 +358,8 @@ async def read_intents(event_name: str, data: dict[str, Any], *, delivery_id: st
         data = {key: value for key, value in data.items() if key != "action"}
     event = sansio.Event(data, event=event_name, delivery_id=delivery_id)
     await ROUTER.dispatch(event, out)
-    inst = _id(_obj(data.get("installation")).get("id"))
-    repo = _repo(data)
+    inst = ident(obj(data.get("installation")).get("id"))
+    repo = repo_of(data)
     if inst is not None and repo is not None:
         out.items.insert(0, Installed(inst, (repo,)))
     return out.items

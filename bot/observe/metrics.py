@@ -46,8 +46,9 @@ class Outcome(StrEnum):
 
 class Metrics:
     """The process's metrics. The web process counts deliveries; the worker sets the quest
-    gauge, times effect deliveries and records the GitHub rate limit it sees; both count their
-    Redis connection errors and reconnects (``bot.journal.wire.connect``)."""
+    gauge, times effect deliveries, records the GitHub rate limit it sees and counts what its
+    redelivery reconciler recovered (``bot.worker.redelivery``); both count their Redis
+    connection errors and reconnects (``bot.journal.wire.connect``)."""
 
     def __init__(self, registry: CollectorRegistry | None = None) -> None:
         self.registry = registry if registry is not None else CollectorRegistry()
@@ -93,6 +94,21 @@ class Metrics:
             "after the previous one failed (a restart, a failover, a dropped connection), by "
             "process.", ["process"],
             registry=r,
+        )
+        self.redeliveries = Counter(
+            "questbot_webhook_redeliveries", "Webhook deliveries questbot never stored, by "
+            "event and what the worker's reconciler did: requested (asked GitHub to redeliver), "
+            "recovered (stored since), refused (GitHub would not), given_up (still not stored "
+            "after its last try).", ["event", "result"], registry=r,
+        )
+        self.redelivery_passes = Counter(
+            "questbot_webhook_redelivery_passes", "Passes of the redelivery reconciler, by "
+            "outcome (failed: GitHub's delivery log could not be read or written to).",
+            ["outcome"], registry=r,
+        )
+        self.redelivery_pending = Gauge(
+            "questbot_webhook_redelivery_pending", "Deliveries asked for again and neither "
+            "stored nor given up yet, as the last pass left them.", registry=r,
         )
         self._quest_states: set[str] = set()
         self._delivery_counters: dict[tuple[str, Outcome], Counter] = {}

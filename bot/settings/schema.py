@@ -22,6 +22,7 @@ Example::
     max_live_quests: 7
     reviewers: [octocat]
     watch_window_minutes: 60
+    merge_method: squash
     proof:
       commands:
         - pytest -q
@@ -68,6 +69,7 @@ __all__ = [
     "Agent",
     "AgentKind",
     "Checkpoints",
+    "MergeMethod",
     "Mode",
     "Proof",
     "Route",
@@ -91,6 +93,14 @@ class Route(StrEnum):
 class Mode(StrEnum):
     BLOCKING = "blocking"
     ADVISORY = "advisory"
+
+
+class MergeMethod(StrEnum):
+    """How a quest's pull request lands (GitHub's ``merge_method``)."""
+
+    MERGE = "merge"
+    SQUASH = "squash"
+    REBASE = "rebase"
 
 
 class AgentKind(StrEnum):
@@ -176,6 +186,9 @@ class Agent(_Section):
     """Answers a stage may hand in: rejected evidence, a reproduction that passes and failing
     checks go back to the agent until this many were tried."""
     timeout_seconds: StrictInt = Field(default=1800, ge=1, le=24 * 3600)
+    network: StrictBool = False
+    """Whether the agent's sandbox reaches the network (a CLI agent calling its model's API
+    needs it). Proofs and checks never do."""
 
     @model_validator(mode="after")
     def _command_for_kind(self) -> Self:
@@ -198,6 +211,9 @@ class Settings(_Section):
     reviewers: tuple[Login, ...] = ()
     """Logins asked to review at blocking checkpoints; they may also act without write access."""
     watch_window_minutes: StrictInt = Field(default=60, ge=1)
+    merge_method: MergeMethod | None = None
+    """How quest pull requests land; unset, the first the repository allows of merge, squash
+    and rebase. A method the repository forbids is reported on the quest, not forced."""
     proof: Proof = Proof()
     agent: Agent = Agent()
 

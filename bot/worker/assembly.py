@@ -13,23 +13,28 @@ import logging
 import signal
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import aiohttp
+import gidgethub
 import redis.asyncio
 from aiohttp import web
 from pydantic import SecretStr
 
 from bot.adapters import AdapterContext
+from bot.agent import sandbox
 from bot.agent.evidence_store import EvidenceStore
 from bot.agent.model import ModelEndpoint
 from bot.agent.runs import agent_adapters
 from bot.agent.scripted import ScriptedSpec
 from bot.config import Config
 from bot.core import EffectType
-from bot.github.client import GitHubClients
+from bot.github.auth import app_jwt, load_private_key
+from bot.github.client import USER_AGENT, GitHubClients
 from bot.github.effects import GitHubEffects
 from bot.github.forge import Forges
-from bot.github.ratelimit import RateLimits
+from bot.github.hook_deliveries import AppHooks
+from bot.github.ratelimit import PacedGitHubAPI, RateLimits
 from bot.github.repo_settings import RepoSettings
 from bot.journal import Leases
 from bot.journal.outbox import Adapter
@@ -38,6 +43,7 @@ from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
 from bot.worker.http import make_worker_app
 from bot.worker.process import Plugin, Sync, Worker, build_worker
+from bot.worker.redelivery import Redeliverer, RedeliveryPolicy
 
 log = logging.getLogger(__name__)
 
@@ -50,6 +56,8 @@ class Runtime:
     settings: RepoSettings
     worker: Worker
     metrics: Metrics
+    redelivery: Redeliverer | None = None
+    """The redelivery reconciler, unless turned off (``QUESTBOT_REDELIVERY=false``)."""
 
     async def close(self) -> None:
         await self.session.close()
@@ -68,6 +76,17 @@ def redis_client(url: str, metrics: Metrics | None = None) -> redis.asyncio.Redi
     on_error, on_reconnect = metrics.redis_hooks("worker") if metrics else (None, None)
     return connect(url, socket_timeout=5, health_check_interval=10, on_error=on_error,
                    on_reconnect=on_reconnect)
+
+
+def redeliverer(session: aiohttp.ClientSession, client: redis.asyncio.Redis, *,
+                app_id: str | int, private_key: str | bytes | SecretStr, base_url: str,
+                limits: RateLimits, metrics: Metrics, policy: RedeliveryPolicy,
+                owner: str) -> Redeliverer:
+    """The reconciler, reading GitHub's delivery log as the App (a JWT per request)."""
+    key = load_private_key(private_key)
+    gh = PacedGitHubAPI(session, USER_AGENT, limits=limits, base_url=base_url.rstrip("/"))
+    hooks = AppHooks(gh, lambda: app_jwt(app_id, key, datetime.now(UTC)))
+    return Redeliverer(hooks, client, policy=policy, metrics=metrics, owner=owner)
 
 
 def github_plugin(forges: Forges, *, draft_pulls: bool) -> Plugin:
@@ -97,12 +116,17 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
                         model: ModelEndpoint | None = None,
                         draft_pulls: bool = True, poll_seconds: float = 2.0,
                         leases: Leases | None = None,
-                        limits: RateLimits | None = None) -> Runtime:
+                        limits: RateLimits | None = None,
+                        redelivery: RedeliveryPolicy | None = None,
+                        app_slug: str | None = "questbot") -> Runtime:
     """``draft_pulls``: quest PRs open as drafts and are marked ready for review at
     checkpoint C (``bot.github.projection``). ``leases`` default to ``Leases()``
-    (``bot.journal.lease`` says why those figures). ``model`` is the model agent's endpoint
-    (``None``: quests that would use it park saying what to set); ``scripted_specs`` is the
-    test tool that answers in its place for the repositories it names."""
+    (``bot.journal.lease`` says why those figures). ``redelivery``: run the redelivery
+    reconciler with this policy (``None``: none). ``app_slug``: the App's slug, which tells
+    questbot's own check runs and pushes from everyone else's (``None``: ask GitHub).
+    ``model`` is the model agent's endpoint (``None``: quests that would use it park saying
+    what to set); ``scripted_specs`` is the test tool that answers in its place for the
+    repositories it names."""
     metrics = Metrics()
     client = redis_client(redis_url, metrics)
     session = aiohttp.ClientSession()
@@ -114,14 +138,40 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
                           [github_plugin(forges, draft_pulls=draft_pulls),
                            agent_plugin(scripted_specs, poll_seconds, model)],
                           durable=durable, leases=leases, metrics=metrics)
-    return Runtime(client, session, clients, settings, worker, metrics)
+    reconciler = None if redelivery is None else redeliverer(
+        session, client, app_id=app_id, private_key=private_key, base_url=github_api_url,
+        limits=clients.limits, metrics=metrics, policy=redelivery, owner=worker.consumer)
+    app_gh = PacedGitHubAPI(session, USER_AGENT, limits=clients.limits,
+                            base_url=github_api_url.rstrip("/"))
+    worker.intake.app_slug = app_slug or await own_slug(app_gh, app_id, private_key)
+    return Runtime(client, session, clients, settings, worker, metrics, reconciler)
+
+
+async def own_slug(gh: PacedGitHubAPI, app_id: str | int,
+                   private_key: str | bytes | SecretStr) -> str:
+    """The App's slug as GitHub has it (``GET /app``). Registered from a manifest, an App is
+    seldom called ``questbot`` (App names are unique on GitHub); a wrong slug would make
+    questbot take its own failing check runs for another App's. ``questbot`` if GitHub cannot
+    be asked now, with a warning saying how to set it."""
+    try:
+        answer = await gh.getitem("/app", jwt=app_jwt(app_id, private_key, datetime.now(UTC)))
+        slug = answer.get("slug") if isinstance(answer, dict) else None
+        if isinstance(slug, str) and slug:
+            return slug
+        raise ValueError("GET /app has no slug")
+    except (gidgethub.HTTPException, aiohttp.ClientError, OSError, TimeoutError,
+            ValueError) as exc:
+        log.warning("could not ask GitHub for the App's slug (%s); using 'questbot' — set "
+                    "GITHUB_APP_SLUG (python -m bot register writes it)", exc)
+        return "questbot"
 
 
 async def _serve(config: Config) -> None:
     runtime = await start_runtime(
         redis_url=config.redis_url, github_api_url=config.github_api_url,
         app_id=config.github_app_id, private_key=config.github_private_key,
-        durable=config.durable_acks, model=config.model_endpoint)
+        durable=config.durable_acks, redelivery=redelivery_policy(config),
+        app_slug=config.github_app_slug, model=config.model_endpoint)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -141,11 +191,34 @@ async def _serve(config: Config) -> None:
     else:
         log.info("the model agent uses %s over the %s protocol at %s", endpoint.model,
                  endpoint.wire.value, endpoint.base_url)
+    loops = [runtime.worker.run(stop)]
+    if runtime.redelivery is not None:
+        loops.append(runtime.redelivery.run(stop, runtime.worker.outage))
+        log.info("redelivery reconciler on: a pass every %d s over the last %d h, at most %d "
+                 "redeliveries a pass", config.redelivery_interval_s, config.redelivery_hours,
+                 config.redelivery_max)
     try:
-        await runtime.worker.run(stop)
+        await asyncio.gather(*loops)
     finally:
         await site_runner.cleanup()
         await runtime.close()
+
+
+def start_sandbox(config: Config) -> sandbox.SandboxStatus:
+    """Install the sandbox policy ``config`` describes and say in the log how repository code
+    will run: confined, refused (bubblewrap cannot run here), or unconfined by the operator's
+    explicit ``QUESTBOT_SANDBOX=unsafe-off``. The worker starts either way — it still has
+    GitHub's side of every quest to keep — but without a usable sandbox every proof, check and
+    agent run fails with ``SandboxUnavailable`` instead of running."""
+    return sandbox.announce(sandbox.install(config.sandbox_policy()), log)
+
+
+def redelivery_policy(config: Config) -> RedeliveryPolicy | None:
+    """The reconciler's policy from ``QUESTBOT_REDELIVERY*``; ``None`` when it is off."""
+    if not config.redelivery:
+        return None
+    return RedeliveryPolicy(interval_s=config.redelivery_interval_s,
+                            window_h=config.redelivery_hours, max_per_pass=config.redelivery_max)
 
 
 def run_worker(config: Config) -> None:
@@ -154,4 +227,5 @@ def run_worker(config: Config) -> None:
     configure_logging(secrets=[config.github_webhook_secret.get_secret_value(),
                                config.github_private_key.get_secret_value(),
                                *([model_key] if model_key else [])])
+    start_sandbox(config)
     asyncio.run(_serve(config))

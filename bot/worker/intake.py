@@ -55,6 +55,7 @@ from bot.github.conversation import (
     status_text,
 )
 from bot.github.forge import Forge, Forges
+from bot.github.pull_signals import PullClosed, PullReopened, ReviewSubmitted, quest_of_branch
 from bot.github.signals import (
     BasePush,
     ButtonPress,
@@ -65,7 +66,6 @@ from bot.github.signals import (
     IssueSignal,
     Passed,
     QuestPush,
-    quest_of_branch,
     read_intents,
 )
 from bot.journal import Applied, Indexes, PermanentError
@@ -73,6 +73,7 @@ from bot.journal.keys import thread_trail
 from bot.journal.memory import ForgeMemory
 from bot.worker.failures import FailureIntake
 from bot.worker.policybook import PolicyBook
+from bot.worker.pulls import PullIntake
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +120,7 @@ class Intake:
         self.app_slug = app_slug
         self.memory = ForgeMemory(ctx.journal.client)
         self.failures = FailureIntake(ctx, forges, indexes, self._default_head)
+        self.pulls = PullIntake(ctx, forges, self.memory, self.permissions)
 
     async def handle(self, event_name: str, payload: dict[str, Any],
                      delivery_id: str) -> Outcome:
@@ -204,6 +206,23 @@ class Intake:
             await self._commands(intent, delivery_id, out)
         elif isinstance(intent, ButtonPress):
             await self._button(intent, delivery_id, out)
+        elif isinstance(intent, PullClosed | PullReopened | ReviewSubmitted):
+            await self._pull(intent, delivery_id, out)
+
+    async def _pull(self, intent: PullClosed | PullReopened | ReviewSubmitted, delivery_id: str,
+                    out: Outcome) -> None:
+        async def apply(event: Event, repo: str) -> Applied | InvalidTransition:
+            return await self._apply(event, repo, out)
+
+        async def say(repo: str, number: int, effects: list[Effect]) -> None:
+            out.replies += await self._say(repo, number, effects)
+
+        if isinstance(intent, ReviewSubmitted):
+            await self.pulls.review(intent, apply, say)
+        elif isinstance(intent, PullClosed):
+            await self.pulls.closed(intent, delivery_id, apply, say)
+        else:
+            await self.pulls.reopened(intent, delivery_id, apply, say)
 
     async def _issue(self, i: IssueSignal, delivery_id: str, out: Outcome) -> None:
         settings = await self.ctx.settings.settings(i.repo)
@@ -240,8 +259,9 @@ class Intake:
             _v, quest = await self.ctx.journal.snapshot(qid)
             if quest is None or quest.base == p.after or quest.state in LANDED:
                 continue  # after landing the base no longer bears on the quest
-            if quest.state is State.LANDING and p.pusher == self.ctx.bot_login:
-                continue  # questbot's own merge of this quest; `landed` reports it
+            if quest.state is State.LANDING and (p.pusher == self.ctx.bot_login
+                                                 or await self.pulls.merged_here(quest)):
+                continue  # the quest's own merge (questbot's, GitHub's or a person's)
             await self._apply(BaseMoved(id=f"{delivery_id}:base:{qid}", quest_id=qid,
                                         at=self.ctx.clock(), base=p.after), p.repo, out)
 

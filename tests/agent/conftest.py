@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import itertools
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -22,6 +21,7 @@ import pytest
 import redis.asyncio
 
 from bot.adapters import AdapterContext
+from bot.agent import sandbox
 from bot.agent.demo_spec import sample_files, sample_spec
 from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, Policy, Quest
 from bot.github.client import GitHubClients
@@ -72,7 +72,7 @@ def checkout(tmp_path: Path) -> Path:
 
 REPO = "octo-org/sample-repo"
 POLICY = Policy()
-PY = sys.executable
+PY = sandbox.python()  # the interpreter, as the sandbox shows it
 EPOCH = datetime(2026, 3, 1, tzinfo=UTC)
 
 

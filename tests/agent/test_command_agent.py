@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import asyncio
 import json
+import tempfile
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from bot.adapters import AdapterContext
+from bot.agent import sandbox
 from bot.agent.command import parse_reply
 from bot.agent.runs import agent_adapters
+from bot.agent.sandbox import SandboxPolicy
 from bot.agent.task import ReplyStatus
 from bot.core import EffectType, State
 from tests.agent.conftest import PY, REPO, Quests, StaticSettings, only, settings_for
@@ -37,8 +41,21 @@ BODY
 '''
 
 
+@pytest.fixture(autouse=True)
+def tools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """Where the agent programs live: a directory the sandbox shows read-only, as an operator
+    adds one with ``QUESTBOT_SANDBOX_READONLY``; and a scratch ``tempfile`` directory, so a
+    test can find the checkout an agent runs in."""
+    path = tmp_path / "tools"
+    path.mkdir()
+    (tmp_path / "scratch").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "scratch"))
+    with sandbox.using(SandboxPolicy(readonly=(path,))):
+        yield path
+
+
 def script(tmp_path: Path, body: str) -> Path:
-    path = tmp_path / "agent.py"
+    path = tmp_path / "tools" / "agent.py"
     path.write_text(AGENT.replace("BODY", textwrap.dedent(body)))
     return path
 
@@ -58,6 +75,34 @@ async def test_a_valid_reply_becomes_a_hypothesis(
     await quests.apply(events)
     assert quests.now().state is State.HYPOTHESISED
     assert quests.now().usage_tokens == 42 and quests.now().usage_cost_cents == 3
+
+
+async def test_the_agent_runs_in_the_sandbox(
+        ctx: AdapterContext, settings: StaticSettings, quests: Quests, main_sha: str,
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("QUESTBOT_SECRET", "do-not-leak")
+    monkeypatch.setenv("AGENT_MODEL_KEY", "for-the-agent")
+    (tmp_path / "worker-file").write_text("the worker's")
+    use(settings, script(tmp_path, f"""
+        first = open("/proc/1/environ", "rb").read()
+        assert b"do-not-leak" not in first and b"for-the-agent" in first, first
+        assert os.environ["AGENT_MODEL_KEY"] == "for-the-agent" and os.getuid() == 65534
+        assert not pathlib.Path({str(tmp_path / "worker-file")!r}).exists()
+        try:
+            pathlib.Path(".git/config").write_text("[core]")
+            raise SystemExit("wrote .git/config")
+        except OSError:
+            pass
+        import socket
+        try:
+            socket.create_connection(("1.1.1.1", 443), timeout=1)
+            raise SystemExit("reached the network")
+        except OSError:
+            pass
+        print(json.dumps({RESEARCH_REPLY!r}))
+    """))
+    events = await agent_adapters(ctx)[EffectType.START_AGENT](await quests.sense(main_sha))
+    assert [e.type for e in events or ()] == ["hypothesis_written", "usage_recorded"]
 
 
 async def test_a_patch_left_in_the_checkout_is_verified_and_pushed(
@@ -115,9 +160,11 @@ async def test_failures_end_the_run_with_a_clear_reason(
     assert expected in halted.reason
 
 
-async def started(marker: Path) -> None:
+async def started(tmp_path: Path) -> None:
+    """The agent wrote ``started`` in its checkout (the one place outside its sandbox's
+    private /tmp that it can write, besides its home)."""
     for _ in range(500):
-        if marker.exists():
+        if list((tmp_path / "scratch").glob("questbot-agent-*/checkout/started")):
             return
         await asyncio.sleep(0.02)
     raise AssertionError("the agent never started")
@@ -126,13 +173,12 @@ async def started(marker: Path) -> None:
 async def test_stop_agent_kills_the_run_and_drops_its_outcome(
         ctx: AdapterContext, settings: StaticSettings, quests: Quests, main_sha: str,
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    marker = tmp_path / "started"
-    monkeypatch.setenv("AGENT_MARKER", str(marker))
+    monkeypatch.setenv("AGENT_MARKER", "started")
     use(settings, script(tmp_path, "time.sleep(60)"))
     run = agent_adapters(ctx, poll_seconds=60)
     start = await quests.sense(main_sha)
     running = asyncio.ensure_future(run[EffectType.START_AGENT](start))
-    await started(marker)
+    await started(tmp_path)
     stop = await quests.add("paused", actor="maintainer", reason="lunch")
     await run[EffectType.STOP_AGENT](only(stop, EffectType.STOP_AGENT))
     assert await asyncio.wait_for(running, 10) is None
@@ -141,12 +187,11 @@ async def test_stop_agent_kills_the_run_and_drops_its_outcome(
 async def test_a_run_stops_itself_when_the_quest_leaves_the_stage(
         ctx: AdapterContext, settings: StaticSettings, quests: Quests, main_sha: str,
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    marker = tmp_path / "started"
-    monkeypatch.setenv("AGENT_MARKER", str(marker))
+    monkeypatch.setenv("AGENT_MARKER", "started")
     use(settings, script(tmp_path, "time.sleep(60)"))
     run = agent_adapters(ctx, poll_seconds=0.05)
     running = asyncio.ensure_future(run[EffectType.START_AGENT](await quests.sense(main_sha)))
-    await started(marker)
+    await started(tmp_path)
     await quests.add("killed", actor="maintainer", reason="not worth it")
     assert await asyncio.wait_for(running, 10) is None
 

@@ -9,7 +9,6 @@ from the recorded conversations and fails the test on any request it did not exp
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -17,6 +16,7 @@ import pytest
 from pydantic import SecretStr
 
 from bot.adapters import AdapterContext
+from bot.agent import sandbox
 from bot.agent.model import ModelEndpoint, Wire
 from bot.agent.runs import NO_MODEL, agent_adapters
 from bot.core import EffectType, State
@@ -52,7 +52,7 @@ async def serve(protocol: str) -> AsyncIterator[Serve]:
 
     async def start(*names: str) -> ModelServer:
         server = await ModelServer(recorded(protocol, *names),
-                                   substitutions={"PYTHON": sys.executable}).start()
+                                   substitutions={"PYTHON": sandbox.python()}).start()
         servers.append(server)
         return server
 
@@ -88,7 +88,7 @@ async def test_every_stage_through_the_model(
     events = await run[EffectType.START_AGENT](only(await quests.decide("A"),
                                                     EffectType.START_AGENT))
     assert [e.type for e in events or ()] == ["reproduced", "plan_written", "usage_recorded"]
-    assert events[0].command == (sys.executable, "-m", "unittest", "-q",
+    assert events[0].command == (sandbox.python(), "-m", "unittest", "-q",
                                  "tests.test_questbot_reproduction")
     await quests.apply(events)
 

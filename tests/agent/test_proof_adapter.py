@@ -5,8 +5,10 @@ from __future__ import annotations
 import pytest
 
 from bot.adapters import AdapterContext
+from bot.agent import sandbox
 from bot.agent.demo_spec import REPRODUCTION_PATH, REPRODUCTION_TEST, sample_files
 from bot.agent.runs import agent_adapters
+from bot.agent.sandbox import SandboxPolicy, SandboxUnavailable
 from bot.core import (
     Effect,
     EffectType,
@@ -16,6 +18,7 @@ from bot.core import (
     step,
 )
 from bot.core.events import ProofCompleted, ProofFailed
+from bot.errors import PermanentError
 from tests.agent.conftest import POLICY, PY, REPO, Quests, only
 from tests.fakegithub import FakeGitHub
 
@@ -113,3 +116,15 @@ async def test_a_failed_bundle_is_never_accepted_as_proof(
     forged = quests.event("proof_completed", bundle=bundle.as_json(), digest=bundle.digest())
     with pytest.raises(InvalidTransition, match="failing check"):
         step(quest, forged, POLICY)
+
+
+async def test_without_a_sandbox_the_proof_refuses_to_run_repository_code(
+        fake: FakeGitHub, ctx: AdapterContext, quests: Quests, main_sha: str) -> None:
+    """Where bubblewrap cannot run, the effect fails for good with what to install or set."""
+    effect = await at_proving(fake, quests, main_sha, {"pager.py": FIXED})
+    policy = SandboxPolicy(bwrap="/nonexistent/questbot-bwrap")
+    with sandbox.using(policy), pytest.raises(SandboxUnavailable) as caught:
+        await agent_adapters(ctx)[EffectType.RUN_PROOF](effect)
+    assert isinstance(caught.value, PermanentError)
+    assert "apt-get install bubblewrap" in str(caught.value)
+    assert "QUESTBOT_SANDBOX=unsafe-off" in str(caught.value)

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 from pydantic import ValidationError
 
+from bot.agent import sandbox
 from bot.agent.errors import ProofRunError
 from bot.agent.proof_runner import (
     EXIT_NOT_STARTED,
@@ -22,7 +22,7 @@ from bot.core.canonical import canonical_digest
 from bot.core.proof import Risk
 from tests.agent.conftest import git
 
-PY = sys.executable
+PY = sandbox.python()  # the interpreter, as the sandbox shows it
 CHECK = "from app import add\nassert add(2, 3) == 5, 'add is wrong'\nprint('ok')\n"
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import sys
 from typing import Any
 
 from bot.adapters import AdapterContext
+from bot.agent import sandbox
 from bot.agent.demo_spec import REPRODUCTION_PATH, sample_files
 from bot.agent.runs import OUTCOMES_TTL_SECONDS, agent_adapters, outcomes_key
 from bot.agent.scripted import Edit, ScriptedSpec
@@ -192,7 +192,7 @@ def test_sample_spec_runs_the_reproduction_with_the_given_python() -> None:
     from bot.agent.demo_spec import sample_spec
 
     assert sample_spec("/x/python").reproduction_command[0] == "/x/python"
-    assert sample_spec().reproduction_command[0] == sys.executable
+    assert sample_spec().reproduction_command[0] == sandbox.python()
 
 
 async def test_a_redelivered_run_reports_its_events_again_and_pushes_nothing(

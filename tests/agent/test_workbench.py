@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from decimal import Decimal
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from pydantic import SecretStr
 from pydantic_ai.messages import ModelRequest, ModelResponse, TextPart, UserPromptPart
 from pydantic_ai.usage import RequestUsage
 
+from bot.agent import sandbox
 from bot.agent.model.conversation import spent
 from bot.agent.model.endpoint import ModelEndpoint, Prices, Wire
 from bot.agent.model.untrusted import FENCE_TAG
@@ -61,10 +61,10 @@ def test_writing_needs_a_stage_that_writes(checkout: Path) -> None:
 
 async def test_a_command_runs_without_a_shell_and_its_output_is_fenced(checkout: Path) -> None:
     tools = bench(checkout)
-    out = await tools.run([sys.executable, "-c", "import os; print('HOME', os.environ['HOME'])"
+    out = await tools.run([sandbox.python(), "-c", "import os; print(sorted(os.environ))"
                            "; raise SystemExit(3)"])
     assert out.startswith("exit code 3\n") and f"<{FENCE_TAG} source=" in out
-    assert "GITHUB" not in out
+    assert "GITHUB" not in out and "REDIS" not in out  # the worker's environment stays out
     shell = await tools.run(["echo hi; rm -rf /"])  # one word, no shell: it cannot start
     assert shell.startswith("exit code 127")
     with pytest.raises(ToolRefused):

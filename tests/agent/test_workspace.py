@@ -106,3 +106,33 @@ def test_rebind_names_github_shas_and_changes_the_digest() -> None:
     bound = rebind(bundle, base="a" * 40, head="b" * 40)
     assert (bound.base, bound.head) == ("a" * 40, "b" * 40)
     assert bound.digest() != bundle.digest()
+
+
+async def test_a_link_planted_in_the_checkout_never_takes_the_worker_outside(
+        fake: FakeGitHub, clients: GitHubClients, main_sha: str, tmp_path: Path) -> None:
+    """Sandboxed code could write the checkout; the worker reads and writes it unconfined
+    afterwards. A link there must not make it push a file from outside (the App's key) or
+    write one outside (its own code)."""
+    from bot.agent.workspace import apply_changes
+
+    secret = tmp_path / "app.pem"
+    secret.write_text("PRIVATE KEY\n")
+    victim_dir = tmp_path / "worker-code"
+    victim_dir.mkdir()
+    victim = victim_dir / "config.py"
+    victim.write_text("original\n")
+    checkout = await materialise(await host_of(clients), main_sha, tmp_path / "co")
+    (checkout.path / "leak.txt").symlink_to(secret)
+    with pytest.raises(WorkspaceError, match="regular files only"):
+        await changes_in(checkout)
+    (checkout.path / "leak.txt").unlink()
+    (checkout.path / "pager.py").unlink()
+    (checkout.path / "pager.py").symlink_to(victim)
+    (checkout.path / "out").symlink_to(victim_dir)
+    apply_changes(checkout, {"pager.py": b"patched\n"})
+    assert victim.read_text() == "original\n"  # the link was replaced, not followed
+    assert not (checkout.path / "pager.py").is_symlink()
+    assert (checkout.path / "pager.py").read_bytes() == b"patched\n"
+    with pytest.raises(WorkspaceError, match="is a symbolic link"):
+        apply_changes(checkout, {"out/config.py": b"pwned\n"})
+    assert victim.read_text() == "original\n"

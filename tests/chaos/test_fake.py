@@ -217,3 +217,26 @@ async def test_a_harness_drives_the_fake_through_its_control_routes(
             assert r.status == 404
     finally:
         await fake.stop()
+
+
+async def test_a_harness_drops_deliveries_and_reads_githubs_log(
+    session: aiohttp.ClientSession,
+) -> None:
+    fake = FakeGitHub(webhook_url="http://127.0.0.1:9/webhook")
+    fake.control = control(fake)
+    await fake.start()
+    base = f"{fake.url}/_fake/control"
+    try:
+        fake.create_repository("acme/app")
+        async with session.post(f"{base}/drops", json={"count": 1}) as r:
+            assert (r.status, await r.json()) == (200, {"dropping": 1})
+        await fake.open_issue("acme/app", "lost")
+        async with session.get(f"{base}/state") as r:
+            (entry,) = (await r.json())["webhooks"]["log"]
+        assert (entry["event"], entry["status"], entry["redelivery"]) == (
+            "issues", "failed to connect", False)
+        assert fake.hooks.dropping == 0
+        async with session.post(f"{base}/drops", json={"count": -1}) as r:
+            assert r.status == 422
+    finally:
+        await fake.stop()

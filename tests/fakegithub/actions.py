@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from tests.fakegithub.gitstore import Commit
+from tests.fakegithub.hooklog import HookLog
 from tests.fakegithub.state import (
     CheckRun,
     Comment,
@@ -29,7 +30,6 @@ from tests.fakegithub.webhooks import (
     build_delivery,
     build_payload,
     deep_merge,
-    send,
 )
 
 if TYPE_CHECKING:
@@ -50,9 +50,14 @@ class Actions:
     render: Renderer
     webhook_url: str | None
     webhook_secret: str
+    settle_merges: Any
+    """``Landing.settle_merges``: what GitHub merges on its own once it can."""
 
     def __init__(self) -> None:
         self.deliveries: list[DeliveryResult] = []
+        self.hooks = HookLog()
+        """Every delivery attempt, as ``GET /app/hook/deliveries`` lists them
+        (``tests.fakegithub.hooklog``); ``hooks.drop(n)`` loses the next ``n``."""
         self.dispatcher: Dispatcher | None = None
         """Set it to send webhooks from a queue, as GitHub does (``tests.fakegithub.dispatch``);
         the deliveries are then recorded there, and ``deliveries`` holds them with status 0."""
@@ -156,14 +161,25 @@ class Actions:
     async def _send(self, delivery: Delivery) -> DeliveryResult:
         if self.dispatcher is not None:
             return self._queue(self.dispatcher, delivery)
-        if self.webhook_url is None:
+        if self.webhook_url is None:  # an App without a webhook: nothing is attempted
             result = DeliveryResult(delivery, 0, "")
         else:
-            result = await send(self.webhook_url, delivery)
+            result = await self.hooks.attempt(self.webhook_url, delivery, redelivery=False)
         self.deliveries.append(result)
         return result
 
+    async def redeliver(self, delivery: Delivery) -> None:
+        """Send ``delivery`` again as a redelivery (``POST /app/hook/deliveries/{id}/
+        attempts``): same guid and body, a new entry in the log."""
+        if self.dispatcher is not None:
+            self.dispatcher.hooks = self.hooks
+            await self.dispatcher.resend(delivery)
+        elif self.webhook_url is not None:
+            self.deliveries.append(
+                await self.hooks.attempt(self.webhook_url, delivery, redelivery=True))
+
     def _queue(self, dispatcher: Dispatcher, delivery: Delivery) -> DeliveryResult:
+        dispatcher.hooks = self.hooks
         dispatcher.submit(delivery)
         result = DeliveryResult(delivery, 0, "queued")
         self.deliveries.append(result)
@@ -432,6 +448,7 @@ class Actions:
             },
             sender="github-actions[bot]",
         )
+        await self.settle_merges(full_name)  # auto-merge and the queue act on their own
         return run
 
     async def fail_check(self, full_name: str, sha: str, name: str = "ci") -> CheckRun:

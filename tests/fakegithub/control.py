@@ -10,10 +10,13 @@ these routes, all JSON, all under ``/_fake/control/`` (never faulted, never logg
 ``POST comments``      ``{"repo", "number", "body", "user"}`` (``issue_comment`` webhook)
 ``POST pulls``         ``{"repo"}``: the repository's pull requests (number, head, merged)
 ``POST faults``        ``{"rate": 0.0}`` — change the injected fault rate while running
+``POST drops``         ``{"count": 3}`` — the next webhook attempts fail to connect (the
+                       receiver was down): GitHub's delivery log shows them failed
 ``GET  state``         everything a harness checks afterwards: each repository's issues, pull
                        requests, comments with their reactions, check runs, commits and refs;
                        every API request (with the JSON bodies of writes); every webhook attempt
-                       and which deliveries were acknowledged; the faults injected; violations.
+                       and which deliveries were acknowledged; GitHub's delivery log (guid,
+                       status, redelivery); the faults injected; violations.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ def control(fake: FakeGitHub) -> Callable[[web.Request], Awaitable[web.StreamRes
         ("POST", "checks"): _check,
         ("POST", "comments"): _comment,
         ("POST", "faults"): _faults,
+        ("POST", "drops"): _drops,
         ("POST", "pulls"): _pulls,
         ("GET", "state"): _state,
     }
@@ -89,6 +93,14 @@ async def _faults(fake: FakeGitHub, body: dict[str, Any]) -> dict[str, Any]:
     return {"rate": rate}
 
 
+async def _drops(fake: FakeGitHub, body: dict[str, Any]) -> dict[str, Any]:
+    count = int(body["count"])
+    if count < 0:
+        raise ValueError(f"the number of attempts to drop must be 0 or more, got {count}")
+    fake.hooks.drop(count)
+    return {"dropping": count}
+
+
 async def _state(fake: FakeGitHub, _body: Any) -> dict[str, Any]:
     dispatcher = fake.dispatcher
     return {
@@ -104,6 +116,9 @@ async def _state(fake: FakeGitHub, _body: Any) -> dict[str, Any]:
             "attempts": [a.as_json() for a in dispatcher.attempts] if dispatcher else [],
             "acknowledged": sorted(dispatcher.acknowledged) if dispatcher else [],
             "in_flight": dispatcher.in_flight if dispatcher else 0,
+            "log": [{"id": e.id, "guid": e.guid, "event": e.delivery.event,
+                     "status": e.status, "status_code": e.status_code,
+                     "redelivery": e.redelivery} for e in fake.hooks.entries],
         },
         "faults": [{"at": f.at, "method": f.method, "path": f.path, "kind": f.kind,
                     "status": f.status} for f in fake.faults.injected],

@@ -30,6 +30,7 @@ from typing import Any
 
 import aiohttp
 
+from tests.fakegithub.hooklog import HookLog
 from tests.fakegithub.webhooks import Delivery
 
 GITHUB_TIMEOUT_S = 10.0
@@ -68,6 +69,8 @@ class Dispatcher:
     attempts: list[Attempt] = field(default_factory=list)
     submitted: list[dict[str, Any]] = field(default_factory=list)
     acknowledged: set[str] = field(default_factory=set)
+    hooks: HookLog | None = None
+    """The fake's delivery log: each attempt is an entry, and its drops apply here too."""
     _rng: random.Random = field(init=False, repr=False)
     _tasks: set[asyncio.Task[None]] = field(default_factory=set, repr=False)
     _session: aiohttp.ClientSession | None = field(default=None, repr=False)
@@ -92,6 +95,10 @@ class Dispatcher:
         task = asyncio.get_running_loop().create_task(self._deliver(delivery))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+
+    async def resend(self, delivery: Delivery) -> None:
+        """One more attempt, as a redelivery (GitHub's redelivery API asked for it)."""
+        await self._attempt(delivery, 0.0, redelivery=True)
 
     async def close(self) -> None:
         for task in list(self._tasks):
@@ -126,15 +133,21 @@ class Dispatcher:
         attempt = Attempt(delivery.id, delivery.event, action if isinstance(action, str) else None,
                           target, time.time(), redelivery)
         self.attempts.append(attempt)
+        entry = self.hooks.begin(delivery, target, redelivery=redelivery) if self.hooks else None
+        body = ""
         try:
+            if self.hooks is not None and self.hooks.take_drop():
+                raise aiohttp.ClientConnectionError("dropped: the receiver did not answer")
             async with self._session.post(
                 target, data=delivery.body, headers=delivery.headers,
                 timeout=aiohttp.ClientTimeout(total=self.timeout_s),
             ) as response:
-                await response.read()
+                body = (await response.read()).decode(errors="replace")
                 attempt.status = response.status
         except (aiohttp.ClientError, TimeoutError, OSError) as exc:
             attempt.error = f"{type(exc).__name__}: {exc}"[:300]
         attempt.finished = time.time()
+        if self.hooks is not None and entry is not None:
+            self.hooks.finish(entry, attempt.status, error=attempt.error, body=body)
         if 200 <= attempt.status < 300:
             self.acknowledged.add(delivery.id)

@@ -1,5 +1,9 @@
 """What GitHub does to pull requests through GraphQL or on its own, for the fake: draft state,
-reverts, auto-merge and the merge queue (``tests.fakegithub.graphql_resolvers`` calls these).
+reverts, auto-merge and the merge queue (``tests.fakegithub.graphql_resolvers`` calls these);
+and what people do to a pull request besides commenting: review it, close it, reopen it.
+
+Auto-merge and the merge queue act on their own, as on GitHub: ``settle_merges`` runs after
+every completed check run and every review (BEHAVIOUR §6).
 
 Mixed into :class:`~tests.fakegithub.server.FakeGitHub` beside
 :class:`~tests.fakegithub.actions.Actions`, whose webhooks and merges it uses.
@@ -11,9 +15,11 @@ from typing import Any
 
 from tests.fakegithub.actions import ZERO_SHA
 from tests.fakegithub.gitstore import three_way
-from tests.fakegithub.state import PullRequest, Repository, iso
+from tests.fakegithub.state import PullRequest, Repository, Review, iso
 
 _METHODS = {"MERGE": "merge", "SQUASH": "squash", "REBASE": "rebase"}
+_REVIEW_STATES = {"APPROVE": "APPROVED", "REQUEST_CHANGES": "CHANGES_REQUESTED",
+                  "COMMENT": "COMMENTED"}
 
 
 class Landing:
@@ -24,6 +30,8 @@ class Landing:
     add_pull: Any
     merge_pull: Any
     repo: Any
+    world: Any
+    render: Any
     _webhook_pull: Any
 
     async def set_draft(self, repo: Repository, pr: PullRequest, draft: bool, *,
@@ -77,7 +85,7 @@ class Landing:
         for pr in [*waiting, *queue]:
             pinned = pr.queued.expected_head if pr.queued else (
                 pr.auto_merge.expected_head if pr.auto_merge else None)
-            if pr.merged or repo.missing_checks(pr) or pr.draft:
+            if pr.merged or repo.missing_checks(pr) or repo.missing_approvals(pr) or pr.draft:
                 continue
             if pinned is not None and pinned != pr.head_sha:
                 pr.queued = pr.auto_merge = None
@@ -90,3 +98,47 @@ class Landing:
             await self.merge_pull(repo, pr, user, method, None)
             merged.append(pr.number)
         return merged
+
+    # -- what people do ----------------------------------------------------------------------
+
+    async def review(self, full_name: str, number: int, event: str, *, user: str,
+                     body: str = "", commit_id: str | None = None) -> Review:
+        """``user`` submits a review (``APPROVE``, ``REQUEST_CHANGES`` or ``COMMENT``) of
+        ``commit_id`` (the head by default); sends ``pull_request_review`` ``submitted``, whose
+        ``review.state`` is lowercase (``approved``), then lets auto-merge act."""
+        repo = self.repo(full_name)
+        pr = repo.pulls[number]
+        review = Review(self.world.new_id(), user, _REVIEW_STATES[event], body,
+                        commit_id or pr.head_sha, iso())
+        pr.reviews.append(review)
+        rendered = self.render.review(repo, number, review)
+        await self.deliver(
+            repo, "pull_request_review", "submitted",
+            {"review": {**rendered, "state": review.state.lower(), "body": body or None},
+             "pull_request": self._webhook_pull(repo, pr)}, sender=user)
+        await self.settle_merges(full_name)
+        return review
+
+    async def close_pull(self, full_name: str, number: int, *, user: str) -> None:
+        """``user`` closes the pull request without merging it; sends ``pull_request``
+        ``closed`` with ``merged: false``."""
+        await self.set_pull_state(self.repo(full_name), self.repo(full_name).pulls[number],
+                                  "closed", user=user)
+
+    async def reopen_pull(self, full_name: str, number: int, *, user: str) -> None:
+        """``user`` reopens it; sends ``pull_request`` ``reopened``."""
+        await self.set_pull_state(self.repo(full_name), self.repo(full_name).pulls[number],
+                                  "open", user=user)
+
+    async def set_pull_state(self, repo: Repository, pr: PullRequest, state: str, *,
+                             user: str) -> None:
+        """Close or reopen (the web page or ``pulls/update``); a change sends its webhook."""
+        issue = repo.issues[pr.number]
+        if issue.state == state or pr.merged:
+            return
+        issue.state = state
+        if state == "closed":
+            pr.auto_merge = pr.queued = None  # GitHub drops both when a pull request closes
+        await self.deliver(repo, "pull_request", "closed" if state == "closed" else "reopened",
+                           {"number": pr.number, "pull_request": self._webhook_pull(repo, pr)},
+                           sender=user)

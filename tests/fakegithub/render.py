@@ -30,13 +30,13 @@ from tests.fakegithub.state import (
 
 def mergeable_state(repo: Repository, pr: PullRequest) -> str:
     """GitHub's ``mergeable_state``: ``draft``, ``blocked`` while a required check has not
-    passed, else ``clean`` (the fake computes mergeability at once; GitHub may say ``null``
-    and ``unknown`` first, BEHAVIOUR §1)."""
+    passed or approvals are missing, else ``clean`` (the fake computes mergeability at once;
+    GitHub may say ``null`` and ``unknown`` first, BEHAVIOUR §1)."""
     if pr.merged:
         return "unknown"
     if pr.draft:
         return "draft"
-    return "blocked" if repo.missing_checks(pr) else "clean"
+    return "blocked" if repo.missing_checks(pr) or repo.missing_approvals(pr) else "clean"
 
 
 def reactions(url: str) -> dict[str, Any]:

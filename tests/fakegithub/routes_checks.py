@@ -25,11 +25,6 @@ async def get_repository(call: Call) -> Reply:
     return Reply(200, call.render.full_repository(call.repository))
 
 
-async def create_from_manifest(call: Call) -> Reply:
-    # The manifest flow needs a browser round trip; the fake has no pending manifests.
-    raise not_found()
-
-
 async def create_access_token(call: Call) -> Reply:
     installation = call.world.installations.get(call.int_param("installation_id"))
     if installation is None:
@@ -206,7 +201,6 @@ HANDLERS: dict[str, Handler] = {
     "meta/root": get_root,
     "repos/get": get_repository,
     "apps/get-authenticated": get_app,
-    "apps/create-from-manifest": create_from_manifest,
     "apps/create-installation-access-token": create_access_token,
     "apps/get-repo-installation": get_repo_installation,
     "checks/create": create_check_run,

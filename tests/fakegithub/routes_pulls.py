@@ -3,7 +3,8 @@ reviewers, reviews and update-branch, each with GitHub's refusals (``tests.fakeg
 
 Merging honours ``sha`` as GitHub does: a head that moved since the caller looked answers 409
 "Head branch was modified", so an approval bound to one SHA can never land another; a draft,
-a disabled merge method, a merge queue or a required check that has not passed answer 405.
+a disabled merge method, a merge queue, missing approvals or a required check that has not
+passed answer 405.
 """
 
 from __future__ import annotations
@@ -47,7 +48,9 @@ async def create_pull(call: Call) -> Reply:
 
 
 async def update_pull(call: Call) -> Reply:
-    """``pulls/update``: title, body and state (it has no ``draft``: that is GraphQL's)."""
+    """``pulls/update``: title, body and state (it has no ``draft``: that is GraphQL's). A
+    closed pull request whose branch is gone cannot be reopened (BEHAVIOUR §2); closing or
+    reopening sends its webhook."""
     repo, body = call.repository, call.body or {}
     pr = find_pull(repo, call.int_param("pull_number"))
     issue = repo.issues[pr.number]
@@ -56,12 +59,17 @@ async def update_pull(call: Call) -> Reply:
         raise rules.validation_failed("PullRequest", "custom", field="state",
                                       message="state cannot be changed. The pull request has "
                                       "been merged.")  # wording unconfirmed
+    if body.get("state") == "open" and issue.state == "closed" and (
+            repo.branch_sha(pr.head_ref) is None):
+        raise rules.validation_failed("PullRequest", "custom", field="state",
+                                      message="state cannot be changed. The "
+                                      f"{pr.head_ref} branch has been deleted.")
     if "title" in body:
         issue.title = str(body["title"])
     if "body" in body:
         issue.body = body["body"]
     if "state" in body:
-        issue.state = body["state"]
+        await call.fake.set_pull_state(repo, pr, body["state"], user=bot_login(call))
     return Reply(200, call.render.pull_request(repo, pr))
 
 
@@ -104,8 +112,8 @@ async def get_pull(call: Call) -> Reply:
 
 async def merge_pull(call: Call) -> Reply:
     """``pulls/merge`` with GitHub's refusals (BEHAVIOUR §5): closed or merged 405, a draft
-    405, a moved head 409, a disabled method 405, a merge queue 405, a required check that has
-    not passed 405."""
+    405, a moved head 409, a disabled method 405, a merge queue 405, too few approvals 405, a
+    required check that has not passed 405."""
     repo, body = call.repository, call.body or {}
     pr = find_pull(repo, call.int_param("pull_number"))
     if pull_state(repo, pr) != "open":
@@ -117,8 +125,12 @@ async def merge_pull(call: Call) -> Reply:
     method = body.get("merge_method", "merge")
     if not merge_allowed(repo, method):
         raise GitHubError(405, rules.METHOD_NOT_ALLOWED[method])
+    if repo.linear_history and method == "merge" and pr.base_ref == repo.default_branch:
+        raise GitHubError(405, rules.NO_MERGE_COMMITS)
     if repo.merge_queue and pr.base_ref == repo.default_branch:
         raise GitHubError(405, rules.THROUGH_THE_QUEUE)
+    if repo.required_reviews and repo.missing_approvals(pr):
+        raise rules.approvals_required(repo.required_reviews)
     missing = repo.missing_checks(pr)
     if missing:
         raise rules.required_check_expected(missing[0])
@@ -188,6 +200,14 @@ async def create_review(call: Call) -> Reply:
     return Reply(200, call.render.review(repo, pr.number, review))
 
 
+async def list_reviews(call: Call) -> Reply:
+    """``pulls/list-reviews``: oldest first, paged."""
+    repo = call.repository
+    pr = find_pull(repo, call.int_param("pull_number"))
+    shown, link = paged(call, pr.reviews, f"pulls/{pr.number}/reviews", ())
+    return with_link(Reply(200, [call.render.review(repo, pr.number, r) for r in shown]), link)
+
+
 async def update_branch(call: Call) -> Reply:
     repo, body = call.repository, call.body or {}
     pr = find_pull(repo, call.int_param("pull_number"))
@@ -216,5 +236,6 @@ HANDLERS: dict[str, Handler] = {
     "pulls/request-reviewers": request_reviewers,
     "pulls/remove-requested-reviewers": remove_reviewers,
     "pulls/create-review": create_review,
+    "pulls/list-reviews": list_reviews,
     "pulls/update-branch": update_branch,
 }

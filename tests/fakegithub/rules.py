@@ -77,6 +77,7 @@ METHOD_NOT_ALLOWED = {
     "rebase": "Rebase merges are not allowed on this repository.",  # (unconfirmed)
 }
 NOT_MERGEABLE = "Pull Request is not mergeable"
+NO_MERGE_COMMITS = "This branch must not contain merge commits."
 STILL_A_DRAFT = "Pull Request is still a draft"
 HEAD_MODIFIED = "Head branch was modified. Review and try the merge again."
 THROUGH_THE_QUEUE = "Changes must be made through the merge queue"
@@ -85,6 +86,16 @@ NO_NEW_COMMITS = "There are no new commits on the base branch."
 
 def required_check_expected(name: str) -> GitHubError:
     return GitHubError(405, f'Required status check "{name}" is expected.')
+
+
+def approvals_required(count: int) -> GitHubError:
+    """§4, §5: approvals missing; GitHub's wording for one is quoted, for more it is
+    (unconfirmed)."""
+    if count == 1:
+        return GitHubError(405, "At least 1 approving review is required by reviewers with "
+                           "write access.")
+    return GitHubError(405, f"At least {count} approving reviews are required by reviewers "
+                       "with write access.")
 
 
 # -- reviews (§3, §4) -------------------------------------------------------------------------

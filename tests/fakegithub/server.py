@@ -33,8 +33,10 @@ from tests.fakegithub import graphql
 from tests.fakegithub.actions import Actions
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from tests.fakegithub.faults import BEFORE, Faults
+from tests.fakegithub.hooklog import HANDLERS as HOOKS
 from tests.fakegithub.keys import JWTRejected, KeyPair, shared_key_pair, verify_app_jwt
 from tests.fakegithub.landing import Landing
+from tests.fakegithub.manifests import ManifestFlow, create_from_manifest
 from tests.fakegithub.openapi import Match, OpenAPI, shared_api
 from tests.fakegithub.render import Renderer
 from tests.fakegithub.routes_checks import HANDLERS as CHECKS
@@ -45,7 +47,8 @@ from tests.fakegithub.routes_pulls import HANDLERS as PULLS
 from tests.fakegithub.rules import invalid_request
 from tests.fakegithub.state import Token, World
 
-HANDLERS: dict[str, Handler] = {**CHECKS, **CI, **GIT, **ISSUES, **PULLS}
+HANDLERS: dict[str, Handler] = {**CHECKS, **CI, **GIT, **ISSUES, **PULLS, **HOOKS,
+                                "apps/create-from-manifest": create_from_manifest}
 RATE_LIMIT = 5000
 _JWT_PATHS = ("/app", "/app/")
 
@@ -112,6 +115,8 @@ class FakeGitHub(Actions, Landing):
         """Off unless given a rate: see ``tests.fakegithub.faults``."""
         self.control: Callable[[web.Request], Awaitable[web.StreamResponse]] | None = None
         """Serves ``/_fake/control/...`` when set (``tests.fakegithub.control``)."""
+        self.manifests = ManifestFlow()
+        """The App manifest flow's pages and codes (``tests.fakegithub.manifests``)."""
         super().__init__()
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -183,6 +188,8 @@ class FakeGitHub(Actions, Landing):
         raw_path = request.raw_path.split("?", 1)[0]
         if self.control is not None and raw_path.startswith("/_fake/control/"):
             return await self.control(request)
+        if self.manifests.is_page(request.method, raw_path):  # github.com's pages, not the API
+            return await self.manifests.page(request)
         raw_body = await request.read()
         exchange = Exchange(request.method, unquote(raw_path), dict(request.query), None)
         exchange.headers = {k.lower(): v for k, v in request.headers.items()}

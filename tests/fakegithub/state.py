@@ -201,6 +201,14 @@ class Repository:
     """Branch protection of the default branch, reduced to its required check names."""
     merge_queue: bool = False
     """The default branch requires a merge queue (BEHAVIOUR §5, §6)."""
+    linear_history: bool = False
+    """Branch protection's ``required_linear_history`` on the default branch: no merge commits
+    (BEHAVIOUR §5)."""
+    required_reviews: int = 0
+    """Branch protection's ``required_approving_review_count`` on the default branch (0-6)."""
+    dismiss_stale_reviews: bool = False
+    """Branch protection's ``dismiss_stale_reviews``: an approval counts only on the head it
+    was given on (BEHAVIOUR §4)."""
 
     @property
     def full_name(self) -> str:
@@ -237,6 +245,24 @@ class Repository:
                 latest[run.name] = run.conclusion
         return [name for name in self.required_checks
                 if latest.get(name) not in ("success", "neutral", "skipped")]
+
+    def missing_approvals(self, pr: PullRequest) -> int:
+        """Approvals a pull request into the default branch still needs (BEHAVIOUR §4): each
+        reviewer's latest approving or changes-requesting review counts, only from accounts
+        with write access, and with ``dismiss_stale_reviews`` only on the current head."""
+        if pr.base_ref != self.default_branch or self.required_reviews == 0:
+            return 0
+        latest: dict[str, Review] = {}
+        for review in pr.reviews:
+            if review.state in ("APPROVED", "CHANGES_REQUESTED", "DISMISSED"):
+                latest[review.user.lower()] = review
+        approvals = sum(
+            1 for review in latest.values()
+            if review.state == "APPROVED"
+            and self.permission(review.user) in (Permission.ADMIN, Permission.MAINTAIN,
+                                                 Permission.WRITE)
+            and (not self.dismiss_stale_reviews or review.commit_id == pr.head_sha))
+        return max(0, self.required_reviews - approvals)
 
     def take_number(self) -> int:
         number = self.next_number

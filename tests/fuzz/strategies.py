@@ -39,13 +39,19 @@ PRIMED = [
                                       "comment": {"body": "LGTM\n\n/revise add a test"}}),
         ("issue_comment", "edited", {"changes": {"body": {"from": "/approve\n"}},
                                      "comment": {"body": "/approve\n/claim\n"}}),
+        ("pull_request_review", "submitted", {
+            "review": {"state": "approved"},
+            "pull_request": {"head": {"ref": "quest/q0123456789"}}}),
+        ("pull_request", "closed", {"pull_request": {"head": {"ref": "quest/q0123456789"},
+                                                     "merged": True}}),
+        ("pull_request", "reopened", {"pull_request": {"head": {"ref": "quest/q0123456789"}}}),
     ]
 ]
 """Real examples changed just enough to hold what questbot reads (a failure on the default
 branch, a quest branch, a command), so mutations start from deliveries that reach a handler."""
 ROUTED = PRIMED + [(event, payload) for event, payload in EXAMPLES if event in {
     "check_run", "check_suite", "workflow_run", "issues", "push", "issue_comment",
-    "installation", "installation_repositories"}]
+    "installation", "installation_repositories", "pull_request", "pull_request_review"}]
 """The deliveries a handler reads; three in four fuzzed payloads start from one of these."""
 
 READ_KEYS = (
@@ -55,7 +61,8 @@ READ_KEYS = (
     "pull_request", "labels", "title", "ref", "before", "after", "sender", "login", "type",
     "pusher", "commits", "added", "modified", "removed", "comment", "user", "body",
     "external_id", "pull_requests", "requested_action", "identifier", "changes", "from",
-    "check_suite_id", "run_attempt",
+    "check_suite_id", "run_attempt", "review", "state", "commit_id", "merged",
+    "merge_commit_sha", "head",
 )
 """Every key ``bot.github.signals`` reads somewhere: the names a mutation may add."""
 
@@ -121,6 +128,9 @@ _OBJECTS = {
     "sender": ("login", "type"), "pusher": ("name",), "installation": ("id",),
     "repository": ("full_name", "default_branch"), "requested_action": ("identifier",),
     "changes": ("body", ("body", "from")),
+    "review": ("id", "state", "commit_id", "body", "user", ("user", "login"), ("user", "type")),
+    "pull_request": ("number", "merged", "merge_commit_sha", "head", ("head", "ref"),
+                     ("head", "sha")),
     "commits": (0, (0, "added"), (0, "modified"), (0, "removed")),
     "repositories": (0, (0, "full_name")), "repositories_added": (0, (0, "full_name")),
 }

@@ -6,12 +6,12 @@ Shared by ``scripts/demo`` and ``tests/e2e/test_demo.py`` so the test runs what 
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pydantic import SecretStr
 
+from bot.agent import sandbox
 from bot.agent.model import ModelEndpoint, Wire
 from bot.core import Event
 from bot.core.events import (
@@ -30,7 +30,7 @@ MODEL = "gpt-4.1-mini"
 
 async def demo_model() -> tuple[ModelServer, ModelEndpoint]:
     server = await ModelServer(recorded("openai", *STAGES),
-                               substitutions={"PYTHON": sys.executable}).start()
+                               substitutions={"PYTHON": sandbox.python()}).start()
     endpoint = ModelEndpoint(wire=Wire.OPENAI, url=f"{server.url}/v1",
                              api_key=SecretStr("sk-demo-not-a-real-key"), model=MODEL)
     return server, endpoint

@@ -8,6 +8,7 @@ from bot.core.policy import Checkpoint, Policy
 from bot.settings.schema import (
     SETTINGS_PATH,
     AgentKind,
+    MergeMethod,
     Mode,
     Route,
     Settings,
@@ -59,6 +60,12 @@ def test_defaults() -> None:
     assert settings.agent.model is None  # the worker's default model
     assert settings.agent.max_attempts == 3
     assert settings.agent.timeout_seconds == 1800
+
+
+def test_the_merge_method_is_the_repositorys_unless_chosen() -> None:
+    assert Settings().merge_method is None
+    assert parse_settings("merge_method: squash").merge_method is MergeMethod.SQUASH
+    assert parse_settings("merge_method:").merge_method is None
 
 
 def test_default_policy_is_the_core_default() -> None:
@@ -192,6 +199,10 @@ def test_the_example_message() -> None:
          "`agent.kind` must be one of model, command, scripted (got 'docker')"),
         ("agent: {max_attempts: 0}", "`agent.max_attempts` must be at least 1 (got 0)"),
         ("agent: {model: ''}", "`agent.model` must not be empty"),
+        (
+            "merge_method: fast-forward",
+            "`merge_method` must be one of merge, squash, rebase (got 'fast-forward')",
+        ),
         ("agent: {kind: command}", "`agent.command` is required when `agent.kind` is command"),
         ("agent: {timeout_seconds: 0}", "`agent.timeout_seconds` must be at least 1 (got 0)"),
         (
@@ -234,7 +245,7 @@ def test_every_problem_is_listed_in_file_order_with_lines() -> None:
         f"`{SETTINGS_PATH}` line 2: `shadow` must be true or false (got 'maybe')",
         f"`{SETTINGS_PATH}` line 3: `bogus` is not a setting; the settings here are label, "
         "routes, checkpoints, shadow, max_attempts, mute_hours, max_live_quests, reviewers, "
-        "watch_window_minutes, proof, agent",
+        "watch_window_minutes, merge_method, proof, agent",
         f"`{SETTINGS_PATH}` line 5: `routes.issue` must be one of auto_fix, research_only, "
         "human, ignore (got 'nope')",
         f"`{SETTINGS_PATH}` line 6: `max_attempts` must be at least 1 (got 0)",

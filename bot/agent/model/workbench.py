@@ -7,10 +7,10 @@ as a retry), not a worker error. Whatever a tool reads from the repository, the 
 command's output goes back fenced as untrusted data (``bot.agent.model.untrusted``).
 
 Commands are argv lists, never shell strings, and run through
-``bot.agent.proof_runner.run_command`` — the one runner for repository code, with the proof's
-scrubbed environment, time and output limits (and its sandbox where the worker has one). A
-model cannot reach GitHub, the network of the worker's processes, or its environment: it has
-these tools and nothing else.
+``bot.agent.proof_runner.run_command`` — the one runner for repository code: the bubblewrap
+sandbox (``bot.agent.sandbox``) with a scrubbed environment, no network, and time and output
+limits. A model cannot reach GitHub, the network, or the worker's environment: it has these
+tools and nothing else.
 """
 
 from __future__ import annotations
@@ -162,9 +162,8 @@ class Workbench:
                         result.output_tail[-MAX_OUTPUT_CHARS:]))
 
     async def execute(self, argv: Sequence[str]) -> CommandResult:
-        """Run ``argv`` in the checkout as repository code runs (the proof runner's rules)."""
+        """Run ``argv`` in the checkout as repository code runs: the proof runner's sandbox,
+        with the checkout and a scratch home the only writable places and no network."""
         self.home.mkdir(parents=True, exist_ok=True)
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LANG": "C.UTF-8",
-               "HOME": str(self.home), "GIT_TERMINAL_PROMPT": "0"}
-        return await asyncio.to_thread(run_command, list(argv), self.checkout, env=env,
+        return await asyncio.to_thread(run_command, list(argv), self.checkout, home=self.home,
                                        timeout_seconds=COMMAND_TIMEOUT_SECONDS)

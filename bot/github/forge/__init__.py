@@ -13,7 +13,15 @@ from __future__ import annotations
 from bot.adapters import GitHost
 from bot.github.client import GitHubClients
 from bot.github.forge.git import GitData
-from bot.github.forge.records import CheckRun, Comment, FileContent, Issue, Pull
+from bot.github.forge.records import (
+    MERGE_METHODS,
+    CheckRun,
+    Comment,
+    FileContent,
+    Issue,
+    Pull,
+    RepoInfo,
+)
 from bot.github.forge.refusals import (
     PERMANENT_STATUSES,
     is_permanent,
@@ -42,6 +50,7 @@ class Forges:
 
 
 __all__ = [
-    "CHECK_NAME", "PERMANENT_STATUSES", "CheckRun", "Comment", "FileContent", "Forge", "Forges",
-    "GitData", "Issue", "Pull", "is_permanent", "refusals", "refused", "status_of",
+    "CHECK_NAME", "MERGE_METHODS", "PERMANENT_STATUSES", "CheckRun", "Comment", "FileContent",
+    "Forge", "Forges", "GitData", "Issue", "Pull", "RepoInfo", "is_permanent", "refusals",
+    "refused", "status_of",
 ]

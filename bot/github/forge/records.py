@@ -25,6 +25,10 @@ class Pull:
     requested_reviewers: tuple[str, ...] = ()
     node_id: str = ""
     """The global id GraphQL takes as ``pullRequestId``."""
+    auto_merge: str | None = None
+    """The merge method auto-merge will use (``merge``, ``squash``, ``rebase``), while on."""
+    mergeable_state: str = "unknown"
+    """``clean``, ``blocked``, ``dirty``, … (BEHAVIOUR §5); ``pulls/get`` only."""
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Pull:
@@ -41,7 +45,33 @@ class Pull:
             requested_reviewers=tuple(str(u.get("login") or "") for u in
                                       data.get("requested_reviewers") or ()),
             node_id=str(data.get("node_id") or ""),
+            auto_merge=(str((data.get("auto_merge") or {}).get("merge_method") or "merge")
+                        if data.get("auto_merge") else None),
+            mergeable_state=str(data.get("mergeable_state") or "unknown"),
         )
+
+
+MERGE_METHODS = ("merge", "squash", "rebase")
+"""``pulls/merge``'s ``merge_method`` values, in the order questbot prefers them when the
+repository allows several and ``.github/questbot.yml`` does not choose."""
+
+
+@dataclass(frozen=True, slots=True)
+class RepoInfo:
+    """What ``repos/get`` says about how the repository lets pull requests in."""
+
+    merge_methods: tuple[str, ...]
+    """The merge methods its settings allow (``allow_merge_commit``, ``allow_squash_merge``,
+    ``allow_rebase_merge``; GitHub's default for each is true), in ``MERGE_METHODS`` order."""
+    auto_merge: bool = False
+    """``allow_auto_merge`` (GitHub's default: false)."""
+
+    @classmethod
+    def of(cls, data: dict[str, Any]) -> RepoInfo:
+        flags = {"merge": "allow_merge_commit", "squash": "allow_squash_merge",
+                 "rebase": "allow_rebase_merge"}
+        return cls(tuple(m for m in MERGE_METHODS if data.get(flags[m], True) is not False),
+                   bool(data.get("allow_auto_merge")))
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,7 +18,14 @@ from gidgethub.abc import GitHubAPI
 from bot.github.forge.git import GitData
 from bot.github.forge.graphql import PullRequestGraphQL
 from bot.github.forge.limits import fit, fit_check_run
-from bot.github.forge.records import CheckRun, Comment, FileContent, Issue, Pull
+from bot.github.forge.records import (
+    CheckRun,
+    Comment,
+    FileContent,
+    Issue,
+    Pull,
+    RepoInfo,
+)
 from bot.github.forge.refusals import is_permanent, refusals, refused, status_of
 
 CHECK_NAME = "questbot"
@@ -70,11 +77,13 @@ class Forge:
                       "it may have been deleted; /kill the quest or reopen it"):
             return Pull.of(await self.gh.getitem(f"{self.base}/pulls/{number}"))
 
-    async def merge(self, number: int, sha: str, title: str) -> str:
-        """``pulls/merge`` pinned to ``sha``; returns the merge commit. Raises gidgethub's
-        errors unchanged: the caller tells 405 (not mergeable) from 409 (head moved)."""
+    async def merge(self, number: int, sha: str, title: str, method: str = "merge") -> str:
+        """``pulls/merge`` pinned to ``sha`` with ``method`` (``merge``, ``squash`` or
+        ``rebase``); returns the merge commit (the squashed commit, or the new base tip for a
+        rebase). Raises gidgethub's errors unchanged: the caller tells 405 (not mergeable, and
+        why) from 409 (head moved)."""
         data = await self.gh.put(f"{self.base}/pulls/{number}/merge",
-                                 data={"sha": sha, "merge_method": "merge",
+                                 data={"sha": sha, "merge_method": method,
                                        "commit_title": title})
         return str(data["sha"])
 
@@ -206,7 +215,13 @@ class Forge:
             raise
         return True
 
-    # -- contents (repos/get-content) and permissions ----------------------------------
+    # -- the repository (repos/get), contents (repos/get-content) and permissions ------
+
+    async def repository(self) -> RepoInfo:
+        """``repos/get``: the merge methods and auto-merge its settings allow."""
+        with refusals(f"read the settings of {self.repo}", "check the App is installed on it "
+                      "with metadata: read"):
+            return RepoInfo.of(await self.gh.getitem(self.base))
 
     async def file(self, path: str, ref: str) -> FileContent | None:
         """``repos/get-content``: a file's text at ``ref``, or ``None`` if there is no such

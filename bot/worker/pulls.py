@@ -1,0 +1,212 @@
+"""Intake for what happens to a quest's pull request: reviews, closing, reopening, the merge.
+
+``bot.github.pull_signals`` reads the webhooks; here each becomes the core event it means, with
+ids from the delivery (or the review), so a delivery handled twice is absorbed:
+
+* **A GitHub review is a decision.** "Approve" at checkpoint C is ``/approve C``, bound to the
+  commit the review is of: a review of an older commit does not approve the head, and the
+  reviewer is told so. "Request changes" is ``/revise`` with the review's body, at the open
+  checkpoint. A review decides only for someone who may decide by comment (write access, or
+  a configured reviewer). While the quest is landing and GitHub asked for an approving review
+  (``bot.github.landing``), an approval of the approved head tries the merge again: ``land``
+  queued on the quest's own trail, keyed by the review.
+* **Closing the pull request by hand pauses the quest**, and reopening it resumes it — only a
+  pause this made (``PAUSED_BY_CLOSE``): a quest a person paused with ``/pause`` stays paused.
+  questbot's own closings are not read.
+* **The merge is the landing** when it is the approved head and the quest is landing: GitHub's
+  auto-merge or the merge queue merged it, or questbot did and the adapter reports it too —
+  under the same id (``LANDING_KEY``), so one merge is one ``landed``. A base-branch push that
+  is this merge is not a base change (``merged_here``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from bot.adapters import AdapterContext
+from bot.core import (
+    Checkpoint,
+    Effect,
+    EffectType,
+    Event,
+    InvalidTransition,
+    ParkReason,
+    Quest,
+    State,
+    Verdict,
+    effect_key,
+)
+from bot.core.events import CheckpointDecided, Landed, Paused, Resumed
+from bot.core.rules.asks import land
+from bot.core.states import ACTIVE, CHECKPOINT_AT, LIVE
+from bot.github import conversation
+from bot.github.commands import Command, CommandName
+from bot.github.conversation import Permissions
+from bot.github.forge import Forges
+from bot.github.landing import LANDING_KEY, LANDING_WAIT
+from bot.github.pull_signals import PullClosed, PullReopened, ReviewSubmitted
+from bot.journal import Applied
+from bot.journal.memory import ForgeMemory
+
+log = logging.getLogger(__name__)
+
+PAUSED_BY_CLOSE = "paused_by_close"
+"""The pull request number whose closing paused the quest, until it is reopened."""
+QUIET = frozenset({State.LANDING, State.WATCHING, State.ROLLED_BACK})
+"""States where an approval that decides nothing is ordinary GitHub, not worth a reply."""
+
+Apply = Callable[[Event, str], Awaitable[Applied | InvalidTransition]]
+Say = Callable[[str, int, list[Effect]], Awaitable[None]]
+
+
+def one_line(body: str, limit: int = 500) -> str:
+    """A review's body as a ``/revise`` reason: one line, no HTML comment."""
+    flat = " ".join(body.replace("<!--", "").split())[:limit].strip()
+    return flat or "changes were requested in a GitHub review"
+
+
+class PullIntake:
+    def __init__(self, ctx: AdapterContext, forges: Forges, memory: ForgeMemory,
+                 permissions: Permissions) -> None:
+        self.ctx = ctx
+        self.forges = forges
+        self.memory = memory
+        self.permissions = permissions
+
+    async def _quest(self, quest_id: str, branch: str) -> Quest | None:
+        """The quest whose current branch this is (an older branch's PR is not its home)."""
+        _v, quest = await self.ctx.journal.snapshot(quest_id)
+        if quest is None or quest.state not in LIVE or quest.branch != branch:
+            return None
+        return quest
+
+    # -- reviews -------------------------------------------------------------------------------
+
+    async def review(self, r: ReviewSubmitted, apply: Apply, say: Say) -> None:
+        quest = await self._quest(r.quest_id, r.branch)
+        if quest is None:
+            return
+        cause = f"review-{r.review_id}"
+
+        async def reply(body: str) -> None:
+            await say(r.repo, r.number, [conversation.reply(r.repo, r.number, cause, body)])
+
+        approve = r.state == "approved"
+        command = (Command(name=CommandName.APPROVE, checkpoint=Checkpoint.C, line=1) if approve
+                   else Command(name=CommandName.REVISE, reason=one_line(r.body), line=1))
+        forge = await self.forges.for_repo(r.repo)
+        settings = await self.ctx.settings.settings(r.repo)
+        if not await self.permissions.may_act(forge, r.reviewer, settings.reviewers):
+            if quest.state not in QUIET:
+                await reply(conversation.review_no_permission_text(login=r.reviewer,
+                                                                   command=command.name))
+            return
+        open_cp = CHECKPOINT_AT.get(quest.checkpoint_state)
+        if approve and quest.state is State.LANDING:
+            if not await self._land_again(quest, r, cause):
+                landing = quest.c_approval.head if quest.c_approval else None
+                await reply(conversation.stale_review_text(r.reviewer, r.commit_id,
+                                                           landing or ""))
+            return
+        if approve and open_cp is not Checkpoint.C:
+            if quest.state not in QUIET:
+                await reply(conversation.review_not_at_c_text(r.reviewer, quest))
+            return
+        if approve and r.commit_id != quest.head:
+            await reply(conversation.stale_review_text(r.reviewer, r.commit_id,
+                                                       quest.head or ""))
+            return
+        event = CheckpointDecided(
+            id=cause, quest_id=quest.id, at=self.ctx.clock(), actor=r.reviewer,
+            checkpoint=Checkpoint.C if approve else (open_cp or Checkpoint.C),
+            verdict=Verdict.APPROVE if approve else Verdict.REVISE,
+            reason="" if approve else one_line(r.body))
+        result = await apply(event, r.repo)
+        if isinstance(result, InvalidTransition):
+            await reply(conversation.refusal_text(command, result, quest, r.reviewer))
+
+    async def _land_again(self, quest: Quest, r: ReviewSubmitted, cause: str) -> bool:
+        """GitHub asked for this approval before it would merge: try the merge again, pinned
+        to the approved head as ever (``land`` of the approval the quest holds). ``False``
+        when the review is of another commit than the one landing (it approves nothing)."""
+        approval = quest.c_approval
+        if approval is None or approval.head != r.commit_id:
+            return approval is None
+        if await self.memory.quest(quest.id, LANDING_WAIT) != f"review:{approval.head}":
+            return True  # GitHub's auto-merge, or the merge in flight, takes it from here
+        _type, payload = land(quest)
+        key = effect_key(quest.id, quest.revision, EffectType.LAND.value, cause, 0)
+        effect = Effect(key=key, type=EffectType.LAND, quest_id=quest.id,
+                        revision=quest.revision, event_id=cause, occurrence=0,
+                        payload=payload)
+        if await self.ctx.journal.enqueue(quest.id, [effect]):
+            log.info("quest %s: @%s approved %s, merging it again", quest.id, r.reviewer,
+                     approval.head[:12])
+        return True
+
+    # -- closing, reopening, merging -----------------------------------------------------------
+
+    async def closed(self, c: PullClosed, delivery_id: str, apply: Apply, say: Say) -> None:
+        quest = await self._quest(c.quest_id, c.branch)
+        if quest is None:
+            return
+        if c.merged:
+            await self._merged(quest, c, apply)
+            return
+        if c.by_us or quest.state not in ACTIVE:
+            return
+        cause = f"closed-{delivery_id}"
+        result = await apply(Paused(id=cause, quest_id=quest.id, at=self.ctx.clock(),
+                                    actor=c.actor, reason=f"#{c.number} was closed by "
+                                    f"@{c.actor}"), c.repo)
+        if isinstance(result, InvalidTransition):
+            command = Command(name=CommandName.PAUSE, reason="closed", line=1)
+            body = conversation.refusal_text(command, result, quest, c.actor)
+        else:
+            await self.memory.set_quest_field(quest.id, PAUSED_BY_CLOSE, c.number)
+            body = conversation.closed_text(c.actor, c.number)
+        await say(c.repo, c.number, [conversation.reply(c.repo, c.number, cause, body)])
+
+    async def _merged(self, quest: Quest, c: PullClosed, apply: Apply) -> None:
+        approval = quest.c_approval
+        if (quest.state is not State.LANDING or approval is None or approval.head != c.head
+                or not c.merge_sha):
+            if quest.state is not State.WATCHING:
+                log.warning("quest %s: #%s was merged at %s by @%s while the quest is %s: not "
+                            "the approved landing", quest.id, c.number, c.head[:12], c.actor,
+                            quest.state.value)
+            return
+        key = await self.memory.quest(quest.id, LANDING_KEY)
+        event_id = f"{key}/landed" if key else f"merged-{c.repo}#{c.number}-{c.head}"
+        await apply(Landed(id=event_id, quest_id=quest.id, at=self.ctx.clock(),
+                           merge_sha=c.merge_sha), c.repo)
+
+    async def reopened(self, o: PullReopened, delivery_id: str, apply: Apply,
+                       say: Say) -> None:
+        quest = await self._quest(o.quest_id, o.branch)
+        if quest is None or o.by_us or quest.state is not State.PARKED:
+            return
+        if (quest.park_reason is not ParkReason.PAUSED
+                or await self.memory.quest(quest.id, PAUSED_BY_CLOSE) != str(o.number)):
+            return  # paused by a person's /pause, or parked for another reason: it stays
+        cause = f"reopened-{delivery_id}"
+        result = await apply(Resumed(id=cause, quest_id=quest.id, at=self.ctx.clock(),
+                                     actor=o.actor), o.repo)
+        if isinstance(result, InvalidTransition):
+            body = conversation.refusal_text(Command(name=CommandName.RESUME, line=1), result,
+                                             quest, o.actor)
+        else:
+            await self.memory.set_quest_field(quest.id, PAUSED_BY_CLOSE, "")
+            body = conversation.reopened_text(o.actor, o.number)
+        await say(o.repo, o.number, [conversation.reply(o.repo, o.number, cause, body)])
+
+    async def merged_here(self, quest: Quest) -> bool:
+        """Whether the quest's pull request is merged: a push to the base branch while the
+        quest lands is then that merge (GitHub's auto-merge or merge queue, or a person's),
+        not the base moving under the quest."""
+        number, branch = await self.memory.quest_fields(quest.id, "pr", "pr_branch")
+        if number is None or (branch or f"quest/{quest.id}") != quest.branch:
+            return False
+        forge = await self.forges.for_repo(quest.repo)
+        return (await forge.pull(int(number))).merged

@@ -1,0 +1,57 @@
+"""The worker knows its App's slug — from ``GITHUB_APP_SLUG``, else from GitHub — so a check
+run of its own that fails is not taken for another App's failing check (an App registered from
+the manifest is seldom called ``questbot``: App names are unique on GitHub)."""
+
+from __future__ import annotations
+
+import pytest
+import redis.asyncio
+
+from bot.worker.assembly import start_runtime
+from tests.e2e.stack import free_port, unpaced
+from tests.fakegithub import FakeGitHub
+
+REPO = "octo-org/slugs"
+
+
+async def test_the_slug_is_asked_of_github_and_its_own_checks_are_not_signals(
+    redis_url: str, redis_async: redis.asyncio.Redis
+) -> None:
+    async with FakeGitHub(app_slug="octo-questbot") as fake:
+        repo = fake.create_repository(REPO, {"README.md": "hi\n"})
+        runtime = await start_runtime(
+            redis_url=redis_url, github_api_url=fake.url, app_id=fake.world.app_id,
+            private_key=fake.keys.private_pem, durable=False, limits=unpaced(), app_slug=None)
+        try:
+            assert runtime.worker.intake.app_slug == "octo-questbot"
+            sha = repo.branch_sha("main") or ""
+            await fake.complete_check_run(REPO, sha, "questbot", "failure",
+                                          app_slug="octo-questbot")
+            ours = fake.deliveries[-1].delivery
+            out = await runtime.worker.intake.handle("check_run", ours.payload, ours.id)
+            assert out.applied == []
+            await fake.complete_check_run(REPO, sha, "tests", "failure", app_slug="ci")
+            theirs = fake.deliveries[-1].delivery
+            out = await runtime.worker.intake.handle("check_run", theirs.payload, theirs.id)
+            assert len(out.applied) == 1
+        finally:
+            await runtime.close()
+        fake.assert_clean()
+
+
+async def test_a_configured_slug_is_used_and_github_down_falls_back(
+    redis_url: str, redis_async: redis.asyncio.Redis, caplog: pytest.LogCaptureFixture
+) -> None:
+    from tests.fakegithub import shared_key_pair
+
+    key = shared_key_pair().private_pem
+    nowhere = f"http://127.0.0.1:{free_port()}"
+    runtime = await start_runtime(redis_url=redis_url, github_api_url=nowhere, app_id=1,
+                                  private_key=key, durable=False, app_slug="given-slug")
+    assert runtime.worker.intake.app_slug == "given-slug"
+    await runtime.close()
+    runtime = await start_runtime(redis_url=redis_url, github_api_url=nowhere, app_id=1,
+                                  private_key=key, durable=False, app_slug=None)
+    assert runtime.worker.intake.app_slug == "questbot"
+    await runtime.close()
+    assert "set GITHUB_APP_SLUG" in caplog.text
