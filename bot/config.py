@@ -60,7 +60,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from bot import config_checks as checks
 from bot.agent.sandbox import SandboxMode, SandboxPolicy
-from bot.config_model import MODEL_HINTS, MODEL_SECRETS, ModelConfig
+from bot.config_model import MODEL_HINTS, MODEL_SECRETS, ModelConfig, WholeSentence
 from bot.envfile import ENV_FILE, read_env_file
 from bot.errors import ConfigurationError
 from bot.github.auth import AuthError, load_private_key
@@ -431,7 +431,7 @@ def _describe(error: Any, environ: Mapping[str, str], origins: Mapping[str, Path
         registered = " (python -m bot register writes it to .env)" if name in _REGISTERED else ""
         return f"{name} is not set; {hint}{registered}"
     cause = error.get("ctx", {}).get("error")
-    if isinstance(cause, _Whole):
+    if isinstance(cause, _Whole | WholeSentence):
         return str(cause)
     problem = str(cause) if cause is not None else error["msg"].lower()
     if name in _SECRET or value is None:

@@ -36,6 +36,11 @@ MODEL_HINTS = {
 MODEL_SECRETS = frozenset({"QUESTBOT_MODEL_API_KEY"})
 
 
+class WholeSentence(ValueError):
+    """A problem told in a whole sentence, hint included: ``bot.config`` prints it as it is
+    (a default that fails its check is reported under the field's name, not its variable)."""
+
+
 class ModelConfig(BaseModel):
     """The fields ``bot.config.Config`` reads for the model agent (a mixin: the environment
     source and the problem reporting are ``Config``'s)."""
@@ -92,6 +97,7 @@ class ModelConfig(BaseModel):
     def _model_name(cls, value: str | None, info: ValidationInfo) -> str | None:
         if value is None and any(info.data.get(name) is not None
                                  for name in ("model_url", "model_api_key", "model_prices")):
-            raise ValueError("is not set, but QUESTBOT_MODEL_URL, QUESTBOT_MODEL_API_KEY or "
-                             "QUESTBOT_MODEL_PRICES is")
+            raise WholeSentence("QUESTBOT_MODEL is not set, but QUESTBOT_MODEL_URL, "
+                                "QUESTBOT_MODEL_API_KEY or QUESTBOT_MODEL_PRICES is: "
+                                + MODEL_HINTS["QUESTBOT_MODEL"])
         return value.strip() if value is not None else None

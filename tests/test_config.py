@@ -472,7 +472,7 @@ def test_a_local_model_needs_no_key(env: dict[str, str]) -> None:
 
 
 @pytest.mark.parametrize(("extra", "expected"), [
-    ({"QUESTBOT_MODEL_API_KEY": "sk-x"}, "QUESTBOT_MODEL: is not set, but"),
+    ({"QUESTBOT_MODEL_API_KEY": "sk-x"}, "QUESTBOT_MODEL is not set, but"),
     ({"QUESTBOT_MODEL": "m", "QUESTBOT_MODEL_PROTOCOL": "gemini"},
      "QUESTBOT_MODEL_PROTOCOL=gemini: is not openai or anthropic"),
     ({"QUESTBOT_MODEL": "m", "QUESTBOT_MODEL_URL": "ftp://x"},
