@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Protocol
 
+from pydantic import BaseModel, ConfigDict
+
 from bot.core import Effect, Quest
 from bot.journal import Journal, PermanentError
 from bot.settings.schema import Settings
@@ -83,6 +85,26 @@ class QuestNotFound(PermanentError, LookupError):
     """An effect names a quest that has no snapshot (its journal was lost or never written)."""
 
 
+class AppIdentity(BaseModel):
+    """Who questbot is on GitHub: its App's id and slug, as ``GET /app`` answers them.
+
+    The App acts as the account ``<slug>[bot]`` (BEHAVIOUR.md §13): that login is the author
+    of every comment, issue and pull request questbot makes and the pusher of its commits, and
+    the slug is on every check run and suite it creates. Read from GitHub rather than
+    configured, so an App registered under another name still knows its own work — its own
+    failing check is no quest, its own comments are no commands, and its status comment is
+    found by that author."""
+
+    model_config = ConfigDict(frozen=True, extra="ignore")
+
+    id: int
+    slug: str
+
+    @property
+    def bot_login(self) -> str:
+        return f"{self.slug}[bot]"
+
+
 def utcnow() -> datetime:
     return datetime.now(UTC)
 
@@ -97,9 +119,14 @@ class AdapterContext:
     journal: Journal
     hosts: GitHosts
     settings: SettingsSource
+    app: AppIdentity
+    """The App questbot runs as (``GET /app``, read once per process)."""
     clock: Callable[[], datetime] = utcnow
-    bot_login: str = "questbot[bot]"
     extra: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def bot_login(self) -> str:
+        return self.app.bot_login
 
     async def quest(self, quest_id: str) -> Quest:
         _version, quest = await self.journal.snapshot(quest_id)

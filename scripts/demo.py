@@ -63,7 +63,7 @@ async def run(scripted: bool) -> int:
         closed = {"seconds": time.perf_counter() - started,
                   "agent_seconds": spent.get("start_agent", 0.0),
                   "proof_seconds": spent.get("run_proof", 0.0),
-                  "paced_seconds": stack.runtime.clients.limits.waited}
+                  "paced_seconds": stack.runtime.clients.limits.held}
         closed["own_seconds"] = (closed["seconds"] - closed["agent_seconds"]
                                  - closed["proof_seconds"] - closed["paced_seconds"])
         await regression(story)
@@ -85,7 +85,7 @@ async def run(scripted: bool) -> int:
     spent = stack.runtime.worker.timings.seconds
     agent = spent.get("start_agent", 0.0)
     proof = spent.get("run_proof", 0.0)
-    paced = stack.runtime.clients.limits.waited
+    paced = stack.runtime.clients.limits.held
     own = total - agent - proof - paced
     writes = sum(1 for e in stack.fake.requests if e.method != "GET")
     # nothing of the repository runs unless it can be confined (or an operator opted out)

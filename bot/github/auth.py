@@ -160,9 +160,29 @@ class InstallationTokens:
             return cached.token.get_secret_value()
 
     def forget(self, installation_id: int) -> None:
-        """Drop a cached token, e.g. after GitHub answered 401 with it (revoked, or App
-        reinstalled), so the next ``token`` call fetches a fresh one."""
+        """Drop a cached token, so the next ``token`` call fetches a fresh one."""
         self._cache.pop(installation_id, None)
+
+    async def renew(self, installation_id: int, stale: str) -> str:
+        """A token other than ``stale``, which GitHub answered 401 to (revoked, expired
+        before its ``expires_at``, the App reinstalled): ``stale`` is dropped and a new one
+        fetched — unless another caller already replaced it, whose token is returned, so a
+        burst of requests refused at once fetches one token, not one each."""
+        lock = self._locks.setdefault(installation_id, asyncio.Lock())
+        async with lock:
+            cached = self._cache.get(installation_id)
+            if cached is not None and cached.token.get_secret_value() != stale:
+                return cached.token.get_secret_value()
+            self._cache.pop(installation_id, None)
+            fresh = await self._fetch(installation_id)
+            self._cache[installation_id] = fresh
+            log.info("installation token refused by GitHub; fetched a new one",
+                     extra={"installation_id": installation_id})
+            return fresh.token.get_secret_value()
+
+    def app_jwt(self) -> str:
+        """The App's own JWT, for the few JWT-only endpoints (``GET /app``)."""
+        return app_jwt(self._app_id, self._key, self._clock())
 
     async def _fetch(self, installation_id: int) -> InstallationToken:
         url = f"/app/installations/{int(installation_id)}/access_tokens"

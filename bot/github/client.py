@@ -6,11 +6,19 @@ covers the repository (recorded from webhook payloads by the worker), gets a tok
 ``InstallationTokens`` cache and returns a ``gidgethub.aiohttp.GitHubAPI`` bound to
 ``GITHUB_API_URL``, so the same code talks to github.com, a GitHub Enterprise Server or the
 local fake in the tests.
+
+An installation token GitHub answers 401 to — revoked, expired before its ``expires_at``, the
+App reinstalled — is dropped and fetched again, and the request sent once more with the new
+one (``InstallationAPI``); a 401 means GitHub did nothing, so a write is safe to resend. Who
+the App is (``identity``, from ``GET /app``) is read once per process (``bot.github.identity``
+says why there).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import asyncio
+import logging
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
@@ -20,10 +28,14 @@ from cachetools import LRUCache
 from gidgethub.aiohttp import GitHubAPI
 from pydantic import SecretStr
 
+from bot.adapters import AppIdentity
 from bot.errors import PermanentError
 from bot.github.auth import InstallationTokens
 from bot.github.errors import GitHubAdapterError
+from bot.github.identity import read_identity
 from bot.github.ratelimit import PacedGitHubAPI, RateLimits
+
+log = logging.getLogger(__name__)
 
 USER_AGENT = "questbot"
 INSTALLATIONS_KEY = "gh:installations"
@@ -32,6 +44,30 @@ INSTALLATIONS_KEY = "gh:installations"
 
 class NotInstalled(GitHubAdapterError, PermanentError):
     """No installation of the App is known to cover a repository."""
+
+
+class InstallationAPI(PacedGitHubAPI):
+    """An installation's client: paced (``PacedGitHubAPI``), and a request GitHub answers 401
+    to with this client's token is sent once more with a token fetched anew."""
+
+    def __init__(self, session: aiohttp.ClientSession, *args: Any, tokens: InstallationTokens,
+                 installation_id: int, **kwargs: Any) -> None:
+        super().__init__(session, *args, installation_id=installation_id, **kwargs)
+        self.tokens = tokens
+
+    async def _request(self, method: str, url: str, headers: Mapping[str, str],
+                       body: bytes = b"") -> tuple[int, Mapping[str, str], bytes]:
+        status, reply_headers, data = await super()._request(method, url, headers, body)
+        stale = self.oauth_token
+        if (status != 401 or stale is None or self.installation_id is None
+                or headers.get("authorization") != f"token {stale}"):
+            return status, reply_headers, data
+        fresh = await self.tokens.renew(self.installation_id, stale)
+        self.oauth_token = fresh
+        log.info("GitHub answered 401 to %s %s; sending it again with a new token", method,
+                 url.split("?", 1)[0])
+        return await super()._request(method, url, {**headers, "authorization": f"token {fresh}"},
+                                      body)
 
 
 class GitHubClients:
@@ -53,9 +89,19 @@ class GitHubClients:
         else:
             self.tokens = InstallationTokens(self._app, app_id=app_id, private_key=private_key,
                                              clock=clock)
+        self._identity: AppIdentity | None = None
+        self._identity_lock = asyncio.Lock()
 
     def __repr__(self) -> str:
         return f"GitHubClients(base_url={self.base_url!r})"
+
+    async def identity(self) -> AppIdentity:
+        """Who the App is (``GET /app`` with its JWT), read once per process."""
+        if self._identity is None:
+            async with self._identity_lock:
+                if self._identity is None:
+                    self._identity = await read_identity(self._app, self.tokens.app_jwt())
+        return self._identity
 
     async def remember_installation(self, repo: str, installation_id: int) -> None:
         await self.redis.hset(INSTALLATIONS_KEY, repo.lower(), str(installation_id))
@@ -70,9 +116,9 @@ class GitHubClients:
     async def for_installation(self, installation_id: int) -> GitHubAPI:
         token = await self.tokens.token(installation_id)
         cache = self._etags.setdefault(installation_id, LRUCache(maxsize=500))
-        return PacedGitHubAPI(self.session, USER_AGENT, limits=self.limits,
-                              installation_id=installation_id, oauth_token=token,
-                              base_url=self.base_url, cache=cache)
+        return InstallationAPI(self.session, USER_AGENT, limits=self.limits,
+                               tokens=self.tokens, installation_id=installation_id,
+                               oauth_token=token, base_url=self.base_url, cache=cache)
 
     async def for_repo(self, repo: str) -> GitHubAPI:
         return await self.for_installation(await self.installation_of(repo))

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from gidgethub import routing, sansio
 
+from bot.adapters import AppIdentity
 from bot.github.payloads import ident, is_bot, login_of, obj, repo_of, text
 
 QUEST_BRANCH_PREFIX = "quest/"
@@ -90,7 +91,7 @@ class ReviewSubmitted:
 class Sink(Protocol):
     """Where handlers put intents (``bot.github.signals.Intents``)."""
 
-    app_slug: str
+    app: AppIdentity
     items: list[Any]
 
 
@@ -108,8 +109,8 @@ def _quest_pull(data: dict[str, Any]) -> tuple[str, int, str, str, dict[str, Any
     return repo, number, quest_id, branch, pull
 
 
-def _ours(sender: object, app_slug: str) -> bool:
-    return is_bot(sender) and login_of(sender) == f"{app_slug}[bot]"
+def _ours(sender: object, app: AppIdentity) -> bool:
+    return is_bot(sender) and login_of(sender) == app.bot_login
 
 
 @pulls.register("pull_request", action="closed")
@@ -123,7 +124,7 @@ async def _closed(event: sansio.Event, out: Sink) -> None:
     out.items.append(PullClosed(repo, number, quest_id, branch,
                                 text(obj(pull.get("head")).get("sha")), merged,
                                 text(pull.get("merge_commit_sha")) if merged else "",
-                                login_of(sender), _ours(sender, out.app_slug)))
+                                login_of(sender), _ours(sender, out.app)))
 
 
 @pulls.register("pull_request", action="reopened")
@@ -134,7 +135,7 @@ async def _reopened(event: sansio.Event, out: Sink) -> None:
         return
     repo, number, quest_id, branch, _pull = found
     out.items.append(PullReopened(repo, number, quest_id, branch, login_of(sender),
-                                  _ours(sender, out.app_slug)))
+                                  _ours(sender, out.app)))
 
 
 @pulls.register("pull_request_review", action="submitted")

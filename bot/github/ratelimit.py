@@ -1,99 +1,114 @@
 """Honouring GitHub's rate limits inside the HTTP client, so no adapter has to think about them.
 
-GitHub has two kinds of limit (https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api):
+GitHub has two kinds of limit (BEHAVIOUR.md §15,
+https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api):
 
 * the primary limit: a budget per hour per installation. A response with
   ``x-ratelimit-remaining: 0`` says when it refills (``x-ratelimit-reset``, epoch seconds);
-* secondary limits: among them at most 80 content-creating requests a minute, answered with a
-  403 or 429 and usually a ``retry-after`` header when exceeded.
+* secondary limits: among them at most 80 content-creating requests a minute and 500 an hour,
+  answered with a 403 or 429 — a ``retry-after`` header if we are lucky, else only the message
+  "You have exceeded a secondary rate limit". GitHub's best practices ask a client to make its
+  requests one at a time and, when it makes many writes, to leave a second between them.
 
-``PacedGitHubAPI`` is gidgethub's aiohttp client with ``_request`` wrapped: every mutating
-request first takes a token from its installation's bucket (refilled at 80 a minute), and a
-rate-limited answer is waited out and the request sent again — at most ``max_retries`` times
-and never for longer than ``max_wait`` seconds, after which gidgethub raises as usual and the
-effect runner retries the effect later. Sleeping goes through an injectable sleeper so tests
-neither wait nor depend on timing. ``RateLimits.remaining`` is the last ``x-ratelimit-remaining``
-seen, for the metrics gauge.
+``PacedGitHubAPI`` is gidgethub's aiohttp client with ``_request`` wrapped. A mutating request
+of an installation waits for its turn — one write at a time per installation in this process
+(``RateLimits.turn``) — and then for its slot in the installation's schedule
+(``bot.journal.pacing``: a burst, then one a second, and within the hour's budget), which
+workers share through Redis when the runtime gives them a ``SharedSchedule``. A rate-limited
+answer is waited out and the request sent again — at most ``max_retries`` times and never for
+longer than ``max_wait`` seconds at once, after which gidgethub raises as usual and the effect
+runner retries the effect later; a secondary limit on a write also holds back every other
+write of the installation until then. Without ``retry-after`` a secondary limit waits a
+minute, then twice as long each time, as GitHub advises. Sleeping goes through an injectable
+sleeper and time through an injectable wall clock, so tests neither wait nor depend on timing.
+``RateLimits.remaining`` is the last ``x-ratelimit-remaining`` seen, for the metrics gauge.
 
-A 403 that is *not* a rate limit (remaining above zero and no ``retry-after``) is a permission
-refusal and is passed straight through.
+A 403 that is *not* a rate limit (remaining above zero, no ``retry-after``, no secondary-limit
+message) is a permission refusal and is passed straight through.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
 from gidgethub.aiohttp import GitHubAPI
 
+from bot.journal.pacing import LocalSchedule, Pace, Schedule
+from bot.observe import waits
+
 log = logging.getLogger(__name__)
 
 Sleeper = Callable[[float], Awaitable[None]]
 MUTATING = frozenset({"POST", "PATCH", "PUT", "DELETE"})
-CONTENT_CREATING_PER_MINUTE = 80
-
-
-@dataclass
-class TokenBucket:
-    """``rate`` tokens a second up to ``capacity``; ``take`` says how long to wait for one."""
-
-    rate: float
-    capacity: float
-    tokens: float
-    stamp: float
-
-    def take(self, now: float) -> float:
-        """Take a token (possibly on credit) and return the seconds to wait before using it.
-
-        Taking on credit keeps concurrent callers in line: each one waits for its own token
-        instead of all waking at once when one refill arrives."""
-        self.tokens = min(self.capacity, self.tokens + (now - self.stamp) * self.rate)
-        self.stamp = now
-        self.tokens -= 1
-        return 0.0 if self.tokens >= 0 else -self.tokens / self.rate
+SECONDARY_MESSAGE = b"secondary rate limit"
+"""What GitHub's secondary-limit answers say (BEHAVIOUR.md §15), lowercased."""
+SECONDARY_WAIT = 60.0
+"""GitHub's advice for a secondary limit without ``retry-after``: at least a minute, then
+exponentially longer."""
 
 
 @dataclass
 class RateLimits:
-    """Shared by every client of one process: the pacing buckets and what GitHub last said."""
+    """Shared by every client of one process: the write schedule and what GitHub last said."""
 
-    per_minute: int = CONTENT_CREATING_PER_MINUTE
-    burst: int = 20
+    pace: Pace = field(default_factory=Pace)
+    schedule: Schedule = field(default_factory=LocalSchedule)
+    """In-process by default; ``SharedSchedule`` (Redis) when several workers write."""
     max_wait: float = 120.0
     """The longest single back-off waited out in place; longer ones fail the request."""
     max_retries: int = 3
     sleeper: Sleeper = asyncio.sleep
-    clock: Callable[[], float] = time.monotonic
     wall: Callable[[], float] = time.time
-    """Wall-clock epoch seconds, to read ``x-ratelimit-reset``."""
+    """Wall-clock epoch seconds: the schedule's time (the one clock workers share) and the
+    time ``x-ratelimit-reset`` is read against."""
     remaining: int | None = None
     """The last ``x-ratelimit-remaining`` any response carried (for the metrics gauge)."""
     remaining_by_installation: dict[int, int] = field(default_factory=dict)
     waited: float = 0.0
-    """Total seconds spent backing off or pacing (for tests and metrics)."""
-    _buckets: dict[int, TokenBucket] = field(default_factory=dict)
+    """Seconds slept for slots and back-offs, summed over requests (for tests)."""
+    held: float = 0.0
+    """Real seconds during which some request was held back — waiting for its turn, its
+    slot or a back-off — however many were (for the demo's split of its time)."""
+    _turns: dict[int, asyncio.Lock] = field(default_factory=dict)
+    _holding: int = 0
+    _since: float = 0.0
 
-    def bucket(self, installation_id: int) -> TokenBucket:
-        found = self._buckets.get(installation_id)
-        if found is None:
-            found = TokenBucket(self.per_minute / 60.0, float(self.burst), float(self.burst),
-                                self.clock())
-            self._buckets[installation_id] = found
-        return found
+    def turn(self, installation_id: int) -> asyncio.Lock:
+        """Held around each write of the installation: one write at a time (in this process)."""
+        return self._turns.setdefault(installation_id, asyncio.Lock())
 
-    async def pace(self, installation_id: int | None) -> None:
-        """Wait for a content-creating slot of this installation (no-op for the App's JWT)."""
-        if installation_id is None:
-            return
-        wait = self.bucket(installation_id).take(self.clock())
+    @contextlib.contextmanager
+    def holding(self) -> Iterator[None]:
+        """Around a wait of one request: counted in ``held`` and in the waits of the effect
+        that made it (``bot.observe.waits``)."""
+        start = time.perf_counter()
+        if self._holding == 0:
+            self._since = start
+        self._holding += 1
+        try:
+            yield
+        finally:
+            self._holding -= 1
+            now = time.perf_counter()
+            if self._holding == 0:
+                self.held += now - self._since
+            waits.waited(now - start)
+
+    async def pace_write(self, installation_id: int) -> None:
+        """Wait for the installation's next write slot."""
+        now = self.wall()
+        wait = await self.schedule.slot(installation_id, now, self.pace) - now
         if wait > 0:
             self.waited += wait
-            await self.sleeper(wait)
+            with self.holding():
+                await self.sleeper(wait)
 
     def observe(self, installation_id: int | None, headers: Mapping[str, str]) -> None:
         raw = _header(headers, "x-ratelimit-remaining")
@@ -102,8 +117,10 @@ class RateLimits:
             if installation_id is not None:
                 self.remaining_by_installation[installation_id] = int(raw)
 
-    def backoff(self, status: int, headers: Mapping[str, str]) -> float | None:
-        """Seconds to wait before sending again, or ``None`` if this is not a rate limit."""
+    def backoff(self, status: int, headers: Mapping[str, str], body: bytes = b"",
+                attempt: int = 0) -> float | None:
+        """Seconds to wait before sending again, or ``None`` if this is not a rate limit.
+        ``attempt``: how many times this request was rate limited before (0 the first)."""
         if status not in (403, 429):
             return None
         retry_after = _header(headers, "retry-after")
@@ -111,14 +128,14 @@ class RateLimits:
             try:
                 return max(0.0, float(retry_after))
             except ValueError:
-                return 60.0  # an HTTP date: GitHub does not send one; wait a minute
+                return SECONDARY_WAIT  # an HTTP date: GitHub does not send one; wait a minute
         if _header(headers, "x-ratelimit-remaining") == "0":
             reset = _header(headers, "x-ratelimit-reset")
             if reset is not None and reset.isdigit():
                 return max(0.0, int(reset) - self.wall()) + 1.0
-            return 60.0
-        if status == 429:
-            return 60.0  # GitHub's advice for a secondary limit without retry-after
+            return SECONDARY_WAIT
+        if status == 429 or SECONDARY_MESSAGE in body.lower():
+            return SECONDARY_WAIT * float(1 << attempt)
         return None
 
 
@@ -143,14 +160,28 @@ class PacedGitHubAPI(GitHubAPI):
 
     async def _request(self, method: str, url: str, headers: Mapping[str, str],
                        body: bytes = b"") -> tuple[int, Mapping[str, str], bytes]:
+        installation = self.installation_id
+        if method.upper() not in MUTATING or installation is None:
+            return await self._send(method, url, headers, body, None)
+        turn = self.limits.turn(installation)
+        with self.limits.holding():
+            await turn.acquire()
+        try:
+            return await self._send(method, url, headers, body, installation)
+        finally:
+            turn.release()
+
+    async def _send(self, method: str, url: str, headers: Mapping[str, str], body: bytes,
+                    writer: int | None) -> tuple[int, Mapping[str, str], bytes]:
+        """Send (a write of installation ``writer`` in its slot), waiting out rate limits."""
         limits = self.limits
-        if method.upper() in MUTATING:
-            await limits.pace(self.installation_id)
         attempt = 0
         while True:
+            if writer is not None:
+                await limits.pace_write(writer)
             status, reply_headers, data = await super()._request(method, url, headers, body)
             limits.observe(self.installation_id, reply_headers)
-            wait = limits.backoff(status, reply_headers)
+            wait = limits.backoff(status, reply_headers, data, attempt)
             if wait is None or attempt >= limits.max_retries or wait > limits.max_wait:
                 if wait is not None:
                     log.warning("github rate limit on %s %s: giving up after %d tries "
@@ -159,8 +190,12 @@ class PacedGitHubAPI(GitHubAPI):
             attempt += 1
             log.info("github rate limit on %s %s: waiting %.1fs (try %d)", method, url, wait,
                      attempt)
+            if writer is not None:  # every write of the installation waits, not only this one
+                await limits.schedule.block(writer, limits.wall() + wait)
+                continue
             limits.waited += wait
-            await limits.sleeper(wait)
+            with limits.holding():
+                await limits.sleeper(wait)
 
     async def sleep(self, seconds: float) -> None:
         await self.limits.sleeper(seconds)

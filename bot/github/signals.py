@@ -28,6 +28,7 @@ from typing import Any
 
 from gidgethub import routing, sansio
 
+from bot.adapters import AppIdentity
 from bot.github.commands import Command, CommandProblem, parse_commands
 from bot.github.payloads import (
     default_branch,
@@ -157,10 +158,17 @@ Intent = Installed | Failure | Passed | IssueSignal | QuestPush | BasePush | Com
 
 @dataclass
 class Intents:
-    """Where handlers put what they read; ``app_slug`` tells questbot's own check runs apart."""
+    """Where handlers put what they read; ``app`` tells questbot's own check runs, suites and
+    pushes apart (``GET /app``: an App need not be called questbot)."""
 
-    app_slug: str = "questbot"
+    app: AppIdentity
     items: list[Intent] = field(default_factory=list)
+
+
+def _ours(thing: dict[str, Any], app: AppIdentity) -> bool:
+    """A check run or suite questbot's App made: its ``app`` is ours, by id or by slug."""
+    made_by = obj(thing.get("app"))
+    return ident(made_by.get("id")) == app.id or text(made_by.get("slug")) == app.slug
 
 
 installations = routing.Router()
@@ -212,7 +220,7 @@ def _run_of(kind: str, number: object, *more: object) -> str:
 async def _check_run(event: sansio.Event, out: Intents) -> None:
     run = obj(event.data.get("check_run"))
     name, suite = text(run.get("name")), obj(run.get("check_suite"))
-    if slug_of(run) == out.app_slug or not name:
+    if _ours(run, out.app) or not name:
         return
     _outcome(out, event.data, branch=suite.get("head_branch"), conclusion=run.get("conclusion"),
              fingerprint=f"check:{name}", title=f"check {name} failed",
@@ -223,7 +231,7 @@ async def _check_run(event: sansio.Event, out: Intents) -> None:
 @failures.register("check_suite", action="completed")
 async def _check_suite(event: sansio.Event, out: Intents) -> None:
     suite = obj(event.data.get("check_suite"))
-    if slug_of(suite) == out.app_slug:
+    if _ours(suite, out.app):
         return
     name = slug_of(suite) or "suite"
     _outcome(out, event.data, branch=suite.get("head_branch"),
@@ -272,7 +280,7 @@ async def _push(event: sansio.Event, out: Intents) -> None:
     if branch.startswith(QUEST_BRANCH_PREFIX):
         quest_id = quest_of_branch(branch)
         if quest_id:
-            ours = is_bot(sender) and pusher == f"{out.app_slug}[bot]"
+            ours = is_bot(sender) and pusher == out.app.bot_login
             out.items.append(QuestPush(repo, quest_id, after, pusher, ours, branch))
     elif branch == default_branch(data):
         touched = any(SETTINGS_FILE in paths for c in items(data.get("commits"))
@@ -347,12 +355,16 @@ async def _button(event: sansio.Event, out: Intents) -> None:
 
 
 ROUTER = routing.Router(installations, failures, pushes, conversation, pulls)
+EVENTS_READ: frozenset[str] = frozenset(ROUTER._shallow_routes) | frozenset(ROUTER._deep_routes)
+"""Every event a handler here reads (gidgethub's ``Router`` keeps its routes in these two
+dicts and lists them nowhere else): the events ``app.yml`` subscribes to, besides the
+installation events every App gets, and the ones the web process stores."""
 
 
 async def read_intents(event_name: str, data: dict[str, Any], *, delivery_id: str,
-                       app_slug: str = "questbot") -> list[Intent]:
+                       app: AppIdentity) -> list[Intent]:
     """Every intent one delivery holds (often none: most deliveries are not for questbot)."""
-    out = Intents(app_slug=app_slug)
+    out = Intents(app)
     if not isinstance(data.get("action", ""), str):
         # gidgethub looks the action up in a dict: an array or object there would raise
         data = {key: value for key, value in data.items() if key != "action"}

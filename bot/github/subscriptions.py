@@ -5,8 +5,9 @@ from __future__ import annotations
 
 from typing import Final
 
-SUBSCRIBED_EVENTS: Final = frozenset({
-    "check_run", "check_suite", "workflow_run", "issues", "issue_comment", "pull_request",
-    "pull_request_review", "push", "installation", "installation_repositories",
-})
-"""``app.yml`` subscribes to these; GitHub sends the two ``installation`` events to every App."""
+from bot.github.signals import EVENTS_READ
+
+SUBSCRIBED_EVENTS: Final = EVENTS_READ
+"""Every event a handler of ``bot.github.signals`` reads; ``app.yml`` subscribes to exactly
+these (``tests/e2e/test_app_manifest.py``), and GitHub sends the two ``installation`` events to
+every App."""

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import aiohttp
-import gidgethub
 import redis.asyncio
 from aiohttp import web
 from pydantic import SecretStr
@@ -34,10 +33,12 @@ from bot.github.client import USER_AGENT, GitHubClients
 from bot.github.effects import GitHubEffects
 from bot.github.forge import Forges
 from bot.github.hook_deliveries import AppHooks
+from bot.github.identity import wait_for_identity
 from bot.github.ratelimit import PacedGitHubAPI, RateLimits
 from bot.github.repo_settings import RepoSettings
 from bot.journal import Leases
 from bot.journal.outbox import Adapter
+from bot.journal.pacing import SharedSchedule
 from bot.journal.wire import connect
 from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
@@ -116,54 +117,49 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
                         model: ModelEndpoint | None = None,
                         draft_pulls: bool = True, poll_seconds: float = 2.0,
                         leases: Leases | None = None,
-                        limits: RateLimits | None = None,
+                        limits: RateLimits | None = None, shared_pacing: bool = True,
                         redelivery: RedeliveryPolicy | None = None,
-                        app_slug: str | None = "questbot") -> Runtime:
+                        app_slug: str | None = None) -> Runtime:
     """``draft_pulls``: quest PRs open as drafts and are marked ready for review at
     checkpoint C (``bot.github.projection``). ``leases`` default to ``Leases()``
-    (``bot.journal.lease`` says why those figures). ``redelivery``: run the redelivery
-    reconciler with this policy (``None``: none). ``app_slug``: the App's slug, which tells
-    questbot's own check runs and pushes from everyone else's (``None``: ask GitHub).
-    ``model`` is the model agent's endpoint (``None``: quests that would use it park saying
-    what to set); ``scripted_specs`` is the test tool that answers in its place for the
-    repositories it names."""
+    (``bot.journal.lease`` says why those figures). ``limits`` pace GitHub writes
+    (``RateLimits()``: GitHub's figures); with ``shared_pacing`` their schedule is kept in
+    Redis, so the installation's budget is shared by every worker rather than taken whole by
+    each. ``redelivery``: run the redelivery reconciler with this policy (``None``: none).
+    Waits until GitHub says who the App is (``GET /app``), and raises if it refuses the
+    App's key; ``app_slug`` (``GITHUB_APP_SLUG``, which ``register`` writes) is only checked
+    against that answer. ``model`` is the model agent's endpoint (``None``: quests that would
+    use it park saying what to set); ``scripted_specs`` is the test tool that answers in its
+    place for the repositories it names."""
     metrics = Metrics()
     client = redis_client(redis_url, metrics)
+    limits = limits or RateLimits()
+    if shared_pacing:
+        limits.schedule = SharedSchedule(client)
     session = aiohttp.ClientSession()
     clients = GitHubClients(session, client, app_id=app_id, private_key=private_key,
                             base_url=github_api_url, limits=limits)
     settings = RepoSettings(clients, client)
     forges = Forges(clients)
+    try:
+        app = await wait_for_identity(clients.identity)
+    except BaseException:
+        await session.close()
+        await client.aclose()
+        raise
+    log.info("questbot runs as the GitHub App %s (id %d, account %s)", app.slug, app.id,
+             app.bot_login)
     worker = build_worker(client, forges, settings,
                           [github_plugin(forges, draft_pulls=draft_pulls),
                            agent_plugin(scripted_specs, poll_seconds, model)],
-                          durable=durable, leases=leases, metrics=metrics)
+                          app=app, durable=durable, leases=leases, metrics=metrics)
+    if app_slug and app_slug != app.slug:
+        log.warning("GITHUB_APP_SLUG is %r but GitHub says this App is %r; questbot goes by "
+                    "GitHub's answer — correct or unset GITHUB_APP_SLUG", app_slug, app.slug)
     reconciler = None if redelivery is None else redeliverer(
         session, client, app_id=app_id, private_key=private_key, base_url=github_api_url,
         limits=clients.limits, metrics=metrics, policy=redelivery, owner=worker.consumer)
-    app_gh = PacedGitHubAPI(session, USER_AGENT, limits=clients.limits,
-                            base_url=github_api_url.rstrip("/"))
-    worker.intake.app_slug = app_slug or await own_slug(app_gh, app_id, private_key)
     return Runtime(client, session, clients, settings, worker, metrics, reconciler)
-
-
-async def own_slug(gh: PacedGitHubAPI, app_id: str | int,
-                   private_key: str | bytes | SecretStr) -> str:
-    """The App's slug as GitHub has it (``GET /app``). Registered from a manifest, an App is
-    seldom called ``questbot`` (App names are unique on GitHub); a wrong slug would make
-    questbot take its own failing check runs for another App's. ``questbot`` if GitHub cannot
-    be asked now, with a warning saying how to set it."""
-    try:
-        answer = await gh.getitem("/app", jwt=app_jwt(app_id, private_key, datetime.now(UTC)))
-        slug = answer.get("slug") if isinstance(answer, dict) else None
-        if isinstance(slug, str) and slug:
-            return slug
-        raise ValueError("GET /app has no slug")
-    except (gidgethub.HTTPException, aiohttp.ClientError, OSError, TimeoutError,
-            ValueError) as exc:
-        log.warning("could not ask GitHub for the App's slug (%s); using 'questbot' — set "
-                    "GITHUB_APP_SLUG (python -m bot register writes it)", exc)
-        return "questbot"
 
 
 async def _serve(config: Config) -> None:

@@ -111,13 +111,12 @@ class Outcome:
 
 class Intake:
     def __init__(self, ctx: AdapterContext, forges: Forges, book: PolicyBook, indexes: Indexes,
-                 *, permissions: Permissions | None = None, app_slug: str = "questbot") -> None:
+                 *, permissions: Permissions | None = None) -> None:
         self.ctx = ctx
         self.forges = forges
         self.book = book
         self.indexes = indexes
         self.permissions = permissions or Permissions()
-        self.app_slug = app_slug
         self.memory = ForgeMemory(ctx.journal.client)
         self.failures = FailureIntake(ctx, forges, indexes, self._default_head)
         self.pulls = PullIntake(ctx, forges, self.memory, self.permissions)
@@ -132,7 +131,7 @@ class Intake:
                     and isinstance(branch, str) and branch):
                 await self.memory.remember_default_branch(name, branch)
         for intent in await read_intents(event_name, payload, delivery_id=delivery_id,
-                                         app_slug=self.app_slug):
+                                         app=self.ctx.app):
             await self._intent(intent, delivery_id, out)
         return out
 

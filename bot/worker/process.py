@@ -29,7 +29,7 @@ import gidgethub
 import redis.asyncio
 import redis.exceptions
 
-from bot.adapters import AdapterContext, SettingsSource
+from bot.adapters import AdapterContext, AppIdentity, SettingsSource
 from bot.core import Effect, EffectType, Event, InvalidTransition, Quest
 from bot.core.events import EffectFailed
 from bot.github.auth import InstallationTokenError
@@ -52,6 +52,7 @@ from bot.journal.inbound import GROUP, STREAM, Inbound, InboundDelivery
 from bot.journal.outbox import Adapter
 from bot.journal.store import PolicySource
 from bot.journal.views import OwedViews
+from bot.observe import waits
 from bot.observe.logs import bind
 from bot.observe.metrics import Metrics
 from bot.worker.coordination import Coordination
@@ -178,14 +179,18 @@ def permanent(exc: BaseException) -> bool:
 @dataclass
 class Timings:
     """Seconds spent in each effect type's adapter, and how many ran: the demo splits its
-    time into questbot's own and the agent's and proof's from this, and /metrics could too."""
+    time into questbot's own and the agent's and proof's from this, and /metrics could too.
+    ``seconds`` leaves out the time an adapter waited for GitHub's pacing, which is ``paced``
+    (``bot.observe.waits``): it is pacing's time, not the agent's or the proof's."""
 
     seconds: dict[str, float] = field(default_factory=dict)
     count: dict[str, int] = field(default_factory=dict)
+    paced: dict[str, float] = field(default_factory=dict)
 
-    def add(self, effect_type: str, seconds: float) -> None:
-        self.seconds[effect_type] = self.seconds.get(effect_type, 0.0) + seconds
+    def add(self, effect_type: str, seconds: float, paced: float = 0.0) -> None:
+        self.seconds[effect_type] = self.seconds.get(effect_type, 0.0) + seconds - paced
         self.count[effect_type] = self.count.get(effect_type, 0) + 1
+        self.paced[effect_type] = self.paced.get(effect_type, 0.0) + paced
 
 
 def prepared(book: PolicyBook, adapter: Adapter, timings: Timings,
@@ -202,11 +207,12 @@ def prepared(book: PolicyBook, adapter: Adapter, timings: Timings,
         start = time.perf_counter()
         ok = False
         try:
-            events = await adapter(effect)
+            with waits.timing() as paced:
+                events = await adapter(effect)
             ok = True
         finally:
             spent = time.perf_counter() - start
-            timings.add(effect.type.value, spent)
+            timings.add(effect.type.value, spent, paced[0])
             if metrics is not None:
                 metrics.effect_delivered(effect.type.value, spent, ok=ok)
         for event in events or ():
@@ -354,16 +360,16 @@ Plugin = Callable[[AdapterContext], tuple[dict[EffectType, Adapter], Sync | None
 
 
 def build_worker(client: redis.asyncio.Redis, forges: Forges, settings: SettingsSource,
-                 plugins: Sequence[Plugin] = (), *, durable: bool = True,
+                 plugins: Sequence[Plugin] = (), *, app: AppIdentity, durable: bool = True,
                  leases: Leases | None = None, metrics: Metrics | None = None) -> Worker:
     """Assemble a worker: the coordination adapters plus each plugin's adapters and
-    projection. ``leases`` are the effect runner's figures (``Leases()``: a 10 s lease kept
-    by a 2 s heartbeat however long an adapter runs, and a dead runner's work taken over
-    after 12 s). The agent reaches repositories through ``forges.git_host``; nothing else of
-    GitHub is in the context."""
+    projection. ``app`` is who the App is (``GitHubClients.identity``). ``leases`` are the
+    effect runner's figures (``Leases()``: a 10 s lease kept by a 2 s heartbeat however long
+    an adapter runs, and a dead runner's work taken over after 12 s). The agent reaches
+    repositories through ``forges.git_host``; nothing else of GitHub is in the context."""
     outage = Outage()
     journal = ObservedJournal(client, durable=durable)
-    ctx = AdapterContext(journal=journal, hosts=forges.git_host, settings=settings)
+    ctx = AdapterContext(journal=journal, hosts=forges.git_host, settings=settings, app=app)
     book = PolicyBook(settings, journal)
     indexes = Indexes(client)
     timers = Timers(journal, book, outage=outage)

@@ -120,9 +120,11 @@ def settings() -> StaticSettings:
 
 
 @pytest.fixture
-def ctx(journal: Journal, clients: GitHubClients, settings: StaticSettings) -> AdapterContext:
+async def ctx(journal: Journal, clients: GitHubClients,
+              settings: StaticSettings) -> AdapterContext:
     ticks = itertools.count()
     return AdapterContext(journal=journal, hosts=Forges(clients).git_host, settings=settings,
+                          app=await clients.identity(),
                           clock=lambda: EPOCH + timedelta(seconds=next(ticks)))
 
 

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 import pytest
 import redis.asyncio
 
-from bot.adapters import AdapterContext
+from bot.adapters import AdapterContext, AppIdentity
 from bot.agent.runs import AgentRuns
 from bot.agent.task import Stage
 from bot.core import Quest, SignalKind, State
@@ -40,7 +40,8 @@ async def test_the_watcher_ends_every_time_its_run_does(
         slow_timeout_client: redis.asyncio.Redis) -> None:
     journal = Journal(slow_timeout_client, shards=4)
     ctx = AdapterContext(journal=journal, hosts=_no_hosts,  # type: ignore[arg-type]
-                         settings=StaticSettings(), clock=lambda: datetime.now(UTC))
+                         settings=StaticSettings(), app=AppIdentity(id=1, slug="questbot"),
+                         clock=lambda: datetime.now(UTC))
     runs = AgentRuns(ctx, poll_seconds=0)
     quest = Quest(id="q-watch", repo="o/r", state=State.RESEARCHING, fingerprint="f",
                   kind=SignalKind.CHECK_FAILURE, last_signal="s")

@@ -21,7 +21,7 @@ import pytest
 from bot.agent.demo_spec import sample_spec
 from bot.observe.logs import configure_logging
 from tests.e2e.scenario import REPO
-from tests.e2e.stack import SECRET, Stack, unpaced
+from tests.e2e.stack import SECRET, Stack, virtual_pacing
 from tests.fakegithub import shared_key_pair
 
 CREDENTIAL_SHAPES = re.compile(
@@ -34,8 +34,12 @@ _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"messa
 
 @pytest.fixture
 async def stack(redis_url: str, redis_async: object) -> AsyncIterator[Stack]:
-    """A fresh stack on a flushed Redis; every request the bot made must have been valid."""
-    s = await Stack(redis_url, scripted_specs={REPO: sample_spec()}, limits=unpaced()).start()
+    """A fresh stack on a flushed Redis; every request the bot made must have been valid,
+    within the App's permissions and within GitHub's secondary limits (paced with GitHub's
+    figures, on a clock that skips the waits: ``virtual_pacing``)."""
+    limits, pace_time = virtual_pacing()
+    s = await Stack(redis_url, scripted_specs={REPO: sample_spec()}, limits=limits,
+                    pace_time=pace_time).start()
     try:
         yield s
         s.fake.assert_clean()
@@ -76,7 +80,7 @@ def _secrets(request: pytest.FixtureRequest) -> dict[str, str]:
     stack = request.node.funcargs.get("stack") or request.node.funcargs.get("ready")
     if isinstance(stack, Stack):
         secrets |= {f"installation token {token[:8]}…": token
-                    for token in stack.fake.world.tokens}
+                    for token in [*stack.fake.world.tokens, *stack.fake.world.revoked]}
     return secrets
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from bot.agent.demo_spec import sample_files
 from bot.core import Quest, State
 from tests.e2e.stack import Stack
+from tests.fakegithub import ci
 
 REPO = "octo/sample"
 MAINTAINER = "maya"
@@ -122,6 +123,27 @@ async def main_line(story: Story) -> Quest:
         raise StepFailed("the merge did not pass the approved head SHA")
     await stack.advance(61)
     return await story.step("the watch window passed with the checks green", State.CLOSED)
+
+
+RED = {"tests (3.11)": "failure", "tests (3.12)": "failure"}
+GREEN = {"tests (3.11)": "success", "tests (3.12)": "success"}
+
+
+async def landed(stack: Stack) -> tuple[Story, str]:
+    """A quest made from a red CI run on main, approved at A, B and C and merged; returns the
+    story and the commit the failure was on."""
+    story = Story(stack)
+    main = await setup_repository(stack)
+    run = ci.actions_run(stack.fake, REPO, main, RED)
+    await ci.deliver(stack.fake, ci.completed(stack.fake, REPO, run))
+    await stack.settle()
+    (quest,) = await stack.quests(REPO)
+    story.quest_id = quest.id
+    await story.step("CI failed on main", State.HYPOTHESISED)
+    await story.approve("A", State.PLANNED)
+    await story.approve("B", State.READY)
+    await story.approve("C", State.WATCHING)
+    return story, main
 
 
 BUG_BACK = "a later change brings the bug back"

@@ -8,7 +8,9 @@ Time is driven, not waited for: ``settle()`` runs the worker until nothing is le
 
 from __future__ import annotations
 
+import asyncio
 import socket
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -22,12 +24,16 @@ from bot.agent.scripted import ScriptedSpec
 from bot.core import Quest
 from bot.github.ratelimit import RateLimits
 from bot.journal.inbound import Inbound
+from bot.journal.pacing import Pace
 from bot.observe.metrics import Metrics
 from bot.web.app import make_app
 from bot.worker.assembly import Runtime, start_runtime
 from tests.fakegithub import FakeGitHub
+from tests.fakegithub.manifest import load_manifest, register
+from tests.shared import PROJECT
 
 SECRET = "demo-webhook-secret"
+MANIFEST = PROJECT / "app.yml"
 
 
 def free_port() -> int:
@@ -47,25 +53,48 @@ class Clock:
 
 
 @dataclass
+class PaceTime:
+    """GitHub pacing's time in tests: real time plus what pacing slept, which costs nothing.
+    The fake GitHub counts its secondary limits on the same clock, so a flow is paced with
+    GitHub's real figures, held to GitHub's real limits, and waits for neither."""
+
+    skipped: float = 0.0
+
+    def wall(self) -> float:
+        return time.time() + self.skipped
+
+    async def sleep(self, seconds: float) -> None:
+        self.skipped += max(0.0, seconds)
+        await asyncio.sleep(0)
+
+
+@dataclass
 class Stack:
     redis_url: str
     scripted_specs: Mapping[str, ScriptedSpec] | None = None
     model: ModelEndpoint | None = None
     """The model agent's endpoint (``tests.modelserver`` in the demo); ``None``: no model."""
     limits: RateLimits = field(default_factory=RateLimits)
-    """GitHub pacing as in production (80 writes a minute per installation after a burst of
-    20); tests that are not about pacing pass a faster one."""
+    """GitHub pacing as in production (``bot.journal.pacing``: a burst, then a write a
+    second, shared through Redis); ``virtual_pacing()`` keeps the figures and skips the
+    waits."""
+    pace_time: PaceTime | None = None
+    """When pacing's waits are skipped, their time: the fake GitHub's clock too."""
     fake: FakeGitHub = field(init=False)
     runtime: Runtime = field(init=False)
     web_runner: web.AppRunner = field(init=False)
     web_client: redis.asyncio.Redis = field(init=False)
     metrics: Metrics = field(default_factory=Metrics)
     clock: Clock = field(default_factory=Clock)
+    app_slug: str = "questbot"
+    """The App's slug on the fake GitHub: questbot learns it from ``GET /app``."""
 
     async def start(self) -> Stack:
         port = free_port()
         self.fake = FakeGitHub(webhook_url=f"http://127.0.0.1:{port}/webhook",
-                               webhook_secret=SECRET)
+                               webhook_secret=SECRET, app_slug=self.app_slug,
+                               clock=self.pace_time.wall if self.pace_time else time.time)
+        register(self.fake.world, load_manifest(MANIFEST))  # the App as app.yml registers it
         await self.fake.start()
         self.web_client = redis.asyncio.Redis.from_url(self.redis_url)
         app = make_app(secret=SECRET, inbound=Inbound(self.web_client, durable=False),
@@ -112,6 +141,13 @@ class Stack:
         return self.fake.calls(operation_id)
 
 
+def virtual_pacing() -> tuple[RateLimits, PaceTime]:
+    """GitHub's pacing figures on a clock whose waits cost nothing (``PaceTime``); give both
+    to the ``Stack``."""
+    pace_time = PaceTime()
+    return RateLimits(wall=pace_time.wall, sleeper=pace_time.sleep), pace_time
+
+
 def unpaced() -> RateLimits:
-    """For tests that are not about pacing: GitHub's secondary limit would only slow them."""
-    return RateLimits(per_minute=60_000, burst=1_000)
+    """No pacing at all, for a second runtime beside a stack's (its writes are few)."""
+    return RateLimits(pace=Pace(spacing=0.0, hourly_spacing=0.0))

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from bot.core import State
 from tests.e2e.scenario import Story, main_line, regression
-from tests.e2e.stack import Stack, unpaced
+from tests.e2e.stack import Stack, virtual_pacing
 from tests.modelserver.demo import STAGES, demo_model, spent_by_stage
 
 
@@ -21,7 +21,8 @@ async def test_a_failing_check_goes_to_closed_and_a_regression_reopens_it(stack:
 
 async def test_the_demo_with_the_model_agent(redis_url: str, redis_async: object) -> None:
     server, endpoint = await demo_model()
-    stack = await Stack(redis_url, model=endpoint, limits=unpaced()).start()
+    limits, pace_time = virtual_pacing()
+    stack = await Stack(redis_url, model=endpoint, limits=limits, pace_time=pace_time).start()
     try:
         story = Story(stack)
         quest = await main_line(story)

@@ -10,13 +10,14 @@ import pytest
 from bot.core import State
 from bot.core.quest import ParkReason
 from tests.e2e.scenario import MAINTAINER, REPO, Story, setup_repository
-from tests.e2e.stack import Stack, unpaced
+from tests.e2e.stack import Stack, virtual_pacing
 
 
 @pytest.fixture
 async def bare(redis_url: str, redis_async: object) -> AsyncIterator[Stack]:
     """The stack as a fresh install runs it: no scripted stand-in, no model."""
-    s = await Stack(redis_url, limits=unpaced()).start()
+    limits, pace_time = virtual_pacing()
+    s = await Stack(redis_url, limits=limits, pace_time=pace_time).start()
     try:
         yield s
         s.fake.assert_clean()

@@ -8,29 +8,9 @@ from __future__ import annotations
 import pytest
 
 from bot.core import State
-from tests.e2e.scenario import REPO, Story, setup_repository
+from tests.e2e.scenario import GREEN, RED, REPO, landed
 from tests.e2e.stack import Stack
 from tests.fakegithub import ci
-
-RED = {"tests (3.11)": "failure", "tests (3.12)": "failure"}
-GREEN = {"tests (3.11)": "success", "tests (3.12)": "success"}
-
-
-async def landed(stack: Stack) -> tuple[Story, str]:
-    """A quest made from a red CI run on main, approved at A, B and C and merged; returns the
-    story and the commit the failure was on."""
-    story = Story(stack)
-    main = await setup_repository(stack)
-    run = ci.actions_run(stack.fake, REPO, main, RED)
-    await ci.deliver(stack.fake, ci.completed(stack.fake, REPO, run))
-    await stack.settle()
-    (quest,) = await stack.quests(REPO)
-    story.quest_id = quest.id
-    await story.step("CI failed on main", State.HYPOTHESISED)
-    await story.approve("A", State.PLANNED)
-    await story.approve("B", State.READY)
-    await story.approve("C", State.WATCHING)
-    return story, main
 
 
 def reverts(stack: Stack) -> list[object]:

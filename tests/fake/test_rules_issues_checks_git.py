@@ -11,6 +11,7 @@ import pytest
 from tests.fake.conftest import REPO, error_of
 from tests.fakegithub import FakeGitHub
 from tests.fakegithub.rules import BODY_LIMIT, DIRECTORY_LIMIT, OUTPUT_LIMIT
+from tests.fakegithub.state import CheckRun, iso
 
 BASE = f"/repos/{REPO}"
 
@@ -143,6 +144,46 @@ async def test_a_check_run_on_an_unknown_commit_is_refused(fake: FakeGitHub,
     status, body = await answer("POST", f"{BASE}/check-runs",
                                 {"name": "q", "head_sha": "f" * 40})
     assert (status, body["message"]) == (422, "No commit found for SHA: " + "f" * 40)
+
+
+async def test_check_runs_are_listed_by_app_and_name_a_page_of_at_most_100(
+        fake: FakeGitHub, answer: Any) -> None:
+    """§9: ``app_id`` and ``check_name`` filter, ``filter=all`` keeps every run of a name,
+    and ``per_page`` past 100 is 100."""
+    repo = fake.repo(REPO)
+    sha = str(repo.branch_sha("main"))
+    for n in range(101):  # made as the App would, past the writes GitHub allows a minute
+        run = CheckRun(fake.world.new_id(), sha, "questbot", "in_progress", None, f"e{n}", iso(),
+                       app_slug=fake.world.app_slug)
+        repo.check_runs[run.id] = run
+    await fake.complete_check_run(REPO, sha, "questbot", "failure", app_slug="github-actions")
+    listing = f"{BASE}/commits/{sha}/check-runs"
+    status, body = await answer("GET", f"{listing}?check_name=questbot&filter=all&per_page=500")
+    assert status == 200 and body["total_count"] == 102 and len(body["check_runs"]) == 100
+    status, body = await answer("GET", f"{listing}?check_name=questbot&filter=all"
+                                       f"&app_id={fake.world.app_id}&per_page=100&page=2")
+    assert body["total_count"] == 101 and [r["external_id"] for r in body["check_runs"]] == ["e0"]
+    status, body = await answer("GET", f"{listing}?app_id=15368")  # GitHub Actions'
+    assert [(r["name"], r["app"]["slug"]) for r in body["check_runs"]] == [
+        ("questbot", "github-actions")]
+    status, body = await answer("GET", f"{listing}?check_name=questbot")  # filter=latest
+    assert body["total_count"] == 1
+    fake.assert_clean()
+
+
+async def test_a_query_parameter_github_does_not_know_is_ignored_and_a_violation(
+        fake: FakeGitHub, answer: Any) -> None:
+    """GitHub answers as if an unknown query parameter were not there (unconfirmed): a
+    misspelt filter filters nothing, so the fake answers the same and fails the test."""
+    sha = str(fake.repo(REPO).branch_sha("main"))
+    for name in ("questbot", "tests"):
+        await answer("POST", f"{BASE}/check-runs", {"name": name, "head_sha": sha})
+    status, body = await answer("GET", f"{BASE}/commits/{sha}/check-runs?check-name=questbot")
+    assert status == 200 and body["total_count"] == 2
+    assert fake.violations == [
+        f"GET {BASE}/commits/{sha}/check-runs (checks/list-for-ref): GitHub ignores the unknown "
+        "query parameter(s) check-name"]
+    fake.violations.clear()
 
 
 # -- §11 the Git database and contents --------------------------------------------------------

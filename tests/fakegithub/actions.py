@@ -159,6 +159,9 @@ class Actions:
         return await self._send(delivery)
 
     async def _send(self, delivery: Delivery) -> DeliveryResult:
+        if not self.world.subscribed(delivery.event):
+            # GitHub sends an App only what it subscribed to: nothing is sent or recorded
+            return DeliveryResult(delivery, 0, "not subscribed")
         if self.dispatcher is not None:
             return self._queue(self.dispatcher, delivery)
         if self.webhook_url is None:  # an App without a webhook: nothing is attempted

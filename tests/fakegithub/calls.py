@@ -29,21 +29,24 @@ class Reply:
 class GitHubError(Exception):
     """An error answer in GitHub's shape: ``{"message", "documentation_url", "status"}``."""
 
-    def __init__(self, status: int, message: str, *, errors: list[Any] | None = None) -> None:
+    def __init__(self, status: int, message: str, *, errors: list[Any] | None = None,
+                 headers: dict[str, str] | None = None, documentation_url: str = DOCS) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
         self.errors = errors
+        self.headers = dict(headers or {})
+        self.documentation_url = documentation_url
 
     def reply(self) -> Reply:
         body: dict[str, Any] = {
             "message": self.message,
-            "documentation_url": DOCS,
+            "documentation_url": self.documentation_url,
             "status": str(self.status),
         }
         if self.errors is not None:
             body["errors"] = self.errors
-        return Reply(self.status, body)
+        return Reply(self.status, body, headers=dict(self.headers))
 
 
 def not_found() -> GitHubError:

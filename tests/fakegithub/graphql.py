@@ -29,7 +29,7 @@ from __future__ import annotations
 import inspect
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -51,6 +51,7 @@ from graphql import (
 )
 from graphql.language import IntValueNode, OperationDefinitionNode
 
+from tests.fakegithub import permissions
 from tests.fakegithub.calls import Reply
 from tests.shared import GITHUB
 
@@ -210,9 +211,32 @@ def _resolver(fake: FakeGitHub) -> Callable[..., Any]:
     return resolve
 
 
-async def answer(fake: FakeGitHub, installation_id: int,
-                 raw_body: bytes) -> tuple[Reply, list[str]]:
-    """The reply to one ``POST /graphql`` and the root fields it asked for."""
+def _forbidden(fake: FakeGitHub, fields: list[str], granted: Mapping[str, str],
+               met: list[tuple[str, str]]) -> list[dict[str, Any]]:
+    """A ``FORBIDDEN`` error for each root field the token's permissions do not cover
+    (BEHAVIOUR.md §16); what the others used is added to ``met``."""
+    errors = []
+    for name in fields:
+        need = permissions.GRAPHQL.get(name)
+        if need is None:
+            fake.violations.append(f"GraphQL: the fake does not know which permission {name} "
+                                   "needs")
+            continue
+        used = permissions.used(granted, need)
+        if used is None:
+            fake.denied.append(f"POST /graphql ({name}) needs a permission the App lacks")
+            errors.append({"type": "FORBIDDEN", "path": [name],
+                           "message": permissions.NOT_ACCESSIBLE})
+        else:
+            met.extend(used)
+    return errors
+
+
+async def answer(fake: FakeGitHub, installation_id: int, raw_body: bytes, *,
+                 granted: Mapping[str, str] | None = None,
+                 met: list[tuple[str, str]] | None = None) -> tuple[Reply, list[str]]:
+    """The reply to one ``POST /graphql`` and the root fields it asked for. ``granted``: the
+    token's permissions (all, when not given); the ones used are added to ``met``."""
     from tests.fakegithub.graphql_resolvers import Roots  # the resolvers need the world
 
     try:
@@ -233,6 +257,10 @@ async def answer(fake: FakeGitHub, installation_id: int,
     fields = root_fields(document, operation)
     if problems:
         return Reply(200, {"errors": [_ruby(p) for p in problems]}), fields
+    if granted is not None:
+        forbidden = _forbidden(fake, fields, granted, met if met is not None else [])
+        if forbidden:  # nothing is executed: no field of a refused request has effects
+            return Reply(200, {"data": dict.fromkeys(fields), "errors": forbidden}), fields
     roots = Roots(fake, installation_id).model()
     result = execute(schema, document, root_value=roots, variable_values=variables,
                      operation_name=operation, field_resolver=_resolver(fake))

@@ -218,6 +218,11 @@ class OpenAPI:
             self._parameter_validators[key] = found
         return found
 
+    def unknown_query(self, match: Match, query: Mapping[str, str]) -> list[str]:
+        """Query parameters the operation does not have."""
+        known = {p["name"] for p in match.operation.parameters if p["in"] == "query"}
+        return sorted(name for name in query if name not in known)
+
     def check_request(
         self,
         match: Match,

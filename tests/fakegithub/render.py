@@ -259,7 +259,7 @@ class Renderer:
             output=output,
             pull_requests=[],
         )
-        out["app"].update(id=self.world.app_id, slug=run.app_slug)
+        out["app"].update(id=self.world.app_id_of(run.app_slug), slug=run.app_slug)
         return out
 
     def status(self, repo: Repository, status: CommitStatus) -> dict[str, Any]:
@@ -406,7 +406,10 @@ class Renderer:
 
     def app(self) -> dict[str, Any]:
         out: dict[str, Any] = self.api.example("integration")
-        out.update(id=self.world.app_id, slug=self.world.app_slug, name=self.world.app_slug)
+        events = self.world.app_events
+        out.update(id=self.world.app_id, slug=self.world.app_slug, name=self.world.app_slug,
+                   permissions=dict(self.world.app_permissions),
+                   events=sorted(events) if events is not None else out.get("events", []))
         return out
 
     def workflow_run(self, repo: Repository, run: WorkflowRun) -> dict[str, Any]:

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import time
 
-from tests.fakegithub import rules
+from tests.fakegithub import echoes, permissions, rules
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from tests.fakegithub.collaborators import get_permission_level
 from tests.fakegithub.routes_issues import paged, unsupported, with_link
 from tests.fakegithub.state import CheckRun, CommitStatus, iso
+
+PERMISSIONS_NOT_GRANTED = "The permissions requested are not granted to this installation."
 
 
 async def get_app(call: Call) -> Reply:
@@ -26,19 +28,24 @@ async def get_repository(call: Call) -> Reply:
 
 
 async def create_access_token(call: Call) -> Reply:
+    """A token with the App's permissions, or the subset the body asks for; more than the
+    installation granted is refused (BEHAVIOUR.md §13)."""
     installation = call.world.installations.get(call.int_param("installation_id"))
     if installation is None:
         raise not_found()
-    token = call.fake.installation_token(installation.id)
+    granted = call.world.app_permissions
+    asked = call.body.get("permissions") if isinstance(call.body, dict) else None
+    if asked is not None and permissions.not_granted(asked, granted):
+        raise GitHubError(422, PERMISSIONS_NOT_GRANTED)
+    token = call.fake.installation_token(installation.id, permissions=asked)
     body = call.render.api.example("installation-token")
     body.pop("repositories", None)
     body.update(
         token=token,
         expires_at=iso(call.world.tokens[token].expires_at),
         repository_selection="all",
+        permissions=dict(call.world.tokens[token].permissions),
     )
-    if isinstance(call.body, dict) and "permissions" in call.body:
-        body["permissions"] = call.body["permissions"]
     return Reply(201, body)
 
 
@@ -73,6 +80,8 @@ async def create_check_run(call: Call) -> Reply:
         app_slug=call.world.app_slug,
     )
     repo.check_runs[run.id] = run
+    if run.status == "completed":
+        await echoes.check_run_completed(call.fake, repo, run)
     return Reply(201, call.render.check_run(repo, run))
 
 
@@ -81,6 +90,7 @@ async def update_check_run(call: Call) -> Reply:
     run = repo.check_runs.get(call.int_param("check_run_id"))
     if run is None:
         raise not_found()
+    was = run.status
     for key in ("name", "external_id", "details_url", "started_at", "completed_at", "status"):
         if key in body:
             setattr(run, key, body[key])
@@ -93,14 +103,16 @@ async def update_check_run(call: Call) -> Reply:
         run.status = "completed"
     if run.status == "completed" and run.completed_at is None:
         run.completed_at = iso()
+    if run.status == "completed" and was != "completed":
+        await echoes.check_run_completed(call.fake, repo, run)
     return Reply(200, call.render.check_run(repo, run))
 
 
 async def list_check_runs(call: Call) -> Reply:
-    """``checks/list-for-ref`` by ``check_name``, ``status`` and ``filter`` (``latest``, the
-    default: the newest run of each name; ``all``), newest first, paged; ``total_count``
-    counts every match, not the page."""
-    unsupported(call, "checks/list-for-ref", ("check_name", "status", "filter"))
+    """``checks/list-for-ref`` by ``check_name``, ``status``, ``app_id`` and ``filter``
+    (``latest``, the default: the newest run of each name; ``all``), newest first, paged;
+    ``total_count`` counts every match, not the page (BEHAVIOUR.md §9)."""
+    unsupported(call, "checks/list-for-ref", ("check_name", "status", "filter", "app_id"))
     repo = call.repository
     sha = repo.resolve(call.params["ref"])
     if sha is None:
@@ -110,12 +122,14 @@ async def list_check_runs(call: Call) -> Reply:
         runs = [r for r in runs if r.name == call.query["check_name"]]
     if "status" in call.query:
         runs = [r for r in runs if r.status == call.query["status"]]
+    if "app_id" in call.query:
+        runs = [r for r in runs if str(call.world.app_id_of(r.app_slug)) == call.query["app_id"]]
     if call.query.get("filter", "latest") == "latest":
         latest = {r.name: r for r in sorted(runs, key=lambda r: r.id)}
         runs = list(latest.values())
     runs.sort(key=lambda r: -r.id)
     shown, link = paged(call, runs, f"commits/{call.params['ref']}/check-runs",
-                        ("check_name", "status", "filter"))
+                        ("check_name", "status", "filter", "app_id"))
     rendered = [call.render.check_run(repo, r) for r in shown]
     return with_link(Reply(200, {"total_count": len(runs), "check_runs": rendered}), link)
 

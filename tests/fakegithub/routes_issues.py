@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 from urllib.parse import urlencode
 
-from tests.fakegithub import rules
+from tests.fakegithub import echoes, rules
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from tests.fakegithub.state import Comment, Issue, Label, Repository, iso
 
@@ -84,6 +84,7 @@ async def create_comment(call: Call) -> Reply:
     if issue.locked:  # an App never has the write access that lets a person comment anyway
         raise GitHubError(403, rules.ISSUE_LOCKED)
     comment = call.fake.add_comment(repo, issue, call.body["body"], bot_login(call))
+    await echoes.comment_written(call.fake, repo, comment)
     return Reply(201, call.render.comment(repo, comment))
 
 
@@ -184,8 +185,9 @@ async def update_comment(call: Call) -> Reply:
     if comment.user != bot_login(call):
         raise GitHubError(403, "Resource not accessible by integration")
     rules.body_within_limit("IssueComment", call.body["body"])
-    comment.body = call.body["body"]
+    before, comment.body = comment.body, call.body["body"]
     comment.updated_at = iso()
+    await echoes.comment_written(call.fake, repo, comment, before=before)
     return Reply(200, call.render.comment(repo, comment))
 
 

@@ -4,12 +4,15 @@ Each request goes through the same steps GitHub's front door takes, in this orde
 faults (``tests.fakegithub.faults``, off by default), the rate-limit knob, route matching
 against GitHub's full REST description (404 if undocumented, and 404 — GitHub's answer to a
 route it does not know — for an operation GitHub has and the fake does not model; both are
-violations), JSON parsing (400), authentication (401),
-parameter and body validation (422), the repository lookup (404 if the installation cannot see
-it), and only then the handler. The handler's JSON answer is
+violations), JSON parsing (400), authentication (401, ``tests.fakegithub.credentials``), query
+parameters GitHub does not know dropped (a violation), parameter and body validation (422),
+the repository lookup (404 if the installation cannot see it), the token's permissions (403,
+``tests.fakegithub.permissions``), the secondary limit on content creation (403,
+``tests.fakegithub.secondary``), and only then the handler. The handler's JSON answer is
 validated against the documented schema for its status. Everything that does not match the
-description is appended to :attr:`FakeGitHub.violations`; tests end with
-:meth:`FakeGitHub.assert_clean`.
+description is appended to :attr:`FakeGitHub.violations`, refusals for permissions to
+:attr:`FakeGitHub.denied`, secondary-limit hits to ``secondary.hits``; tests end with
+:meth:`FakeGitHub.assert_clean`, which fails on any of them.
 
 GETs get an ``ETag`` and answer 304 to a matching ``If-None-Match`` without spending rate limit,
 as GitHub does (https://docs.github.com/en/rest/using-the-rest-api/best-practices-for-using-the-rest-api).
@@ -32,9 +35,10 @@ from aiohttp import web
 from tests.fakegithub import graphql
 from tests.fakegithub.actions import Actions
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
+from tests.fakegithub.credentials import Credentials
 from tests.fakegithub.faults import BEFORE, Faults
 from tests.fakegithub.hooklog import HANDLERS as HOOKS
-from tests.fakegithub.keys import JWTRejected, KeyPair, shared_key_pair, verify_app_jwt
+from tests.fakegithub.keys import KeyPair, shared_key_pair
 from tests.fakegithub.landing import Landing
 from tests.fakegithub.manifests import ManifestFlow, create_from_manifest
 from tests.fakegithub.openapi import Match, OpenAPI, shared_api
@@ -45,10 +49,12 @@ from tests.fakegithub.routes_git import HANDLERS as GIT
 from tests.fakegithub.routes_issues import HANDLERS as ISSUES
 from tests.fakegithub.routes_pulls import HANDLERS as PULLS
 from tests.fakegithub.rules import invalid_request
-from tests.fakegithub.state import Token, World
+from tests.fakegithub.secondary import ContentLimits
+from tests.fakegithub.state import World
 
 HANDLERS: dict[str, Handler] = {**CHECKS, **CI, **GIT, **ISSUES, **PULLS, **HOOKS,
                                 "apps/create-from-manifest": create_from_manifest}
+CONTENT_CREATING = frozenset({"POST", "PATCH", "PUT", "DELETE"})
 RATE_LIMIT = 5000
 _JWT_PATHS = ("/app", "/app/")
 
@@ -66,6 +72,8 @@ class Exchange:
     headers: dict[str, str] = field(default_factory=dict)
     fault: str | None = None
     """The fault injected into this exchange (``tests.fakegithub.faults``), if any."""
+    permissions: list[tuple[str, str]] = field(default_factory=list)
+    """The App permissions this exchange used (``tests.fakegithub.permissions``)."""
     hidden_status: int | None = None
     """What the handler answered before a ``timeout`` fault replaced it with a 502."""
     at: float = field(default_factory=time.time)
@@ -78,7 +86,7 @@ class _Throttle:
     retry_after: int = 1
 
 
-class FakeGitHub(Actions, Landing):
+class FakeGitHub(Credentials, Actions, Landing):
     """A local GitHub: ``async with FakeGitHub() as fake:`` then point clients at ``fake.url``.
 
     ``keys`` is the App's key pair (the bot signs JWTs with ``keys.private_pem``);
@@ -97,6 +105,7 @@ class FakeGitHub(Actions, Landing):
         port: int = 0,
         api: OpenAPI | None = None,
         faults: Faults | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.keys = keys or shared_key_pair()
         self.world = World(app_id=app_id, app_slug=app_slug)
@@ -105,12 +114,17 @@ class FakeGitHub(Actions, Landing):
         self.webhook_url = webhook_url
         self.webhook_secret = webhook_secret
         self.violations: list[str] = []
+        self.denied: list[str] = []
+        """Requests refused because the App's permissions do not cover them: questbot's
+        manifest (``app.yml``) lacks something it uses, or it uses something it should not."""
         self.requests: list[Exchange] = []
         self.render = Renderer(self.api, self.world, f"http://{host}:{port}")
         self._throttle = _Throttle()
         self._used: dict[str, int] = {}
         self._reset_at = int(time.time()) + 3600
         self._runner: web.AppRunner | None = None
+        self.secondary = ContentLimits(clock)
+        """GitHub's content-creation limits (``tests.fakegithub.secondary``)."""
         self.faults = faults or Faults()
         """Off unless given a rate: see ``tests.fakegithub.faults``."""
         self.control: Callable[[web.Request], Awaitable[web.StreamResponse]] | None = None
@@ -160,10 +174,19 @@ class FakeGitHub(Actions, Landing):
         self._throttle = _Throttle(requests, status, retry_after)
 
     def assert_clean(self) -> None:
-        """Fail if any exchange broke the REST description; call it at fixture teardown."""
+        """Fail if any exchange broke the REST description or needed a permission the App
+        does not have; call it at fixture teardown."""
         if self.violations:
             listing = "\n  ".join(self.violations)
             raise AssertionError(f"{len(self.violations)} GitHub API violation(s):\n  {listing}")
+        if self.denied:
+            listing = "\n  ".join(self.denied)
+            raise AssertionError(f"{len(self.denied)} request(s) beyond the App's "
+                                 f"permissions:\n  {listing}")
+        if self.secondary.hits:
+            listing = "\n  ".join(self.secondary.hits)
+            raise AssertionError(f"{len(self.secondary.hits)} request(s) over GitHub's "
+                                 f"secondary limits:\n  {listing}")
 
     def calls(
         self, operation_id: str | None = None, *, method: str | None = None
@@ -175,12 +198,6 @@ class FakeGitHub(Actions, Landing):
             if (operation_id is None or e.operation_id == operation_id)
             and (method is None or e.method == method)
         ]
-
-    def installation_token(self, installation_id: int, *, lifetime: float = 3600) -> str:
-        """Mint an installation token directly, for tests that do not exercise the JWT flow."""
-        token = "ghs_" + secrets.token_urlsafe(27)[:36]
-        self.world.tokens[token] = Token(token, installation_id, time.time() + lifetime)
-        return token
 
     # -- the request pipeline --------------------------------------------------------------
 
@@ -248,7 +265,13 @@ class FakeGitHub(Actions, Landing):
         exchange.json = body
         try:
             installation_id = self._authenticate(request, raw_path)
-            problems = self.api.check_request(found, request.query, body, bool(raw_body))
+            query = dict(request.query)
+            unknown = self.api.unknown_query(found, query)
+            if unknown:  # GitHub answers as if they were not there (unconfirmed in BEHAVIOUR.md)
+                self.violations.append(f"{where} ({op.operation_id}): GitHub ignores the "
+                                       f"unknown query parameter(s) {', '.join(unknown)}")
+                query = {k: v for k, v in query.items() if k not in unknown}
+            problems = self.api.check_request(found, query, body, bool(raw_body))
             if problems:
                 self.violations.extend(f"{where} ({op.operation_id}): {p}" for p in problems)
                 raise invalid_request("\n".join(problems))
@@ -260,10 +283,14 @@ class FakeGitHub(Actions, Landing):
                     installation_id is not None and repo.installation_id != installation_id
                 ):
                     raise not_found()
+            if installation_id is not None:
+                self._permitted(request, exchange, op.operation_id, repo, params)
+                if request.method in CONTENT_CREATING:
+                    self.secondary.take(installation_id, f"{where} ({op.operation_id})")
             call = Call(
                 self,
                 params,
-                dict(request.query),
+                query,
                 body,
                 repo,
                 installation_id,
@@ -291,7 +318,16 @@ class FakeGitHub(Actions, Landing):
             exchange.json = json.loads(raw_body or b"null")
         except ValueError:
             exchange.json = None
-        reply, fields = await graphql.answer(self, installation_id, raw_body)
+        query = exchange.json.get("query") if isinstance(exchange.json, dict) else None
+        if isinstance(query, str) and query.lstrip().startswith("mutation"):
+            try:
+                self.secondary.take(installation_id, "POST /graphql (a mutation)")
+            except GitHubError as exc:
+                return exc.reply()
+        token = self._token(request)
+        reply, fields = await graphql.answer(
+            self, installation_id, raw_body, met=exchange.permissions,
+            granted=token.permissions if token is not None else None)
         if fields:
             exchange.operation_id = "graphql/" + ",".join(fields)
         reply.headers["x-ratelimit-resource"] = "graphql"
@@ -308,35 +344,6 @@ class FakeGitHub(Actions, Landing):
             if str(repo.id) == head:
                 return f"/repos/{repo.full_name}" + (f"/{rest}" if rest else "")
         return raw_path
-
-    def _authenticate(self, request: web.Request, raw_path: str) -> int | None:
-        """Check credentials; returns the installation id a token belongs to (None for JWTs)."""
-        header = request.headers.get("Authorization", "")
-        scheme, _, credential = header.partition(" ")
-        needs_jwt = (
-            raw_path == "/app"
-            or raw_path.startswith("/app/")
-            or (raw_path.startswith("/repos/") and raw_path.endswith("/installation"))
-        )
-        if raw_path.startswith("/app-manifests/"):
-            return None
-        if not credential:
-            raise GitHubError(401, "Requires authentication")
-        if needs_jwt:
-            if scheme.lower() != "bearer":
-                raise GitHubError(401, "A JSON web token could not be decoded")
-            try:
-                public = self.keys.public_pem
-                verify_app_jwt(credential, app_id=self.world.app_id, public_pem=public)
-            except JWTRejected as exc:
-                raise GitHubError(401, str(exc)) from exc
-            return None
-        token = self.world.tokens.get(credential)
-        if scheme.lower() not in ("token", "bearer") or token is None:
-            raise GitHubError(401, "Bad credentials")
-        if token.expires_at < time.time():
-            raise GitHubError(401, "Bad credentials")
-        return token.installation_id
 
     def _throttled(self) -> Reply:
         status = self._throttle.status
@@ -365,7 +372,8 @@ class FakeGitHub(Actions, Landing):
         if request.method == "GET" and reply.status == 200:
             etag = f'W/"{hashlib.sha256(identity.encode() + payload).hexdigest()}"'
             headers["ETag"] = etag
-        not_modified = etag is not None and request.headers.get("If-None-Match") == etag
+        not_modified = etag is not None and _none_match(request.headers.get("If-None-Match"),
+                                                        etag)
         if not not_modified:
             self._used[identity] = self._used.get(identity, 0) + 1
         used = self._used.get(identity, 0)
@@ -391,3 +399,14 @@ class FakeGitHub(Actions, Landing):
         found = self.world.repository(f"{owner}/{repo}")
         run = found.workflow_runs.get(int(run_id)) if found else None
         return run.logs if run else b""
+
+
+def _none_match(header: str | None, etag: str) -> bool:
+    """Whether ``If-None-Match`` names the current ``etag``: ``*``, or a list of entity tags
+    compared weakly (a ``W/`` prefix ignored), as RFC 9110 §13.1.2 says a GET is compared."""
+    if header is None:
+        return False
+    if header.strip() == "*":
+        return True
+    bare = etag.removeprefix("W/")
+    return any(tag.strip().removeprefix("W/") == bare for tag in header.split(","))

@@ -8,6 +8,7 @@ and test helpers change the world; :mod:`tests.fakegithub.render` turns it into 
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import time
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from datetime import UTC, datetime
 from enum import StrEnum
 
 from tests.fakegithub.gitstore import Commit, GitStore
+from tests.fakegithub.permissions import ALWAYS_SENT, EVENTS, EVERYTHING
 
 
 class Permission(StrEnum):
@@ -47,6 +49,8 @@ class Token:
     token: str
     installation_id: int
     expires_at: float
+    permissions: dict[str, str] = field(default_factory=dict)
+    """What the token may do: the App's permissions, or the subset asked for (§13)."""
 
 
 @dataclass
@@ -276,13 +280,47 @@ class World:
 
     app_id: int
     app_slug: str = "questbot"
+    app_permissions: dict[str, str] = field(default_factory=lambda: dict(EVERYTHING))
+    """The App's permissions (its manifest's ``default_permissions``), which every
+    installation granted; every permission the fake knows unless a test installs a manifest."""
+    app_events: frozenset[str] | None = None
+    """The events the App subscribed to (``default_events``); ``None``: all of them."""
     installations: dict[int, Installation] = field(default_factory=dict)
     repositories: dict[str, Repository] = field(default_factory=dict)  # lowercased full name
     tokens: dict[str, Token] = field(default_factory=dict)
+    revoked: dict[str, Token] = field(default_factory=dict)
+    """Tokens no longer accepted (``FakeGitHub.revoke_tokens``), kept so tests can tell them
+    from tokens that never existed (and the log checks can look for them)."""
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1000))
+    suites: dict[tuple[int, str, str], int] = field(default_factory=dict)
+    """(repository id, App slug, commit) → check suite id (``suite_id``)."""
 
     def new_id(self) -> int:
         return next(self.ids)
+
+    def app_id_of(self, slug: str) -> int:
+        """The id of the App called ``slug``: this App's, GitHub Actions' (15368, as on
+        github.com), or a stable one of its own for any other."""
+        if slug == self.app_slug:
+            return self.app_id
+        if slug == "github-actions":
+            return 15368
+        return 100_000 + int(hashlib.sha256(slug.encode()).hexdigest()[:6], 16)
+
+    def suite_id(self, repo: Repository, app_slug: str, sha: str) -> int:
+        """The check suite of one App's runs on one commit of ``repo``: GitHub makes one per
+        App and commit, and adds every run the App creates there to it (BEHAVIOUR §9)."""
+        return self.suites.setdefault((repo.id, app_slug, sha), self.new_id())
+
+    def subscribed(self, event: str) -> bool:
+        """Whether GitHub sends ``event`` to the App: one it subscribed to and has the
+        permission for, or one about its installation, which every App gets."""
+        if event in ALWAYS_SENT:
+            return True
+        if self.app_events is not None and event not in self.app_events:
+            return False
+        needed = EVENTS.get(event)
+        return needed is None or needed in self.app_permissions
 
     def repository(self, full_name: str) -> Repository | None:
         # GitHub treats owner and repository names case-insensitively.

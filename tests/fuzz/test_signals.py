@@ -11,6 +11,7 @@ from typing import Any
 
 from hypothesis import event, example, given
 
+from bot.adapters import AppIdentity
 from bot.github.signals import Intent, read_intents
 from tests.fakegithub.webhooks import deep_merge, load_example
 from tests.fuzz import wellformed
@@ -54,7 +55,8 @@ FOUND = [
 
 
 async def check(event: str, payload: dict[str, Any]) -> list[Intent]:
-    intents = await read_intents(event, payload, delivery_id="fuzz-1")
+    intents = await read_intents(event, payload, delivery_id="fuzz-1",
+                                 app=AppIdentity(id=4242, slug="questbot"))
     assert isinstance(intents, list)
     for intent in intents:
         assert isinstance(intent, INTENT_TYPES), intent

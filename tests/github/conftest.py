@@ -103,7 +103,8 @@ async def world(fake: FakeGitHub, redis_async: redis.asyncio.Redis) -> AsyncIter
         await clients.remember_installation(REPO, fake.repo(REPO).installation_id)
         forges = Forges(clients)
         ctx = AdapterContext(journal=Journal(redis_async), hosts=forges.git_host,
-                             settings=StaticSettings(Settings(reviewers=("alice", "octo"))))
+                             settings=StaticSettings(Settings(reviewers=("alice", "octo"))),
+                             app=await clients.identity())
         yield World(fake, ctx, GitHubEffects(ctx, forges), redis_async, clients)
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.adapters import AppIdentity
 from bot.github.signals import Failure, Passed, quest_of_branch, read_intents
 from tests.fakegithub.webhooks import build_payload
 
@@ -14,10 +15,14 @@ SHA = "a" * 40
 SUITE = 4242
 
 
-async def intents(event: str, example: str, overrides: dict[str, Any]) -> list[object]:
+QUESTBOT = AppIdentity(id=4242, slug="questbot")
+
+
+async def intents(event: str, example: str, overrides: dict[str, Any], *,
+                  app: AppIdentity = QUESTBOT) -> list[object]:
     payload = build_payload(event, example, overrides, repository=REPO)
     payload["repository"]["default_branch"] = "main"
-    return [i for i in await read_intents(event, payload, delivery_id="d-1")
+    return [i for i in await read_intents(event, payload, delivery_id="d-1", app=app)
             if type(i).__name__ != "Installed"]
 
 
@@ -59,6 +64,23 @@ async def test_other_branches_other_conclusions_and_questbots_own_checks_say_not
     assert await intents("check_run", "completed", check_run("success", branch="feature")) == []
     assert await intents("check_run", "completed", check_run("cancelled")) == []
     assert await intents("check_run", "completed", check_run("failure", slug="questbot")) == []
+
+
+async def test_an_app_named_otherwise_knows_its_own_checks_by_its_slug_and_id() -> None:
+    """The App is whatever ``GET /app`` says: a check called questbot's is then another
+    App's failure, and the App's own runs and suites are known by slug or by id."""
+    fixbot = AppIdentity(id=31337, slug="fixbot")
+    failed = check_run("failure", slug="questbot")
+    (failure,) = await intents("check_run", "completed", failed, app=fixbot)
+    assert isinstance(failure, Failure)
+    assert await intents("check_run", "completed", check_run("failure", slug="fixbot"),
+                         app=fixbot) == []
+    renamed = check_run("failure", slug="old-name")
+    renamed["check_run"]["app"]["id"] = 31337  # the App was renamed: its id stays
+    assert await intents("check_run", "completed", renamed, app=fixbot) == []
+    suite = {"check_suite": {"conclusion": "failure", "head_branch": "main",
+                             "app": {"id": 31337, "slug": "fixbot"}}}
+    assert await intents("check_suite", "completed", suite, app=fixbot) == []
 
 
 async def test_workflow_job_is_the_check_run_of_the_same_job_and_is_not_read() -> None:

@@ -5,17 +5,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.adapters import AppIdentity
 from bot.github.pull_signals import PullClosed, PullReopened, ReviewSubmitted
 from bot.github.signals import read_intents
 from tests.fakegithub.webhooks import build_payload
 
 REPO = "octo/sample"
+QUESTBOT = AppIdentity(id=4242, slug="questbot")
 QUEST = {"head": {"ref": "quest/q0123456789", "sha": "b" * 40}}
 
 
 async def intents(event: str, example: str, **overrides: Any) -> list[object]:
     payload = build_payload(event, example, repository=REPO, overrides=overrides)
-    return [i for i in await read_intents(event, payload, delivery_id="d-1")
+    return [i for i in await read_intents(event, payload, delivery_id="d-1", app=QUESTBOT)
             if type(i).__name__ != "Installed"]
 
 

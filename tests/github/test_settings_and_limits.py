@@ -8,7 +8,9 @@ import pytest
 
 from bot.github.ratelimit import PacedGitHubAPI, RateLimits
 from bot.github.repo_settings import SETTINGS_CHECK, RepoSettings
+from bot.journal.pacing import Pace
 from tests.fakegithub import FakeGitHub
+from tests.fakegithub.secondary import ContentLimits
 from tests.github.conftest import REPO, World
 
 
@@ -89,10 +91,36 @@ async def test_rate_limit_gives_up_when_it_lasts(fake: FakeGitHub) -> None:
 
 async def test_writes_are_paced_per_installation(fake: FakeGitHub) -> None:
     sleeps = Sleeps()
-    limits = RateLimits(per_minute=60, burst=2, sleeper=sleeps, clock=lambda: sleeps.now)
+    limits = RateLimits(pace=Pace(spacing=1.0, burst=2), sleeper=sleeps, wall=lambda: sleeps.now)
     async with aiohttp.ClientSession() as session:
         gh = await paced(fake, session, limits)
         for n in range(4):
             await gh.post(f"/repos/{REPO}/issues", data={"title": f"t{n}"})
         await gh.getitem(f"/repos/{REPO}/git/ref/heads/main")  # reads are not paced
     assert sleeps.calls == [1.0, 1.0]
+
+
+@pytest.mark.parametrize(("retry_after", "waits"), [(60, [60.0, 60.0]), (None, [60.0, 120.0])],
+                         ids=["retry-after", "message only"])
+async def test_a_secondary_limit_on_a_write_is_waited_out_and_holds_the_installation(
+        fake: FakeGitHub, retry_after: int | None, waits: list[float]) -> None:
+    """GitHub's content-creation limit, as the fake enforces it (here 3 writes in 2 minutes):
+    ``retry-after`` is honoured; without it questbot waits a minute, then twice as long
+    (BEHAVIOUR.md §15); and the writes after it wait for the installation's block too."""
+    sleeps = Sleeps()
+    start = 1_000_000.0
+    limits = RateLimits(sleeper=sleeps, wall=lambda: start + sleeps.now)
+    fake.secondary = ContentLimits(lambda: start + sleeps.now, windows=((120.0, 3),),
+                                   retry_after=retry_after)
+    async with aiohttp.ClientSession() as session:
+        gh = await paced(fake, session, limits)
+        other = await paced(fake, session, limits)  # another client of the same installation
+        for n in range(4):
+            await gh.post(f"/repos/{REPO}/issues", data={"title": f"t{n}"})
+        assert sleeps.calls == waits  # the fourth was refused twice, then went
+        await other.post(f"/repos/{REPO}/issues", data={"title": "later"})
+    assert len(fake.repo(REPO).issues) == 5
+    assert len(fake.secondary.hits) == 2
+    blocked = [e.status for e in fake.calls("issues/create")]
+    assert blocked == [201, 201, 201, 403, 403, 201, 201]
+    fake.secondary.hits.clear()

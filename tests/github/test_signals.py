@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from bot.adapters import AppIdentity
 from bot.github.commands import Command, CommandName
 from bot.github.signals import CommentCommands, QuestPush, read_intents
 from tests.fakegithub.webhooks import build_payload
@@ -15,12 +16,15 @@ from tests.fakegithub.webhooks import build_payload
 REPO = "octo/sample"
 
 
+QUESTBOT = AppIdentity(id=4242, slug="questbot")
+
+
 async def intents(event: str, example: str, *, changes: dict[str, Any] | None = None,
-                  **overrides: Any) -> list[object]:
+                  app: AppIdentity = QUESTBOT, **overrides: Any) -> list[object]:
     payload = build_payload(event, example, repository=REPO, overrides=overrides)
     if changes is not None:
         payload["changes"] = changes  # replaced, not merged into the example's
-    return [i for i in await read_intents(event, payload, delivery_id="d-1")
+    return [i for i in await read_intents(event, payload, delivery_id="d-1", app=app)
             if type(i).__name__ != "Installed"]
 
 
@@ -82,3 +86,17 @@ async def test_only_questbots_own_account_pushes_questbots_commits() -> None:
     assert not (await push("questbot[bot]", "User")).by_bot  # a person, whatever the name
     assert not (await push("dependabot[bot]", "Bot")).by_bot  # another App's commit
     assert not (await push("carol", "User")).by_bot
+
+
+async def test_an_app_named_otherwise_pushes_as_its_own_bot_account() -> None:
+    fixbot = AppIdentity(id=31337, slug="fixbot")
+
+    async def by_bot(login: str) -> bool:
+        (intent,) = await intents("push", "with-installation", ref="refs/heads/quest/q1",
+                                  after="a" * 40, sender={"login": login, "type": "Bot"},
+                                  app=fixbot)
+        assert isinstance(intent, QuestPush)
+        return intent.by_bot
+
+    assert await by_bot("fixbot[bot]")
+    assert not await by_bot("questbot[bot]")  # another App, named as questbot's default

@@ -305,8 +305,8 @@ def test_the_app_refuses_to_exist_without_a_secret(
 
 def test_the_subscribed_events_are_the_ones_questbot_acts_on() -> None:
     assert {
-        "check_run", "check_suite", "workflow_run", "issues", "issue_comment", "pull_request",
-        "pull_request_review", "push", "installation", "installation_repositories",
+        "check_run", "check_suite", "workflow_run", "issues", "issue_comment", "push",
+        "installation", "installation_repositories",
     } == SUBSCRIBED_EVENTS
 
 

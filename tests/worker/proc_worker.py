@@ -28,7 +28,7 @@ from typing import Any
 import aiohttp
 import redis.asyncio
 
-from bot.adapters import AdapterContext
+from bot.adapters import AdapterContext, AppIdentity
 from bot.core import EVENT_ADAPTER, Effect, EffectType, Event
 from bot.github.client import GitHubClients
 from bot.github.forge import Forges
@@ -82,7 +82,8 @@ async def main(url: str, consumer: str, slow: set[str], seconds: float,
                                 private_key=shared_key_pair().private_pem,
                                 base_url="http://127.0.0.1:9")  # never called
         worker = build_worker(client, Forges(clients), DefaultSettings(),
-                              [recording(client, slow, seconds)], durable=False)
+                              [recording(client, slow, seconds)],
+                              app=AppIdentity(id=1, slug="questbot"), durable=False)
         worker.consumer = consumer
         worker.intake.handle = recording_intake(  # type: ignore[method-assign]
             client, intake_seconds)

@@ -1,4 +1,4 @@
-"""The worker knows its App's slug — from ``GITHUB_APP_SLUG``, else from GitHub — so a check
+"""The worker knows its App's slug — from GitHub (``GET /app``) — so a check
 run of its own that fails is not taken for another App's failing check (an App registered from
 the manifest is seldom called ``questbot``: App names are unique on GitHub)."""
 
@@ -8,7 +8,7 @@ import pytest
 import redis.asyncio
 
 from bot.worker.assembly import start_runtime
-from tests.e2e.stack import free_port, unpaced
+from tests.e2e.stack import unpaced
 from tests.fakegithub import FakeGitHub
 
 REPO = "octo-org/slugs"
@@ -21,9 +21,9 @@ async def test_the_slug_is_asked_of_github_and_its_own_checks_are_not_signals(
         repo = fake.create_repository(REPO, {"README.md": "hi\n"})
         runtime = await start_runtime(
             redis_url=redis_url, github_api_url=fake.url, app_id=fake.world.app_id,
-            private_key=fake.keys.private_pem, durable=False, limits=unpaced(), app_slug=None)
+            private_key=fake.keys.private_pem, durable=False, limits=unpaced(), )
         try:
-            assert runtime.worker.intake.app_slug == "octo-questbot"
+            assert runtime.worker.intake.ctx.app.slug == "octo-questbot"
             sha = repo.branch_sha("main") or ""
             await fake.complete_check_run(REPO, sha, "questbot", "failure",
                                           app_slug="octo-questbot")
@@ -39,19 +39,17 @@ async def test_the_slug_is_asked_of_github_and_its_own_checks_are_not_signals(
         fake.assert_clean()
 
 
-async def test_a_configured_slug_is_used_and_github_down_falls_back(
+async def test_a_configured_slug_that_github_contradicts_is_warned_of_not_used(
     redis_url: str, redis_async: redis.asyncio.Redis, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from tests.fakegithub import shared_key_pair
-
-    key = shared_key_pair().private_pem
-    nowhere = f"http://127.0.0.1:{free_port()}"
-    runtime = await start_runtime(redis_url=redis_url, github_api_url=nowhere, app_id=1,
-                                  private_key=key, durable=False, app_slug="given-slug")
-    assert runtime.worker.intake.app_slug == "given-slug"
-    await runtime.close()
-    runtime = await start_runtime(redis_url=redis_url, github_api_url=nowhere, app_id=1,
-                                  private_key=key, durable=False, app_slug=None)
-    assert runtime.worker.intake.app_slug == "questbot"
-    await runtime.close()
-    assert "set GITHUB_APP_SLUG" in caplog.text
+    async with FakeGitHub(app_slug="octo-questbot") as fake:
+        runtime = await start_runtime(
+            redis_url=redis_url, github_api_url=fake.url, app_id=fake.world.app_id,
+            private_key=fake.keys.private_pem, durable=False, limits=unpaced(),
+            app_slug="given-slug")
+        try:
+            assert runtime.worker.intake.ctx.app.slug == "octo-questbot"
+        finally:
+            await runtime.close()
+    assert ("GITHUB_APP_SLUG is 'given-slug' but GitHub says this App is 'octo-questbot'"
+            in caplog.text)
