@@ -4,8 +4,10 @@ reopens it at revision 2.
 
 Runs the real web process and worker against a real Redis (``REDIS_URL``, or a redis-server of
 its own) and a local fake GitHub holding a sample repository with a real bug and the test that
-catches it; the agent is the scripted one, and the proof runs the sample's own tests. Prints a
-timeline and exits non-zero if any step did not happen.
+catches it; the agent is the model agent, talking OpenAI chat completions to a local model
+server that answers from recorded conversations (``tests/modelserver``; ``--scripted`` runs the
+scripted test agent instead), and the proof runs the sample's own tests. Prints a timeline, the
+tokens and cost of each agent stage, and exits non-zero if any step did not happen.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from bot.agent import sandbox  # noqa: E402
 from bot.agent.demo_spec import sample_spec  # noqa: E402
 from tests.e2e.scenario import REPO, Line, StepFailed, Story, main_line, regression  # noqa: E402
 from tests.e2e.stack import Stack  # noqa: E402
+from tests.modelserver.demo import demo_model, spent_by_stage  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 
 
@@ -33,20 +36,25 @@ def show(line: Line) -> None:
         print(f"    GitHub: {call}")
 
 
-async def run() -> int:
+async def run(scripted: bool) -> int:
     server = None
     url = os.environ.get("REDIS_URL")
     if not url:
         server = RedisServer(appendonly=False)
         server.start()
         url = server.url
-    stack = await Stack(url, scripted_specs={REPO: sample_spec()}).start()
+    model_server, endpoint = (None, None) if scripted else await demo_model()
+    specs = {REPO: sample_spec()} if scripted else None
+    stack = await Stack(url, scripted_specs=specs, model=endpoint).start()
     story = Story(stack, say=show)
     to_closed = 0
     closed: dict[str, float] = {}
     started = time.perf_counter()
     try:
         print(f"questbot demo — fake GitHub at {stack.fake.url}, Redis at {url}")
+        print("agent: the scripted test agent" if endpoint is None else
+              f"agent: the model agent, {endpoint.model} over OpenAI chat completions at "
+              f"{endpoint.base_url} (recorded conversations)")
         print(f"repository {REPO}: pager.py drops a partial last page; tests/test_pager.py "
               "catches it")
         await main_line(story)
@@ -60,11 +68,16 @@ async def run() -> int:
                                  - closed["proof_seconds"] - closed["paced_seconds"])
         await regression(story)
         stack.fake.assert_clean()
-    except StepFailed as exc:
+        if model_server is not None:
+            model_server.assert_clean()
+        journal = await stack.runtime.worker.journal.events(story.quest_id)
+    except (StepFailed, AssertionError) as exc:
         print(f"\n✗ the demo stopped: {exc}", file=sys.stderr)
         return 1
     finally:
         await stack.stop()
+        if model_server is not None:
+            await model_server.close()
         if server is not None:
             server.cleanup()
     total = time.perf_counter() - started
@@ -85,6 +98,13 @@ async def run() -> int:
           f"{closed['agent_seconds']:.2f}s, proof {closed['proof_seconds']:.2f}s, pacing "
           f"{closed['paced_seconds']:.2f}s, questbot and the fake GitHub "
           f"{closed['own_seconds']:.2f}s) and {to_closed} GitHub requests")
+    stages = spent_by_stage(journal)
+    tokens = sum(s.tokens for s in stages)
+    cents = sum(s.cost_cents for s in stages)
+    print("  agent stages (usage receipts; cents round up):")
+    for s in stages:
+        print(f"    {s.stage:<10} {s.tokens:>6} tokens  ${s.cost_cents / 100:.2f}")
+    print(f"    {'total':<10} {tokens:>6} tokens  ${cents / 100:.2f}")
     where = "in the bubblewrap sandbox" if sandboxed else "UNCONFINED (QUESTBOT_SANDBOX=unsafe-off)"
     print(f"  the sample's tests and the reproduction ran {where}")
     print(json.dumps({"to_closed": {k: round(v, 2) for k, v in closed.items()},
@@ -93,9 +113,11 @@ async def run() -> int:
                       "proof_seconds": round(proof, 2), "paced_seconds": round(paced, 2),
                       "own_seconds": round(own, 2), "github_requests": requests,
                       "github_writes": writes, "steps": len(story.lines),
-                      "sandboxed": sandboxed}))
+                      "sandboxed": sandboxed,
+                      "agent": "scripted" if endpoint is None else "model",
+                      "model_tokens": tokens, "model_cost_usd": round(cents / 100, 2)}))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(run()))
+    sys.exit(asyncio.run(run(scripted="--scripted" in sys.argv[1:])))

@@ -439,3 +439,49 @@ def test_process_environment_over_dot_env_in_the_working_directory(
     other.write_text("PORT=7400\n")
     monkeypatch.setenv("QUESTBOT_ENV_FILE", str(other))
     assert load_config().port == 7400
+
+
+# --- the model agent's endpoint ----------------------------------------------------------------
+
+
+def test_no_model_unless_one_is_named(env: dict[str, str]) -> None:
+    assert load_config(env).model_endpoint is None
+
+
+def test_the_model_endpoint_comes_from_the_environment(env: dict[str, str]) -> None:
+    config = load_config({**env, "QUESTBOT_MODEL": "claude-sonnet-4-5",
+                          "QUESTBOT_MODEL_PROTOCOL": "Anthropic",
+                          "QUESTBOT_MODEL_URL": "http://127.0.0.1:9000",
+                          "QUESTBOT_MODEL_API_KEY": "sk-ant-model-key",
+                          "QUESTBOT_MODEL_PRICES": "3, 15"})
+    endpoint = config.model_endpoint
+    assert endpoint is not None
+    assert (endpoint.wire.value, endpoint.base_url, endpoint.model) == (
+        "anthropic", "http://127.0.0.1:9000", "claude-sonnet-4-5")
+    assert endpoint.api_key is not None
+    assert endpoint.api_key.get_secret_value() == "sk-ant-model-key"
+    assert endpoint.prices is not None and endpoint.prices.cost(1_000_000, 0) == 3
+    assert "sk-ant-model-key" not in repr(config) and "sk-ant-model-key" not in repr(endpoint)
+
+
+def test_a_local_model_needs_no_key(env: dict[str, str]) -> None:
+    endpoint = load_config({**env, "QUESTBOT_MODEL": "llama3.1",
+                            "QUESTBOT_MODEL_URL": "http://ollama:11434/v1"}).model_endpoint
+    assert endpoint is not None and endpoint.api_key is None
+    assert endpoint.wire.value == "openai"
+
+
+@pytest.mark.parametrize(("extra", "expected"), [
+    ({"QUESTBOT_MODEL_API_KEY": "sk-x"}, "QUESTBOT_MODEL is not set, but"),
+    ({"QUESTBOT_MODEL": "m", "QUESTBOT_MODEL_PROTOCOL": "gemini"},
+     "QUESTBOT_MODEL_PROTOCOL=gemini: is not openai or anthropic"),
+    ({"QUESTBOT_MODEL": "m", "QUESTBOT_MODEL_URL": "ftp://x"},
+     "QUESTBOT_MODEL_URL=ftp://x: is not an http(s) URL"),
+    ({"QUESTBOT_MODEL": "m", "QUESTBOT_MODEL_PRICES": "3"}, "is not two numbers of zero or more"),
+    ({"QUESTBOT_MODEL": "m", "QUESTBOT_MODEL_PRICES": "a,b"}, "is not two numbers"),
+])
+def test_model_problems_say_what_to_do(env: dict[str, str], extra: dict[str, str],
+                                       expected: str) -> None:
+    problem = only_problem({**env, **extra})
+    assert expected in problem
+    assert "sk-x" not in problem

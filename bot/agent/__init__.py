@@ -13,8 +13,10 @@ as one run), ``runs`` and ``proofs`` (the ``start_agent``, ``stop_agent`` and ``
 effect adapters), ``proof_runner`` (a repository's own checks in a fresh worktree),
 ``sandbox`` (bubblewrap: the one way repository code and agents' commands are run),
 ``workspace`` (a commit's files on disk, and a change back onto the quest branch),
-``evidence_store`` (what each run established, in Redis), and the agent kinds ``command`` and
-``scripted`` (``demo_spec`` is the demo's script).
+``evidence_store`` (what each run established, in Redis), and the agent kinds: ``model`` (a
+package: a model at the worker's endpoint, in a tool-using conversation over the checkout),
+``command`` (a program of the repository's choosing) and ``scripted`` (a test tool;
+``demo_spec`` is its script for the sample).
 
 Nothing here imports the GitHub adapter, which sits above this package: how a run reads on
 GitHub — the evidence as Markdown, the outcome as a check-run conclusion — is the adapter's

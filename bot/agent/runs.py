@@ -2,8 +2,10 @@
 
 ``agent_adapters(ctx)`` is what the worker registers. ``start_agent`` runs one quest stage as
 a seed-002 agent run (``bot.agent.stages``) through the agent ``.github/questbot.yml`` selects
-(``agent.kind``: ``scripted`` or ``command``) and reports what came of it as quest events,
-with ids from ``outcome_id(effect, …)`` so a redelivered effect reports the same events.
+(``agent.kind``: ``model`` — the default, at the worker's endpoint — or ``command``) and
+reports what came of it as quest events, with ids from ``outcome_id(effect, …)`` so a
+redelivered effect reports the same events. The ``scripted`` agent is a test tool: where the
+worker was given a script for a repository it answers there in the model's place.
 
 How outcomes become quest events (the core accepts nothing else in those states):
 
@@ -11,18 +13,21 @@ How outcomes become quest events (the core accepts nothing else in those states)
 stage         the run …                        quest events
 ============  ===============================  =============================================
 research      validated its claims             ``hypothesis_written`` (summary, evidence digest)
-research      failed / needs a person          ``PermanentError`` — there is no research-failed
-                                               event, and a hypothesis would be a lie; the
-                                               outbox records the reason where people see it
+research      validated nothing: failed, needs a  ``agent_halted`` with the run's outcome
+              person, refused                  (``failed``, ``needs_human``, ``refused``) and
+                                               reason: the quest parks where people see it
 reproduce     failed on the base, pushed       ``reproduced`` (check, argv, commit) then
                                                ``plan_written`` (summary, risk)
-reproduce     passed on the base, or ended     ``reproduction_failed`` (reason): the quest parks
-              failed / needs a person          as ``cannot_reproduce`` and the inbox is told
+reproduce     passed on the base, or failed    ``reproduction_failed`` (reason): the quest parks
+                                               as ``cannot_reproduce`` and the inbox is told
+reproduce     needs a person, or refused       ``agent_halted``
 plan          wrote a plan (revise at B)       ``plan_written``
-plan          anything else                    ``PermanentError``
+plan          anything else                    ``agent_halted``
 patch         completed and verified, pushed   ``patch_pushed`` (head, pusher = the App's bot)
-patch         anything else                    ``PermanentError`` with the run's reason and
-                                               verification gaps; nothing was pushed
+patch         anything else (a high-impact     ``agent_halted`` with the run's reason and
+              change stops at needs a person)  verification gaps; nothing was pushed
+any           had no agent to run: no model    ``agent_halted`` (``unconfigured``) saying what
+              configured on the worker         to set and where
 any           was stopped (``stop_agent`` or   no events: the quest moved on on purpose
               the quest left the stage)
 any           reported usage                   ``usage_recorded`` as well (applied before a
@@ -65,6 +70,7 @@ import logging
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Literal
 
 import redis.asyncio
 
@@ -72,6 +78,8 @@ from bot.adapters import AdapterContext, GitHostError, outcome_id
 from bot.agent.command import CommandAgent, RunningAgents, Stopped
 from bot.agent.evidence_store import EvidenceStore, Piece, StageRecord
 from bot.agent.machine import RunState
+from bot.agent.model import ModelEndpoint, ModelRuns
+from bot.agent.outcome import RunOutcome, outcome_of
 from bot.agent.proof_runner import CheckCommand
 from bot.agent.proofs import check_commands, prove, reproduction_record
 from bot.agent.scripted import ScriptedAgent, ScriptedSpec
@@ -80,6 +88,7 @@ from bot.agent.task import Agent, AgentTask, QuestBrief, Stage
 from bot.agent.workspace import NotedPush, WorkspaceError
 from bot.core import Effect, EffectType, Event, Quest, State
 from bot.core.events import (
+    AgentHalted,
     HypothesisWritten,
     PatchPushed,
     PlanWritten,
@@ -184,30 +193,62 @@ class PushNotes:
         await pipe.execute()
 
 
+NO_MODEL = (
+    "no model is configured on questbot's worker, so no agent can work on this quest. The "
+    "operator sets QUESTBOT_MODEL (the model's name), QUESTBOT_MODEL_URL (the endpoint), "
+    "QUESTBOT_MODEL_API_KEY and QUESTBOT_MODEL_PROTOCOL (openai or anthropic) in the "
+    "worker's environment and restarts it; or the repository chooses its own agent with "
+    "`agent: {kind: command, command: [...]}` in .github/questbot.yml. Then /resume")
+NO_SCRIPT = (
+    "`agent.kind: scripted` in .github/questbot.yml chooses the scripted agent, a test tool "
+    "with no script for this repository. Set `agent: {kind: model}` (the model the worker is "
+    "configured with) or `agent: {kind: command, command: [...]}`, then /resume")
+HALTS: Mapping[RunOutcome, Literal["failed", "needs_human", "refused"]] = {
+    RunOutcome.FAILURE: "failed", RunOutcome.UNVERIFIED: "failed",
+    RunOutcome.ACTION_REQUIRED: "needs_human", RunOutcome.REFUSED: "refused",
+}
+"""A run's provider-neutral outcome as ``agent_halted``'s: what the check run will show."""
+
+
+class NoAgent(Exception):
+    """No agent can run for the quest; the message says what to set, and where."""
+
+
 class AgentRuns:
     def __init__(self, ctx: AdapterContext, *,
                  scripted_specs: Mapping[str, ScriptedSpec] | None = None,
+                 model: ModelEndpoint | None = None,
                  poll_seconds: float = 2.0, evidence: EvidenceStore | None = None) -> None:
         self.ctx = ctx
         self.evidence = evidence or EvidenceStore(ctx.journal.client)
         self.outcomes = Outcomes(ctx.journal.client)
         self.specs = {repo.lower(): spec for repo, spec in (scripted_specs or {}).items()}
         self.scripted: dict[str, ScriptedAgent] = {}
+        self.model = model
         self.registry = RunningAgents()
+        self.conversations = ModelRuns()
         self.poll_seconds = poll_seconds
 
     def agent(self, quest: Quest, settings: Settings) -> Agent:
-        if settings.agent.kind is AgentKind.COMMAND:
-            assert settings.agent.command is not None  # the settings model requires it
-            return CommandAgent(settings.agent.command, quest_id=quest.id,
-                                timeout_seconds=settings.agent.timeout_seconds,
-                                registry=self.registry, network=settings.agent.network)
+        """The agent for ``quest``; ``NoAgent`` when the settings choose one that cannot run."""
+        chosen = settings.agent
+        if chosen.kind is AgentKind.COMMAND:
+            assert chosen.command is not None  # the settings model requires it
+            return CommandAgent(chosen.command, quest_id=quest.id,
+                                timeout_seconds=chosen.timeout_seconds, registry=self.registry,
+                                network=chosen.network)
         spec = self.specs.get(quest.repo.lower())
-        if spec is None:
-            raise PermanentError(
-                f"{quest.repo} selects the scripted agent, which has no script for it; set "
-                "`agent: {kind: command, command: ...}` in .github/questbot.yml")
-        return self.scripted.setdefault(quest.repo.lower(), ScriptedAgent(spec))
+        if spec is not None:  # the test tool, standing in for the model
+            return self.scripted.setdefault(quest.repo.lower(), ScriptedAgent(spec))
+        if chosen.kind is AgentKind.SCRIPTED:
+            raise NoAgent(NO_SCRIPT)
+        if self.model is None:
+            raise NoAgent(NO_MODEL)
+        from bot.agent.model.conversation import ModelAgent  # pydantic-ai: only when used
+
+        return ModelAgent(self.model, quest_id=quest.id, runs=self.conversations,
+                          model=chosen.model, max_attempts=chosen.max_attempts,
+                          timeout_seconds=chosen.timeout_seconds)
 
     async def start_agent(self, effect: Effect) -> Sequence[Event] | None:
         remembered = await self.outcomes.recall(effect)
@@ -234,8 +275,13 @@ class AgentRuns:
             raise PermanentError(f"start_agent names no known stage: {payload!r}") from exc
         quest = await self.ctx.quest(effect.quest_id)
         settings = await self.ctx.settings.settings(quest.repo)
+        try:
+            agent = self.agent(quest, settings)
+        except NoAgent as exc:
+            return [AgentHalted(id=outcome_id(effect, "halted"), quest_id=quest.id,
+                                at=self.ctx.clock(), stage=stage.value, outcome="unconfigured",
+                                reason=str(exc))]
         host = await self.ctx.hosts(quest.repo)
-        agent = self.agent(quest, settings)
         task = AgentTask(stage=stage, quest=QuestBrief.of(quest), signal=quest.last_signal,
                          repair=payload.get("repair"), revise=payload.get("revise"),
                          resumed=bool(payload.get("resumed")),
@@ -258,7 +304,8 @@ class AgentRuns:
                 outcome = await run_stage(StageRun(
                     quest=quest, task=task, agent=agent, host=host, workdir=Path(tmp),
                     checks=checks, protected=protected, effect_key=effect.key,
-                    notes=PushNotes(self.ctx.journal.client, effect)))
+                    notes=PushNotes(self.ctx.journal.client, effect),
+                    max_attempts=settings.agent.max_attempts))
         except Stopped as exc:
             log.info("%s; its outcome is dropped", exc)
             return None
@@ -291,10 +338,12 @@ class AgentRuns:
             if now is None or now.state is not STAGE_STATES[stage] or (
                     now.revision != quest.revision):
                 self.registry.stop(quest.id)
+                self.conversations.stop(quest.id)
                 return
 
     async def stop_agent(self, effect: Effect) -> Sequence[Event] | None:
-        stopped = self.registry.stop(effect.quest_id)
+        stopped = (self.registry.stop(effect.quest_id)
+                   + self.conversations.stop(effect.quest_id))
         log.info("stop_agent for quest %s: %d run(s) killed", effect.quest_id, stopped)
         return None
 
@@ -327,7 +376,8 @@ class AgentRuns:
                                      command=outcome.reproduction_command))
             events.append(PlanWritten(id=outcome_id(effect, "plan"), quest_id=qid, at=at,
                                       summary=outcome.plan, risk=outcome.risk))
-        elif outcome.stage is Stage.REPRODUCE:
+        elif outcome.stage is Stage.REPRODUCE and outcome.state in (RunState.FAILED,
+                                                                    RunState.PLAN):
             events.append(ReproductionFailed(id=outcome_id(effect, "reproduction_failed"),
                                              quest_id=qid, at=at, reason=reason))
         elif outcome.stage is Stage.PLAN and stopped_at_plan and outcome.plan:
@@ -336,6 +386,11 @@ class AgentRuns:
         elif outcome.stage is Stage.PATCH and outcome.head is not None:
             events.append(PatchPushed(id=outcome_id(effect, "patch"), quest_id=qid, at=at,
                                       head=outcome.head, pusher=self.ctx.bot_login))
+        elif outcome.result is not None:
+            halted = HALTS[outcome_of(outcome.result)]
+            events.append(AgentHalted(id=outcome_id(effect, "halted"), quest_id=qid, at=at,
+                                      stage=outcome.stage.value, outcome=halted,
+                                      reason=reason))
         else:
             if usage:
                 await self.ctx.journal.apply_many(usage, settings.to_policy())
@@ -346,16 +401,19 @@ class AgentRuns:
 
 def agent_adapters(ctx: AdapterContext, *,
                    scripted_specs: Mapping[str, ScriptedSpec] | None = None,
+                   model: ModelEndpoint | None = None,
                    poll_seconds: float = 2.0,
                    evidence: EvidenceStore | None = None) -> dict[EffectType, Adapter]:
     """The adapters for ``start_agent``, ``stop_agent`` and ``run_proof``.
 
-    ``scripted_specs`` maps a repository's full name to the script the ``scripted`` agent
-    follows there (the demo passes ``{"<owner>/sample-repo": demo_spec.sample_spec()}``).
+    ``model`` is the worker's model endpoint (``None``: no model configured, and quests that
+    would use it park saying what to set). ``scripted_specs`` (a test tool) maps a
+    repository's full name to the script the ``scripted`` agent follows there in the model's
+    place.
     ``evidence`` is where runs and proofs record what they established (by default an
     ``EvidenceStore`` on the journal's Redis).
     """
-    runs = AgentRuns(ctx, scripted_specs=scripted_specs, poll_seconds=poll_seconds,
-                     evidence=evidence)
+    runs = AgentRuns(ctx, scripted_specs=scripted_specs, model=model,
+                     poll_seconds=poll_seconds, evidence=evidence)
     return {EffectType.START_AGENT: runs.start_agent, EffectType.STOP_AGENT: runs.stop_agent,
             EffectType.RUN_PROOF: runs.run_proof}

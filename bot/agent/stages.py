@@ -61,7 +61,8 @@ from bot.core.canonical import canonical_digest
 from bot.core.proof import CheckRecord, Risk
 
 INNER_ATTEMPTS = 2
-"""Plans per patch run: the first, and one repair with the failing output."""
+"""Plans per patch run unless the settings say (``agent.max_attempts``): the first, and one
+repair with the failing output."""
 CHECK_TIMEOUT_SECONDS = 600.0
 E = EventType
 
@@ -117,13 +118,15 @@ class StageRun:
     """The ``start_agent`` effect this run is for: named in the commit it pushes."""
     notes: PushNotes | None = None
     """Where the push is noted before it is made, so a rerun of the effect pushes once."""
+    max_attempts: int = INNER_ATTEMPTS
+    """Plans a patch run may try: failing checks go back to the agent until they are spent."""
     run: AgentRun = field(init=False)
     usage: Usage = field(default_factory=Usage)
     _moves: int = 0
 
     def __post_init__(self) -> None:
         self.run = AgentRun(run_id=f"{self.quest.id}:{self.task.stage.value}",
-                            max_attempts=INNER_ATTEMPTS)
+                            max_attempts=self.max_attempts)
 
     @property
     def state(self) -> RunState:
@@ -155,8 +158,7 @@ class StageRun:
         task = self.task.model_copy(update={"checkout": str(checkout.path), **changes})
         reply = await self.agent.run(task, checkout.path)
         if reply.usage is not None:
-            self.usage = Usage(tokens=self.usage.tokens + reply.usage.tokens,
-                               cost_cents=self.usage.cost_cents + reply.usage.cost_cents)
+            self.usage = self.usage + reply.usage
         return reply
 
     def refuse_reply(self, reply: AgentReply) -> bool:

@@ -87,6 +87,8 @@ class AgentTask(_Model):
     revise: str | None = None
     resumed: bool = False
     attempt: int = 1
+    log: str | None = None
+    """The failing CI job's log, when whoever started the run fetched one (untrusted text)."""
 
 
 class ReproductionReply(_Model):
@@ -104,6 +106,15 @@ class PlanReply(_Model):
 class Usage(_Model):
     tokens: int = Field(default=0, ge=0)
     cost_cents: int = Field(default=0, ge=0)
+    """What the receipts carry: whole cents, rounded up."""
+    cost_usd: float | None = Field(default=None, ge=0)
+    """The cost as the price gave it; ``None`` when no price is known."""
+
+    def __add__(self, other: Usage) -> Usage:
+        cost = (None if self.cost_usd is None and other.cost_usd is None
+                else (self.cost_usd or 0.0) + (other.cost_usd or 0.0))
+        return Usage(tokens=self.tokens + other.tokens,
+                     cost_cents=self.cost_cents + other.cost_cents, cost_usd=cost)
 
 
 class AgentReply(_Model):

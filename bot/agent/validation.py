@@ -235,7 +235,8 @@ class CheckoutView:
     def root(self) -> Path:
         return self._root
 
-    def _resolve(self, path: str) -> Path:
+    def resolve(self, path: str) -> Path:
+        """Where ``path`` is on disk; ``UnsafePath`` when that is not inside the checkout."""
         problem = lexical_path_problem(path)
         if problem is not None:
             raise UnsafePath(path, problem)
@@ -248,7 +249,7 @@ class CheckoutView:
         return resolved
 
     def exists(self, path: str) -> bool:
-        return self._resolve(path).is_file()
+        return self.resolve(path).is_file()
 
     def read(self, path: str) -> str:
-        return self._resolve(path).read_bytes().decode("utf-8", errors="replace")
+        return self.resolve(path).read_bytes().decode("utf-8", errors="replace")

@@ -17,6 +17,7 @@ cannot check signatures must not start at all.
 | ``PORT`` | ``8080`` | the web process |
 | ``QUESTBOT_METRICS_PORT`` | ``9100`` | the worker's ``/metrics`` and ``/healthz`` |
 | ``QUESTBOT_DURABLE_ACKS`` | ``true`` | acknowledge a webhook only once it is journaled |
+| ``QUESTBOT_MODEL*`` | unset: no model | the model agent's endpoint (``bot.config.model``) |
 | ``QUESTBOT_SANDBOX`` | ``bubblewrap`` | ``unsafe-off`` runs repository code unconfined |
 | ``QUESTBOT_SANDBOX_READONLY`` | none | extra read-only directories for checks (``:``-separated) |
 | ``QUESTBOT_SANDBOX_MEMORY_MB`` | ``4096`` | address-space limit of each sandboxed command |
@@ -60,6 +61,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 from bot.agent.sandbox import SandboxMode, SandboxPolicy
 from bot.config import checks
 from bot.config.envfile import ENV_FILE, read_env_file
+from bot.config.model import MODEL_HINTS, MODEL_SECRETS, ModelConfig, WholeSentence
 from bot.errors import ConfigurationError
 from bot.github.auth import AuthError, load_private_key
 
@@ -95,7 +97,8 @@ _HINTS = {
     "QUESTBOT_REDELIVERY_MAX": "set it to the most redeliveries one pass asks for, from 1 to "
     "1000, or unset it for 50",
 }
-_SECRET = frozenset({"GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET"})
+_HINTS.update(MODEL_HINTS)
+_SECRET = frozenset({"GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET"}) | MODEL_SECRETS
 _URLS = frozenset({"REDIS_URL", "GITHUB_API_URL"})
 _REGISTERED = frozenset({"GITHUB_APP_ID", "GITHUB_WEBHOOK_SECRET"})
 _KEY_VARIABLES = ("GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY_PATH")
@@ -206,7 +209,7 @@ class SandboxConfig(_Environment):
                              secrets=secrets, memory_bytes=self.sandbox_memory_mb * 1024 * 1024)
 
 
-class Config(SandboxConfig):
+class Config(SandboxConfig, ModelConfig):
     github_app_id: str = Field(validation_alias="GITHUB_APP_ID")
     github_private_key_text: SecretStr | None = Field(
         default=None, validation_alias="GITHUB_PRIVATE_KEY"
@@ -428,7 +431,7 @@ def _describe(error: Any, environ: Mapping[str, str], origins: Mapping[str, Path
         registered = " (python -m bot register writes it to .env)" if name in _REGISTERED else ""
         return f"{name} is not set; {hint}{registered}"
     cause = error.get("ctx", {}).get("error")
-    if isinstance(cause, _Whole):
+    if isinstance(cause, _Whole | WholeSentence):
         return str(cause)
     problem = str(cause) if cause is not None else error["msg"].lower()
     if name in _SECRET or value is None:

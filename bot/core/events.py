@@ -208,6 +208,21 @@ class ReproductionFailed(_Event):
     reason: str
 
 
+class AgentHalted(_Event):
+    """An agent run ended without its stage's result, and a person must act.
+
+    questbot's own event (seed 000 has none for it; seed 002's run outcomes name the cases):
+    the run ``failed``, ``refused`` its plan, needs a person (``needs_human``: high impact,
+    inconclusive evidence, the agent asked), or could not start because no agent is set up
+    (``unconfigured``). The quest parks with the reason, so GitHub shows it waiting for a
+    person instead of working for ever, and ``/resume`` runs the stage again."""
+
+    type: Literal["agent_halted"] = "agent_halted"
+    stage: str
+    outcome: Literal["failed", "needs_human", "refused", "unconfigured"]
+    reason: str = Field(min_length=1)
+
+
 class PlanWritten(_Event):
     type: Literal["plan_written"] = "plan_written"
     summary: str
@@ -366,6 +381,7 @@ Event = Annotated[
     | HypothesisWritten
     | Reproduced
     | ReproductionFailed
+    | AgentHalted
     | PlanWritten
     | PatchPushed
     | ProofCompleted

@@ -24,6 +24,10 @@ class ParkReason(Name):
     CANNOT_REPRODUCE = "cannot_reproduce"
     WAITING_FOR_PARENT = "waiting_for_parent"
     RESEARCH_COMPLETE = "research_complete"
+    AGENT_FAILED = "agent_failed"
+    AGENT_REFUSED = "agent_refused"
+    NEEDS_HUMAN = "needs_human"
+    NO_AGENT = "no_agent"
 
 
 class Outcome(Name):
@@ -129,6 +133,8 @@ class Quest(BaseModel):
 
     resume_state: State | None = None
     park_reason: ParkReason | None = None
+    park_note: str | None = None
+    """Why the agent halted, in its words (``agent_halted``): shown beside the park reason."""
     claimed_from: State | None = None
     owner: str | None = None
 

@@ -117,6 +117,7 @@ TABLE: dict[State, Row] = {
     S.RESEARCHING: _row(
         S.RESEARCHING, *RECORDED, "human_revision", "base_moved",
         hypothesis_written=(S.HYPOTHESISED,),
+        agent_halted=_PARK,  # questbot's own: the agent stopped for a person
         paused=_PARK, killed=_ABANDON),
     S.HYPOTHESISED: _row(  # checkpoint A
         S.HYPOTHESISED, *RECORDED, "human_revision", "base_moved",
@@ -127,6 +128,7 @@ TABLE: dict[State, Row] = {
     S.REPRODUCING: _row(
         S.REPRODUCING, *RECORDED, "human_revision", "base_moved", "reproduced",
         reproduction_failed=(S.PARKED,),
+        agent_halted=_PARK,
         plan_written=(S.PLANNED,),
         paused=_PARK, killed=_ABANDON),
     S.PLANNED: _row(  # checkpoint B
@@ -137,6 +139,7 @@ TABLE: dict[State, Row] = {
     S.PATCHING: _row(
         S.PATCHING, *RECORDED, "base_moved",
         patch_pushed=(S.PROVING,),
+        agent_halted=_PARK,
         human_revision=(S.PROVING, S.PATCHING),  # stays when the head is already recorded
         paused=_PARK, killed=_ABANDON),
     S.PROVING: _row(

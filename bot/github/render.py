@@ -69,7 +69,25 @@ _PARKED = {
     ParkReason.WAITING_FOR_PARENT: "Waiting for its parent quest to land; nothing to do.",
     ParkReason.RESEARCH_COMPLETE: "Research is complete: `/quest fix` to go on and patch, or "
     "`/kill <why>`.",
+    ParkReason.AGENT_FAILED: "The agent's run failed: push a fix to the quest branch, "
+    "`/resume` to run the stage again, or `/kill <why>`.",
+    ParkReason.AGENT_REFUSED: "The agent refused the plan: `/resume` to run the stage again, "
+    "push the change yourself, or `/kill <why>`.",
+    ParkReason.NEEDS_HUMAN: "The agent stopped for a person: read why below, then `/resume` "
+    "to run the stage again, push the change yourself, or `/kill <why>`.",
+    ParkReason.NO_AGENT: "No agent is set up, so nothing can research this quest. The "
+    "operator of questbot's worker sets `QUESTBOT_MODEL_URL`, `QUESTBOT_MODEL_API_KEY` and "
+    "`QUESTBOT_MODEL` (`QUESTBOT_MODEL_PROTOCOL`: `openai` or `anthropic`) in the worker's "
+    "environment — or the repository picks its own agent with `agent: {kind: command, "
+    "command: ...}` in `.github/questbot.yml` — then `/resume`.",
 }
+_HALTED_OUTCOME = {
+    ParkReason.AGENT_FAILED: RunOutcome.FAILURE,
+    ParkReason.AGENT_REFUSED: RunOutcome.REFUSED,
+    ParkReason.NEEDS_HUMAN: RunOutcome.ACTION_REQUIRED,
+    ParkReason.NO_AGENT: RunOutcome.ACTION_REQUIRED,
+}
+"""A quest the agent halted shows the run's outcome on its check run (``agent_halted``)."""
 _ENDED = {
     Outcome.CLOSED: "Landed and watched clean.",
     Outcome.KILLED: "Killed by a person.",
@@ -131,7 +149,8 @@ def next_action(quest: Quest) -> str:
         return (f"{_login(quest.owner)} holds the review and decides; `/release` hands it "
                 "back.")
     if state is State.PARKED:
-        return _PARKED.get(quest.park_reason or ParkReason.PAUSED, _PARKED[ParkReason.PAUSED])
+        said = _PARKED.get(quest.park_reason or ParkReason.PAUSED, _PARKED[ParkReason.PAUSED])
+        return f"{said} Why: {plain(quest.park_note, limit=1000)}" if quest.park_note else said
     return _ENDED.get(quest.outcome or Outcome.CLOSED, "Nothing: the quest has ended.")
 
 
@@ -327,6 +346,17 @@ def check_run(quest: Quest, evidence: EvidenceBundle | None = None) -> CheckRunV
         return CheckRunView("completed", CheckConclusion.ACTION_REQUIRED,
                             f"questbot: waiting for a person at {at}", meaning, text,
                             ACTIONS if checkpoint else ())
+    reason = quest.park_reason
+    halted = _HALTED_OUTCOME.get(reason) if state is State.PARKED and reason else None
+    if halted is not None:
+        title = {RunOutcome.FAILURE: "the agent failed", RunOutcome.REFUSED: "the agent "
+                 "refused", RunOutcome.ACTION_REQUIRED: "waiting for a person"}[halted]
+        if reason is ParkReason.NO_AGENT:
+            title = "no agent is set up"
+        words = (" GitHub has no conclusion for a refusal, so this shows as neutral."
+                 if halted is RunOutcome.REFUSED else "")
+        return CheckRunView("completed", CONCLUSION_BY_OUTCOME[halted], f"questbot: {title}",
+                            f"{meaning} {next_action(quest)}{words}", text)
     if state is State.PARKED:
         return CheckRunView("completed", CheckConclusion.NEUTRAL, "questbot: parked",
                             f"{meaning} GitHub has no conclusion for \"stopped, resumable\", "

@@ -28,7 +28,8 @@ Example::
       commands:
         - pytest -q
         - [ruff, check, .]
-    agent: {kind: command, command: ./scripts/agent, timeout_seconds: 1800}
+    agent: {kind: model, model: gpt-4.1-mini, max_attempts: 3, timeout_seconds: 1800}
+    # or: agent: {kind: command, command: ./scripts/agent}
 """
 
 from __future__ import annotations
@@ -104,10 +105,14 @@ class MergeMethod(StrEnum):
 
 
 class AgentKind(StrEnum):
-    SCRIPTED = "scripted"
-    """The built-in scripted agent (tests and demos)."""
+    MODEL = "model"
+    """A model behind the worker's endpoint (OpenAI chat completions or Anthropic Messages),
+    in a tool-using conversation over the quest's checkout (``bot.agent.model``)."""
     COMMAND = "command"
     """An external program, run in the quest's worktree."""
+    SCRIPTED = "scripted"
+    """The built-in scripted agent: a test tool, answering only where the worker was given a
+    script for the repository."""
 
 
 def _argv(value: object) -> object:
@@ -178,9 +183,15 @@ class Proof(_Section):
 
 
 class Agent(_Section):
-    kind: AgentKind = AgentKind.SCRIPTED
+    kind: AgentKind = AgentKind.MODEL
     command: Argv | None = None
-    """Required when ``kind`` is ``command``; kept but unused when it is ``scripted``."""
+    """Required when ``kind`` is ``command``; kept but unused otherwise."""
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    """The model's name at the worker's endpoint; unset, the worker's default
+    (``QUESTBOT_MODEL``). The endpoint and its key are the worker's, never the repository's."""
+    max_attempts: StrictInt = Field(default=3, ge=1, le=20)
+    """Answers a stage may hand in: rejected evidence, a reproduction that passes and failing
+    checks go back to the agent until this many were tried."""
     timeout_seconds: StrictInt = Field(default=1800, ge=1, le=24 * 3600)
     network: StrictBool = False
     """Whether the agent's sandbox reaches the network (a CLI agent calling its model's API

@@ -23,6 +23,7 @@ from pydantic import SecretStr
 from bot.adapters import AdapterContext
 from bot.agent import sandbox
 from bot.agent.evidence_store import EvidenceStore
+from bot.agent.model import ModelEndpoint
 from bot.agent.runs import agent_adapters
 from bot.agent.scripted import ScriptedSpec
 from bot.config import Config
@@ -101,10 +102,11 @@ def github_plugin(forges: Forges, *, draft_pulls: bool) -> Plugin:
     return plug
 
 
-def agent_plugin(scripted_specs: Mapping[str, ScriptedSpec] | None,
-                 poll_seconds: float) -> Plugin:
+def agent_plugin(scripted_specs: Mapping[str, ScriptedSpec] | None, poll_seconds: float,
+                 model: ModelEndpoint | None = None) -> Plugin:
     def plug(ctx: AdapterContext) -> tuple[dict[EffectType, Adapter], Sync | None]:
-        return agent_adapters(ctx, scripted_specs=scripted_specs, poll_seconds=poll_seconds), None
+        return agent_adapters(ctx, scripted_specs=scripted_specs, model=model,
+                              poll_seconds=poll_seconds), None
 
     return plug
 
@@ -112,6 +114,7 @@ def agent_plugin(scripted_specs: Mapping[str, ScriptedSpec] | None,
 async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | int,
                         private_key: str | bytes | SecretStr, durable: bool = True,
                         scripted_specs: Mapping[str, ScriptedSpec] | None = None,
+                        model: ModelEndpoint | None = None,
                         draft_pulls: bool = True, poll_seconds: float = 2.0,
                         leases: Leases | None = None,
                         limits: RateLimits | None = None, shared_pacing: bool = True,
@@ -125,7 +128,9 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
     each. ``redelivery``: run the redelivery reconciler with this policy (``None``: none).
     Waits until GitHub says who the App is (``GET /app``), and raises if it refuses the
     App's key; ``app_slug`` (``GITHUB_APP_SLUG``, which ``register`` writes) is only checked
-    against that answer."""
+    against that answer. ``model`` is the model agent's endpoint (``None``: quests that would
+    use it park saying what to set); ``scripted_specs`` is the test tool that answers in its
+    place for the repositories it names."""
     metrics = Metrics()
     client = redis_client(redis_url, metrics)
     limits = limits or RateLimits()
@@ -146,7 +151,7 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
              app.bot_login)
     worker = build_worker(client, forges, settings,
                           [github_plugin(forges, draft_pulls=draft_pulls),
-                           agent_plugin(scripted_specs, poll_seconds)],
+                           agent_plugin(scripted_specs, poll_seconds, model)],
                           app=app, durable=durable, leases=leases, metrics=metrics)
     if app_slug and app_slug != app.slug:
         log.warning("GITHUB_APP_SLUG is %r but GitHub says this App is %r; questbot goes by "
@@ -162,7 +167,7 @@ async def _serve(config: Config) -> None:
         redis_url=config.redis_url, github_api_url=config.github_api_url,
         app_id=config.github_app_id, private_key=config.github_private_key,
         durable=config.durable_acks, redelivery=redelivery_policy(config),
-        app_slug=config.github_app_slug)
+        app_slug=config.github_app_slug, model=config.model_endpoint)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -175,6 +180,13 @@ async def _serve(config: Config) -> None:
     await web.TCPSite(site_runner, "0.0.0.0", config.metrics_port).start()  # noqa: S104
     log.info("questbot worker started (%s); /metrics and /healthz on port %d",
              runtime.worker.consumer, config.metrics_port)
+    endpoint = config.model_endpoint
+    if endpoint is None:
+        log.warning("no model is configured (QUESTBOT_MODEL is not set): quests whose "
+                    "repository uses the model agent park and say what to set")
+    else:
+        log.info("the model agent uses %s over the %s protocol at %s", endpoint.model,
+                 endpoint.wire.value, endpoint.base_url)
     loops = [runtime.worker.run(stop)]
     if runtime.redelivery is not None:
         loops.append(runtime.redelivery.run(stop, runtime.worker.outage))
@@ -207,7 +219,9 @@ def redelivery_policy(config: Config) -> RedeliveryPolicy | None:
 
 def run_worker(config: Config) -> None:
     """``python -m bot worker``: deliveries, effects, timers and projections until SIGTERM."""
+    model_key = config.model_api_key.get_secret_value() if config.model_api_key else None
     configure_logging(secrets=[config.github_webhook_secret.get_secret_value(),
-                               config.github_private_key.get_secret_value()])
+                               config.github_private_key.get_secret_value(),
+                               *([model_key] if model_key else [])])
     start_sandbox(config)
     asyncio.run(_serve(config))

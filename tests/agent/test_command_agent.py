@@ -8,6 +8,7 @@ import tempfile
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,6 @@ from bot.agent.runs import agent_adapters
 from bot.agent.sandbox import SandboxPolicy
 from bot.agent.task import ReplyStatus
 from bot.core import EffectType, State
-from bot.journal import PermanentError
 from tests.agent.conftest import PY, REPO, Quests, StaticSettings, only, settings_for
 from tests.fakegithub import FakeGitHub
 
@@ -153,10 +153,11 @@ async def test_failures_end_the_run_with_a_clear_reason(
         ctx: AdapterContext, settings: StaticSettings, quests: Quests, main_sha: str,
         tmp_path: Path, body: str, expected: str, timeout: int) -> None:
     use(settings, script(tmp_path, body), timeout=timeout)
-    with pytest.raises(PermanentError) as caught:
-        await agent_adapters(ctx)[EffectType.START_AGENT](await quests.sense(main_sha))
-    assert "research for quest q-1 ended failed" in str(caught.value)
-    assert expected in str(caught.value)
+    events = await agent_adapters(ctx)[EffectType.START_AGENT](await quests.sense(main_sha))
+    assert [e.type for e in events or ()] == ["agent_halted"]
+    halted: Any = events[0]
+    assert (halted.stage, halted.outcome) == ("research", "failed")
+    assert expected in halted.reason
 
 
 async def started(tmp_path: Path) -> None:

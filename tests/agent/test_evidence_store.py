@@ -29,7 +29,6 @@ from bot.core import EffectType, Quest, State
 from bot.core.events import ProofFailed
 from bot.core.proof import CheckRecord, Reproduction, Risk
 from bot.github.evidence import render_markdown
-from bot.journal import PermanentError
 from tests.agent.conftest import REPO, Quests, only
 from tests.agent.test_proof_adapter import FIXED, at_proving
 from tests.fakegithub import FakeGitHub
@@ -293,8 +292,8 @@ async def test_a_failed_research_is_recorded_with_every_reason(
               evidence=(Evidence(path="pager.py", quote="return total / per_page"),
                         Evidence(path="nowhere.py"))),))
     run = agent_adapters(ctx, scripted_specs={REPO: lying})
-    with pytest.raises(PermanentError):
-        await run[EffectType.START_AGENT](await quests.sense(main_sha))
+    events = await run[EffectType.START_AGENT](await quests.sense(main_sha))
+    assert events is not None and events[0].type == "agent_halted"
     bundle = await EvidenceStore(ctx.journal.client).lookup(quests.now())
     assert bundle is not None and bundle.result.state is RunState.FAILED
     (verdict,) = bundle.claims

@@ -5,8 +5,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-import pytest
-
 from bot.adapters import AdapterContext
 from bot.agent import sandbox
 from bot.agent.demo_spec import REPRODUCTION_PATH, sample_files
@@ -16,7 +14,8 @@ from bot.agent.task import ReplyStatus, Stage
 from bot.agent.validation import Claim, Evidence
 from bot.core import Effect, EffectType, State
 from bot.core.events import UsageRecorded
-from bot.journal import PermanentError
+from bot.core.proof import Risk
+from bot.core.quest import ParkReason
 from tests.agent.conftest import REPO, Quests, only
 from tests.fakegithub import FakeGitHub
 
@@ -91,16 +90,19 @@ async def test_a_fabricated_quote_fails_research_with_every_reason(
                         Evidence(path="nowhere.py"))),))
     run = adapters(ctx, lying)
     start = await quests.sense(main_sha)
-    with pytest.raises(PermanentError) as caught:
-        await run[EffectType.START_AGENT](start)
-    message = str(caught.value)
-    assert "research for quest q-1 ended failed" in message
-    assert "does not contain the quoted text" in message
-    assert "nowhere.py' does not exist" in message
-    # the usage was still recorded; the quest did not move
-    assert any(isinstance(e, UsageRecorded) for e in await ctx.journal.events("q-1"))
-    _, quest = await ctx.journal.snapshot("q-1")
-    assert quest is not None and quest.state is State.RESEARCHING
+    events = await run[EffectType.START_AGENT](start)
+    assert [e.type for e in events or ()] == ["agent_halted", "usage_recorded"]
+    halted = events[0]
+    assert (halted.stage, halted.outcome) == ("research", "failed")
+    assert "does not contain the quoted text" in halted.reason
+    assert "nowhere.py' does not exist" in halted.reason
+    # the quest parks with the reason, for a person; the usage is recorded with it
+    effects = await quests.apply(events)
+    assert [e.type for e in effects] == [EffectType.NOTIFY_INBOX]
+    assert quests.now().state is State.PARKED
+    assert quests.now().park_reason is ParkReason.AGENT_FAILED
+    assert "does not contain the quoted text" in (quests.now().park_note or "")
+    assert quests.now().usage_tokens == spec.tokens_per_stage
 
 
 async def test_a_reproduction_that_passes_on_the_base_parks_the_quest(
@@ -150,12 +152,14 @@ async def test_a_patch_that_does_not_fix_is_never_pushed(
         main_sha: str) -> None:
     run, start = await patch_that_does_not_fix(ctx, quests, spec, main_sha)
     before = fake.repo(REPO).branch_sha("quest/q-1")
-    with pytest.raises(PermanentError) as caught:
-        await run[EffectType.START_AGENT](start)
-    assert "patch for quest q-1 ended failed" in str(caught.value)
-    assert "attempts exhausted (2 of 2)" in str(caught.value)
+    events = await run[EffectType.START_AGENT](start)
+    assert [e.type for e in events or ()] == ["agent_halted", "usage_recorded"]
+    assert (events[0].stage, events[0].outcome) == ("patch", "failed")
+    assert "attempts exhausted (3 of 3)" in events[0].reason  # agent.max_attempts
     assert fake.repo(REPO).branch_sha("quest/q-1") == before
-    assert quests.now().state is State.PATCHING
+    await quests.apply(events)
+    assert quests.now().state is State.PARKED
+    assert quests.now().resume_state is State.PATCHING  # /resume runs the patch again
 
 
 async def test_a_patch_that_edits_the_reproduction_is_rejected_by_review(
@@ -169,15 +173,19 @@ async def test_a_patch_that_edits_the_reproduction_is_rejected_by_review(
     await quests.apply(await run[EffectType.START_AGENT](await quests.sense(main_sha)))
     await quests.apply(await run[EffectType.START_AGENT](
         only(await quests.decide("A"), EffectType.START_AGENT)))
-    with pytest.raises(PermanentError, match="changes the reproduction's files"):
-        await run[EffectType.START_AGENT](only(await quests.decide("B"), EffectType.START_AGENT))
+    events = await run[EffectType.START_AGENT](only(await quests.decide("B"),
+                                                    EffectType.START_AGENT))
+    assert events is not None and events[0].type == "agent_halted"
+    assert "changes the reproduction's files" in events[0].reason
 
 
-async def test_a_repo_without_a_script_is_a_permanent_error(
+async def test_a_repo_without_a_script_parks_saying_what_to_set(
         ctx: AdapterContext, quests: Quests, main_sha: str) -> None:
     run = agent_adapters(ctx)
-    with pytest.raises(PermanentError, match="no script"):
-        await run[EffectType.START_AGENT](await quests.sense(main_sha))
+    events = await run[EffectType.START_AGENT](await quests.sense(main_sha))
+    assert [e.type for e in events or ()] == ["agent_halted"]
+    assert events[0].outcome == "unconfigured"
+    assert "no script" in events[0].reason and "agent: {kind: model}" in events[0].reason
 
 
 def test_sample_spec_runs_the_reproduction_with_the_given_python() -> None:
@@ -222,11 +230,34 @@ async def test_a_remembered_run_reports_nothing_once_its_quest_has_moved_on(
     assert await run[EffectType.START_AGENT](start) is None
 
 
-async def test_a_run_that_failed_is_not_remembered(
+async def test_a_run_that_failed_is_remembered_like_any_other(
         fake: FakeGitHub, ctx: AdapterContext, quests: Quests, spec: ScriptedSpec,
         main_sha: str) -> None:
+    """A failed run's outcome is an event now (``agent_halted``): redelivered, it is reported
+    again rather than run again, so its tokens are not spent twice."""
     run, start = await patch_that_does_not_fix(ctx, quests, spec, main_sha)
-    for _ in range(2):  # a permanent failure is reported each time it is asked, never replayed
-        with pytest.raises(PermanentError):
-            await run[EffectType.START_AGENT](start)
-        assert await ctx.journal.client.hget(outcomes_key("q-1"), start.key) is None
+    first = await run[EffectType.START_AGENT](start)
+    assert await ctx.journal.client.hget(outcomes_key("q-1"), start.key) is not None
+    again = await run[EffectType.START_AGENT](start)
+    assert [e.id for e in again or ()] == [e.id for e in first or ()]
+
+
+async def test_a_high_impact_patch_stops_for_a_person_and_reaches_the_inbox(
+        fake: FakeGitHub, ctx: AdapterContext, quests: Quests, spec: ScriptedSpec,
+        main_sha: str) -> None:
+    risky = dataclasses.replace(spec, risk=Risk.HIGH)
+    run = adapters(ctx, risky)
+    await quests.apply(await run[EffectType.START_AGENT](await quests.sense(main_sha)))
+    await quests.apply(await run[EffectType.START_AGENT](
+        only(await quests.decide("A"), EffectType.START_AGENT)))
+    before = fake.repo(REPO).branch_sha("quest/q-1")
+    events = await run[EffectType.START_AGENT](only(await quests.decide("B"),
+                                                    EffectType.START_AGENT))
+    assert [e.type for e in events or ()] == ["agent_halted", "usage_recorded"]
+    assert (events[0].stage, events[0].outcome) == ("patch", "needs_human")
+    assert "high-impact change" in events[0].reason
+    assert fake.repo(REPO).branch_sha("quest/q-1") == before  # nothing was written
+    effects = await quests.apply(events)
+    assert [e.type for e in effects] == [EffectType.NOTIFY_INBOX]
+    assert "the agent needs a person" in effects[0].payload["reason"]
+    assert quests.now().park_reason is ParkReason.NEEDS_HUMAN

@@ -85,6 +85,7 @@ def plausible(b: JournalBuilder, event_type: str, actor: str = "maintainer") -> 
         "hypothesis_written": {"summary": "h"},
         "reproduced": {"check": "test_x"},
         "reproduction_failed": {"reason": "passes on base"},
+        "agent_halted": {"stage": "research", "outcome": "needs_human", "reason": "high risk"},
         "plan_written": {"summary": "p"},
         "patch_pushed": {"head": "head-new", "pusher": "questbot[bot]"},
         "proof_failed": {"head": (q.head if q and q.head else "h"), "reason": "tests fail"},

@@ -45,6 +45,10 @@ STOPS: Moves = {"paused": {S.PARKED}, "killed": {S.ABANDONED}}
 """Branches: "any active state — paused → parked" and "killed, or a checkpoint rejected →
 abandoned". A parked quest is not paused again; it can still be killed (its row says so)."""
 
+HALTS: Moves = {"agent_halted": {S.PARKED}}
+"""questbot's own (issue 12): an agent run that ended without its stage's result — failed,
+refused, needs a person, or no agent set up — parks the quest ("stopped, with a reason")."""
+
 
 SEED: dict[State, Moves] = {
     # how a quest starts: main line sensed → triaged (a route was chosen), human waits there
@@ -65,6 +69,7 @@ SEED: dict[State, Moves] = {
     # main line: researching → hypothesised
     S.RESEARCHING: {**_records(S.RESEARCHING), **STOPS,
                     "hypothesis_written": {S.HYPOTHESISED},
+                    **HALTS,
                     "human_revision": {S.RESEARCHING}, "base_moved": {S.RESEARCHING}},
     # checkpoint A: approve → reproducing (research-only parks), revise → researching,
     # reject → abandoned, recorded-only stays (DESIGN 2, 4); claims at a checkpoint
@@ -78,6 +83,7 @@ SEED: dict[State, Moves] = {
                     "reproduced": {S.REPRODUCING},
                     "reproduction_failed": {S.PARKED},
                     "plan_written": {S.PLANNED},
+                    **HALTS,
                     "human_revision": {S.REPRODUCING}, "base_moved": {S.REPRODUCING}},
     # checkpoint B: approve → patching, revise → reproducing (DESIGN 2), reject → abandoned
     S.PLANNED: {**_records(S.PLANNED), **STOPS,
@@ -87,6 +93,7 @@ SEED: dict[State, Moves] = {
     # main line: patching → proving; a person's push is proved (interpretation 11)
     S.PATCHING: {**_records(S.PATCHING), **STOPS,
                  "patch_pushed": {S.PROVING},
+                 **HALTS,
                  "human_revision": {S.PROVING, S.PATCHING},
                  "base_moved": {S.PATCHING}},
     # main line: proving → ready; branches: proof failed → patching, or parked when attempts
@@ -175,6 +182,9 @@ EXPECTED: dict[tuple[State, str], Expect] = {
     (S.PARKED, "triaged"): Refusal.UNDEFINED,  # only a finished research-only quest
     (S.RESEARCHING, "hypothesis_written"): (S.HYPOTHESISED, ("request_checkpoint",)),
     (S.REPRODUCING, "reproduction_failed"): (S.PARKED, ("notify_inbox",)),
+    (S.RESEARCHING, "agent_halted"): (S.PARKED, ("notify_inbox",)),
+    (S.REPRODUCING, "agent_halted"): (S.PARKED, ("notify_inbox",)),
+    (S.PATCHING, "agent_halted"): (S.PARKED, ("notify_inbox",)),
     (S.REPRODUCING, "plan_written"): Refusal.BAD_EVENT,  # no reproduction recorded yet
     (S.PATCHING, "patch_pushed"): (S.PROVING, ("run_proof",)),
     (S.PROVING, "proof_completed"): (S.READY, ("request_checkpoint",)),

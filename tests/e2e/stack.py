@@ -19,6 +19,7 @@ from typing import Any
 import redis.asyncio
 from aiohttp import web
 
+from bot.agent.model import ModelEndpoint
 from bot.agent.scripted import ScriptedSpec
 from bot.core import Quest
 from bot.github.ratelimit import RateLimits
@@ -71,6 +72,8 @@ class PaceTime:
 class Stack:
     redis_url: str
     scripted_specs: Mapping[str, ScriptedSpec] | None = None
+    model: ModelEndpoint | None = None
+    """The model agent's endpoint (``tests.modelserver`` in the demo); ``None``: no model."""
     limits: RateLimits = field(default_factory=RateLimits)
     """GitHub pacing as in production (``bot.journal.pacing``: a burst, then a write a
     second, shared through Redis); ``virtual_pacing()`` keeps the figures and skips the
@@ -102,8 +105,8 @@ class Stack:
         self.runtime = await start_runtime(
             redis_url=self.redis_url, github_api_url=self.fake.url,
             app_id=self.fake.world.app_id, private_key=self.fake.keys.private_pem,
-            durable=False, scripted_specs=self.scripted_specs, poll_seconds=0.05,
-            limits=self.limits)
+            durable=False, scripted_specs=self.scripted_specs, model=self.model,
+            poll_seconds=0.05, limits=self.limits)
         worker = self.runtime.worker
         worker.journal.clock = self.clock
         worker.timers.clock = self.clock

@@ -55,8 +55,10 @@ def test_defaults() -> None:
     assert settings.reviewers == ()
     assert settings.watch_window_minutes == 60
     assert settings.proof.commands == ()
-    assert settings.agent.kind is AgentKind.SCRIPTED
+    assert settings.agent.kind is AgentKind.MODEL
     assert settings.agent.command is None
+    assert settings.agent.model is None  # the worker's default model
+    assert settings.agent.max_attempts == 3
     assert settings.agent.timeout_seconds == 1800
 
 
@@ -130,6 +132,12 @@ def test_to_policy_carries_what_the_core_needs() -> None:
     assert (policy.max_live_quests, policy.watch_window_minutes) == (2, 15)
 
 
+def test_the_repository_may_pick_the_model_and_its_attempts() -> None:
+    settings = parse_settings("agent: {kind: model, model: claude-sonnet-4-5, max_attempts: 5}")
+    assert settings.agent.kind is AgentKind.MODEL
+    assert (settings.agent.model, settings.agent.max_attempts) == ("claude-sonnet-4-5", 5)
+
+
 def test_scripted_agent_may_keep_a_command() -> None:
     settings = parse_settings("agent: {kind: scripted, command: [run]}")
     assert settings.agent.command == ("run",)
@@ -187,7 +195,10 @@ def test_the_example_message() -> None:
             "`proof.commands.0` could not be split into words (No closing quotation); "
             "check its quotes",
         ),
-        ("agent: {kind: docker}", "`agent.kind` must be one of scripted, command (got 'docker')"),
+        ("agent: {kind: docker}",
+         "`agent.kind` must be one of model, command, scripted (got 'docker')"),
+        ("agent: {max_attempts: 0}", "`agent.max_attempts` must be at least 1 (got 0)"),
+        ("agent: {model: ''}", "`agent.model` must not be empty"),
         (
             "merge_method: fast-forward",
             "`merge_method` must be one of merge, squash, rebase (got 'fast-forward')",

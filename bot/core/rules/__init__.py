@@ -58,6 +58,7 @@ from bot.core.rules.interruptions import (
     resumed,
 )
 from bot.core.rules.main_line import (
+    agent_halted,
     hypothesis_written,
     may_complete_proof,
     may_fail_proof,
@@ -86,6 +87,7 @@ HANDLERS: dict[str, Handler] = {
     "hypothesis_written": hypothesis_written,
     "reproduced": reproduced,
     "reproduction_failed": reproduction_failed,
+    "agent_halted": agent_halted,
     "plan_written": plan_written,
     "patch_pushed": patch_pushed,
     "proof_completed": proof_completed,

@@ -93,7 +93,8 @@ def reopened(q: Quest, e: Reopened, _p: Policy) -> Result:
 def parent_landed(q: Quest, e: ParentLanded, _p: Policy) -> Result:
     if q.park_reason is not ParkReason.WAITING_FOR_PARENT or e.parent != q.parent:
         return q, []  # a parent this quest no longer waits for: nothing to resume
-    nq = q.evolve({"state": S.RESEARCHING, "park_reason": None, "resume_state": None})
+    nq = q.evolve({"state": S.RESEARCHING, "park_reason": None, "resume_state": None,
+                   "park_note": None})
     return nq, [start("research")]
 
 

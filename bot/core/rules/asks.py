@@ -63,8 +63,8 @@ def refuse(q: Quest | None, e: _Event, reason: str, code: Refusal = Refusal.UNDE
 
 
 def park(q: Quest, reason: ParkReason, resume: State, **changes: Any) -> Quest:
-    return q.evolve({"state": S.PARKED, "park_reason": reason, "resume_state": resume, **changes}
-    )
+    return q.evolve({"state": S.PARKED, "park_reason": reason, "resume_state": resume,
+                     "park_note": None, **changes})
 
 
 def checkpoint_request(q: Quest, checkpoint: Checkpoint, p: Policy) -> Ask:

@@ -61,7 +61,8 @@ def resumed(q: Quest, e: Resumed, p: Policy) -> Result:
         refuse(q, e, *why)
     reason = q.park_reason
     target = q.resume_state or S.RESEARCHING
-    changes: dict[str, Any] = {"state": target, "park_reason": None, "resume_state": None}
+    changes: dict[str, Any] = {"state": target, "park_reason": None, "resume_state": None,
+                               "park_note": None}
     if reason is ParkReason.ATTEMPTS_EXHAUSTED:
         changes["attempts"] = 0  # a person gives it a fresh set of attempts
     nq = q.evolve(changes)

@@ -13,6 +13,7 @@ from typing import Any
 from bot.core.effects import EffectType as E
 from bot.core.errors import Refusal
 from bot.core.events import (
+    AgentHalted,
     HypothesisWritten,
     PatchPushed,
     PlanWritten,
@@ -83,7 +84,7 @@ def triaged(q: Quest, e: Triaged, p: Policy) -> Result:
         if e.route is not Route.AUTO_FIX:
             refuse(q, e, _FIX_ONLY)
         nq = q.evolve({"state": S.REPRODUCING, "route": e.route, "park_reason": None,
-                       "resume_state": None})
+                       "resume_state": None, "park_note": None})
         return nq, [start("reproduce")]
     q = q.evolve({"route": e.route, "risk": e.risk})
     if e.route in _STARTS:  # research starts on the follow-up, ``research_follows``
@@ -153,6 +154,21 @@ def reproduced(q: Quest, e: Reproduced, _p: Policy) -> Result:
 def reproduction_failed(q: Quest, e: ReproductionFailed, _p: Policy) -> Result:
     nq = park(q, ParkReason.CANNOT_REPRODUCE, S.REPRODUCING)
     return nq, [(E.NOTIFY_INBOX, {"reason": f"cannot reproduce: {e.reason}"})]
+
+
+HALTED: dict[str, tuple[ParkReason, str]] = {
+    "failed": (ParkReason.AGENT_FAILED, "the agent failed"),
+    "refused": (ParkReason.AGENT_REFUSED, "the agent refused"),
+    "needs_human": (ParkReason.NEEDS_HUMAN, "the agent needs a person"),
+    "unconfigured": (ParkReason.NO_AGENT, "no agent is set up"),
+}
+"""Each halted outcome's park reason, and its words for the inbox."""
+
+
+def agent_halted(q: Quest, e: AgentHalted, _p: Policy) -> Result:
+    reason, words = HALTED[e.outcome]
+    nq = park(q, reason, q.state, park_note=e.reason)
+    return nq, [(E.NOTIFY_INBOX, {"reason": f"{words} ({e.stage}): {e.reason}"})]
 
 
 def may_plan(q: Quest, _actor: str | None) -> Refused | None:

@@ -1,0 +1,253 @@
+"""Write ``recorded/<protocol>/<name>.json``: each conversation below in the shape each real
+API answers with.
+
+``python -m tests.modelserver.make_recorded`` rewrites the files; they are committed, and
+``tests/modelserver/test_recorded.py`` fails when they drift from this script. The
+conversations are the sample repository's (``examples/sample-repo``) as a careful model
+would work it, written once here so the OpenAI and the Anthropic recordings say the same.
+
+Shapes, as the APIs document and send them:
+
+* OpenAI chat completions: ``chat.completion`` objects, an assistant ``message`` whose
+  ``tool_calls`` carry ``function.arguments`` as a JSON *string*, ``finish_reason``
+  ``tool_calls``, and ``usage`` with ``prompt_tokens``, ``completion_tokens``,
+  ``total_tokens`` and their details.
+* Anthropic Messages: ``message`` objects whose ``content`` holds ``text`` and ``tool_use``
+  blocks (``input`` an object), ``stop_reason`` ``tool_use``, and ``usage`` with
+  ``input_tokens``, ``output_tokens`` and the cache fields.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bot.agent.demo_spec import REPRODUCTION_PATH, REPRODUCTION_TEST, sample_files
+
+HERE = Path(__file__).parent / "recorded"
+OPENAI_MODEL = "gpt-4.1-mini-2025-04-14"
+ANTHROPIC_MODEL = "claude-sonnet-4-5-20250929"
+REPRO_ARGV = ["$PYTHON", "-m", "unittest", "-q", "tests.test_questbot_reproduction"]
+TESTS_ARGV = ["$PYTHON", "-m", "unittest", "-q"]
+FIXED_PAGER = sample_files()["pager.py"].replace("return total // per_page",
+                                                 "return -(-total // per_page)")
+UNFIXED_PAGER = sample_files()["pager.py"].replace("return total // per_page",
+                                                   "return total // per_page + 0")
+READ_ONLY = ["list_files", "read_file", "search", "read_log", "run_command", "answer", "halt"]
+WRITING = [*READ_ONLY, "write_file"]
+
+CLAIMS = [
+    {"statement": "page_count rounds the page count down", "confidence": 0.9,
+     "evidence": [{"path": "pager.py", "quote": "return total // per_page", "line": 15}]},
+    {"statement": "the existing test expects 4 pages for 10 items at 3 a page",
+     "confidence": 0.95,
+     "evidence": [{"path": "tests/test_pager.py",
+                   "quote": "self.assertEqual(page_count(10, 3), 4)", "line": 11}]},
+    {"statement": "page() refuses page numbers past page_count, so item 9 is lost",
+     "confidence": 0.8,
+     "evidence": [{"path": "pager.py", "quote": "if not 1 <= number <= last:", "line": 21}]},
+]
+HYPOTHESIS = ("page_count divides with //, which rounds down, so a partial last page is "
+              "dropped: 10 items at 3 a page give 3 pages and item 9 is never shown.")
+WRONG_CLAIM = {"statement": "page_count divides with a float division", "confidence": 0.9,
+               "evidence": [{"path": "pager.py", "quote": "return total / per_page"}]}
+PLAN = {"summary": "Round the page count up: -(-total // per_page). One line in pager.py.",
+        "risk": "low"}
+
+
+@dataclass
+class Turn:
+    calls: list[tuple[str, dict[str, Any]]]
+    text: str | None = None
+    last_contains: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    absent_tools: list[str] = field(default_factory=list)
+    tokens: tuple[int, int] = (1200, 120)
+
+
+@dataclass
+class Script:
+    name: str
+    match: list[str]
+    turns: list[Turn]
+
+
+def research(name: str = "research") -> Script:
+    return Script(name, ["stage: research;"], [
+        Turn([("read_log", {}), ("list_files", {})], text="I will look at the log and files.",
+             tools=READ_ONLY, absent_tools=["write_file"], tokens=(1850, 64)),
+        Turn([("read_file", {"path": "pager.py"}), ("read_file", {"path": "tests/test_pager.py"})],
+             last_contains=["pager.py", "tests/test_pager.py"], tokens=(2240, 71)),
+        Turn([("search", {"pattern": "page_count\\("})],
+             last_contains=["return total // per_page", "assertEqual(page_count(10, 3), 4)"],
+             tokens=(3310, 40)),
+        Turn([("answer", {"hypothesis": HYPOTHESIS, "claims": CLAIMS})],
+             last_contains=["pager.py:20:", "tests/test_pager.py:11:"], tokens=(3620, 310)),
+    ])
+
+
+def research_repaired() -> Script:
+    return Script("research-repaired", ["stage: research;"], [
+        Turn([("read_file", {"path": "pager.py"})], tools=READ_ONLY, tokens=(1850, 30)),
+        Turn([("answer", {"hypothesis": HYPOTHESIS, "claims": [WRONG_CLAIM]})],
+             last_contains=["return total // per_page"], tokens=(2400, 140)),
+        Turn([("answer", {"hypothesis": HYPOTHESIS, "claims": CLAIMS})],
+             last_contains=["claims were rejected", "does not contain the quoted text",
+                            "answer 1 of 3"], tokens=(2700, 310)),
+    ])
+
+
+def research_exhausted() -> Script:
+    return Script("research-exhausted", ["stage: research;"], [
+        Turn([("answer", {"hypothesis": HYPOTHESIS, "claims": [WRONG_CLAIM]})],
+             tools=READ_ONLY, tokens=(1850, 140)),
+        Turn([("answer", {"hypothesis": HYPOTHESIS, "claims": [WRONG_CLAIM]})],
+             last_contains=["does not contain the quoted text", "answer 1 of 2"],
+             tokens=(2100, 140)),
+    ])
+
+
+def research_needs_human() -> Script:
+    return Script("research-needs-human", ["stage: research;"], [
+        Turn([("halt", {"status": "needs_human",
+                        "reason": "the failure is in a vendored payment library; a person "
+                                  "who owns it must decide"})],
+             text="This needs a maintainer.", tools=READ_ONLY, tokens=(1850, 52)),
+    ])
+
+
+def reproduce() -> Script:
+    return Script("reproduce", ["stage: reproduce;"], [
+        Turn([("write_file", {"path": REPRODUCTION_PATH, "content": REPRODUCTION_TEST})],
+             tools=WRITING, tokens=(2100, 260)),
+        Turn([("run_command", {"argv": REPRO_ARGV})], last_contains=["wrote"],
+             tokens=(2420, 48)),
+        Turn([("answer", {"reproduction": {"name": "test_questbot_reproduction",
+                                           "command": REPRO_ARGV,
+                                           "files": {REPRODUCTION_PATH: REPRODUCTION_TEST}},
+                          "plan": PLAN})],
+             last_contains=["exit code 1", "FAILED"], tokens=(2900, 380)),
+    ])
+
+
+def plan() -> Script:
+    return Script("plan", ["stage: plan;"], [
+        Turn([("answer", {"plan": {"summary": PLAN["summary"] + " An empty list has no "
+                                   "pages: page_count(0, 3) stays 0.", "risk": "low"}})],
+             last_contains=["mention the empty list"], tools=READ_ONLY,
+             absent_tools=["write_file"], tokens=(1700, 90)),
+    ])
+
+
+def patch() -> Script:
+    return Script("patch", ["stage: patch;"], [
+        Turn([("read_file", {"path": "pager.py"})], tools=WRITING, tokens=(2300, 30)),
+        Turn([("write_file", {"path": "pager.py", "content": FIXED_PAGER})],
+             last_contains=["return total // per_page"], tokens=(2650, 240)),
+        Turn([("run_command", {"argv": TESTS_ARGV})], last_contains=["wrote"],
+             tokens=(2920, 40)),
+        Turn([("answer", {"message": "Count a partial last page in page_count"})],
+             last_contains=["exit code 0"], tokens=(3100, 30)),
+    ])
+
+
+def patch_refused() -> Script:
+    return Script("patch-refused", ["stage: patch;"], [
+        Turn([("write_file", {"path": "pager.py", "content": UNFIXED_PAGER})],
+             tools=WRITING, tokens=(2300, 240)),
+        Turn([("answer", {"message": "Adjust page_count"})], last_contains=["wrote"],
+             tokens=(2600, 30)),
+        Turn([("halt", {"status": "refused",
+                        "reason": "the checks show the reproduction expects a behaviour "
+                                  "change I will not make without a maintainer"})],
+             last_contains=["The checks failed on your change", "FAILED"],
+             tokens=(3400, 60)),
+    ])
+
+
+SCRIPTS = [research(), research_repaired(), research_exhausted(), research_needs_human(),
+           reproduce(), plan(), patch(), patch_refused()]
+
+
+def _id(*parts: object, size: int = 24) -> str:
+    return hashlib.sha256("/".join(map(str, parts)).encode()).hexdigest()[:size]
+
+
+def openai_turn(script: Script, n: int, turn: Turn) -> dict[str, Any]:
+    calls = [{"id": f"call_{_id(script.name, n, i)}", "type": "function",
+              "function": {"name": name, "arguments": json.dumps(args)}}
+             for i, (name, args) in enumerate(turn.calls)]
+    prompt, completion = turn.tokens
+    return {
+        "id": f"chatcmpl-{_id('openai', script.name, n, size=29)}",
+        "object": "chat.completion",
+        "created": 1764000000 + n,
+        "model": OPENAI_MODEL,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": turn.text,
+                                             "tool_calls": calls, "refusal": None,
+                                             "annotations": []},
+                     "logprobs": None, "finish_reason": "tool_calls"}],
+        "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                  "total_tokens": prompt + completion,
+                  "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
+                  "completion_tokens_details": {"reasoning_tokens": 0, "audio_tokens": 0,
+                                                "accepted_prediction_tokens": 0,
+                                                "rejected_prediction_tokens": 0}},
+        "service_tier": "default",
+        "system_fingerprint": "fp_6f2eabb9a5",
+    }
+
+
+def anthropic_turn(script: Script, n: int, turn: Turn) -> dict[str, Any]:
+    content: list[dict[str, Any]] = []
+    if turn.text:
+        content.append({"type": "text", "text": turn.text})
+    content += [{"type": "tool_use", "id": f"toolu_01{_id(script.name, n, i)}", "name": name,
+                 "input": args} for i, (name, args) in enumerate(turn.calls)]
+    prompt, completion = turn.tokens
+    return {
+        "id": f"msg_01{_id('anthropic', script.name, n)}",
+        "type": "message",
+        "role": "assistant",
+        "model": ANTHROPIC_MODEL,
+        "content": content,
+        "stop_reason": "tool_use",
+        "stop_sequence": None,
+        "usage": {"input_tokens": prompt, "cache_creation_input_tokens": 0,
+                  "cache_read_input_tokens": 0, "output_tokens": completion,
+                  "service_tier": "standard"},
+    }
+
+
+def documents() -> dict[Path, str]:
+    out: dict[Path, str] = {}
+    for protocol, shape in (("openai", openai_turn), ("anthropic", anthropic_turn)):
+        for script in SCRIPTS:
+            turns = []
+            for n, turn in enumerate(script.turns, 1):
+                expect: dict[str, Any] = {}
+                if turn.last_contains:
+                    expect["last_contains"] = turn.last_contains
+                if turn.tools:
+                    expect["tools"] = turn.tools
+                if turn.absent_tools:
+                    expect["absent_tools"] = turn.absent_tools
+                turns.append({"expect": expect, "response": shape(script, n, turn)})
+            doc = {"name": script.name, "protocol": protocol, "match": script.match,
+                   "turns": turns}
+            out[HERE / protocol / f"{script.name}.json"] = json.dumps(doc, indent=1) + "\n"
+    return out
+
+
+def main() -> None:
+    for path, text in documents().items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
