@@ -6,7 +6,8 @@ effect into I/O and report outcomes as events, whose ids they derive from the ef
 
 This module is the contract between the adapters and what they talk to, so it imports only the
 core, the journal and the settings: ``bot.agent`` reaches a repository through ``GitHost`` and
-never sees GitHub, and ``bot.github`` supplies the implementation (``Forge.git``), which the
+never sees GitHub, and ``bot.github`` supplies the implementation (``Forges.git_host``: git over
+HTTPS with the installation token, ``bot.github.gitremote``), which the
 worker's assembly hands in as ``AdapterContext.hosts``.
 """
 
