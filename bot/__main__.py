@@ -137,10 +137,15 @@ def _register(args: argparse.Namespace) -> int:
 
 
 def _receive(args: argparse.Namespace) -> int:
+    import logging
+
     from bot.tools.receive import receive
 
+    # the worker's warnings (GitHub or Redis not answering yet) are what a person waits on
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
+                        format="receive: %(message)s")
     return receive(args.event, args.fixture, url=args.url, local=args.local,
-                   delivery_id=args.delivery_id,
+                   delivery_id=args.delivery_id, patience=args.wait,
                    warn=lambda line: print(line, file=sys.stderr))
 
 
@@ -196,6 +201,9 @@ def build_parser() -> argparse.ArgumentParser:
     rc.add_argument("--local", action="store_true", help="hand it to the worker's intake in "
                     "this process instead (needs the worker's settings)")
     rc.add_argument("--delivery-id", help="the X-GitHub-Delivery GUID (default: a new one)")
+    rc.add_argument("--wait", type=float, metavar="SECONDS",
+                    help="with --local, how long to wait for GitHub to say who the App is "
+                    "(default 20)")
     rc.set_defaults(func=_receive)
     return parser
 

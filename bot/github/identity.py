@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, Protocol
 
@@ -66,14 +67,38 @@ async def read_identity(gh: JWTRequester, bearer: str) -> AppIdentity:
 
 async def wait_for_identity(read: Callable[[], Awaitable[AppIdentity]], *,
                             sleeper: Callable[[float], Awaitable[None]] = asyncio.sleep,
-                            first: float = 0.5, longest: float = 30.0) -> AppIdentity:
+                            first: float = 0.5, longest: float = 30.0,
+                            patience: float | None = None,
+                            clock: Callable[[], float] = time.monotonic) -> AppIdentity:
     """``read()`` until GitHub answers, backing off from ``first`` to ``longest`` seconds; a
-    refusal (``IdentityRefused``) is raised at once: no retry will fix a wrong key."""
+    refusal (``IdentityRefused``) is raised at once: no retry will fix a wrong key.
+
+    ``patience`` (seconds) bounds the whole wait, requests included: past it the last
+    ``IdentityUnavailable`` is raised. *Why a worker waits forever and a command does not:* a
+    worker started while GitHub is down has nothing better to do than wait for it, under a
+    supervisor that shows it waiting; a person running a command is owed an answer."""
     wait = first
+    start = clock()
     while True:
+        left = None if patience is None else patience - (clock() - start)
         try:
-            return await read()
+            if left is None:
+                return await read()
+            async with asyncio.timeout(max(left, 0.0)):
+                return await read()
+        except TimeoutError as exc:
+            if left is None:  # read() let a timeout through: it is GitHub's, not ours
+                raise
+            raise IdentityUnavailable(
+                f"GitHub did not say who the App is within {patience:g} s (GET /app at "
+                "GITHUB_API_URL had no answer in time); check that GITHUB_API_URL is GitHub's "
+                "API and reachable from here") from exc
         except IdentityUnavailable as exc:
+            left = None if patience is None else patience - (clock() - start)
+            if left is not None and left <= wait:  # the next try would start too late
+                raise IdentityUnavailable(
+                    f"GitHub did not say who the App is within {patience:g} s; the last try: "
+                    f"{exc}") from exc
             log.warning("could not learn who the App is yet (%s); trying again in %.1f s",
                         exc, wait)
         await sleeper(wait)

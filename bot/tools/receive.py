@@ -14,6 +14,9 @@ HMAC-SHA256 of the body keyed with ``GITHUB_WEBHOOK_SECRET``, and the legacy SHA
   inbound stream — with the configuration ``python -m bot worker`` would use (Redis, the App's
   key for the GitHub reads intake makes). What intake did is printed: the events it applied,
   the moves it refused, the replies it queued; a running worker delivers the effects.
+  Like the worker it first asks GitHub who the App is (``GET /app``); unlike the worker it
+  does not wait for ever: after ``--wait`` seconds (default 20) without an answer it says so
+  and exits 2, as it does at once when GitHub refuses the App's key.
 
 The secret is read like every setting (the environment over ``.env``) and never printed.
 """
@@ -33,12 +36,16 @@ from typing import TYPE_CHECKING, Any
 import aiohttp
 
 from bot.errors import Refused
+from bot.github.auth import AuthError
 from bot.github.signature import sign
 
 if TYPE_CHECKING:
     from bot.config import Config
 
 USER_AGENT = "questbot-receive"
+IDENTITY_PATIENCE_S = 20.0
+"""How long ``--local`` waits for ``GET /app``: the worker waits for ever, a command answers
+(a few of the worker's back-offs: 0.5 + 1 + 2 + 4 + 8 s)."""
 
 
 class FixtureError(Refused):
@@ -100,15 +107,18 @@ async def send(url: str, delivery: Signed, *, timeout_s: float = 30.0) -> tuple[
         return response.status, await response.text()
 
 
-async def run_local(config: Config, delivery: Signed) -> list[str]:
+async def run_local(config: Config, delivery: Signed, *,
+                    patience: float = IDENTITY_PATIENCE_S) -> list[str]:
     """Hand the delivery to intake as the worker would (its runtime, built from ``config``);
-    lines saying what intake did."""
+    lines saying what intake did. Raises ``AuthError`` when GitHub refuses the App's key or
+    does not say who the App is within ``patience`` seconds."""
     from bot.worker.assembly import start_runtime  # the worker's assembly, only for --local
 
     runtime = await start_runtime(
         redis_url=config.redis_url, github_api_url=config.github_api_url,
         app_id=config.github_app_id, private_key=config.github_private_key,
-        durable=config.durable_acks, app_slug=config.github_app_slug)
+        durable=config.durable_acks, app_slug=config.github_app_slug,
+        identity_patience=patience)
     try:
         out = await runtime.worker.intake.handle(delivery.event, delivery.payload(),
                                                  delivery.delivery_id)
@@ -131,7 +141,8 @@ def default_url(values: Mapping[str, str]) -> str:
 
 def receive(event: str, fixture: Path, *, url: str | None, local: bool,
             delivery_id: str | None, say: Callable[[str], None] = print,
-            warn: Callable[[str], None] = print) -> int:
+            warn: Callable[[str], None] = print,
+            patience: float | None = None) -> int:
     """The command: 0 when the delivery was accepted (2xx, or handled with ``--local``), 1
     when it was answered otherwise, 2 when it could not be sent at all."""
     from bot.config import ConfigError, load_config, settings_values
@@ -157,7 +168,13 @@ def receive(event: str, fixture: Path, *, url: str | None, local: bool,
             return 2
     delivery = signed(event, body, secret, delivery_id)
     if local:
-        for line in asyncio.run(run_local(config, delivery)):
+        try:
+            lines = asyncio.run(run_local(
+                config, delivery, patience=IDENTITY_PATIENCE_S if patience is None else patience))
+        except AuthError as exc:
+            warn(f"receive: {exc}")
+            return 2
+        for line in lines:
             say(line)
         return 0
     target = url or default_url(values)

@@ -119,7 +119,8 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
                         leases: Leases | None = None,
                         limits: RateLimits | None = None, shared_pacing: bool = True,
                         redelivery: RedeliveryPolicy | None = None,
-                        app_slug: str | None = None) -> Runtime:
+                        app_slug: str | None = None,
+                        identity_patience: float | None = None) -> Runtime:
     """``draft_pulls``: quest PRs open as drafts and are marked ready for review at
     checkpoint C (``bot.github.projection``). ``leases`` default to ``Leases()``
     (``bot.journal.lease`` says why those figures). ``limits`` pace GitHub writes
@@ -128,9 +129,11 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
     each. ``redelivery``: run the redelivery reconciler with this policy (``None``: none).
     Waits until GitHub says who the App is (``GET /app``), and raises if it refuses the
     App's key; ``app_slug`` (``GITHUB_APP_SLUG``, which ``register`` writes) is only checked
-    against that answer. ``model`` is the model agent's endpoint (``None``: quests that would
-    use it park saying what to set); ``scripted_specs`` is the test tool that answers in its
-    place for the repositories it names."""
+    against that answer. ``identity_patience`` bounds that wait in seconds (``None``: the
+    worker's, for ever; a command passes a bound and reports ``IdentityUnavailable``).
+    ``model`` is the model agent's endpoint (``None``: quests that would use it park saying
+    what to set); ``scripted_specs`` is the test tool that answers in its place for the
+    repositories it names."""
     metrics = Metrics()
     client = redis_client(redis_url, metrics)
     limits = limits or RateLimits()
@@ -142,7 +145,7 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
     settings = RepoSettings(clients, client)
     forges = Forges(clients)
     try:
-        app = await wait_for_identity(clients.identity)
+        app = await wait_for_identity(clients.identity, patience=identity_patience)
     except BaseException:
         await session.close()
         await client.aclose()

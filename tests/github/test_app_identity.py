@@ -14,7 +14,7 @@ import redis.asyncio
 from bot.adapters import AppIdentity
 from bot.github.auth import InstallationTokenError
 from bot.github.client import GitHubClients
-from bot.github.identity import IdentityRefused, wait_for_identity
+from bot.github.identity import IdentityRefused, IdentityUnavailable, wait_for_identity
 from tests.fakegithub import FakeGitHub, generate_key_pair
 from tests.fakegithub.faults import Faults
 
@@ -85,6 +85,37 @@ async def test_github_down_at_start_is_waited_out(fake: FakeGitHub,
     assert app.slug == "fixbot"
     assert slept == [0.5, 1.0, 2.0]
     assert statuses(fake, "apps/get-authenticated")[-1] == 200
+
+
+async def test_with_patience_the_wait_ends_and_says_why(fake: FakeGitHub,
+                                                        clients: GitHubClients) -> None:
+    """A command's wait (``patience``) is bounded, back-off included; the worker's is not."""
+    fake.faults = Faults(rate=1.0, kinds=("5xx",), seed=1)
+    now = [0.0]
+    slept: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        slept.append(seconds)
+        now[0] += seconds
+
+    with pytest.raises(IdentityUnavailable, match=r"within 5 s; the last try: GET /app failed"):
+        await wait_for_identity(clients.identity, sleeper=sleep, patience=5.0,
+                                clock=lambda: now[0])
+    assert slept == [0.5, 1.0, 2.0]  # at 3.5 s, the next 4 s pause would end past the 5 s
+    assert len([e for e in fake.requests if e.path == "/app"]) == 4
+
+
+async def test_with_patience_a_github_that_never_answers_is_not_waited_on(
+        clients: GitHubClients) -> None:
+    """A GET /app that hangs (a proxy holding the connection) ends at the patience too."""
+    async def hangs() -> AppIdentity:
+        await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+    started = asyncio.get_running_loop().time()
+    with pytest.raises(IdentityUnavailable, match=r"within 0.2 s \(GET /app"):
+        await wait_for_identity(hangs, patience=0.2)
+    assert asyncio.get_running_loop().time() - started < 5
 
 
 # -- a token GitHub stops taking -----------------------------------------------------------------

@@ -7,6 +7,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -33,13 +34,15 @@ async def run(*args: str, env: dict[str, str], cwd: Path) -> tuple[int, str, str
         env={"PATH": os.environ.get("PATH", ""), "PYTHONPATH": str(PROJECT),
              "PYTHONFAULTHANDLER": "1", **env},
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
-    try:
-        out, err = await asyncio.wait_for(proc.communicate(), 60)
-    except TimeoutError:
+    # one communicate() throughout: a second one would lose what the first had read
+    talk = asyncio.ensure_future(proc.communicate())
+    done, _pending = await asyncio.wait({talk}, timeout=60)
+    if not done:
         import signal
         proc.send_signal(signal.SIGABRT)
-        out, err = await proc.communicate()
-        raise AssertionError(f"receive {args} ran over a minute: {err.decode()[-4000:]}") from None
+        _out, err = await talk
+        raise AssertionError(f"receive {args} ran over a minute: {err.decode()[-4000:]}")
+    out, err = talk.result()
     assert proc.returncode is not None
     return proc.returncode, out.decode(), err.decode()
 
@@ -133,14 +136,38 @@ async def test_local_goes_straight_into_intake(
                "GITHUB_API_URL": fake.url, "QUESTBOT_DURABLE_ACKS": "false"}
         code, out, err = await run("check_run", str(fixture), "--local", env=env, cwd=tmp_path)
         assert code == 0, err
+        assert "applied event" in out and "to quest" in out, out
+        quests = await redis_async.smembers("repo:{octo-org/received}:quests")
+        assert len(quests) == 1
+        quest = next(iter(quests)).decode()
+        assert f"quest {quest}" in out
+        assert await redis_async.xlen("inbound:{inbound}") == 0
+        # sent again (a new delivery id): the same red run, so the same quest. GitHub is still
+        # up: like the worker, --local first asks it who the App is (GET /app)
+        code, again, err = await run("check_run", str(fixture), "--local", env=env, cwd=tmp_path)
+        assert code == 0, err
+        assert await redis_async.smembers("repo:{octo-org/received}:quests") == quests, again
+        assert [c.status for c in fake.calls("apps/get-authenticated")] == [200, 200]
         fake.assert_clean()
-    assert "applied event" in out and "to quest" in out, out
-    quests = await redis_async.smembers("repo:{octo-org/received}:quests")
-    assert len(quests) == 1
-    quest = next(iter(quests)).decode()
-    assert f"quest {quest}" in out
-    assert await redis_async.xlen("inbound:{inbound}") == 0
-    # sent again (a new delivery id): the same red run, so the same quest
-    code, again, err = await run("check_run", str(fixture), "--local", env=env, cwd=tmp_path)
-    assert code == 0, err
-    assert await redis_async.smembers("repo:{octo-org/received}:quests") == quests, again
+
+
+async def test_local_when_github_does_not_answer_says_so_in_time(
+    redis_url: str, redis_async: redis.asyncio.Redis, tmp_path: Path
+) -> None:
+    """The worker waits for GitHub for ever; the command gives up after --wait seconds, says
+    what it could not learn and exits 2, having handed nothing to intake."""
+    fixture = tmp_path / "check_run.json"
+    fixture.write_bytes(FIXTURE.read_bytes())
+    env = {"GITHUB_APP_ID": "4242", "GITHUB_WEBHOOK_SECRET": SECRET,
+           "GITHUB_PRIVATE_KEY": shared_key_pair().private_pem, "REDIS_URL": redis_url,
+           "GITHUB_API_URL": f"http://127.0.0.1:{free_port()}", "QUESTBOT_DURABLE_ACKS": "false"}
+    started = time.monotonic()
+    code, out, err = await run("issue_comment", str(fixture), "--local", "--wait", "2",
+                               env=env, cwd=tmp_path)
+    assert code == 2, (out, err)
+    assert time.monotonic() - started < 30
+    assert "did not say who the App is within 2 s" in err, err
+    assert "could not learn who the App is yet" in err  # the waiting was shown, not silent
+    assert out == ""
+    assert shared_key_pair().private_pem.splitlines()[1] not in err
+    assert [k for k in await redis_async.keys("*") if b"quest" in k] == []
