@@ -97,6 +97,7 @@ from bot.core.events import (
     UsageRecorded,
 )
 from bot.core.proof import Reproduction
+from bot.errors import ConfigurationError
 from bot.journal import Adapter, PermanentError
 from bot.journal.keys import hash_tag
 from bot.journal.records import dump_event, load_event
@@ -210,7 +211,7 @@ HALTS: Mapping[RunOutcome, Literal["failed", "needs_human", "refused"]] = {
 """A run's provider-neutral outcome as ``agent_halted``'s: what the check run will show."""
 
 
-class NoAgent(Exception):
+class NoAgent(ConfigurationError):
     """No agent can run for the quest; the message says what to set, and where."""
 
 
