@@ -196,8 +196,15 @@ def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
+def _say(line: str) -> None:
+    """Flushed at once: with stdout a pipe (``| tee``, a supervisor, a test) Python buffers it,
+    and the page's address would not show until the command exits — after the wait it asks
+    the reader to end."""
+    print(line, flush=True)
+
+
 async def register(options: RegisterOptions, *, open_browser: bool = True,
-                   say: Callable[[str], None] = print) -> Saved:
+                   say: Callable[[str], None] = _say) -> Saved:
     """Serve the page until a registration is saved; what was saved."""
     async with Registrar(options) as registrar:
         hook = (registrar.manifest.get("hook_attributes") or {}).get("url", "(none)")
