@@ -7,9 +7,16 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 import redis
 import redis.asyncio
+from hypothesis import settings
+
 
 from bot.journal.inbound import Inbound
 from tests.redis_server import RedisServer, external_url
+
+# No per-example deadline anywhere: an example's time is not its behaviour (speed is measured by
+# scripts/bench_*.py), and on two shared cores a 200 ms deadline failed correct examples.
+settings.register_profile("questbot", deadline=None)
+settings.load_profile("questbot")
 
 
 @pytest.fixture(scope="session")
