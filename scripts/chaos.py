@@ -26,6 +26,11 @@ acknowledged delivery lost; no 5xx of questbot's own while Redis was up; no proc
 its own. The problems are printed with their evidence; the last line is JSON; the exit status
 is 1 if anything was wrong.
 
+The agent is the demo's scripted one unless ``--agent model``: then every worker runs the model
+agent against one recorded model server (``tests/modelserver``, the demo's conversations), its
+proofs and tool commands in the bubblewrap sandbox, so a worker killed mid-conversation must
+resume or re-run the stage without pushing twice (the verdict counts every push).
+
     scripts/chaos.py --no-faults            # a clean run: tells harness bugs from bot bugs
     scripts/chaos.py                        # about a minute: 6 quests, 20 kills, 2 restarts
     scripts/chaos.py --kills 1000 --quests 60 --parallel 6 --timeout 1800   # the long run
@@ -98,6 +103,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=150.0, metavar="S",
                    help="give up on quests that have not closed by then")
     p.add_argument("--keep", action="store_true", help="keep the run's directory and logs")
+    p.add_argument("--agent", choices=("scripted", "model"), default="scripted",
+                   help="the demo's scripted agent, or the model agent on the recorded server")
     args = p.parse_args(argv)
     if args.redis_restarts is None:
         args.redis_restarts = max(2, args.kills // 50)
@@ -197,6 +204,21 @@ def health_after_restarts(chaos: Chaos, redis: Redis, t0: float) -> list[str]:
             if status == 503 and not redis.was_down(sent, answered)]
 
 
+async def model_agent(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
+    """With ``--agent model``: the recorded model server (in this process: it is stateless, so
+    the workers' kills do not touch it) and the settings that point the workers at it."""
+    if args.agent != "model":
+        return None, {"QUESTBOT_CHAOS_AGENT": "scripted"}
+    from tests.modelserver.demo import demo_model
+
+    server, endpoint = await demo_model()
+    return server, {"QUESTBOT_CHAOS_AGENT": "model", "QUESTBOT_MODEL": endpoint.model,
+                    "QUESTBOT_MODEL_PROTOCOL": endpoint.wire.value,
+                    "QUESTBOT_MODEL_URL": endpoint.base_url,
+                    "QUESTBOT_MODEL_API_KEY": (endpoint.api_key.get_secret_value()
+                                               if endpoint.api_key else "")}
+
+
 async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
     started = time.time()
     rng = random.Random(args.seed)
@@ -210,13 +232,14 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
     env = python_env(ROOT, GITHUB_APP_ID=APP_ID, GITHUB_PRIVATE_KEY_PATH=str(key),
                      GITHUB_WEBHOOK_SECRET=SECRET, REDIS_URL=redis.url,
                      GITHUB_API_URL=fake_url)
+    model_server, model_env = await model_agent(args)
     fake_proc = Proc("fake", "fake", fake_argv(args, fake_port, key, hooks),
                      python_env(ROOT), workdir / "fake.log")
     webs = [Proc(f"web-{n + 1}", "web", [sys.executable, "-m", "bot", "serve"],
                  {**env, "PORT": str(port)}, workdir / f"web-{n + 1}.log")
             for n, port in enumerate(web_ports)]
     workers = [Proc(f"worker-{n + 1}", "worker", [sys.executable, "-m", "tests.chaos.worker"],
-                    {**env, "QUESTBOT_CHAOS_REPOS": ",".join(repos),
+                    {**env, **model_env, "QUESTBOT_CHAOS_REPOS": ",".join(repos),
                      "QUESTBOT_CHAOS_EPOCH": str(started),
                      "QUESTBOT_CHAOS_SPEED": str(args.speed),
                      "QUESTBOT_CHAOS_CONSUMER": f"worker-{n + 1}"}, workdir / f"worker-{n + 1}.log")
@@ -286,8 +309,12 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         with contextlib.suppress(Exception):
             await reader.aclose()
         redis.stop()
+        if model_server is not None:
+            await model_server.close()
     crashes = [(p, e) for p in supervisor.procs for e in p.crashes()]
     problems = list(verdict.problems)
+    if model_server is not None:
+        problems += [f"the model server refused a request: {e}" for e in model_server.errors]
     dropped = [line for w in workers for line in w.lines_with(DROPPED)]
     problems += [f"a worker dropped an acknowledged delivery: {line[:300]}" for line in dropped]
     problems += health_after_restarts(chaos, redis, started)
@@ -315,9 +342,16 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         "webhooks": len(state["webhooks"]["submitted"]), "webhook_attempts": len(attempts),
         "chatter_comments": chaos.chatter,
         "quest_states": {r.repo: r.state for r in runs}, "seed": args.seed,
-        "faults": not args.no_faults, "seconds": round(time.time() - started, 1),
+        "faults": not args.no_faults, "agent": args.agent,
+        "seconds": round(time.time() - started, 1),
         "problems": len(problems),
     }
+    if model_server is not None:
+        # A stage's conversation starts at turn 1; each quest runs three (research, reproduce,
+        # patch), so any turn 1 beyond those is a stage run again after its worker was killed.
+        starts = sum(1 for s in model_server.served if s.turn == 1)
+        summary |= {"model_requests": len(model_server.served),
+                    "stage_reruns": starts - 3 * len(runs)}
     summary["ok"] = (summary["quests_ok"] == summary["quests"] and not problems)
     if summary["ok"] and not args.keep:
         shutil.rmtree(workdir, ignore_errors=True)

@@ -4,7 +4,10 @@ It builds the same runtime ``python -m bot worker`` builds (``bot.worker.assembl
 same environment, and changes only what the demo and the end-to-end tests change:
 
 * the scripted agent follows the demo's script (``bot.agent.demo_spec.sample_spec``) for the
-  repositories named in ``QUESTBOT_CHAOS_REPOS`` (comma-separated), which hold the sample;
+  repositories named in ``QUESTBOT_CHAOS_REPOS`` (comma-separated), which hold the sample —
+  unless ``QUESTBOT_CHAOS_AGENT=model``: then the model agent runs, at the endpoint the
+  ``QUESTBOT_MODEL*`` settings name (``scripts/chaos.py --agent model`` starts the recorded
+  model server and sets them), exactly as ``python -m bot worker`` would;
 * the worker's clock runs ``QUESTBOT_CHAOS_SPEED`` times faster than real time from the instant
   ``QUESTBOT_CHAOS_EPOCH`` (epoch seconds), so a watch window of minutes passes in seconds.
   Every worker of a run gets the same epoch and speed, so their clocks agree, and a respawned
@@ -30,7 +33,7 @@ from datetime import UTC, datetime
 from bot.agent.demo_spec import sample_spec
 from bot.config import load_config
 from bot.observe.logs import configure_logging
-from bot.worker.assembly import start_runtime
+from bot.worker.assembly import start_runtime, start_sandbox
 
 log = logging.getLogger("tests.chaos.worker")
 
@@ -54,11 +57,13 @@ def dump_tasks() -> None:
 async def run() -> None:
     config = load_config()
     repos = [r for r in os.environ.get("QUESTBOT_CHAOS_REPOS", "").split(",") if r]
+    model = os.environ.get("QUESTBOT_CHAOS_AGENT") == "model"
     runtime = await start_runtime(
         redis_url=config.redis_url, github_api_url=config.github_api_url,
         app_id=config.github_app_id, private_key=config.github_private_key,
-        durable=config.durable_acks, scripted_specs={r: sample_spec() for r in repos},
-        poll_seconds=0.2)
+        durable=config.durable_acks,
+        scripted_specs=None if model else {r: sample_spec() for r in repos},
+        model=config.model_endpoint if model else None, poll_seconds=0.2)
     worker = runtime.worker
     clock = fast_clock(float(os.environ.get("QUESTBOT_CHAOS_EPOCH", time.time())),
                        float(os.environ.get("QUESTBOT_CHAOS_SPEED", "1")))
@@ -85,6 +90,7 @@ def main() -> None:
     configure_logging(os.environ.get("QUESTBOT_CHAOS_LOG_LEVEL", "INFO"),
                       secrets=[config.github_webhook_secret.get_secret_value(),
                                config.github_private_key.get_secret_value()])
+    start_sandbox(config)
     with contextlib.suppress(KeyboardInterrupt):
         asyncio.run(run())
 
