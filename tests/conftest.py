@@ -9,7 +9,6 @@ import redis
 import redis.asyncio
 from hypothesis import settings
 
-
 from bot.journal.inbound import Inbound
 from tests.redis_server import RedisServer, external_url
 

@@ -4,9 +4,11 @@ This is an adapter (it runs processes), not part of the pure machine. Given a gi
 a base and a head, it:
 
 1. resolves both to full commit SHAs (``git rev-parse --verify <rev>^{commit}``);
-2. adds a detached ``git worktree`` for the head (and, when there is a reproduction, one for
-   the base) under a new temporary directory, with hooks disabled;
-3. runs each check command at the head, and the reproduction at the base and at the head;
+2. adds a detached ``git worktree`` for the head's checks (and, when there is a reproduction,
+   one for the base and a second one for the head) under a new temporary directory, with
+   hooks disabled;
+3. runs the check commands at the head, in order, in one worktree, and the reproduction at the
+   base and at the head, each in a worktree and ``HOME`` of its own;
 4. removes the worktrees and the temporary directory, whatever happened;
 5. returns a ``bot.core.proof.ProofBundle`` naming the quest, revision and risk it was given,
    with its canonical digest, plus a log of what each command printed.
@@ -20,6 +22,12 @@ Decisions where the seeds are silent:
   for a command that could not start and 124 for one that ran out of time (so
   ``CheckRecord`` needs no extra field and a timeout can never pass), ``output_sha256`` over
   the complete output with only its tail kept, and nothing left running afterwards.
+* What a command leaves behind reaches no other part of the proof. The checks share their
+  worktree and ``HOME`` with each other, as the steps of one CI job do (``install`` then
+  ``test`` may build on each other), but never with the reproduction: each run of it gets a
+  fresh worktree of its commit and a fresh ``HOME``. Otherwise repository code in a check could
+  rewrite the reproduction's test, or drop a ``usercustomize.py`` into ``HOME``'s user site,
+  and the bundle would record a head exit code the head's commit never produced.
 * Commands see the sandbox's minimal environment (``PATH``, ``LANG``, ``HOME``, ``TMPDIR``,
   ``GIT_TERMINAL_PROMPT=0``) plus what the caller passes: repository code must not inherit
   the App's own secrets from the worker's environment.
@@ -145,7 +153,12 @@ def run_proof(
         worktrees.append(path)
         return path
 
-    def run(command: CheckCommand, at: str, where: Path) -> int:
+    def fresh_home(label: str) -> Path:
+        path = scratch / label
+        path.mkdir()
+        return path
+
+    def run(command: CheckCommand, at: str, where: Path, home: Path) -> int:
         result = run_command(
             command.argv,
             where,
@@ -157,13 +170,11 @@ def run_proof(
         logs.append(CommandLog(name=command.name, at=at, argv=command.argv, result=result))
         return result.exit_code
 
-    home = scratch / "home"
     try:
-        home.mkdir()
-        head_tree = add_worktree("head", head_sha)
+        head_tree, checks_home = add_worktree("head", head_sha), fresh_home("home")
         records = []
         for command in checks:
-            run(command, "head", head_tree)
+            run(command, "head", head_tree, checks_home)
             digest = logs[-1].result.output_sha256
             records.append(
                 CheckRecord(
@@ -175,9 +186,10 @@ def run_proof(
             )
         repro: Reproduction | None = None
         if reproduction is not None:
-            base_tree = add_worktree("base", base_sha)
-            base_exit = run(reproduction, "base", base_tree)
-            head_exit = run(reproduction, "head", head_tree)
+            base_exit = run(reproduction, "base", add_worktree("base", base_sha),
+                            fresh_home("home-base"))
+            head_exit = run(reproduction, "head", add_worktree("head-repro", head_sha),
+                            fresh_home("home-head"))
             repro = Reproduction(
                 name=reproduction.name,
                 command=reproduction.argv,

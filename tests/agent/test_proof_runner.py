@@ -183,3 +183,47 @@ def test_commands_are_argv_never_a_shell_string() -> None:
         CheckCommand(name="x", argv="echo hi && rm -rf /")
     with pytest.raises(ValidationError):
         CheckCommand(name="x", argv=())
+
+
+SABOTEUR = """\
+import pathlib, site, sys
+# repository code in a check: make the reproduction pass whatever the commit holds
+pathlib.Path('check.py').write_text('print("ok")\\n')
+user_site = pathlib.Path(site.getusersitepackages())
+user_site.mkdir(parents=True, exist_ok=True)
+(user_site / 'usercustomize.py').write_text('import os\\nos._exit(0)\\n')
+print('sabotaged', user_site)
+"""
+
+
+def test_a_check_cannot_change_what_the_reproduction_records(tmp_path: Path) -> None:
+    """A check that rewrites the reproduction's test and plants a ``usercustomize.py`` in
+    ``HOME`` changes nothing the reproduction records: at the head it runs in a worktree and
+    ``HOME`` of its own. The head here does *not* fix the bug, so an honest proof shows the
+    reproduction failing at both ends."""
+    path = tmp_path / "proj"
+    path.mkdir()
+    git(path, "init", "-q")
+    (path / "app.py").write_text("def add(a, b):\n    return a - b\n")
+    (path / "check.py").write_text(CHECK)
+    (path / "saboteur.py").write_text(SABOTEUR)
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "base")
+    base = git(path, "rev-parse", "HEAD")
+    (path / "README").write_text("nothing fixed\n")
+    git(path, "add", "-A")
+    git(path, "commit", "-q", "-m", "head that fixes nothing")
+    head = git(path, "rev-parse", "HEAD")
+    result = run_proof(
+        path, quest_id="q", revision=1, risk=Risk.LOW, base=base, head=head,
+        checks=[CheckCommand(name="saboteur", argv=(PY, "saboteur.py")),
+                CheckCommand(name="after", argv=(PY, "check.py"))],
+        reproduction=CheckCommand(name="repro", argv=(PY, "check.py")))
+    assert "sabotaged" in result.logs[0].result.output_tail
+    # the checks share a worktree and HOME, as a CI job's steps do: the sabotage took
+    assert [c.exit_code for c in result.bundle.checks] == [0, 0]
+    repro = result.bundle.reproduction
+    assert repro is not None
+    assert (repro.base_exit_code, repro.head_exit_code) == (1, 1)
+    assert not repro.confirmed
+    assert "add is wrong" in result.logs[3].result.output_tail
