@@ -1,4 +1,4 @@
-"""questbot's command line: ``python -m bot replay|proof|serve|worker|register|receive``."""
+"""questbot's command line: ``python -m bot replay|status|proof|serve|worker|register|receive``."""
 
 from __future__ import annotations
 
@@ -53,6 +53,46 @@ def _replay(args: argparse.Namespace) -> int:
     else:
         print(result_text(result, uses=uses))
     return 1 if result.invalid is not None else 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    """A quest's gates, allowed actions and next action: 0, or 2 when it cannot be read."""
+    from bot.tools.status import of_result, status_text
+
+    try:
+        policy = read_policy(args.policy)
+        if args.journal is not None:
+            result = replay(read_journal(args.journal), policy)
+        else:
+            import asyncio
+
+            from bot.journal.errors import CorruptJournal
+            from bot.journal.recovery import replay_recorded
+
+            url = args.redis or os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+            if not args.quest:
+                print("status: name a quest id, or --journal FILE", file=sys.stderr)
+                return 2
+            try:
+                rebuilt = asyncio.run(replay_recorded(url, args.quest, policy))
+            except CorruptJournal as exc:
+                print(f"status: {exc}", file=sys.stderr)
+                return 2
+            result = rebuilt.result
+            recorded = rebuilt.recorded
+            if recorded is not None and recorded.digests and recorded.digests[-1]:
+                policy = recorded.stored[recorded.digests[-1]]  # the quest's own, latest
+    except (JournalFileError, OSError) as exc:
+        print(f"status: {exc}", file=sys.stderr)
+        return 2
+    status = of_result(result, policy)
+    if status is None:
+        print(f"status: no quest {args.quest or args.journal} (its journal is empty)",
+              file=sys.stderr)
+        return 2
+    print(json.dumps(status.as_json(), indent=2, sort_keys=True) if args.json
+          else status_text(status))
+    return 0
 
 
 def _proof(args: argparse.Namespace) -> int:
@@ -160,6 +200,15 @@ def build_parser() -> argparse.ArgumentParser:
                     "each event replayed under the policy recorded with it")
     rp.add_argument("--json", action="store_true", help="print the result as JSON")
     rp.set_defaults(func=_replay)
+    st = sub.add_parser("status", help="a quest's state, gates, what each role may do now and "
+                        "the next action (seed 003's status_and_next)")
+    st.add_argument("quest", nargs="?", help="the quest id, read from Redis")
+    st.add_argument("--journal", type=Path, help="read an events .jsonl file instead")
+    st.add_argument("--redis", metavar="URL", help="the Redis (default: $REDIS_URL)")
+    st.add_argument("--policy", type=Path, help="a policy JSON file (default: the quest's "
+                    "recorded policy, else the default policy)")
+    st.add_argument("--json", action="store_true", help="print it as JSON")
+    st.set_defaults(func=_status)
     pf = sub.add_parser("proof", help="run a repository's checks in the sandbox, as a quest's "
                         "proof does, and print the bundle (exit 0 passed, 1 failed, 2 not run)")
     pf.add_argument("--checkout", type=Path, required=True, metavar="DIR",

@@ -1,0 +1,251 @@
+"""Seed 003's ``status_and_next``: a quest's state, its gates with the evidence each needs and
+has, what each role may do now, and the next action — the one read an agent makes first and
+after every transition, and what ``/status``, the status comment and the CLI show.
+
+Gates are checkpoints A, B and C (``docs/decisions.md``, "Seed 003 on quests"), each needing
+its evidence on the quest's record before a decision can pass it:
+
+* **A** — a validated hypothesis (the research run's claims checked against the checkout);
+* **B** — a reproduction that fails on the base, and a plan;
+* **C** — the patch (a head) and a proof bound to the current revision, head and base.
+
+What a role may do is what the lifecycle accepts from it now — ``accepts`` and
+``reserved_for`` over the table, never a second copy of the rules — so this read cannot drift
+from what ``step`` does. The words are plain sentences without Markdown or identifiers, so an
+agent, the CLI and GitHub can all show them.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from bot.core.events import Route
+from bot.core.lifecycle import ANY_PERSON, accepts, reserved_for
+from bot.core.policy import Checkpoint, Policy
+from bot.core.quest import ParkReason, Quest
+from bot.core.states import CHECKPOINT_AT, MAIN_LINE, MEANING, TERMINAL, State
+from bot.core.table import RECEIPTS, RECORDED, TABLE
+
+
+class Role(StrEnum):
+    MAINTAINER = "maintainer"
+    """A person with write access (or a configured reviewer) who holds no claim."""
+    CLAIM_OWNER = "claim_owner"
+    """The person holding a claimed review."""
+    REVIEWER = "reviewer"
+    """Whoever decides a gate: a person at a blocking checkpoint, a review at an advisory one."""
+    QUESTBOT = "questbot"
+    """questbot and its runners: triage, the agent, the proof, landing, the watch."""
+
+
+PERSON_EVENTS: tuple[str, ...] = ("checkpoint_decided", "claimed", "released", "paused",
+                                  "resumed", "killed", "triaged", "human_revision")
+"""What people do to a quest, in the order they are offered."""
+
+GATE_STATE: dict[Checkpoint, State] = {c: s for s, c in CHECKPOINT_AT.items()}
+REQUIRED: dict[Checkpoint, tuple[str, ...]] = {
+    Checkpoint.A: ("hypothesis",),
+    Checkpoint.B: ("reproduction", "plan"),
+    Checkpoint.C: ("patch", "proof"),
+}
+
+ACTION_WORDS: dict[str, str] = {
+    "checkpoint_decided": "decide checkpoint {gate}: approve, revise or reject",
+    "claimed": "claim the review of checkpoint {gate}",
+    "released": "release the claimed review",
+    "paused": "pause the quest",
+    "resumed": "resume the quest where it stopped",
+    "killed": "kill the quest",
+    "triaged": "start the work, as a fix or as research",
+    "human_revision": "push a commit to the quest's branch",
+    "research_started": "start research",
+    "hypothesis_written": "write the hypothesis and check its claims",
+    "agent_halted": "stop the agent and hand the quest to a person",
+    "reproduced": "record a reproduction that fails on the base",
+    "reproduction_failed": "give up reproducing the failure",
+    "plan_written": "write the plan",
+    "patch_pushed": "push the patch",
+    "proof_completed": "finish the proof of the head",
+    "proof_failed": "report the proof failed",
+    "base_moved": "follow the base branch",
+    "landed": "merge the approved head",
+    "watch_clean": "close the quest after a clean watch",
+    "regression_detected": "report a regression after landing",
+    "rollback_confirmed": "confirm the revert and research again",
+    "reopened": "reopen the quest on a new failure",
+    "rerun_requested": "re-run the failed check on the same commit",
+    "rerun_reported": "read the re-run's result",
+    "parent_landed": "go on after the parent quest landed",
+}
+
+WORK: dict[State, str] = {
+    State.SENSED: "questbot re-runs the failed check and routes the quest",
+    State.TRIAGED: "questbot starts research",
+    State.RESEARCHING: "the agent researches and writes a hypothesis whose claims are checked",
+    State.REPRODUCING: "the agent writes a reproduction that fails on the base, and a plan",
+    State.PATCHING: "the agent writes the patch and questbot pushes it",
+    State.PROVING: "questbot runs the proof of the head in the sandbox",
+    State.LANDING: "questbot merges the approved head, and nothing else",
+    State.WATCHING: "questbot watches the checks on the default branch for regressions",
+    State.ROLLED_BACK: "questbot reverts the merge, then research starts again",
+}
+
+PARKED_WORDS: dict[ParkReason, str] = {
+    ParkReason.NO_AGENT: "set up an agent (a model) for questbot, then resume the quest",
+    ParkReason.AGENT_FAILED: "read why the agent failed, then resume, push a fix or kill",
+    ParkReason.AGENT_REFUSED: "read why the agent refused, then resume, push a fix or kill",
+    ParkReason.NEEDS_HUMAN: "read what the agent asks, then resume, push a fix or kill",
+    ParkReason.ATTEMPTS_EXHAUSTED: "read the failed proofs, then push a fix, resume or kill",
+    ParkReason.CANNOT_REPRODUCE: "add a reproduction by hand or kill the quest",
+    ParkReason.WAITING_FOR_PARENT: "nothing: the quest goes on when its parent lands",
+    ParkReason.RESEARCH_COMPLETE: "start the fix, or kill the quest",
+    ParkReason.PAUSED: "resume the quest when it should go on",
+}
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Gate(Model):
+    name: Checkpoint
+    state: State
+    """The state at which this gate is open."""
+    required: tuple[str, ...]
+    present: tuple[str, ...]
+    satisfied: bool
+    """Every required piece of evidence is on record."""
+    position: str
+    """``passed``, ``open``, ``parked`` (open again on resume), ``ahead`` (not reached in this
+    revision) or ``ended``."""
+    blocking: bool
+    """Waits for a person; otherwise advisory (an automatic decision may pass it)."""
+
+
+class Action(Model):
+    event: str
+    says: str
+
+
+class NextAction(Model):
+    role: Role | None
+    """Who acts next; ``None`` when the quest has ended."""
+    says: str
+
+
+class StatusAndNext(Model):
+    quest_id: str
+    state: State
+    meaning: str
+    revision: int
+    attempts: int
+    gates: tuple[Gate, ...]
+    allowed_actions: dict[Role, tuple[Action, ...]]
+    next_action: NextAction
+    shadow: bool
+
+    def as_json(self) -> dict[str, Any]:
+        return self.model_dump(mode="json")
+
+
+def present_evidence(quest: Quest) -> frozenset[str]:
+    have = {"hypothesis": quest.hypothesis, "reproduction": quest.reproduction,
+            "plan": quest.plan, "patch": quest.head}
+    found = {name for name, value in have.items() if value}
+    if quest.proof_bound:
+        found.add("proof")
+    return frozenset(found)
+
+
+def _place(quest: Quest) -> State:
+    """Where on the main line the quest stands: through a claim, its checkpoint; parked, the
+    state it resumes to."""
+    state = quest.checkpoint_state
+    if state is State.PARKED and quest.resume_state is not None:
+        return quest.resume_state
+    return state
+
+
+def _position(quest: Quest, gate_state: State) -> str:
+    place = _place(quest)
+    if place in MAIN_LINE:
+        at, gate = MAIN_LINE.index(place), MAIN_LINE.index(gate_state)
+        if at == gate:
+            if quest.state is State.PARKED:
+                return "parked"  # it opens again when the quest is resumed
+            return "open" if quest.state not in TERMINAL else "ended"
+        if at > gate:
+            return "passed"
+    return "ended" if quest.state in TERMINAL else "ahead"
+
+
+def gates(quest: Quest, policy: Policy) -> tuple[Gate, ...]:
+    have = present_evidence(quest)
+    out = []
+    for checkpoint, state in GATE_STATE.items():
+        required = REQUIRED[checkpoint]
+        present = tuple(r for r in required if r in have)
+        satisfied = present == required
+        out.append(Gate(name=checkpoint, state=state, required=required, present=present,
+                        satisfied=satisfied, position=_position(quest, state),
+                        blocking=policy.blocking(checkpoint)))
+    return tuple(out)
+
+
+def _says(event: str, quest: Quest) -> str:
+    gate = CHECKPOINT_AT.get(quest.checkpoint_state)
+    return ACTION_WORDS.get(event, event.replace("_", " ")).format(
+        gate=gate.value if gate else "")
+
+
+def allowed_actions(quest: Quest) -> dict[Role, tuple[Action, ...]]:
+    """What each role may do now, as the lifecycle accepts it."""
+    def action(event: str) -> Action:
+        return Action(event=event, says=_says(event, quest))
+
+    maintainer = [action(e) for e in PERSON_EVENTS
+                  if reserved_for(quest, e) is None and accepts(quest, e, ANY_PERSON)]
+    owner: list[Action] = []
+    if quest.state is State.HANDED_OFF and quest.owner:
+        owner = [action(e) for e in PERSON_EVENTS if accepts(quest, e, quest.owner)]
+    reviewer = [a for a in (owner or maintainer) if a.event == "checkpoint_decided"]
+    bookkeeping = {*RECORDED, *RECEIPTS, *PERSON_EVENTS}
+    machine = [action(e) for e in TABLE[quest.state]
+               if e not in bookkeeping and accepts(quest, e, None)]
+    return {Role.MAINTAINER: tuple(maintainer), Role.CLAIM_OWNER: tuple(owner),
+            Role.REVIEWER: tuple(reviewer), Role.QUESTBOT: tuple(machine)}
+
+
+def next_action(quest: Quest, policy: Policy) -> NextAction:
+    state = quest.state
+    if state in TERMINAL:
+        return NextAction(role=None, says="nothing: the quest has ended")
+    if state is State.HANDED_OFF:
+        return NextAction(role=Role.CLAIM_OWNER,
+                          says=f"{quest.owner or 'the claim owner'} decides checkpoint "
+                               f"{CHECKPOINT_AT[quest.checkpoint_state].value}, or releases "
+                               "the claim")
+    checkpoint = CHECKPOINT_AT.get(state)
+    if checkpoint is not None:
+        how = ("a person decides" if policy.blocking(checkpoint)
+               else "a reviewer decides (advisory: an automatic review may pass it)")
+        return NextAction(role=Role.REVIEWER,
+                          says=f"{how} checkpoint {checkpoint.value}: approve, revise or reject")
+    if state is State.PARKED:
+        reason = quest.park_reason or ParkReason.PAUSED
+        return NextAction(role=Role.MAINTAINER, says=PARKED_WORDS[reason])
+    if state is State.TRIAGED and quest.route is Route.HUMAN:
+        return NextAction(role=Role.MAINTAINER, says="a person starts the work or kills it")
+    return NextAction(role=Role.QUESTBOT, says=WORK.get(state, MEANING[state]))
+
+
+def status_and_next(quest: Quest, policy: Policy) -> StatusAndNext:
+    """The quest's state, gates, allowed actions by role and next action, under ``policy``."""
+    return StatusAndNext(
+        quest_id=quest.id, state=quest.state, meaning=MEANING[quest.state],
+        revision=quest.revision, attempts=quest.attempts, gates=gates(quest, policy),
+        allowed_actions=allowed_actions(quest), next_action=next_action(quest, policy),
+        shadow=policy.shadow)
