@@ -39,7 +39,8 @@ from pydantic import ValidationError
 
 from bot.agent import sandbox
 from bot.agent.errors import AgentError
-from bot.agent.task import AgentReply, AgentTask
+from bot.agent.presets import Preset, Ran, prompt
+from bot.agent.task import MAX_REASON_CHARS, AgentReply, AgentTask, ReplyStatus
 from bot.errors import Refused
 
 DEFAULT_OUTPUT_CAP = 1024 * 1024
@@ -124,8 +125,10 @@ async def _read_tail(stream: asyncio.StreamReader, keep: int) -> bytes:
 class CommandAgent:
     def __init__(self, argv: Sequence[str], *, timeout_seconds: float, quest_id: str,
                  registry: RunningAgents, output_cap: int = DEFAULT_OUTPUT_CAP,
-                 home: Path | None = None, network: bool = False) -> None:
-        if not argv:
+                 home: Path | None = None, network: bool = False,
+                 preset: Preset | None = None, model: str | None = None,
+                 key_env: str | None = None) -> None:
+        if not argv and preset is None:
             raise ValueError("the command agent needs an argv")
         self.argv = tuple(argv)
         self.timeout_seconds = timeout_seconds
@@ -134,15 +137,26 @@ class CommandAgent:
         self.output_cap = output_cap
         self.home = home
         self.network = network
+        self.preset = preset
+        self.model = model
+        self.key_env = key_env or (preset.key_env if preset else None)
 
     async def run(self, task: AgentTask, checkout: Path) -> AgentReply:
         """Run the program once; raises ``Stopped`` when ``stop_agent`` killed it."""
         home = self.home or checkout.parent / "agent-home"
         home.mkdir(parents=True, exist_ok=True)
-        with sandbox.launch(self.argv, cwd=checkout, home=home, network=self.network,
-                            env=passthrough_env()) as ready:
+        if self.preset is None:
+            argv, env, stdin = self.argv, passthrough_env(), task.model_dump_json().encode()
+        else:
+            outdir = home / "questbot-cli"
+            outdir.mkdir(exist_ok=True)
+            argv = tuple(self.preset.argv(self.argv or (self.preset.program,),
+                                          prompt(task, self.preset.finish), outdir, self.model))
+            env, stdin = self.preset.env(self.model) | key_env(self.key_env), b""
+        with sandbox.launch(argv, cwd=checkout, home=home, network=self.network,
+                            env=env) as ready:
             if ready.problem is not None:
-                return AgentReply.failed(f"the agent command {self.argv[0]!r} could not be "
+                return AgentReply.failed(f"the agent command {argv[0]!r} could not be "
                                          f"started: {ready.problem}")
             try:
                 process = await asyncio.create_subprocess_exec(
@@ -151,19 +165,38 @@ class CommandAgent:
                     stderr=asyncio.subprocess.PIPE,
                 )  # fmt: skip
             except OSError as exc:
-                return AgentReply.failed(f"the agent command {self.argv[0]!r} could not be "
+                return AgentReply.failed(f"the agent command {argv[0]!r} could not be "
                                          f"started: {exc.strerror or exc}")
             with self.registry.track(self.quest_id, process):
-                return await self._talk(process, task)
+                problem, out, err = await self._talk(process, stdin)
+        if problem is not None:
+            return AgentReply.failed(problem)
+        if self.preset is None:
+            if process.returncode != 0:
+                return AgentReply.failed(f"the agent exited with status {process.returncode}"
+                                         + (f": {err[-1000:]}" if err else ""))
+            return parse_reply(out)
+        reply = self.preset.reply(Ran(exit_code=process.returncode or 0,
+                                      stdout=out.decode(errors="replace"), stderr=err,
+                                      checkout=checkout, outdir=home / "questbot-cli"))
+        if reply.status is ReplyStatus.FAILED and self.key_env and not env.get(self.key_env):
+            reply = reply.model_copy(update={"reason": (
+                f"{reply.reason} (the worker passed no {self.key_env}: set "
+                f"{PASSTHROUGH_PREFIX}{self.key_env} in its environment)")[:MAX_REASON_CHARS]})
+        return reply
 
-    async def _talk(self, process: asyncio.subprocess.Process, task: AgentTask) -> AgentReply:
+    async def _talk(self, process: asyncio.subprocess.Process,
+                    stdin: bytes) -> tuple[str | None, bytes, str]:
+        """Feed ``stdin``, read stdout (capped) and stderr's tail until the process ends;
+        why it was killed (``None``: it ended on its own), stdout and stderr."""
         assert process.stdin and process.stdout and process.stderr
         stdout = asyncio.ensure_future(_read_capped(process.stdout, self.output_cap))
         stderr = asyncio.ensure_future(_read_tail(process.stderr, STDERR_TAIL))
         problem: str | None = None
+        out = b""
         try:
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                process.stdin.write(task.model_dump_json().encode())
+                process.stdin.write(stdin)
                 await process.stdin.drain()
                 process.stdin.close()
             out = await asyncio.wait_for(asyncio.shield(stdout), self.timeout_seconds)
@@ -187,12 +220,17 @@ class CommandAgent:
                 err = ""
         if self.registry.was_stopped(process):
             raise Stopped(f"the agent run of quest {self.quest_id} was stopped")
-        if problem is not None:
-            return AgentReply.failed(problem)
-        if process.returncode != 0:
-            return AgentReply.failed(f"the agent exited with status {process.returncode}"
-                                     + (f": {err[-1000:]}" if err else ""))
-        return parse_reply(out)
+        return problem, out, err
+
+
+def key_env(name: str | None, source: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The CLI's API key, under the name it reads, from the worker's ``AGENT_<name>`` (an
+    operator opts a key in by naming it so); nothing else of the worker's environment."""
+    if not name:
+        return {}
+    env = os.environ if source is None else source
+    value = env.get(name if name.startswith(PASSTHROUGH_PREFIX) else PASSTHROUGH_PREFIX + name)
+    return {name: value} if value else {}
 
 
 def parse_reply(out: bytes) -> AgentReply:

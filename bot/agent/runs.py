@@ -80,6 +80,7 @@ from bot.agent.evidence_store import EvidenceStore, Piece, StageRecord
 from bot.agent.machine import RunState
 from bot.agent.model import ModelEndpoint, ModelRuns
 from bot.agent.outcome import RunOutcome, outcome_of
+from bot.agent.presets import PRESETS
 from bot.agent.proof_runner import CheckCommand
 from bot.agent.proofs import check_commands, prove, reproduction_record
 from bot.agent.scripted import ScriptedAgent, ScriptedSpec
@@ -233,11 +234,12 @@ class AgentRuns:
     def agent(self, quest: Quest, settings: Settings) -> Agent:
         """The agent for ``quest``; ``NoAgent`` when the settings choose one that cannot run."""
         chosen = settings.agent
-        if chosen.kind is AgentKind.COMMAND:
-            assert chosen.command is not None  # the settings model requires it
-            return CommandAgent(chosen.command, quest_id=quest.id,
+        if chosen.kind is AgentKind.COMMAND:  # a command, or a preset: the settings ensure it
+            return CommandAgent(chosen.command or (), quest_id=quest.id,
                                 timeout_seconds=chosen.timeout_seconds, registry=self.registry,
-                                network=chosen.network)
+                                network=chosen.reaches_network, model=chosen.model,
+                                preset=PRESETS[chosen.preset] if chosen.preset else None,
+                                key_env=chosen.api_key_env)
         spec = self.specs.get(quest.repo.lower())
         if spec is not None:  # the test tool, standing in for the model
             return self.scripted.setdefault(quest.repo.lower(), ScriptedAgent(spec))

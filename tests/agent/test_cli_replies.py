@@ -1,0 +1,73 @@
+"""Reading a CLI's final message back as a reply: the JSON answer at its end, or a refusal."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bot.agent.presets import reply_in, usage
+from bot.agent.task import AgentReply, ReplyStatus
+from bot.settings.schema import Settings
+
+ANSWER = {"hypothesis": "rounds down", "claims": [
+    {"statement": "floor division", "confidence": 0.8,
+     "evidence": [{"path": "pager.py", "line": 3, "quote": "total // per_page"}]}]}
+prose = st.text().filter(lambda t: "```json" not in t.lower())
+
+
+@given(prose, prose)
+def test_the_fenced_answer_is_the_reply_whatever_prose_surrounds_it(
+        before: str, after: str) -> None:
+    text = f"{before}\n```json\n{json.dumps(ANSWER)}\n```\n{after}"
+    assert reply_in(text, "cli") == AgentReply.model_validate(ANSWER)
+
+
+@given(st.text())
+def test_any_text_is_a_reply_or_a_failure_that_names_the_cli(text: str) -> None:
+    reply = reply_in(text, "The CLI")
+    if "{" not in text:
+        assert reply.status is ReplyStatus.FAILED
+    if reply.status is ReplyStatus.FAILED:
+        assert reply.reason is not None and reply.reason.startswith("The CLI")
+
+
+def test_the_last_answer_wins_and_an_edit_block_is_not_one() -> None:
+    text = ("first try:\n```json\n{\"status\": \"failed\", \"reason\": \"x\"}\n```\n"
+            "```python\nprint({'a': 1})\n```\nnow:\n```json\n" + json.dumps(ANSWER) + "\n```")
+    assert reply_in(text, "cli").hypothesis == "rounds down"
+
+
+def test_a_bare_object_at_the_end_counts_and_the_model_s_own_usage_does_not() -> None:
+    spent = usage(10, 0.02)
+    reply = reply_in("Done: " + json.dumps(ANSWER | {"usage": {"tokens": 99999}}), "cli",
+                     spent=spent)
+    assert reply.hypothesis == "rounds down" and reply.usage == spent
+
+
+def test_what_is_not_an_answer_says_why() -> None:
+    assert "holds no JSON answer" in (reply_in("All done!", "aider").reason or "")
+    assert "is not a JSON object" in (reply_in("```json\n[1]\n```", "aider").reason or "")
+    assert "is not JSON" in (reply_in("```json\n{nope\n```", "aider").reason or "")
+    halted = reply_in('```json\n{"status": "needs_human", "reason": "touches auth"}\n```', "x")
+    assert (halted.status, halted.reason) == (ReplyStatus.NEEDS_HUMAN, "touches auth")
+
+
+def test_spend_is_whole_cents_rounded_up() -> None:
+    assert usage() is None
+    tokens_only = usage(120)
+    assert tokens_only is not None and (tokens_only.cost_cents, tokens_only.cost_usd) == (0, None)
+    found = usage(0, 0.0421)
+    assert found is not None and (found.cost_cents, found.cost_usd) == (5, 0.0421)
+    exact = usage(0, 0.07)
+    assert exact is not None and exact.cost_cents == 7
+
+
+def test_a_preset_reaches_the_network_unless_the_repository_says_no() -> None:
+    def agent(**fields: object) -> Settings:
+        return Settings.model_validate({"agent": {"kind": "command", **fields}})
+
+    assert agent(preset="codex").agent.reaches_network
+    assert not agent(preset="codex", network=False).agent.reaches_network
+    assert not agent(command=["./agent"]).agent.reaches_network
