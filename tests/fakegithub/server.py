@@ -34,7 +34,7 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
-from tests.fakegithub import graphql
+from tests.fakegithub import graphql, job_logs
 from tests.fakegithub.actions import Actions
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from tests.fakegithub.credentials import Credentials
@@ -228,6 +228,10 @@ class FakeGitHub(Credentials, Actions, Landing):
         if raw_path.startswith("/_fake/logs/"):
             exchange.status = 200
             return web.Response(body=self._logs(raw_path), content_type="application/zip")
+        if raw_path.startswith(job_logs.PREFIX):
+            served = job_logs.serve(self, request, raw_path)
+            exchange.status = served.status
+            return served
         fault = self.faults.draw(request.method, raw_path)
         if fault in BEFORE:
             assert fault is not None
