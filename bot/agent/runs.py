@@ -75,6 +75,7 @@ from typing import Literal
 import redis.asyncio
 
 from bot.adapters import AdapterContext, GitHostError, outcome_id
+from bot.agent.ci_log import failing_log
 from bot.agent.command import CommandAgent, RunningAgents, Stopped
 from bot.agent.evidence_store import EvidenceStore, Piece, StageRecord
 from bot.agent.machine import RunState
@@ -288,7 +289,8 @@ class AgentRuns:
         task = AgentTask(stage=stage, quest=QuestBrief.of(quest), signal=quest.last_signal,
                          repair=payload.get("repair"), revise=payload.get("revise"),
                          resumed=bool(payload.get("resumed")),
-                         attempt=int(payload.get("attempt") or 1))
+                         attempt=int(payload.get("attempt") or 1),
+                         log=await failing_log(self.ctx, quest, stage))
         checks: list[CheckCommand] = []
         protected: frozenset[str] = frozenset()
         if stage is Stage.PATCH:
