@@ -150,9 +150,12 @@ class CommandAgent:
         else:
             outdir = home / "questbot-cli"
             outdir.mkdir(exist_ok=True)
-            argv = tuple(self.preset.argv(self.argv or (self.preset.program,),
-                                          prompt(task, self.preset.finish), outdir, self.model))
-            env, stdin = self.preset.env(self.model) | key_env(self.key_env), b""
+            text = prompt(task, self.preset.finish)
+            self.preset.prompt_file(outdir).write_text(text)
+            argv = tuple(self.preset.argv(self.argv or (self.preset.program,), text, outdir,
+                                          self.model))
+            env = self.preset.env(self.model) | key_env(self.key_env)
+            stdin = text.encode() if self.preset.prompt_on_stdin else b""
         with sandbox.launch(argv, cwd=checkout, home=home, network=self.network,
                             env=env) as ready:
             if ready.problem is not None:

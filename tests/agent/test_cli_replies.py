@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.agent.presets import reply_in, usage
@@ -71,3 +71,27 @@ def test_a_preset_reaches_the_network_unless_the_repository_says_no() -> None:
     assert agent(preset="codex").agent.reaches_network
     assert not agent(preset="codex", network=False).agent.reaches_network
     assert not agent(command=["./agent"]).agent.reaches_network
+
+
+huge = st.text(max_size=40_000) | st.just("<untrusted-data" * 9000) | st.just("é" * 60_000)
+
+
+@settings(max_examples=30, suppress_health_check=[HealthCheck.too_slow,
+                                                 HealthCheck.data_too_large])
+@given(huge, huge, huge, huge)
+def test_a_prompt_fits_one_command_line_argument_whatever_comes_in(
+        title: str, signal: str, log: str, repair: str) -> None:
+    from bot.agent.presets.prompt import MAX_PROMPT_BYTES, prompt
+    from bot.agent.task import AgentTask, QuestBrief, Stage
+    from bot.core.proof import Risk
+
+    quest = QuestBrief(id="q", repo="o/r", title=title, kind="check_failure", severity="high",
+                       revision=1, base="a" * 40, head=None, hypothesis=signal,
+                       reproduction=title, reproduction_command=("python", repair),
+                       plan=log, risk=Risk.LOW, attempts=0)
+    task = AgentTask(stage=Stage.PATCH, quest=quest, signal=signal, log=log, repair=repair,
+                     revise=title)
+    text = prompt(task)
+    assert len(text.encode()) <= MAX_PROMPT_BYTES
+    fences = text.count("</untrusted-data>")
+    assert text.count("<untrusted-data ") == fences >= 1  # outside text never closes one early

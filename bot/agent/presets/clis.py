@@ -8,17 +8,18 @@ follows are cited in ``docs/decisions.md``; in short:
 * **Claude Code** — ``claude -p PROMPT --output-format json``: one JSON result object on stdout
   with ``result`` (the final message), ``is_error``, ``subtype``, ``total_cost_usd`` and
   ``usage`` (``input_tokens``, ``output_tokens``, ``cache_*_input_tokens``).
-* **Codex** — ``codex exec --json PROMPT``: JSONL events on stdout; ``item.completed`` with an
-  ``agent_message`` item carries the final message, ``turn.completed`` the ``usage``
-  (``input_tokens``, of which ``cached_input_tokens``, and ``output_tokens``), ``turn.failed``
-  and ``error`` the failures (``Reconnecting…`` errors are transient). Codex reports no cost.
-* **aider** — ``aider --message PROMPT --yes-always --no-auto-commits``: the model's reply on
+* **Codex** — ``codex exec --json -`` (the prompt on stdin): JSONL events on stdout;
+  ``item.completed`` with an ``agent_message`` item carries the final message,
+  ``turn.completed`` the ``usage`` (``input_tokens``, of which ``cached_input_tokens``, and
+  ``output_tokens``), ``turn.failed`` and ``error`` the failures (``Reconnecting…`` errors
+  are transient). Codex reports no cost.
+* **aider** — ``aider --message-file FILE --yes-always --no-auto-commits``: the model's reply on
   stdout, the edits left in the working tree (read as the checkout's diff by the stage), and
   ``Tokens: … sent, … received. Cost: $… message, $… session.`` lines.
 * **mini-swe-agent** — ``mini -t TASK --yolo --exit-immediately -o FILE``: the trajectory file,
   whose ``info`` has ``exit_status`` (``Submitted`` when the agent finished), ``submission``
   (the final output) and ``model_stats.instance_cost``.
-* **OpenHands** — ``openhands --headless --json -t TASK``: JSONL events; the ``finish`` action's
+* **OpenHands** — ``openhands --headless --json -f FILE``: JSONL events; the ``finish`` action's
   message is the final one, and ``llm_metrics`` (where the event carries it) the spend.
 
 A CLI that exits non-zero, reports an error, or prints what cannot be read ends the run
@@ -64,6 +65,9 @@ class Preset:
     program: str = ""
     key_env: str = ""
     finish: str = FINISH
+    prompt_on_stdin: bool = False
+    """Whether the prompt goes to the CLI's stdin; otherwise it is in ``argv``, or in the file
+    ``prompt_file(outdir)`` the argv names, which the agent writes before it starts."""
 
     def argv(self, program: Sequence[str], prompt: str, outdir: Path,
              model: str | None) -> list[str]:
@@ -72,6 +76,10 @@ class Preset:
     def env(self, model: str | None) -> dict[str, str]:
         """Variables besides the key the CLI reads (none of them secret)."""
         return {}
+
+    @staticmethod
+    def prompt_file(outdir: Path) -> Path:
+        return outdir / "prompt.md"
 
     def reply(self, ran: Ran) -> AgentReply:
         raise NotImplementedError
@@ -144,13 +152,15 @@ class ClaudeCode(Preset):
 
 class Codex(Preset):
     name, title, program, key_env = "codex", "Codex", "codex", "OPENAI_API_KEY"
+    prompt_on_stdin = True
 
     def argv(self, program: Sequence[str], prompt: str, outdir: Path,
              model: str | None) -> list[str]:
-        # questbot's sandbox confines it; Codex's own would nest a second one inside
+        # questbot's sandbox confines it; Codex's own would nest a second one inside.
+        # The prompt is read from stdin ("-"), so no command line limit applies to it.
         return [*program, "exec", "--json", "--sandbox", "danger-full-access",
                 "--output-last-message", str(outdir / "last-message.txt"),
-                *(["--model", model] if model else []), prompt]
+                *(["--model", model] if model else []), "-"]
 
     def reply(self, ran: Ran) -> AgentReply:
         tokens, final, failure, seen = 0, None, None, False
@@ -198,7 +208,8 @@ class Aider(Preset):
     def argv(self, program: Sequence[str], prompt: str, outdir: Path,
              model: str | None) -> list[str]:
         # its history files go to the home, not the checkout, so they never join the patch
-        return [*program, "--message", prompt, "--yes-always", "--no-auto-commits",
+        return [*program, "--message-file", str(self.prompt_file(outdir)), "--yes-always",
+                "--no-auto-commits",
                 "--no-dirty-commits", "--no-gitignore", "--no-stream", "--no-pretty",
                 "--no-check-update", "--analytics-disable",
                 "--chat-history-file", str(outdir / "chat.md"),
@@ -254,7 +265,8 @@ class OpenHands(Preset):
 
     def argv(self, program: Sequence[str], prompt: str, outdir: Path,
              model: str | None) -> list[str]:
-        return [*program, "--headless", "--json", "--override-with-envs", "-t", prompt]
+        return [*program, "--headless", "--json", "--override-with-envs",
+                "-f", str(self.prompt_file(outdir))]
 
     def env(self, model: str | None) -> dict[str, str]:
         return {"LLM_MODEL": model} if model else {}

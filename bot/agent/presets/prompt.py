@@ -61,6 +61,21 @@ anything under .github/: fix the code, not the test. Answer:
 
 
 FINISH = "at the very end of your final message"
+PART_BYTES = 12_000
+"""Of each piece of outside text, at most this many bytes (a log twice as many): whatever
+comes in, the prompt stays under 128 KiB, the most one argument of a command line may hold
+(Linux's ``MAX_ARG_STRLEN``), for the CLIs that take it as one (``claude -p``, ``mini -t``)."""
+MAX_PROMPT_BYTES = 128 * 1024 - 1
+
+
+def _bounded(text: str, limit: int = PART_BYTES, *, tail: bool = False) -> str:
+    """``text`` cut to ``limit`` UTF-8 bytes: its start, or with ``tail`` its end."""
+    data = text.encode()
+    if len(data) <= limit:
+        return text
+    kept = data[-limit:] if tail else data[:limit]
+    cut = kept.decode(errors="ignore")
+    return "…" + cut if tail else cut + "…"
 
 
 def prompt(task: AgentTask, finish: str = FINISH) -> str:
@@ -72,24 +87,26 @@ def prompt(task: AgentTask, finish: str = FINISH) -> str:
              f"attempt: {task.attempt}; kind: {q.kind}; severity: {q.severity}; "
              f"risk so far: {q.risk.value}",
              f"base commit: {q.base or '(none)'}; head commit: {q.head or '(none)'}",
-             fence("quest title", q.title or "(untitled)")]
+             fence("quest title", _bounded(q.title or "(untitled)", 1000))]
     if task.signal:
-        parts.append(fence("signal", task.signal))
+        parts.append(fence("signal", _bounded(task.signal)))
     if task.log:
-        parts.append("The failing step of the CI job's log:\n"
-                     + fence("CI log of the failing step", failing_step(task.log)))
+        parts.append("The failing step of the CI job's log:\n" + fence(
+            "CI log of the failing step", _bounded(failing_step(task.log), 2 * PART_BYTES,
+                                                   tail=True)))
     if q.hypothesis:
-        parts.append(fence("the hypothesis approved at checkpoint A", q.hypothesis))
+        parts.append(fence("the hypothesis approved at checkpoint A", _bounded(q.hypothesis)))
     if q.reproduction:
-        parts.append(fence("the reproduction approved at checkpoint B",
-                           f"{q.reproduction}: {' '.join(q.reproduction_command)}"))
+        parts.append(fence("the reproduction approved at checkpoint B", _bounded(
+            f"{q.reproduction}: {' '.join(q.reproduction_command)}")))
     if q.plan:
-        parts.append(fence("the plan", q.plan))
+        parts.append(fence("the plan", _bounded(q.plan)))
     if task.revise:
-        parts.append("A person asked for a revision:\n" + fence("revision request", task.revise))
+        parts.append("A person asked for a revision:\n"
+                     + fence("revision request", _bounded(task.revise)))
     if task.repair:
         parts.append("The last attempt failed; fix what this shows:\n"
-                     + fence("failing output", task.repair))
+                     + fence("failing output", _bounded(task.repair, tail=True)))
     if task.resumed:
         parts.append("This stage was resumed after a stop; the checkout is as the quest left it.")
     return "\n".join(parts) + "\n"

@@ -99,7 +99,9 @@ def codex() -> None:
     require("--json")
     if value("--sandbox") != "danger-full-access":
         die("--sandbox danger-full-access expected inside questbot's sandbox")
-    check_prompt(ARGS[-1])
+    if ARGS[-1] != "-":
+        die("expected the prompt on stdin (-)")
+    check_prompt(sys.stdin.read())
     if MODE == "garbage":
         print("Error: stdin is not a terminal\nthread 'main' panicked")
         return
@@ -124,8 +126,7 @@ def codex() -> None:
 
 def aider() -> None:
     require("--yes-always", "--no-auto-commits", "--no-gitignore")
-    prompt = value("--message")
-    check_prompt(prompt)
+    check_prompt(pathlib.Path(value("--message-file")).read_text())
     pathlib.Path(".aider.tags.cache.v4").mkdir(exist_ok=True)  # as aider's repo map does
     pathlib.Path(value("--chat-history-file")).write_text("# aider chat started\n")
     if MODE == "error":
@@ -155,7 +156,7 @@ def mini() -> None:
 
 def openhands() -> None:
     require("--headless", "--json")
-    check_prompt(value("-t"))
+    check_prompt(pathlib.Path(value("-f")).read_text())
     if MODE == "garbage":
         print("Traceback (most recent call last):\n  ...\nKeyError: 'llm'")
         return
