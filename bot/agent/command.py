@@ -24,6 +24,12 @@ allows it (``agent.network``: a CLI agent calling its model's API needs it; a lo
 does not). It sees the sandbox's minimal environment (``PATH``, ``LANG``, ``HOME``, ``TMPDIR``)
 plus the worker's variables whose names start with ``AGENT_`` (an operator opts a model key in
 by naming it so): repository code and agents must not inherit the App's private key.
+
+**Presets** (``agent.preset``, ``bot.agent.presets``): a coding-agent CLI instead of a JSON
+program. The task becomes the CLI's prompt (on its command line, stdin or in a file, as the
+CLI documents), the CLI's output is read back as the reply by its preset, and the sandbox
+gets only the CLI's own key: the worker's ``AGENT_<name>`` under the ``<name>`` the CLI reads
+(``key_env``), not the other ``AGENT_*`` variables. The same limits hold.
 """
 
 from __future__ import annotations

@@ -59,3 +59,10 @@ async def test_an_attempt_lists_its_own_jobs(fake: FakeGitHub, answer: Any) -> N
     assert body["jobs"][0]["run_attempt"] == 2
     status, body = await answer("GET", f"/repos/{REPO}/actions/runs/{run.id}/attempts/1/jobs")
     assert sorted(j["name"] for j in body["jobs"]) == ["lint", "tests"]
+
+
+async def test_a_run_s_logs_are_its_archive(fake: FakeGitHub, answer: Any) -> None:
+    main = str(fake.repo(REPO).branch_sha("main"))
+    run = fake.add_workflow_run(REPO, main, "main", logs=b"PK\x05\x06" + bytes(18))
+    status, body = await answer("GET", f"/repos/{REPO}/actions/runs/{run.id}/logs")
+    assert (status, body) == (200, b"PK\x05\x06" + bytes(18))

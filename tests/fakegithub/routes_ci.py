@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.fakegithub import ci, job_logs
+from tests.fakegithub import actions_logs, ci
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from tests.fakegithub.state import Repository
 
@@ -143,7 +143,7 @@ HANDLERS: dict[str, Handler] = {
     "checks/get": get_check_run,
     "actions/get-job-for-workflow-run": get_job,
     "actions/list-jobs-for-workflow-run-attempt": list_attempt_jobs,
-    "actions/download-job-logs-for-workflow-run": job_logs.download,
+    "actions/download-job-logs-for-workflow-run": actions_logs.download,
     "actions/re-run-workflow-failed-jobs": rerun_failed_jobs,
     "actions/re-run-job-for-workflow-run": rerun_job,
     "repos/compare-commits": compare,

@@ -1,4 +1,4 @@
-"""An Actions job's log in the fake, as GitHub serves it.
+"""Actions logs in the fake, as GitHub serves them: a job's, and a workflow run's archive.
 
 ``GET /repos/{owner}/{repo}/actions/jobs/{job_id}/logs``
 (``actions/download-job-logs-for-workflow-run``) answers ``302`` with a ``Location`` to a
@@ -18,6 +18,9 @@ A job's log is what the runner printed, each line prefixed with its timestamp: e
 opens with ``##[group]Run <command>``, its header closes with ``##[endgroup]``, its output
 follows, and a failing step ends with ``##[error]Process completed with exit code N.``
 (``job_log`` writes one in that shape when a test gives none).
+
+A run's logs (``actions/download-workflow-run-logs``, in ``routes_checks``) redirect to a zip
+archive under ``RUN_PREFIX``: ``WorkflowRun.logs``, an empty archive unless a test set one.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ if TYPE_CHECKING:
 
 LINK_SECONDS = 60
 PREFIX = "/_fake/job-logs/"
+RUN_PREFIX = "/_fake/logs/"
 STAMP = "2026-03-01T00:00:{:02d}.0000000Z "
 
 
@@ -84,3 +88,10 @@ def serve(fake: FakeGitHub, request: web.Request, raw_path: str) -> web.Response
         return web.Response(status=404, text="The specified blob does not exist.")
     return web.Response(text=job.log if job.log is not None else job_log(job),
                         content_type="text/plain")
+
+
+def serve_run_logs(fake: FakeGitHub, raw_path: str) -> web.Response:
+    owner, repo, run_id = raw_path.removeprefix(RUN_PREFIX).split("/")
+    found = fake.world.repository(f"{owner}/{repo}")
+    run = found.workflow_runs.get(int(run_id)) if found else None
+    return web.Response(body=run.logs if run else b"", content_type="application/zip")
