@@ -188,3 +188,27 @@ async def test_aider_s_edits_are_the_patch_and_its_cache_is_not(
     before, after = stored.git.files(repro.sha), stored.git.files(events[0].head)
     assert [p for p in after if after.get(p) != before.get(p)] == ["pager.py"]
     assert stored.git.commits[events[0].head].message.startswith("Round the page count up")
+
+
+async def test_the_repository_may_name_the_cli_s_program(
+        ctx: AdapterContext, settings: StaticSettings, quests: Quests, main_sha: str,
+        tools: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CLI installed off the sandbox's ``PATH``: ``agent.command`` names it; the preset's
+    flags follow it."""
+    (tools / "opt").mkdir()
+    (tools / "bin" / "claude").rename(tools / "opt" / "claude")
+    scene(tools, settings, monkeypatch, "claude-code", "ANTHROPIC_API_KEY")
+    settings.value = settings_for(kind="command", preset="claude-code", timeout_seconds=60,
+                                  command=[str(tools / "opt" / "claude")])
+    events: Any = await agent_adapters(ctx)[EffectType.START_AGENT](await quests.sense(main_sha))
+    assert [e.type for e in events] == ["hypothesis_written", "usage_recorded"]
+
+
+async def test_a_cli_missing_from_the_sandbox_is_a_clear_failure(
+        ctx: AdapterContext, settings: StaticSettings, quests: Quests, main_sha: str,
+        tools: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tools / "bin" / "mini").unlink()
+    scene(tools, settings, monkeypatch, "mini-swe-agent", "OPENAI_API_KEY")
+    events: Any = await agent_adapters(ctx)[EffectType.START_AGENT](await quests.sense(main_sha))
+    assert events[0].outcome == "failed"
+    assert "'mini' is not an executable the sandbox can see" in events[0].reason
