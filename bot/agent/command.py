@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -50,6 +51,7 @@ from bot.agent.task import MAX_REASON_CHARS, AgentReply, AgentTask, ReplyStatus
 from bot.errors import Refused
 
 DEFAULT_OUTPUT_CAP = 1024 * 1024
+PRESET_OUTPUT_CAP = 32 * 1024 * 1024
 STDERR_TAIL = 4_000
 PASSTHROUGH_PREFIX = "AGENT_"
 
@@ -147,6 +149,12 @@ class CommandAgent:
         self.model = model
         self.key_env = key_env or (preset.key_env if preset else None)
 
+    @property
+    def _cap(self) -> int:
+        """A CLI's event stream carries its commands' output too: it may run to megabytes."""
+        return self.output_cap if self.preset is None else max(self.output_cap,
+                                                                PRESET_OUTPUT_CAP)
+
     async def run(self, task: AgentTask, checkout: Path) -> AgentReply:
         """Run the program once; raises ``Stopped`` when ``stop_agent`` killed it."""
         home = self.home or checkout.parent / "agent-home"
@@ -155,7 +163,8 @@ class CommandAgent:
             argv, env, stdin = self.argv, passthrough_env(), task.model_dump_json().encode()
         else:
             outdir = home / "questbot-cli"
-            outdir.mkdir(exist_ok=True)
+            shutil.rmtree(outdir, ignore_errors=True)  # nothing of an earlier attempt is read
+            outdir.mkdir()
             text = prompt(task, self.preset.finish)
             self.preset.prompt_file(outdir).write_text(text)
             argv = tuple(self.preset.argv(self.argv or (self.preset.program,), text, outdir,
@@ -185,7 +194,8 @@ class CommandAgent:
                 return AgentReply.failed(f"the agent exited with status {process.returncode}"
                                          + (f": {err[-1000:]}" if err else ""))
             return parse_reply(out)
-        reply = self.preset.reply(Ran(exit_code=process.returncode or 0,
+        code = process.returncode if process.returncode is not None else -1
+        reply = self.preset.reply(Ran(exit_code=code,
                                       stdout=out.decode(errors="replace"), stderr=err,
                                       checkout=checkout, outdir=home / "questbot-cli"))
         if reply.status is ReplyStatus.FAILED and self.key_env and not env.get(self.key_env):
@@ -199,7 +209,7 @@ class CommandAgent:
         """Feed ``stdin``, read stdout (capped) and stderr's tail until the process ends;
         why it was killed (``None``: it ended on its own), stdout and stderr."""
         assert process.stdin and process.stdout and process.stderr
-        stdout = asyncio.ensure_future(_read_capped(process.stdout, self.output_cap))
+        stdout = asyncio.ensure_future(_read_capped(process.stdout, self._cap))
         stderr = asyncio.ensure_future(_read_tail(process.stderr, STDERR_TAIL))
         problem: str | None = None
         out = b""
@@ -213,8 +223,9 @@ class CommandAgent:
         except TimeoutError:
             problem = f"the agent ran longer than {self.timeout_seconds:g} s and was killed"
         except _Capped:
-            problem = (f"the agent printed more than {self.output_cap} bytes on stdout and "
-                       "was killed; a reply is one JSON document")
+            problem = (f"the agent printed more than {self._cap} bytes on stdout and was "
+                       "killed; " + ("a reply is one JSON document" if self.preset is None
+                                     else "questbot reads no more of a CLI's output"))
         finally:
             kill_group(process.pid)
             # bounded: a worker must never hang on an agent it has already killed (a pipe a

@@ -212,3 +212,30 @@ async def test_a_cli_missing_from_the_sandbox_is_a_clear_failure(
     events: Any = await agent_adapters(ctx)[EffectType.START_AGENT](await quests.sense(main_sha))
     assert events[0].outcome == "failed"
     assert "'mini' is not an executable the sandbox can see" in events[0].reason
+
+
+async def test_a_second_attempt_never_reads_what_the_first_left(
+        tools: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The agent's home outlives one attempt of a stage; a CLI's files there do not."""
+    from bot.agent.command import CommandAgent, RunningAgents
+    from bot.agent.presets import PRESETS
+    from bot.agent.task import AgentTask, QuestBrief, ReplyStatus, Stage
+    from bot.core.proof import Risk
+
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    agent = CommandAgent((), timeout_seconds=60, quest_id="q-1", registry=RunningAgents(),
+                         home=tmp_path / "home", preset=PRESETS["mini-swe-agent"])
+    quest = QuestBrief(id="q-1", repo=REPO, title="tests fail on main", kind="check_failure",
+                       severity="high", revision=1, base="a" * 40, head=None, hypothesis=None,
+                       reproduction=None, reproduction_command=(), plan=None, risk=Risk.LOW,
+                       attempts=0)
+    task = AgentTask(stage=Stage.RESEARCH, quest=quest)
+    scene(tools, StaticSettings(), monkeypatch, "mini-swe-agent", "OPENAI_API_KEY")
+    first = await agent.run(task, checkout)
+    assert first.status is ReplyStatus.OK and first.hypothesis == "page_count rounds down"
+    scene(tools, StaticSettings(), monkeypatch, "mini-swe-agent", "OPENAI_API_KEY",
+          mode="silent")
+    second = await agent.run(task, checkout)
+    assert second.status is ReplyStatus.FAILED
+    assert "wrote no readable trajectory file" in (second.reason or "")

@@ -4,11 +4,12 @@ non-interactive interface (``bot.agent.presets.clis`` cites the documents).
 Installed by the tests as ``claude``, ``codex``, ``aider``, ``mini`` and ``openhands`` in a
 ``bin`` directory the sandbox shows read-only, with the test interpreter in its ``#!`` line;
 which CLI it is comes from its name. What it answers comes from ``scenario.json`` beside
-``bin``: ``mode`` (``ok``, ``error`` or ``garbage``), ``answer`` (the JSON answer the model
-would give), ``edit`` (files to write in the checkout, as the agent's change) and ``key``
-(the API key variable it must find). It checks what the real CLI needs — the flags that make
-it run unattended, the prompt, its key — and that nothing else of the worker's environment
-came in; a broken expectation exits 3 with the reason on stderr, as a CLI's usage error would.
+``bin``: ``mode`` (``ok``, ``error``, ``garbage`` or ``silent``), ``answer`` (the JSON answer
+the model would give), ``edit`` (files to write in the checkout, as the agent's change) and
+``key`` (the API key variable it must find). It checks what the real CLI needs — the flags
+that make it run unattended, the prompt, its key — and that nothing else of the worker's
+environment came in; a broken expectation exits 3 with the reason on stderr, as a CLI's usage
+error would.
 """
 
 import json
@@ -177,4 +178,6 @@ def openhands() -> None:
 
 
 check_environment()
+if MODE == "silent":  # ends at once, printing and writing nothing
+    sys.exit(0)
 {"claude": claude, "codex": codex, "aider": aider, "mini": mini, "openhands": openhands}[NAME]()
