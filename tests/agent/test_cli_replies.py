@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import tempfile
+from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.agent.presets import reply_in, usage
+from bot.agent.presets import PRESETS, Ran, reply_in, usage
 from bot.agent.task import AgentReply, ReplyStatus
 from bot.settings.schema import Settings
 
@@ -95,3 +97,24 @@ def test_a_prompt_fits_one_command_line_argument_whatever_comes_in(
     assert len(text.encode()) <= MAX_PROMPT_BYTES
     fences = text.count("</untrusted-data>")
     assert text.count("<untrusted-data ") == fences >= 1  # outside text never closes one early
+
+
+@settings(max_examples=60)
+@given(st.sampled_from(sorted(PRESETS)),
+       st.text(max_size=2000) | st.lists(st.dictionaries(
+           st.sampled_from(["type", "item", "usage", "result", "is_error", "action", "message",
+                            "error", "llm_metrics", "total_cost_usd", "subtype"]),
+           st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+           | st.dictionaries(st.text(max_size=8), st.integers() | st.text(max_size=8),
+                             max_size=3)), max_size=6).map(
+           lambda events: "\n".join(json.dumps(e) for e in events)),
+       st.integers(min_value=-9, max_value=255))
+def test_no_output_of_a_cli_crashes_its_preset_or_passes_without_an_answer(
+        name: str, stdout: str, code: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        reply = PRESETS[name].reply(Ran(exit_code=code, stdout=stdout, stderr="",
+                                        checkout=Path(tmp), outdir=Path(tmp)))
+    if reply.status is ReplyStatus.FAILED:
+        assert reply.reason and reply.reason.startswith(PRESETS[name].title)
+    else:  # an answer needs JSON, and mini-swe-agent's is in a file nobody wrote here
+        assert "{" in stdout and name != "mini-swe-agent"
