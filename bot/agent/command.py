@@ -198,10 +198,16 @@ class CommandAgent:
         reply = self.preset.reply(Ran(exit_code=code,
                                       stdout=out.decode(errors="replace"), stderr=err,
                                       checkout=checkout, outdir=home / "questbot-cli"))
-        if reply.status is ReplyStatus.FAILED and self.key_env and not env.get(self.key_env):
-            reply = reply.model_copy(update={"reason": (
-                f"{reply.reason} (the worker passed no {self.key_env}: set "
-                f"{PASSTHROUGH_PREFIX}{self.key_env} in its environment)")[:MAX_REASON_CHARS]})
+        if reply.status is ReplyStatus.FAILED:
+            hints = [f"the worker passed no {self.key_env}: set "
+                     f"{PASSTHROUGH_PREFIX}{self.key_env} in its environment"
+                     ] if self.key_env and not env.get(self.key_env) else []
+            if not self.network:
+                hints.append("the sandbox has no network: `agent.network: true` in "
+                             ".github/questbot.yml lets the CLI reach its model's API")
+            if hints:
+                reply = reply.model_copy(update={"reason": (
+                    f"{reply.reason} ({'; '.join(hints)})")[:MAX_REASON_CHARS]})
         return reply
 
     async def _talk(self, process: asyncio.subprocess.Process,

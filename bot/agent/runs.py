@@ -178,7 +178,7 @@ class AgentRuns:
         if chosen.kind is AgentKind.COMMAND:  # a command, or a preset: the settings ensure it
             return CommandAgent(chosen.command or (), quest_id=quest.id,
                                 timeout_seconds=chosen.timeout_seconds, registry=self.registry,
-                                network=chosen.reaches_network, model=chosen.model,
+                                network=chosen.network, model=chosen.model,
                                 preset=PRESETS[chosen.preset] if chosen.preset else None,
                                 key_env=chosen.api_key_env)
         spec = self.specs.get(quest.repo.lower())

@@ -221,9 +221,10 @@ class Agent(_Section):
     """Answers a stage may hand in: rejected evidence, a reproduction that passes and failing
     checks go back to the agent until this many were tried."""
     timeout_seconds: StrictInt = Field(default=1800, ge=1, le=24 * 3600)
-    network: StrictBool | None = None
+    network: StrictBool = False
     """Whether the agent's sandbox reaches the network (a CLI agent calling its model's API
-    needs it); unset, a preset does and a plain command does not. Proofs and checks never do."""
+    needs it). It is the host's network, loopback included, so it is asked for, never
+    assumed. Proofs and checks never get it."""
 
     @model_validator(mode="after")
     def _command_for_kind(self) -> Self:
@@ -231,10 +232,6 @@ class Agent(_Section):
             raise ValueError("`agent.command` or `agent.preset` is required when `agent.kind` "
                              "is command")
         return self
-
-    @property
-    def reaches_network(self) -> bool:
-        return self.network if self.network is not None else self.preset is not None
 
 
 class Settings(_Section):

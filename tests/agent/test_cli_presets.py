@@ -79,7 +79,8 @@ def scene(tools: Path, settings: StaticSettings, monkeypatch: pytest.MonkeyPatch
     (tools / "scenario.json").write_text(json.dumps(
         {"mode": mode, "answer": RESEARCH if answer is None else answer, "key": key,
          "prompt_has": ["Stage: research", "tests fail on main"], **more}))
-    settings.value = settings_for(kind="command", preset=preset, timeout_seconds=60)
+    settings.value = settings_for(kind="command", preset=preset, timeout_seconds=60,
+                                  network=True)
 
 
 @pytest.mark.parametrize(("preset", "program", "key", "tokens", "cents"), PRESETS)
@@ -141,7 +142,8 @@ async def test_the_repository_may_rename_the_key_and_pick_the_model(
     scene(tools, settings, monkeypatch, "openhands", "OPENROUTER_KEY",
           env={"LLM_MODEL": "openrouter/qwen-coder"})
     settings.value = settings_for(kind="command", preset="openhands", timeout_seconds=60,
-                                  api_key_env="OPENROUTER_KEY", model="openrouter/qwen-coder")
+                                  api_key_env="OPENROUTER_KEY", model="openrouter/qwen-coder",
+                                  network=True)
     events: Any = await agent_adapters(ctx)[EffectType.START_AGENT](await quests.sense(main_sha))
     assert [e.type for e in events] == ["hypothesis_written", "usage_recorded"]
 
@@ -199,7 +201,7 @@ async def test_the_repository_may_name_the_cli_s_program(
     (tools / "bin" / "claude").rename(tools / "opt" / "claude")
     scene(tools, settings, monkeypatch, "claude-code", "ANTHROPIC_API_KEY")
     settings.value = settings_for(kind="command", preset="claude-code", timeout_seconds=60,
-                                  command=[str(tools / "opt" / "claude")])
+                                  command=[str(tools / "opt" / "claude")], network=True)
     events: Any = await agent_adapters(ctx)[EffectType.START_AGENT](await quests.sense(main_sha))
     assert [e.type for e in events] == ["hypothesis_written", "usage_recorded"]
 
@@ -225,7 +227,8 @@ async def test_a_second_attempt_never_reads_what_the_first_left(
     checkout = tmp_path / "checkout"
     checkout.mkdir()
     agent = CommandAgent((), timeout_seconds=60, quest_id="q-1", registry=RunningAgents(),
-                         home=tmp_path / "home", preset=PRESETS["mini-swe-agent"])
+                         home=tmp_path / "home", preset=PRESETS["mini-swe-agent"],
+                         network=True)
     quest = QuestBrief(id="q-1", repo=REPO, title="tests fail on main", kind="check_failure",
                        severity="high", revision=1, base="a" * 40, head=None, hypothesis=None,
                        reproduction=None, reproduction_command=(), plan=None, risk=Risk.LOW,
@@ -239,3 +242,13 @@ async def test_a_second_attempt_never_reads_what_the_first_left(
     second = await agent.run(task, checkout)
     assert second.status is ReplyStatus.FAILED
     assert "wrote no readable trajectory file" in (second.reason or "")
+
+
+async def test_without_the_network_a_failed_run_says_how_to_allow_it(
+        ctx: AdapterContext, settings: StaticSettings, quests: Quests, main_sha: str,
+        tools: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scene(tools, settings, monkeypatch, "claude-code", "ANTHROPIC_API_KEY", mode="error")
+    settings.value = settings_for(kind="command", preset="claude-code", timeout_seconds=60)
+    events: Any = await agent_adapters(ctx)[EffectType.START_AGENT](await quests.sense(main_sha))
+    assert events[0].outcome == "failed"
+    assert "`agent.network: true` in .github/questbot.yml" in events[0].reason

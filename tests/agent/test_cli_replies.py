@@ -66,13 +66,12 @@ def test_spend_is_whole_cents_rounded_up() -> None:
     assert exact is not None and exact.cost_cents == 7
 
 
-def test_a_preset_reaches_the_network_unless_the_repository_says_no() -> None:
+def test_the_network_is_asked_for_never_assumed() -> None:
     def agent(**fields: object) -> Settings:
         return Settings.model_validate({"agent": {"kind": "command", **fields}})
 
-    assert agent(preset="codex").agent.reaches_network
-    assert not agent(preset="codex", network=False).agent.reaches_network
-    assert not agent(command=["./agent"]).agent.reaches_network
+    assert not agent(preset="codex").agent.network
+    assert agent(preset="codex", network=True).agent.network
 
 
 huge = st.text(max_size=40_000) | st.just("<untrusted-data" * 9000) | st.just("é" * 60_000)
