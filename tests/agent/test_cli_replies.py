@@ -58,6 +58,7 @@ def test_what_is_not_an_answer_says_why() -> None:
 
 def test_spend_is_whole_cents_rounded_up() -> None:
     assert usage() is None
+    assert usage(0, float("nan")) is None and usage(0, float("inf")) is None
     tokens_only = usage(120)
     assert tokens_only is not None and (tokens_only.cost_cents, tokens_only.cost_usd) == (0, None)
     found = usage(0, 0.0421)
@@ -104,6 +105,7 @@ def test_a_prompt_fits_one_command_line_argument_whatever_comes_in(
            st.sampled_from(["type", "item", "usage", "result", "is_error", "action", "message",
                             "error", "llm_metrics", "total_cost_usd", "subtype"]),
            st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+           | st.just("result") | st.just("turn.completed") | st.just("finish")
            | st.dictionaries(st.text(max_size=8), st.integers() | st.text(max_size=8),
                              max_size=3)), max_size=6).map(
            lambda events: "\n".join(json.dumps(e) for e in events)),
@@ -117,3 +119,13 @@ def test_no_output_of_a_cli_crashes_its_preset_or_passes_without_an_answer(
         assert reply.reason and reply.reason.startswith(PRESETS[name].title)
     else:  # an answer needs JSON, and mini-swe-agent's is in a file nobody wrote here
         assert "{" in stdout and name != "mini-swe-agent"
+
+
+def test_a_cost_that_is_not_a_number_is_unknown_not_a_crash(tmp_path: Path) -> None:
+    out = json.dumps({"type": "result", "subtype": "success", "is_error": False,
+                      "total_cost_usd": float("inf"), "usage": {"input_tokens": 5},
+                      "result": "```json\n" + json.dumps(ANSWER) + "\n```"})
+    reply = PRESETS["claude-code"].reply(Ran(exit_code=0, stdout=out, stderr="",
+                                             checkout=tmp_path, outdir=tmp_path))
+    assert reply.status is ReplyStatus.OK and reply.usage is not None
+    assert (reply.usage.tokens, reply.usage.cost_cents, reply.usage.cost_usd) == (5, 0, None)

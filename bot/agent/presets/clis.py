@@ -30,6 +30,7 @@ A CLI that exits non-zero, reports an error, or prints what cannot be read ends 
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 from collections.abc import Iterator, Sequence
@@ -95,7 +96,9 @@ def _int(value: object) -> int:
 
 
 def _cost(value: object) -> float | None:
-    if isinstance(value, int | float) and not isinstance(value, bool) and value >= 0:
+    """A reported cost in dollars: a finite number, not negative; anything else is unknown."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and (
+            math.isfinite(value) and value >= 0):
         return float(value)
     return None
 

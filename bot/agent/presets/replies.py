@@ -29,9 +29,9 @@ SHOWN = 300
 
 def usage(tokens: int = 0, cost_usd: float | None = None) -> Usage | None:
     """The receipt for what a CLI reported; ``None`` when it reported nothing."""
-    if not tokens and cost_usd is None:
+    if not tokens and (cost_usd is None or not math.isfinite(cost_usd)):
         return None
-    cost = max(cost_usd, 0.0) if cost_usd is not None else None
+    cost = max(cost_usd, 0.0) if cost_usd is not None and math.isfinite(cost_usd) else None
     cents = math.ceil(round(cost * 100, 6)) if cost is not None else 0
     return Usage(tokens=max(tokens, 0), cost_cents=cents, cost_usd=cost)
 
