@@ -57,6 +57,13 @@ def job_log(job: ci.Job, output: str = "") -> str:
     return "".join(STAMP.format(i % 60) + line + "\n" for i, line in enumerate(lines))
 
 
+def _other_origin(url: str) -> str:
+    """The fake's own address under another name: another origin, the same server."""
+    if "://127.0.0.1:" in url:
+        return url.replace("://127.0.0.1:", "://localhost:")
+    return url.replace("://localhost:", "://127.0.0.1:")
+
+
 async def download(call: Call) -> Reply:
     repo = call.repository
     job_id = call.int_param("job_id")
@@ -66,7 +73,7 @@ async def download(call: Call) -> Reply:
         raise not_found()
     if job.log_gone:
         raise GitHubError(410, "Gone")
-    host = call.fake.url.replace("://127.0.0.1:", "://localhost:")
+    host = _other_origin(call.fake.url)
     location = (f"{host}{PREFIX}{quote(repo.full_name)}/{job_id}"
                 f"?urlExpires={int(time.time()) + LINK_SECONDS}")
     return Reply(302, headers={"Location": location})
