@@ -71,6 +71,12 @@ GitHosts = Callable[[str], Awaitable[GitHost]]
 """Repository full name → its ``GitHost``."""
 
 
+FailingLogs = Callable[[str, str], Awaitable[str | None]]
+"""Repository full name and the run that reported a failure (``SignalSensed.run``) → the
+failed CI job's log as the CI keeps it (untrusted text), or ``None`` when there is none to
+read. ``bot.github`` supplies it (``Forges.failing_log``: GitHub Actions)."""
+
+
 class GitHostError(PermanentError):
     """The host cannot give or take what was asked (a commit it does not have, a push it
     refuses), and asking again will not change that."""
@@ -118,6 +124,8 @@ class AdapterContext:
     """The App questbot runs as (``GET /app``, read once per process)."""
     clock: Callable[[], datetime] = utcnow
     extra: dict[str, object] = field(default_factory=dict)
+    logs: FailingLogs | None = None
+    """Where the agent reads the failing job's log (``None``: nowhere; it works without)."""
 
     @property
     def bot_login(self) -> str:

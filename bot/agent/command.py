@@ -24,6 +24,12 @@ allows it (``agent.network``: a CLI agent calling its model's API needs it; a lo
 does not). It sees the sandbox's minimal environment (``PATH``, ``LANG``, ``HOME``, ``TMPDIR``)
 plus the worker's variables whose names start with ``AGENT_`` (an operator opts a model key in
 by naming it so): repository code and agents must not inherit the App's private key.
+
+**Presets** (``agent.preset``, ``bot.agent.presets``): a coding-agent CLI instead of a JSON
+program. The task becomes the CLI's prompt (on its command line, stdin or in a file, as the
+CLI documents), the CLI's output is read back as the reply by its preset, and the sandbox
+gets only the CLI's own key: the worker's ``AGENT_<name>`` under the ``<name>`` the CLI reads
+(``key_env``), not the other ``AGENT_*`` variables. The same limits hold.
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import shutil
 import signal
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -39,10 +46,12 @@ from pydantic import ValidationError
 
 from bot.agent import sandbox
 from bot.agent.errors import AgentError
-from bot.agent.task import AgentReply, AgentTask
+from bot.agent.presets import Preset, Ran, prompt
+from bot.agent.task import MAX_REASON_CHARS, AgentReply, AgentTask, ReplyStatus
 from bot.errors import Refused
 
 DEFAULT_OUTPUT_CAP = 1024 * 1024
+PRESET_OUTPUT_CAP = 32 * 1024 * 1024
 STDERR_TAIL = 4_000
 PASSTHROUGH_PREFIX = "AGENT_"
 
@@ -124,8 +133,10 @@ async def _read_tail(stream: asyncio.StreamReader, keep: int) -> bytes:
 class CommandAgent:
     def __init__(self, argv: Sequence[str], *, timeout_seconds: float, quest_id: str,
                  registry: RunningAgents, output_cap: int = DEFAULT_OUTPUT_CAP,
-                 home: Path | None = None, network: bool = False) -> None:
-        if not argv:
+                 home: Path | None = None, network: bool = False,
+                 preset: Preset | None = None, model: str | None = None,
+                 key_env: str | None = None) -> None:
+        if not argv and preset is None:
             raise ValueError("the command agent needs an argv")
         self.argv = tuple(argv)
         self.timeout_seconds = timeout_seconds
@@ -134,15 +145,36 @@ class CommandAgent:
         self.output_cap = output_cap
         self.home = home
         self.network = network
+        self.preset = preset
+        self.model = model
+        self.key_env = key_env or (preset.key_env if preset else None)
+
+    @property
+    def _cap(self) -> int:
+        """A CLI's event stream carries its commands' output too: it may run to megabytes."""
+        return self.output_cap if self.preset is None else max(self.output_cap,
+                                                                PRESET_OUTPUT_CAP)
 
     async def run(self, task: AgentTask, checkout: Path) -> AgentReply:
         """Run the program once; raises ``Stopped`` when ``stop_agent`` killed it."""
         home = self.home or checkout.parent / "agent-home"
         home.mkdir(parents=True, exist_ok=True)
-        with sandbox.launch(self.argv, cwd=checkout, home=home, network=self.network,
-                            env=passthrough_env()) as ready:
+        if self.preset is None:
+            argv, env, stdin = self.argv, passthrough_env(), task.model_dump_json().encode()
+        else:
+            outdir = home / "questbot-cli"
+            shutil.rmtree(outdir, ignore_errors=True)  # nothing of an earlier attempt is read
+            outdir.mkdir()
+            text = prompt(task, self.preset.finish)
+            self.preset.prompt_file(outdir).write_text(text)
+            argv = tuple(self.preset.argv(self.argv or (self.preset.program,), text, outdir,
+                                          self.model))
+            env = self.preset.env(self.model) | key_env(self.key_env)
+            stdin = text.encode() if self.preset.prompt_on_stdin else b""
+        with sandbox.launch(argv, cwd=checkout, home=home, network=self.network,
+                            env=env) as ready:
             if ready.problem is not None:
-                return AgentReply.failed(f"the agent command {self.argv[0]!r} could not be "
+                return AgentReply.failed(f"the agent command {argv[0]!r} could not be "
                                          f"started: {ready.problem}")
             try:
                 process = await asyncio.create_subprocess_exec(
@@ -151,19 +183,45 @@ class CommandAgent:
                     stderr=asyncio.subprocess.PIPE,
                 )  # fmt: skip
             except OSError as exc:
-                return AgentReply.failed(f"the agent command {self.argv[0]!r} could not be "
+                return AgentReply.failed(f"the agent command {argv[0]!r} could not be "
                                          f"started: {exc.strerror or exc}")
             with self.registry.track(self.quest_id, process):
-                return await self._talk(process, task)
+                problem, out, err = await self._talk(process, stdin)
+        if problem is not None:
+            return AgentReply.failed(problem)
+        if self.preset is None:
+            if process.returncode != 0:
+                return AgentReply.failed(f"the agent exited with status {process.returncode}"
+                                         + (f": {err[-1000:]}" if err else ""))
+            return parse_reply(out)
+        code = process.returncode if process.returncode is not None else -1
+        reply = self.preset.reply(Ran(exit_code=code,
+                                      stdout=out.decode(errors="replace"), stderr=err,
+                                      checkout=checkout, outdir=home / "questbot-cli"))
+        if reply.status is ReplyStatus.FAILED:
+            hints = [f"the worker passed no {self.key_env}: set "
+                     f"{PASSTHROUGH_PREFIX}{self.key_env} in its environment"
+                     ] if self.key_env and not env.get(self.key_env) else []
+            if not self.network:
+                hints.append("the sandbox has no network: `agent.network: true` in "
+                             ".github/questbot.yml lets the CLI reach its model's API")
+            if hints:
+                reply = reply.model_copy(update={"reason": (
+                    f"{reply.reason} ({'; '.join(hints)})")[:MAX_REASON_CHARS]})
+        return reply
 
-    async def _talk(self, process: asyncio.subprocess.Process, task: AgentTask) -> AgentReply:
+    async def _talk(self, process: asyncio.subprocess.Process,
+                    stdin: bytes) -> tuple[str | None, bytes, str]:
+        """Feed ``stdin``, read stdout (capped) and stderr's tail until the process ends;
+        why it was killed (``None``: it ended on its own), stdout and stderr."""
         assert process.stdin and process.stdout and process.stderr
-        stdout = asyncio.ensure_future(_read_capped(process.stdout, self.output_cap))
+        stdout = asyncio.ensure_future(_read_capped(process.stdout, self._cap))
         stderr = asyncio.ensure_future(_read_tail(process.stderr, STDERR_TAIL))
         problem: str | None = None
+        out = b""
         try:
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                process.stdin.write(task.model_dump_json().encode())
+                process.stdin.write(stdin)
                 await process.stdin.drain()
                 process.stdin.close()
             out = await asyncio.wait_for(asyncio.shield(stdout), self.timeout_seconds)
@@ -171,8 +229,9 @@ class CommandAgent:
         except TimeoutError:
             problem = f"the agent ran longer than {self.timeout_seconds:g} s and was killed"
         except _Capped:
-            problem = (f"the agent printed more than {self.output_cap} bytes on stdout and "
-                       "was killed; a reply is one JSON document")
+            problem = (f"the agent printed more than {self._cap} bytes on stdout and was "
+                       "killed; " + ("a reply is one JSON document" if self.preset is None
+                                     else "questbot reads no more of a CLI's output"))
         finally:
             kill_group(process.pid)
             # bounded: a worker must never hang on an agent it has already killed (a pipe a
@@ -187,12 +246,17 @@ class CommandAgent:
                 err = ""
         if self.registry.was_stopped(process):
             raise Stopped(f"the agent run of quest {self.quest_id} was stopped")
-        if problem is not None:
-            return AgentReply.failed(problem)
-        if process.returncode != 0:
-            return AgentReply.failed(f"the agent exited with status {process.returncode}"
-                                     + (f": {err[-1000:]}" if err else ""))
-        return parse_reply(out)
+        return problem, out, err
+
+
+def key_env(name: str | None, source: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The CLI's API key, under the name it reads, from the worker's ``AGENT_<name>`` (an
+    operator opts a key in by naming it so); nothing else of the worker's environment."""
+    if not name:
+        return {}
+    env = os.environ if source is None else source
+    value = env.get(name if name.startswith(PASSTHROUGH_PREFIX) else PASSTHROUGH_PREFIX + name)
+    return {name: value} if value else {}
 
 
 def parse_reply(out: bytes) -> AgentReply:

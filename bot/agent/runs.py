@@ -41,7 +41,12 @@ the quest whose agent is running would wait behind it; each run therefore also w
 quest's snapshot and stops itself when the quest leaves the stage (a pause, a kill, a new
 revision). ``stop_agent`` kills whatever is registered, for runners that do deliver it.
 
-A finished run's events are remembered under the effect's key (``q:{<id>}:outcomes``) before
+Before research and reproduction the failing CI job's log is fetched for the task
+(``bot.agent.ci_log``, through ``AdapterContext.logs``), trimmed to the failing step; the
+``command`` agent may be a coding-agent CLI (``agent.preset``, ``bot.agent.presets``).
+
+A finished run's events are remembered under the effect's key (``q:{<id>}:outcomes``, in
+``bot.agent.outcome_store``) before
 they are returned, and a redelivered ``start_agent`` returns the remembered events instead of
 running the stage again — while the quest still waits in that stage at that revision, as a run
 would check; once it has moved on, there is nothing to report. Redelivery happens when the
@@ -65,27 +70,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
-import redis.asyncio
-
 from bot.adapters import AdapterContext, GitHostError, outcome_id
+from bot.agent.ci_log import failing_log
 from bot.agent.command import CommandAgent, RunningAgents, Stopped
 from bot.agent.evidence_store import EvidenceStore, Piece, StageRecord
 from bot.agent.machine import RunState
 from bot.agent.model import ModelEndpoint, ModelRuns
 from bot.agent.outcome import RunOutcome, outcome_of
+from bot.agent.outcome_store import Outcomes, PushNotes
+from bot.agent.presets import PRESETS
 from bot.agent.proof_runner import CheckCommand
 from bot.agent.proofs import check_commands, prove, reproduction_record
 from bot.agent.scripted import ScriptedAgent, ScriptedSpec
 from bot.agent.stages import StageOutcome, StageRun, run_stage
 from bot.agent.task import Agent, AgentTask, QuestBrief, Stage
-from bot.agent.workspace import NotedPush, WorkspaceError
+from bot.agent.workspace import WorkspaceError
 from bot.core import Effect, EffectType, Event, Quest, State
 from bot.core.events import (
     AgentHalted,
@@ -99,8 +104,6 @@ from bot.core.events import (
 from bot.core.proof import Reproduction
 from bot.errors import ConfigurationError
 from bot.journal import Adapter, PermanentError
-from bot.journal.keys import hash_tag
-from bot.journal.records import dump_event, load_event
 from bot.settings.schema import AgentKind, Settings
 
 log = logging.getLogger(__name__)
@@ -131,67 +134,6 @@ def stage_record(outcome: StageOutcome, revision: int) -> StageRecord | None:
                        result=outcome.result, hypothesis=outcome.hypothesis,
                        claims=outcome.claims, reproduction=reproduction, commit=outcome.commit,
                        plan=outcome.plan, risk=outcome.risk, head=outcome.head)
-
-
-OUTCOMES_TTL_SECONDS = 14 * 24 * 3600
-"""A redelivery comes within minutes of a crash; two weeks after a quest's last run its
-remembered outcomes are dropped rather than kept for ever."""
-
-
-def outcomes_key(quest_id: str) -> str:
-    """Hash: ``start_agent`` effect key → the events its run reported, one record a line."""
-    return f"q:{hash_tag(quest_id)}:outcomes"
-
-
-def push_field(effect: Effect) -> str:
-    """The field of ``outcomes_key`` where the run of ``effect`` notes its push."""
-    return f"{effect.key}/push"
-
-
-class Outcomes:
-    """The events each finished agent run reported, by effect key (see the module docstring)."""
-
-    def __init__(self, client: redis.asyncio.Redis) -> None:
-        self.client = client
-
-    async def remember(self, effect: Effect, events: Sequence[Event]) -> None:
-        key = outcomes_key(effect.quest_id)
-        pipe = self.client.pipeline(transaction=True)  # one key, one slot
-        pipe.hset(key, effect.key, b"\n".join(dump_event(e) for e in events))
-        pipe.hdel(key, push_field(effect))  # the outcome names the commit now
-        pipe.expire(key, OUTCOMES_TTL_SECONDS)
-        await pipe.execute()
-
-    async def recall(self, effect: Effect) -> list[Event] | None:
-        stored = await self.client.hget(outcomes_key(effect.quest_id), effect.key)
-        if stored is None:
-            return None
-        data = stored if isinstance(stored, bytes) else str(stored).encode()
-        return [load_event(line) for line in data.split(b"\n") if line]
-
-
-class PushNotes:
-    """The push the run of one ``start_agent`` effect is about to make, noted in Redis
-    (``bot.agent.workspace.PushNotes``)."""
-
-    def __init__(self, client: redis.asyncio.Redis, effect: Effect) -> None:
-        self.client = client
-        self.key = outcomes_key(effect.quest_id)
-        self.field = push_field(effect)
-
-    async def noted(self) -> NotedPush | None:
-        raw = await self.client.hget(self.key, self.field)
-        if raw is None:
-            return None
-        data = json.loads(raw)
-        return NotedPush(branch=data["branch"], parent=data["parent"], files=data["files"])
-
-    async def note(self, push: NotedPush) -> None:
-        pipe = self.client.pipeline(transaction=True)
-        pipe.hset(self.key, self.field, json.dumps(
-            {"branch": push.branch, "parent": push.parent, "files": dict(push.files)}))
-        pipe.expire(self.key, OUTCOMES_TTL_SECONDS)
-        await pipe.execute()
 
 
 NO_MODEL = (
@@ -233,11 +175,12 @@ class AgentRuns:
     def agent(self, quest: Quest, settings: Settings) -> Agent:
         """The agent for ``quest``; ``NoAgent`` when the settings choose one that cannot run."""
         chosen = settings.agent
-        if chosen.kind is AgentKind.COMMAND:
-            assert chosen.command is not None  # the settings model requires it
-            return CommandAgent(chosen.command, quest_id=quest.id,
+        if chosen.kind is AgentKind.COMMAND:  # a command, or a preset: the settings ensure it
+            return CommandAgent(chosen.command or (), quest_id=quest.id,
                                 timeout_seconds=chosen.timeout_seconds, registry=self.registry,
-                                network=chosen.network)
+                                network=chosen.network, model=chosen.model,
+                                preset=PRESETS[chosen.preset] if chosen.preset else None,
+                                key_env=chosen.api_key_env)
         spec = self.specs.get(quest.repo.lower())
         if spec is not None:  # the test tool, standing in for the model
             return self.scripted.setdefault(quest.repo.lower(), ScriptedAgent(spec))
@@ -286,7 +229,8 @@ class AgentRuns:
         task = AgentTask(stage=stage, quest=QuestBrief.of(quest), signal=quest.last_signal,
                          repair=payload.get("repair"), revise=payload.get("revise"),
                          resumed=bool(payload.get("resumed")),
-                         attempt=int(payload.get("attempt") or 1))
+                         attempt=int(payload.get("attempt") or 1),
+                         log=await failing_log(self.ctx, quest, stage))
         checks: list[CheckCommand] = []
         protected: frozenset[str] = frozenset()
         if stage is Stage.PATCH:

@@ -54,6 +54,8 @@ class ScriptedSpec:
     fail: Mapping[Stage, tuple[ReplyStatus, str]] = field(default_factory=dict)
     """Stages that end with this status and reason instead (to exercise failure paths)."""
     tokens_per_stage: int = 0
+    asked: list[AgentTask] = field(default_factory=list, compare=False, hash=False)
+    """Every task an agent following this script was given, oldest first (for tests)."""
 
 
 class ScriptedAgent:
@@ -63,6 +65,7 @@ class ScriptedAgent:
 
     async def run(self, task: AgentTask, checkout: Path) -> AgentReply:
         self.tasks.append(task)
+        self.spec.asked.append(task)
         spec = self.spec
         usage = Usage(tokens=spec.tokens_per_stage) if spec.tokens_per_stage else None
         if task.stage in spec.fail:

@@ -30,6 +30,7 @@ Example::
         - [ruff, check, .]
     agent: {kind: model, model: gpt-4.1-mini, max_attempts: 3, timeout_seconds: 1800}
     # or: agent: {kind: command, command: ./scripts/agent}
+    # or: agent: {kind: command, preset: claude-code, model: sonnet}
 """
 
 from __future__ import annotations
@@ -72,6 +73,7 @@ __all__ = [
     "Checkpoints",
     "MergeMethod",
     "Mode",
+    "Preset",
     "Proof",
     "Route",
     "Routes",
@@ -182,10 +184,36 @@ class Proof(_Section):
     """The repository's own checks, each run as a program with arguments, in order."""
 
 
+class Preset(StrEnum):
+    """A coding-agent CLI the ``command`` agent knows how to drive (``bot.agent.presets``)."""
+
+    CLAUDE_CODE = "claude-code"
+    CODEX = "codex"
+    AIDER = "aider"
+    MINI_SWE_AGENT = "mini-swe-agent"
+    OPENHANDS = "openhands"
+
+
+_ENV_NAME = re.compile(r"[A-Z][A-Z0-9_]{0,63}")
+
+
+def _env_name(value: str) -> str:
+    if not _ENV_NAME.fullmatch(value):
+        raise ValueError(f"must be an environment variable name such as ANTHROPIC_API_KEY "
+                         f"(got {value!r})")
+    return value
+
+
 class Agent(_Section):
     kind: AgentKind = AgentKind.MODEL
     command: Argv | None = None
-    """Required when ``kind`` is ``command``; kept but unused otherwise."""
+    """The program (``kind: command``); with a ``preset``, the CLI's own program and leading
+    arguments when it is not on the sandbox's ``PATH`` under its usual name."""
+    preset: Preset | None = None
+    """A coding-agent CLI run in its documented non-interactive mode (``kind: command``)."""
+    api_key_env: Annotated[str, AfterValidator(_env_name)] | None = None
+    """The variable the preset's CLI reads its key from (default: the one it documents). Its
+    value is the worker's ``AGENT_<name>``: nothing else of the worker's environment goes in."""
     model: str | None = Field(default=None, min_length=1, max_length=200)
     """The model's name at the worker's endpoint; unset, the worker's default
     (``QUESTBOT_MODEL``). The endpoint and its key are the worker's, never the repository's."""
@@ -195,12 +223,14 @@ class Agent(_Section):
     timeout_seconds: StrictInt = Field(default=1800, ge=1, le=24 * 3600)
     network: StrictBool = False
     """Whether the agent's sandbox reaches the network (a CLI agent calling its model's API
-    needs it). Proofs and checks never do."""
+    needs it). It is the host's network, loopback included, so it is asked for, never
+    assumed. Proofs and checks never get it."""
 
     @model_validator(mode="after")
     def _command_for_kind(self) -> Self:
-        if self.kind is AgentKind.COMMAND and self.command is None:
-            raise ValueError("`agent.command` is required when `agent.kind` is command")
+        if self.kind is AgentKind.COMMAND and self.command is None and self.preset is None:
+            raise ValueError("`agent.command` or `agent.preset` is required when `agent.kind` "
+                             "is command")
         return self
 
 

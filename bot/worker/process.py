@@ -366,10 +366,12 @@ def build_worker(client: redis.asyncio.Redis, forges: Forges, settings: Settings
     projection. ``app`` is who the App is (``GitHubClients.identity``). ``leases`` are the
     effect runner's figures (``Leases()``: a 10 s lease kept by a 2 s heartbeat however long
     an adapter runs, and a dead runner's work taken over after 12 s). The agent reaches
-    repositories through ``forges.git_host``; nothing else of GitHub is in the context."""
+    repositories through ``forges.git_host`` and reads a failing job's log through
+    ``forges.failing_log``; nothing else of GitHub is in the context."""
     outage = Outage()
     journal = ObservedJournal(client, durable=durable)
-    ctx = AdapterContext(journal=journal, hosts=forges.git_host, settings=settings, app=app)
+    ctx = AdapterContext(journal=journal, hosts=forges.git_host, settings=settings, app=app,
+                         logs=forges.failing_log)
     book = PolicyBook(settings, journal)
     indexes = Indexes(client)
     timers = Timers(journal, book, outage=outage)

@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from bot.adapters import GitHost, GitHosts
-from bot.agent.runs import agent_adapters, outcomes_key, push_field
+from bot.agent.outcome_store import outcomes_key, push_field
+from bot.agent.runs import agent_adapters
 from bot.agent.scripted import ScriptedSpec
 from bot.agent.workspace import EFFECT_TRAILER, blob_sha
 from bot.core import EffectType, State

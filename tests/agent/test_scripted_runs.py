@@ -8,7 +8,8 @@ from typing import Any
 from bot.adapters import AdapterContext
 from bot.agent import sandbox
 from bot.agent.demo_spec import REPRODUCTION_PATH, sample_files
-from bot.agent.runs import OUTCOMES_TTL_SECONDS, agent_adapters, outcomes_key
+from bot.agent.outcome_store import OUTCOMES_TTL_SECONDS, outcomes_key
+from bot.agent.runs import agent_adapters
 from bot.agent.scripted import Edit, ScriptedSpec
 from bot.agent.task import ReplyStatus, Stage
 from bot.agent.validation import Claim, Evidence

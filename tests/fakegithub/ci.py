@@ -41,6 +41,11 @@ class Job:
     attempt: int
     status: str = "completed"
     conclusion: str | None = None
+    log: str | None = None
+    """What the runner printed (``tests.fakegithub.actions_logs``); ``None``: a log in the usual
+    shape for its name and conclusion."""
+    log_gone: bool = False
+    """Past retention or deleted: ``.../logs`` answers 410."""
 
 
 @dataclass

@@ -45,7 +45,7 @@ async def comment_written(fake: FakeGitHub, repo: Repository, comment: Comment, 
 
 async def check_run_completed(fake: FakeGitHub, repo: Repository, run: CheckRun) -> None:
     """``check_run`` ``completed`` for a run the App made, naming the App by id and slug."""
-    from tests.fakegithub.actions import _branch_at
+    from tests.fakegithub.ci_results import _branch_at
 
     await fake.deliver(repo, "check_run", "completed", {"check_run": {
         "id": run.id, "name": run.name, "head_sha": run.head_sha, "status": run.status,

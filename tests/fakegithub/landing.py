@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.fakegithub.actions import ZERO_SHA
 from tests.fakegithub.gitstore import three_way
+from tests.fakegithub.sending import ZERO_SHA
 from tests.fakegithub.state import PullRequest, Repository, Review, iso
 
 _METHODS = {"MERGE": "merge", "SQUASH": "squash", "REBASE": "rebase"}

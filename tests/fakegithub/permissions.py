@@ -41,7 +41,9 @@ NOTHING: Need = ()
 
 OPERATIONS: dict[str, Need] = {
     "meta/root": NOTHING,
+    "actions/download-job-logs-for-workflow-run": one("actions", READ),
     "actions/download-workflow-run-logs": one("actions", READ),
+    "actions/list-jobs-for-workflow-run-attempt": one("actions", READ),
     "actions/get-job-for-workflow-run": one("actions", READ),
     "actions/get-workflow-run": one("actions", READ),
     "actions/re-run-job-for-workflow-run": one("actions", WRITE),

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.fakegithub import ci
+from tests.fakegithub import actions_logs, ci
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from tests.fakegithub.state import Repository
 
@@ -36,8 +36,22 @@ async def get_check_run(call: Call) -> Reply:
 
 
 async def get_job(call: Call) -> Reply:
+    run, job = _job(call.repository, call.int_param("job_id"))
+    return Reply(200, _job_json(call, run, job))
+
+
+async def list_attempt_jobs(call: Call) -> Reply:
+    """``GET .../runs/{run_id}/attempts/{attempt_number}/jobs``: that attempt's jobs."""
+    run = call.repository.workflow_runs.get(call.int_param("run_id"))
+    if not isinstance(run, ci.ActionsRun):
+        raise not_found()
+    jobs = run.attempt_jobs(call.int_param("attempt_number"))
+    return Reply(200, {"total_count": len(jobs),
+                       "jobs": [_job_json(call, run, job) for job in jobs]})
+
+
+def _job_json(call: Call, run: ci.ActionsRun, job: ci.Job) -> dict[str, Any]:
     repo = call.repository
-    run, job = _job(repo, call.int_param("job_id"))
     check = repo.check_runs[job.id]
     out: dict[str, Any] = call.render.api.example("job")
     base = call.render.repo_url(repo)
@@ -49,7 +63,7 @@ async def get_job(call: Call) -> Reply:
                completed_at=check.completed_at, name=job.name, workflow_name=run.name,
                check_run_url=f"{base}/check-runs/{job.id}", steps=[],
                created_at=check.started_at)
-    return Reply(200, out)
+    return out
 
 
 async def rerun(call: Call, run: ci.ActionsRun, names: list[str]) -> Reply:
@@ -128,8 +142,11 @@ def _only_in(repo: Repository, tip: str, other: str) -> list[str]:
 HANDLERS: dict[str, Handler] = {
     "checks/get": get_check_run,
     "actions/get-job-for-workflow-run": get_job,
+    "actions/list-jobs-for-workflow-run-attempt": list_attempt_jobs,
+    "actions/download-job-logs-for-workflow-run": actions_logs.download,
     "actions/re-run-workflow-failed-jobs": rerun_failed_jobs,
     "actions/re-run-job-for-workflow-run": rerun_job,
     "repos/compare-commits": compare,
 }
-"""What the watch reads and re-runs (``bot.github.forge.watch``)."""
+"""What the watch reads and re-runs (``bot.github.forge.watch``), and the failing job's log
+the agent reads (``bot.github.forge.logs``)."""

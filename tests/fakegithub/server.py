@@ -34,7 +34,7 @@ from urllib.parse import unquote
 
 from aiohttp import web
 
-from tests.fakegithub import graphql
+from tests.fakegithub import actions_logs, graphql
 from tests.fakegithub.actions import Actions
 from tests.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from tests.fakegithub.credentials import Credentials
@@ -225,9 +225,12 @@ class FakeGitHub(Credentials, Actions, Landing):
         exchange = Exchange(request.method, unquote(raw_path), dict(request.query), None)
         exchange.headers = {k.lower(): v for k, v in request.headers.items()}
         self.requests.append(exchange)
-        if raw_path.startswith("/_fake/logs/"):
-            exchange.status = 200
-            return web.Response(body=self._logs(raw_path), content_type="application/zip")
+        if raw_path.startswith((actions_logs.RUN_PREFIX, actions_logs.PREFIX)):
+            served = (actions_logs.serve(self, request, raw_path)
+                      if raw_path.startswith(actions_logs.PREFIX)
+                      else actions_logs.serve_run_logs(self, raw_path))
+            exchange.status = served.status
+            return served
         fault = self.faults.draw(request.method, raw_path)
         if fault in BEFORE:
             assert fault is not None
@@ -408,11 +411,6 @@ class FakeGitHub(Credentials, Actions, Landing):
         headers["Content-Type"] = reply.content_type
         return web.Response(status=reply.status, body=payload, headers=headers)
 
-    def _logs(self, raw_path: str) -> bytes:
-        owner, repo, run_id = raw_path.removeprefix("/_fake/logs/").split("/")
-        found = self.world.repository(f"{owner}/{repo}")
-        run = found.workflow_runs.get(int(run_id)) if found else None
-        return run.logs if run else b""
 
 
 def _none_match(header: str | None, etag: str) -> bool:

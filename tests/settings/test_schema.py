@@ -203,7 +203,14 @@ def test_the_example_message() -> None:
             "merge_method: fast-forward",
             "`merge_method` must be one of merge, squash, rebase (got 'fast-forward')",
         ),
-        ("agent: {kind: command}", "`agent.command` is required when `agent.kind` is command"),
+        ("agent: {kind: command}",
+         "`agent.command` or `agent.preset` is required when `agent.kind` is command"),
+        ("agent: {kind: command, preset: cursor}",
+         "`agent.preset` must be one of claude-code, codex, aider, mini-swe-agent, openhands "
+         "(got 'cursor')"),
+        ("agent: {kind: command, preset: codex, api_key_env: github-token}",
+         "`agent.api_key_env` must be an environment variable name such as ANTHROPIC_API_KEY "
+         "(got 'github-token')"),
         ("agent: {timeout_seconds: 0}", "`agent.timeout_seconds` must be at least 1 (got 0)"),
         (
             "agent: {timeout_seconds: 100000}",

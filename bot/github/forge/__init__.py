@@ -14,6 +14,7 @@ from __future__ import annotations
 from bot.adapters import GitHost
 from bot.github.client import GitHubClients
 from bot.github.forge.git import GitData
+from bot.github.forge.logs import JobLogs
 from bot.github.forge.records import (
     MERGE_METHODS,
     CheckRun,
@@ -58,12 +59,16 @@ class Forges:
         return GitRemote(repo, base_url=git_base_url(self.clients.base_url), token=token,
                          renew=renew)
 
+    async def failing_log(self, repo: str, run: str) -> str | None:
+        """``AdapterContext.logs``: the log of the failed Actions job ``run`` names."""
+        return await JobLogs(await self.for_repo(repo)).failing_log(run)
+
     async def remember_installation(self, repo: str, installation_id: int) -> None:
         await self.clients.remember_installation(repo, installation_id)
 
 
 __all__ = [
     "CHECK_NAME", "MERGE_METHODS", "PERMANENT_STATUSES", "CheckRun", "Comment", "FileContent",
-    "Forge", "Forges", "GitData", "Issue", "Pull", "RepoInfo", "is_permanent", "refusals",
-    "refused", "status_of",
+    "Forge", "Forges", "GitData", "Issue", "JobLogs", "Pull", "RepoInfo", "is_permanent",
+    "refusals", "refused", "status_of",
 ]

@@ -1,0 +1,51 @@
+"""The failing CI job's log for a stage's task: fetched, trimmed to the failing step, bounded.
+
+``AgentRuns`` asks for it before the research and reproduce stages of a quest sensed from a
+failing check (``Quest.source_run``; after a re-run that failed too, the re-run's job when the
+first one's log is gone). The log is untrusted text — whatever the repository's tests printed
+— and stays data: the model agent reads it fenced (``bot.agent.model.workbench``), a CLI
+preset gets it fenced in its prompt (``bot.agent.presets.prompt``), a command agent gets it as
+a JSON string in the task; nothing runs it.
+
+Trimming: the runner's timestamp at the head of every line goes (it is noise to a reader and
+costs tokens); then ``failing_step`` keeps the step that failed — from its ``##[group]Run``
+to its ``##[error]`` lines — and only its last ``LOG_LIMIT`` characters, where a test runner
+prints the failure and its summary.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+
+from bot.adapters import AdapterContext
+from bot.agent.model.untrusted import LOG_LIMIT, failing_step
+from bot.agent.task import Stage
+from bot.core import Quest
+from bot.journal import PermanentError
+
+log = logging.getLogger(__name__)
+
+STAGES_WITH_LOG = frozenset({Stage.RESEARCH, Stage.REPRODUCE})
+_STAMP = re.compile(r"^\ufeff?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?", re.MULTILINE)
+
+
+def trim(raw: str, limit: int = LOG_LIMIT) -> str:
+    """The failing step of a job's log, without timestamps, at most ``limit`` characters."""
+    return failing_step(_STAMP.sub("", raw), limit)
+
+
+async def failing_log(ctx: AdapterContext, quest: Quest, stage: Stage) -> str | None:
+    """The trimmed log for ``stage`` of ``quest``, or ``None`` when there is none to read."""
+    if ctx.logs is None or stage not in STAGES_WITH_LOG:
+        return None
+    runs = [quest.source_run, quest.rerun.second if quest.rerun else None]
+    for run in dict.fromkeys(r for r in runs if r):
+        try:
+            raw = await ctx.logs(quest.repo, run)
+        except PermanentError as exc:
+            log.info("quest %s: the log of %s could not be read: %s", quest.id, run, exc)
+            continue
+        if raw:
+            return trim(raw)
+    return None

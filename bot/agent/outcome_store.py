@@ -1,0 +1,80 @@
+"""What ``start_agent`` keeps in Redis so a redelivered effect neither runs nor pushes twice.
+
+``Outcomes``: the events each finished run reported, by effect key, returned again instead of
+running the stage a second time. ``PushNotes``: the push a run is about to make, noted first,
+so a run of the same effect after a crash finds the commit the earlier one made
+(``bot.agent.workspace.push_change``). Both live in one hash per quest (``outcomes_key``),
+dropped two weeks after its last write. ``bot.agent.runs`` says when each is used.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+import redis.asyncio
+
+from bot.agent.workspace import NotedPush
+from bot.core import Effect, Event
+from bot.journal.keys import hash_tag
+from bot.journal.records import dump_event, load_event
+
+OUTCOMES_TTL_SECONDS = 14 * 24 * 3600
+"""A redelivery comes within minutes of a crash; two weeks after a quest's last run its
+remembered outcomes are dropped rather than kept for ever."""
+
+
+def outcomes_key(quest_id: str) -> str:
+    """Hash: ``start_agent`` effect key → the events its run reported, one record a line."""
+    return f"q:{hash_tag(quest_id)}:outcomes"
+
+
+def push_field(effect: Effect) -> str:
+    """The field of ``outcomes_key`` where the run of ``effect`` notes its push."""
+    return f"{effect.key}/push"
+
+
+class Outcomes:
+    """The events each finished agent run reported, by effect key (see the module docstring)."""
+
+    def __init__(self, client: redis.asyncio.Redis) -> None:
+        self.client = client
+
+    async def remember(self, effect: Effect, events: Sequence[Event]) -> None:
+        key = outcomes_key(effect.quest_id)
+        pipe = self.client.pipeline(transaction=True)  # one key, one slot
+        pipe.hset(key, effect.key, b"\n".join(dump_event(e) for e in events))
+        pipe.hdel(key, push_field(effect))  # the outcome names the commit now
+        pipe.expire(key, OUTCOMES_TTL_SECONDS)
+        await pipe.execute()
+
+    async def recall(self, effect: Effect) -> list[Event] | None:
+        stored = await self.client.hget(outcomes_key(effect.quest_id), effect.key)
+        if stored is None:
+            return None
+        data = stored if isinstance(stored, bytes) else str(stored).encode()
+        return [load_event(line) for line in data.split(b"\n") if line]
+
+
+class PushNotes:
+    """The push the run of one ``start_agent`` effect is about to make, noted in Redis
+    (``bot.agent.workspace.PushNotes``)."""
+
+    def __init__(self, client: redis.asyncio.Redis, effect: Effect) -> None:
+        self.client = client
+        self.key = outcomes_key(effect.quest_id)
+        self.field = push_field(effect)
+
+    async def noted(self) -> NotedPush | None:
+        raw = await self.client.hget(self.key, self.field)
+        if raw is None:
+            return None
+        data = json.loads(raw)
+        return NotedPush(branch=data["branch"], parent=data["parent"], files=data["files"])
+
+    async def note(self, push: NotedPush) -> None:
+        pipe = self.client.pipeline(transaction=True)
+        pipe.hset(self.key, self.field, json.dumps(
+            {"branch": push.branch, "parent": push.parent, "files": dict(push.files)}))
+        pipe.expire(self.key, OUTCOMES_TTL_SECONDS)
+        await pipe.execute()
