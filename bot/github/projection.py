@@ -42,14 +42,17 @@ import gidgethub
 from bot.adapters import AdapterContext
 from bot.agent.evidence import EvidenceBundle
 from bot.core import Quest
-from bot.core.events import Reopened, Reproduced, Route
+from bot.core.events import Reopened, Reproduced, Route, SignalSensed
+from bot.core.lifecycle import path
 from bot.core.states import CHECKPOINT_AT, State
-from bot.github import render
+from bot.github import render, status
 from bot.github.forge import CHECK_NAME, CheckRun, Forge, Forges, Pull, refused
 from bot.github.markdown import inline_code
+from bot.github.timeline import TimelineEntry, entry_of
 from bot.journal import REDIS_AWAY, PermanentError, failures, quest_keys
 from bot.journal.memory import ForgeMemory
 from bot.journal.records import load_event
+from bot.journal.recovery import Recorded, read_recorded
 from bot.journal.store import stream_rows
 
 log = logging.getLogger(__name__)
@@ -270,13 +273,15 @@ class Projection:
         target = pr if pr is not None else await self.source_issue(quest)
         if target is None:
             return None
-        view = render.StatusView(
-            quest, await self._timeline(quest.id),
-            evidence,
-            await self.memory.quest(quest.id, "pr_url") if pr is not None else None,
-            [f"{f.effect_type}: {f.error}" for f in
-             (await failures(self.ctx.journal.client, quest.id))[-3:]])
-        body = render.status_comment(view)
+        recorded = await read_recorded(self.ctx.journal, quest.id)
+        pull_url = await self.memory.quest(quest.id, "pr_url") if pr is not None else None
+        view = status.StatusView(
+            quest, self._timeline(recorded), evidence, pull_url,
+            [f"{f.effect_type.replace('_', ' ')}: {f.error}" for f in
+             (await failures(self.ctx.journal.client, quest.id))[-3:]],
+            path=await self._path(quest, recorded), failed=_failed_run(recorded),
+            check_url=await self.memory.quest(quest.id, "check_url"))
+        body = status.status_comment(view)
         new_digest = digest(target, body)
         if await self.memory.quest(quest.id, "status_digest") == new_digest:
             return await self.memory.quest(quest.id, "status_url")
@@ -304,17 +309,15 @@ class Projection:
                                     status_digest=new_digest, status_url=comment.html_url)
         return comment.html_url
 
-    async def _timeline(self, quest_id: str) -> list[render.TimelineEntry]:
-        rows = stream_rows(await self.ctx.journal.client.xrevrange(
-            quest_keys(quest_id).events, "+", "-", count=self.timeline))
-        out = []
-        for _, fields in reversed(rows):
-            try:
-                event = load_event(fields["e"])
-            except (KeyError, ValueError):
-                continue
-            out.append(render.TimelineEntry(event.at, event.type, None, event.actor))
-        return out
+    def _timeline(self, recorded: Recorded) -> list[TimelineEntry]:
+        """The newest ``timeline`` events, oldest first, in people's words."""
+        return [entry_of(event) for event in recorded.events[-self.timeline:]]
+
+    async def _path(self, quest: Quest, recorded: Recorded) -> tuple[State, ...]:
+        """The states the quest went through: its journal replayed, each event under the
+        policy it was decided under (the repository's current one where none was recorded)."""
+        settings = await self.ctx.settings.settings(quest.repo)
+        return path(recorded.events, settings.to_policy(), recorded.policies)
 
     async def upsert_check_run(self, quest: Quest, forge: Forge, details_url: str | None,
                                evidence: EvidenceBundle | None = None) -> None:
@@ -337,7 +340,7 @@ class Projection:
                 return  # written meanwhile by the path that held the lease
             run = await self._check_run_on(quest, forge, head, view, body)
             await self.memory.record_quest(quest.id, clear=CREATING_CHECK, check_run=run.id,
-                                           check_head=head,
+                                           check_head=head, check_url=run.html_url,
                                            check_done=int(view.status == "completed"),
                                            check_digest=new_digest)
 
@@ -419,3 +422,13 @@ class Projection:
             return False
         settings = await self.ctx.settings.settings(quest.repo)
         return settings.to_policy().blocking(checkpoint)
+
+
+def _failed_run(recorded: Recorded) -> status.FailedRun | None:
+    """What the quest's latest signal (``signal_sensed`` or ``reopened``) said failed."""
+    for event in reversed(recorded.events):
+        if isinstance(event, SignalSensed):
+            return status.FailedRun(event.source, event.details_url, event.base)
+        if isinstance(event, Reopened):
+            return status.FailedRun(event.source, event.details_url, event.base)
+    return None
