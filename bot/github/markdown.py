@@ -70,14 +70,18 @@ def plain(text: str, limit: int = 300) -> str:
 
 # --- host paths ----------------------------------------------------------------------------
 
-_HOST_PATH = re.compile(r"(?<![\w.~:/\\-])(?:/[\w.@+~-]+){2,}/?")
-"""An absolute path of two components or more (``/tmp/x``, ``/home/w/.venv/bin/python``), not
-inside a URL (``https://github.com/o/r``: its slashes follow a colon, a slash or a letter)."""
+_HOST_PATH = re.compile(r"(?<![\w.~:/\\-])(?:(?:/[\w.@+~-]+){2,}/?"
+                        r"|/(?:tmp|home|root|work|usr|var|opt|srv|mnt|private|proc|etc)/)")
+"""An absolute path of two components or more (``/tmp/x``, ``/home/w/.venv/bin/python``), or
+a system directory alone (``/home/``, where an output's tail was cut), not inside a URL
+(``https://github.com/o/r``: its slashes follow a colon, a slash or a letter)."""
 _WORKTREE = re.compile(r"^questbot-proof-[\w-]*$")
 
 
 def _shown_path(match: re.Match[str]) -> str:
     parts = [p for p in match.group(0).split("/") if p]
+    if len(parts) < 2:
+        return "…/"
     for index, part in enumerate(parts[:-1]):
         # the proof's worktrees: /tmp/questbot-proof-x/head/pager.py is pager.py at the head
         if _WORKTREE.match(part) and parts[index + 1] in ("head", "base", "home"):

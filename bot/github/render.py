@@ -42,7 +42,7 @@ from bot.core.quest import Outcome, ParkReason
 from bot.core.states import CHECKPOINT_AT, MEANING, State
 from bot.github.evidence import render_markdown, render_outputs
 from bot.github.forge.limits import OUTPUT_LIMIT, fit
-from bot.github.markdown import inline_code, plain
+from bot.github.markdown import hide_paths, inline_code, plain
 
 ACTIONS: tuple[dict[str, str], ...] = (
     {"label": "Approve", "identifier": "approve", "description": "Approve this checkpoint"},
@@ -233,7 +233,8 @@ class CheckRunView:
 
     def body(self, details_url: str | None = None) -> dict[str, Any]:
         """The ``checks/create`` / ``checks/update`` fields (without name and head)."""
-        output: dict[str, Any] = {"title": self.title, "summary": self.summary}
+        output: dict[str, Any] = {"title": hide_paths(self.title),
+                                  "summary": hide_paths(self.summary)}
         if self.text:
             output["text"] = self.text
         out: dict[str, Any] = {"status": self.status, "output": output,
@@ -275,6 +276,7 @@ def check_text(quest: Quest, evidence: EvidenceBundle | None = None) -> str:
         text += "\n\n" + render_markdown(evidence)
         if evidence.outputs:
             text += "\n\n#### What the proof printed\n\n" + render_outputs(evidence.outputs)
+    text = hide_paths(text)
     cut = fit(text, CHECK_TEXT_LIMIT, note=_CUT)
     opened = cut.count("<details>") - cut.count("</details>")
     if opened > 0:  # a cut inside a collapsed block closes it, within the limit still

@@ -20,7 +20,8 @@ by ``bot.github.markdown``); the proof output and the evidence are fitted into w
 in that order, and a cut says where the rest is: the ``questbot`` check run's full text.
 
 No identifier of questbot's own reaches the text (states read as words: "rolled back"), and no
-path of the worker's (``bot.github.markdown.hide_paths``).
+path of the worker's: the whole body passes through ``bot.github.markdown.hide_paths`` last,
+since an agent's hypothesis, a claim's file or a halting reason may name one too.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from bot.core.states import CHECKPOINT_AT, MEANING, State
 from bot.github.evidence import render_markdown, render_outputs
 from bot.github.forge.limits import BODY_LIMIT as COMMENT_LIMIT
 from bot.github.forge.limits import fit
-from bot.github.markdown import inline_code, plain
+from bot.github.markdown import hide_paths, inline_code, plain
 from bot.github.render import (
     ACTIONS,
     login,
@@ -123,8 +124,8 @@ def _thinks(q: Quest, evidence: EvidenceBundle | None) -> str:
     hypothesis = evidence.hypothesis if evidence is not None else q.hypothesis
     if not hypothesis:
         return "nothing yet: research has not finished"
-    said = inline_code(hypothesis.strip().splitlines()[0] if hypothesis.strip() else hypothesis,
-                       limit=240)
+    first = hypothesis.strip().splitlines()
+    said = inline_code(first[0] if first else hypothesis, limit=240)
     claims = evidence.claims if evidence is not None else ()
     if not claims:
         return f"{said} (no claims were checked against the code)"
@@ -169,6 +170,7 @@ def _commands(q: Quest, view: StatusView) -> list[str]:
     out = ["**Commands you can use now:** " + ", ".join(commands)]
     if q.checkpoint_state in CHECKPOINT_AT and q.state in CHECKPOINT_AT:
         buttons = " · ".join(f"**{a['label']}**" for a in ACTIONS)
+        out.append("")
         out.append(f"**Or the buttons** on the {link('`questbot` check run', view.check_url)}: "
                    f"{buttons}")
     return out
@@ -216,7 +218,7 @@ def status_comment(view: StatusView) -> str:
         budget = COMMENT_LIMIT - len("\n".join([*lines, *tail])) - 100
         lines += ["", "<details><summary>Evidence</summary>", "",
                   fit(render_markdown(view.evidence), budget, note=note), "</details>"]
-    return "\n".join([*lines, *tail])
+    return hide_paths("\n".join([*lines, *tail]))
 
 
 def _fit_blocks(text: str, budget: int, note: str) -> str:
