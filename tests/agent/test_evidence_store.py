@@ -315,6 +315,12 @@ async def test_a_failing_proof_is_recorded_as_failed_with_its_exit_codes(
     # the unit tests fail at the head; the reproduction (10 items, 3 a page) happens to pass
     assert [c.exit_code for c in record.result.checks] == [1, 0]
     assert record.result.reason == events[0].reason
+    # what each command printed, where it ran: the tail people read instead of a digest
+    assert [(o.at, o.exit_code) for o in record.outputs] == [("head", 1), ("base", 1),
+                                                             ("head", 0)]
+    assert "FAIL" in record.outputs[0].tail and "Ran " in record.outputs[0].tail
+    bundle = await EvidenceStore(ctx.journal.client).lookup(quests.now())
+    assert bundle is not None and bundle.outputs == record.outputs
 
 
 async def test_a_proof_refused_before_running_is_recorded_without_checks(
