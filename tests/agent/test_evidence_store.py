@@ -16,6 +16,7 @@ from bot.agent.evidence_store import (
     EvidenceStore,
     Piece,
     StageRecord,
+    compose,
     evidence_key,
     field_name,
     proof_result,
@@ -319,7 +320,9 @@ async def test_a_failing_proof_is_recorded_as_failed_with_its_exit_codes(
     assert [(o.at, o.exit_code) for o in record.outputs] == [("head", 1), ("base", 1),
                                                              ("head", 0)]
     assert "FAIL" in record.outputs[0].tail and "Ran " in record.outputs[0].tail
-    bundle = await EvidenceStore(ctx.journal.client).lookup(quests.now())
+    research = StageRecord(piece=Piece.RESEARCH, revision=record.revision, seq=0,
+                           result=record.result, hypothesis="h")
+    bundle = compose([research, record])
     assert bundle is not None and bundle.outputs == record.outputs
 
 
