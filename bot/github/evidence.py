@@ -19,7 +19,14 @@ from bot.agent.evidence import CommandOutput, EvidenceBundle
 from bot.agent.outcome import RunOutcome, outcome_of
 from bot.agent.validation import ClaimVerdict, Evidence
 from bot.core.proof import CheckRecord, Reproduction
-from bot.github.markdown import code_block, display_argv, hide_paths, inline_code, plain
+from bot.github.markdown import (
+    code_block,
+    display_argv,
+    hide_paths,
+    html_text,
+    inline_code,
+    plain,
+)
 
 _HEADINGS: dict[RunOutcome, str] = {
     RunOutcome.SUCCESS: "✅ Verified",
@@ -142,7 +149,7 @@ def output_block(output: CommandOutput, *, lines: int = OUTPUT_LINES) -> str:
     shown = hide_paths(output.tail).rstrip("\n").splitlines()
     kept = shown[-lines:]
     cut = len(kept) < len(shown) or output.truncated
-    summary = (f"{plain(output.name, limit=80)} at {where}: {result} (exit {output.exit_code})")
+    summary = f"{html_text(output.name, limit=80)} at {where}: {result} (exit {output.exit_code})"
     body = code_block("\n".join(kept)) if kept else "*(it printed nothing)*"
     note = "the last lines of what it printed:" if cut else "what it printed:"
     return "\n".join([f"<details><summary>{summary}</summary>", "",

@@ -18,6 +18,7 @@ success mark a report may show is the one the renderer itself prints for a verif
 
 from __future__ import annotations
 
+import html
 import re
 
 SUCCESS_MARKS: tuple[str, ...] = ("✅", "✔️", "✔", "☑️", "☑", "✓", "🟢", "🎉", "👍")
@@ -66,6 +67,13 @@ def plain(text: str, limit: int = 300) -> str:
     """``text`` as escaped prose on one line: no formatting, links, HTML or mentions."""
     flat = _cap(" ".join(neutralise(text).split()), limit)
     return _MARKDOWN_PUNCT.sub(r"\\\1", flat).replace("@", "@\u200b")
+
+
+def html_text(text: str, limit: int = 120) -> str:
+    """``text`` for a raw HTML line (a ``<summary>``), where Markdown's backslash escapes show
+    as backslashes: HTML-escaped instead, on one line, with mentions broken."""
+    flat = _cap(" ".join(neutralise(text).split()), limit)
+    return html.escape(flat).replace("@", "@\u200b")
 
 
 # --- host paths ----------------------------------------------------------------------------

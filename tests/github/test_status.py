@@ -202,3 +202,11 @@ def test_a_cut_comment_points_to_the_check_runs_full_text() -> None:
     assert len(body) <= BODY_LIMIT
     assert "more are in the `questbot` check run's details " \
            "(https://github.com/octo/demo/runs/99)" in body
+
+
+def test_the_guard_sees_identifiers_and_paths_even_escaped() -> None:
+    assert problems("the run ended needs\\_human") == ["internal name 'needs\\\\_human'"]
+    assert problems("moved to `rolled_back` by usage_recorded")[:2] == [
+        "internal name 'rolled_back'", "internal name 'usage_recorded'"]
+    assert problems(f"ran {PYTHON} -m unittest") != []
+    assert problems("<!-- questbot:key=q:1:run_proof:checkpoint_decided -->\nrolled back") == []
