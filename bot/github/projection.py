@@ -42,17 +42,15 @@ import gidgethub
 from bot.adapters import AdapterContext
 from bot.agent.evidence import EvidenceBundle
 from bot.core import Quest
-from bot.core.events import Reopened, Reproduced, Route, SignalSensed
-from bot.core.lifecycle import path
+from bot.core.events import Reopened, Reproduced, Route
 from bot.core.states import CHECKPOINT_AT, State
 from bot.github import render, status
 from bot.github.forge import CHECK_NAME, CheckRun, Forge, Forges, Pull, refused
 from bot.github.markdown import inline_code
-from bot.github.timeline import TimelineEntry, entry_of
+from bot.github.quest_story import read_story
 from bot.journal import REDIS_AWAY, PermanentError, failures, quest_keys
 from bot.journal.memory import ForgeMemory
 from bot.journal.records import load_event
-from bot.journal.recovery import Recorded, read_recorded
 from bot.journal.store import stream_rows
 
 log = logging.getLogger(__name__)
@@ -273,13 +271,15 @@ class Projection:
         target = pr if pr is not None else await self.source_issue(quest)
         if target is None:
             return None
-        recorded = await read_recorded(self.ctx.journal, quest.id)
-        pull_url = await self.memory.quest(quest.id, "pr_url") if pr is not None else None
+        settings = await self.ctx.settings.settings(quest.repo)
+        story = await read_story(self.ctx.journal, quest, settings.to_policy(),
+                                 timeline=self.timeline)
         view = status.StatusView(
-            quest, self._timeline(recorded), evidence, pull_url,
+            quest, story.timeline, evidence,
+            await self.memory.quest(quest.id, "pr_url") if pr is not None else None,
             [f"{f.effect_type.replace('_', ' ')}: {f.error}" for f in
              (await failures(self.ctx.journal.client, quest.id))[-3:]],
-            path=await self._path(quest, recorded), failed=_failed_run(recorded),
+            path=story.path, failed=story.failed,
             check_url=await self.memory.quest(quest.id, "check_url"))
         body = status.status_comment(view)
         new_digest = digest(target, body)
@@ -308,16 +308,6 @@ class Projection:
         await self.memory.set_quest(quest.id, status_comment=comment.id, status_target=target,
                                     status_digest=new_digest, status_url=comment.html_url)
         return comment.html_url
-
-    def _timeline(self, recorded: Recorded) -> list[TimelineEntry]:
-        """The newest ``timeline`` events, oldest first, in people's words."""
-        return [entry_of(event) for event in recorded.events[-self.timeline:]]
-
-    async def _path(self, quest: Quest, recorded: Recorded) -> tuple[State, ...]:
-        """The states the quest went through: its journal replayed, each event under the
-        policy it was decided under (the repository's current one where none was recorded)."""
-        settings = await self.ctx.settings.settings(quest.repo)
-        return path(recorded.events, settings.to_policy(), recorded.policies)
 
     async def upsert_check_run(self, quest: Quest, forge: Forge, details_url: str | None,
                                evidence: EvidenceBundle | None = None) -> None:
@@ -423,12 +413,3 @@ class Projection:
         settings = await self.ctx.settings.settings(quest.repo)
         return settings.to_policy().blocking(checkpoint)
 
-
-def _failed_run(recorded: Recorded) -> status.FailedRun | None:
-    """What the quest's latest signal (``signal_sensed`` or ``reopened``) said failed."""
-    for event in reversed(recorded.events):
-        if isinstance(event, SignalSensed):
-            return status.FailedRun(event.source, event.details_url, event.base)
-        if isinstance(event, Reopened):
-            return status.FailedRun(event.source, event.details_url, event.base)
-    return None
