@@ -168,11 +168,11 @@ def _commands(q: Quest, view: StatusView) -> list[str]:
     commands = [f"`{c.usage}`" + (f" (only {login(c.only)})" if c.only else "")
                 for c in allowed_commands(q)]
     out = ["**Commands you can use now:** " + ", ".join(commands)]
-    if q.checkpoint_state in CHECKPOINT_AT and q.state in CHECKPOINT_AT:
+    if q.checkpoint_state in CHECKPOINT_AT:  # the check run has them (``render.check_run``)
         buttons = " · ".join(f"**{a['label']}**" for a in ACTIONS)
-        out.append("")
-        out.append(f"**Or the buttons** on the {link('`questbot` check run', view.check_url)}: "
-                   f"{buttons}")
+        only = f" (only {login(q.owner)})" if q.state is State.HANDED_OFF else ""
+        out += ["", f"**Or the buttons** on the {link('`questbot` check run', view.check_url)}"
+                f"{only}: {buttons}"]
     return out
 
 

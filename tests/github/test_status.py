@@ -210,3 +210,10 @@ def test_the_guard_sees_identifiers_and_paths_even_escaped() -> None:
         "internal name 'rolled_back'", "internal name 'usage_recorded'"]
     assert problems(f"ran {PYTHON} -m unittest") != []
     assert problems("<!-- questbot:key=q:1:run_proof:checkpoint_decided -->\nrolled back") == []
+
+
+@pytest.mark.parametrize("state", list(State), ids=lambda s: s.value)
+def test_the_path_ends_where_the_quest_is(state: State) -> None:
+    view = STATES[state].view
+    assert view.path[-1] is state and view.path[0] is State.SENSED
+    assert all(a is not b for a, b in zip(view.path, view.path[1:], strict=False))
