@@ -55,6 +55,8 @@ class EvidenceBundle(BaseModel):
     proof_digest: str | None = None
     outputs: tuple[CommandOutput, ...] = ()
     """What the latest proof's commands printed, in the order they ran."""
+    lines: tuple[int, int] | None = None
+    """Lines the change adds and removes, as the latest proof saw it (``None``: not known)."""
 
     @property
     def checks(self) -> tuple[CheckRecord, ...]:

@@ -103,6 +103,8 @@ class StageRecord(BaseModel):
     base: str | None = None
     proof_digest: str | None = None
     outputs: tuple[CommandOutput, ...] = ()
+    lines: tuple[int, int] | None = None
+    """The lines the proof saw the head add and remove against the base."""
 
 
 def evidence_key(quest_id: str) -> str:
@@ -199,6 +201,7 @@ def compose(records: Sequence[StageRecord]) -> EvidenceBundle | None:
         result=latest.result,
         proof_digest=latest.proof_digest if latest.piece is Piece.PROOF else None,
         outputs=proof.outputs if proof else (),
+        lines=proof.lines if proof else None,
     )
 
 

@@ -147,6 +147,8 @@ class ProofFacts:
     digest: str | None = None
     reason: str | None = None
     outputs: tuple[CommandOutput, ...] = ()
+    lines: tuple[int, int] | None = None
+    """Lines the head adds and removes against the base (text files only)."""
 
     def record(self, *, completed: bool) -> StageRecord:
         result = proof_result(quest_id=self.quest_id, revision=self.revision,
@@ -155,7 +157,23 @@ class ProofFacts:
                               checks=self.checks)
         return StageRecord(piece=Piece.PROOF, revision=self.revision, result=result,
                            reproduction=self.reproduction, risk=self.risk, base=self.base,
-                           head=self.head, proof_digest=self.digest, outputs=self.outputs)
+                           head=self.head, proof_digest=self.digest, outputs=self.outputs,
+                           lines=self.lines)
+
+
+def diff_stat(numstat: str) -> tuple[tuple[str, ...], tuple[int, int]]:
+    """The files of ``git diff --numstat`` and the lines added and removed in all of them (a
+    binary file, ``-`` there, counts as changed with no lines)."""
+    files: list[str] = []
+    added = removed = 0
+    for row in numstat.splitlines():
+        parts = row.split("\t", 2)
+        if len(parts) != 3 or not parts[2].strip():
+            continue
+        files.append(parts[2])
+        added += int(parts[0]) if parts[0].isdigit() else 0
+        removed += int(parts[1]) if parts[1].isdigit() else 0
+    return tuple(files), (added, removed)
 
 
 def _head_check(bundle: ProofBundle, logs: Sequence[CommandLog]) -> tuple[CheckRecord, ...]:
@@ -191,9 +209,8 @@ async def _prove(ctx: AdapterContext, effect: Effect, quest: Quest,
         local = await proof_repository(
             host, base=base, head=head, dest=Path(tmp) / "repo",
             overlay=record.files if record else None, overlay_ref=record.commit if record else None)
-        facts.files = tuple(line for line in (await git(
-            local.path, "diff", "--name-only", local.local_base, local.local_head)).splitlines()
-            if line.strip())
+        facts.files, facts.lines = diff_stat(await git(
+            local.path, "diff", "--numstat", local.local_base, local.local_head))
         changed = sorted(p for p, s in (record.files if record else {}).items()
                          if local.head_files.get(p) != s)
         if changed:

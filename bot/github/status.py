@@ -143,7 +143,9 @@ def _changed(evidence: EvidenceBundle | None, pull_url: str | None) -> str:
     shown = ", ".join(inline_code(f, limit=120) for f in files[:5])
     more = f" and {len(files) - 5} more" if len(files) > 5 else ""
     diff = link("the diff", f"{pull_url}/files") if pull_url else ""
-    return (f"{len(files)} file{'s' if len(files) != 1 else ''}: {shown}{more}"
+    lines = evidence.lines if evidence is not None else None
+    stat = f" (+{lines[0]:,} lines, -{lines[1]:,} lines)" if lines is not None else ""
+    return (f"{len(files)} file{'s' if len(files) != 1 else ''}{stat}: {shown}{more}"
             + (f" — {diff}" if diff else ""))
 
 

@@ -58,8 +58,9 @@ async def test_a_maintainer_reads_the_quest_at_each_checkpoint(stack: Stack) -> 
     status = story.status_comment()
     pr = stack.fake.repo(REPO).pulls[story.pr_number()]
     first = top(status)
-    assert f"[the diff](https://github.com/{REPO}/pull/{pr.number}/files)" in first
-    assert "`pager.py`" in first and f"bound to head `{ready.head and ready.head[:12]}`" in first
+    assert ("1 file (+1 lines, -1 lines): `pager.py` — "
+            f"[the diff](https://github.com/{REPO}/pull/{pr.number}/files)") in first
+    assert f"bound to head `{ready.head and ready.head[:12]}`" in first
     assert "the reproduction fails on the base and passes on the head" in first
     assert "**Cost so far:** 3,600 tokens" in first  # three stages, 1,200 tokens each
     # what the proof printed, collapsed; never a bare digest, never the worker's paths

@@ -62,7 +62,8 @@ def evidence(quest: Quest) -> EvidenceBundle | None:
         reproduction=Reproduction(name="reproduction", command=("python3", "-m", "unittest"),
                                   base_exit_code=1, head_exit_code=0) if proved else None,
         plan="round up in pages()" if quest.plan else None, result=result,
-        proof_digest=ZERO_DIGEST if proved else None, outputs=outputs)
+        proof_digest=ZERO_DIGEST if proved else None, outputs=outputs,
+        lines=(1, 1) if proved else None)
 
 
 def _main_line(b: JournalBuilder) -> None:

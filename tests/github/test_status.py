@@ -17,6 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.agent.evidence import CommandOutput, EvidenceBundle
+from bot.agent.proofs import diff_stat
 from bot.agent.machine import RunState
 from bot.agent.result import AppliedChange, TaskResult
 from bot.agent.validation import Claim, ClaimVerdict, Evidence, Verdict
@@ -85,7 +86,7 @@ def test_the_comment_answers_the_ten_second_questions_at_checkpoint_c() -> None:
     assert "[the run on GitHub](https://github.com/octo/demo/runs/11)" in top
     assert "[its job and log](https://ci.example.com/octo/demo/jobs/11)" in top
     assert "`pages() rounds down, so the last partial page is lost` — confidence 80%" in top
-    assert f"[the diff]({PULL}/files)" in top
+    assert f"1 file (+1 lines, -1 lines): `pager.py` — [the diff]({PULL}/files)" in top
     assert "1 of 1 checks passed" in top and "fails on the base and passes on the head" in top
     assert "`/approve C`" in top and "**Approve** · **Revise** · **Reject**" in top
     assert "**Cost so far:** 12,345 tokens, $0.42" in top
@@ -141,6 +142,12 @@ def test_host_paths_are_hidden_and_urls_and_commands_are_not() -> None:
         "see …/case.py and …/x"
     kept = "https://github.com/octo/demo/pull/7/files, `/approve A`, a/b/c, 3/4"
     assert hide_paths(kept) == kept
+
+
+def test_the_diff_stat_counts_lines_and_binary_files() -> None:
+    numstat = "3\t1\tpager.py\n-\t-\tlogo.png\n0\t12\tdocs/a b.md\n"
+    assert diff_stat(numstat) == (("pager.py", "logo.png", "docs/a b.md"), (3, 13))
+    assert diff_stat("") == ((), (0, 0))
 
 
 def test_a_link_is_only_made_of_a_web_address() -> None:
