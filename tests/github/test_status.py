@@ -17,8 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from bot.agent.evidence import CommandOutput, EvidenceBundle
-from bot.agent.proofs import diff_stat
 from bot.agent.machine import RunState
+from bot.agent.proofs import diff_stat
 from bot.agent.result import AppliedChange, TaskResult
 from bot.agent.validation import Claim, ClaimVerdict, Evidence, Verdict
 from bot.core import EVENT_TYPES, Quest, State
