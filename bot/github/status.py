@@ -5,7 +5,7 @@ which ``bot.github.projection`` fills from the quest, its journal and its eviden
 answers, in order, the questions a maintainer comes with:
 
 1. where it stands and what happens next — the commands and buttons that do it;
-2. what failed, linked to GitHub's page of the run and to the CI's job and log;
+2. what failed, linked to the failed check and to its log (the CI's page, when it is another);
 3. what questbot thinks and how sure (the hypothesis, the claims' confidence);
 4. what it changed (the files, linked to the pull request's diff);
 5. what the proof ran and its result — each command's output tail in a collapsed block;
@@ -114,8 +114,11 @@ def _what_failed(q: Quest, failed: FailedRun | None) -> str:
     if q.kind is SignalKind.ISSUE or q.kind is SignalKind.COMMENT:
         return link(title, failed.source) if failed.source else title
     where = f" on {sha(failed.sha)}" if failed.sha else ""
-    links = [link("the run on GitHub", failed.source) if failed.source else "",
-             link("its job and log", failed.details_url) if failed.details_url else ""]
+    details = failed.details_url if failed.details_url != failed.source else None
+    both = not details and _URL.match(failed.source)  # one page shows the check and its log
+    links = [link("the failed check and its log" if both else "the failed check",
+                  failed.source) if failed.source else "",
+             link("its log", details) if details else ""]
     shown = " · ".join(x for x in links if x)
     return f"{title}{where}" + (f" — {shown}" if shown else "")
 

@@ -40,8 +40,8 @@ async def test_a_maintainer_reads_the_quest_at_each_checkpoint(stack: Stack) -> 
     status = story.status_comment()
     first = top(status)
     # what failed, linked to GitHub's page of the run and to where its CI keeps the log
-    assert f"[the run on GitHub](https://github.com/{REPO}/runs/{failing.id})" in first
-    assert f"[its job and log]({failing.details_url})" in first
+    assert f"[the failed check](https://github.com/{REPO}/runs/{failing.id})" in first
+    assert f"[its log]({failing.details_url})" in first
     # what questbot thinks, and how sure: the agent's three claims, 90%, 95% and 80%
     hypothesis = sample_spec().hypothesis
     assert hypothesis[:60] in first and "confidence 88%" in first

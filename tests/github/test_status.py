@@ -83,8 +83,8 @@ def test_the_comment_answers_the_ten_second_questions_at_checkpoint_c() -> None:
     at = STATES[State.READY]
     body = status.status_comment(at.view)
     top = body.split("<details>")[0]  # what is read without opening anything
-    assert "[the run on GitHub](https://github.com/octo/demo/runs/11)" in top
-    assert "[its job and log](https://ci.example.com/octo/demo/jobs/11)" in top
+    assert "[the failed check](https://github.com/octo/demo/runs/11)" in top
+    assert "[its log](https://ci.example.com/octo/demo/jobs/11)" in top
     assert "`pages() rounds down, so the last partial page is lost` — confidence 80%" in top
     assert f"1 file (+1 lines, -1 lines): `pager.py` — [the diff]({PULL}/files)" in top
     assert "1 of 1 checks passed" in top and "fails on the base and passes on the head" in top
@@ -224,3 +224,15 @@ def test_the_path_ends_where_the_quest_is(state: State) -> None:
     view = STATES[state].view
     assert view.path[-1] is state and view.path[0] is State.SENSED
     assert all(a is not b for a, b in zip(view.path, view.path[1:], strict=False))
+
+
+def test_what_failed_links_the_check_and_its_log_once_each() -> None:
+    at = STATES[State.SENSED]
+    same = status.FailedRun("https://github.com/o/r/actions/runs/5/job/7",
+                            "https://github.com/o/r/actions/runs/5/job/7", "abc")
+    body = status.status_comment(status.StatusView(at.quest, failed=same))
+    assert "[the failed check and its log](https://github.com/o/r/actions/runs/5/job/7)" in body
+    assert "[its log]" not in body
+    bare = status.status_comment(status.StatusView(at.quest, failed=status.FailedRun(
+        "check_run:1")))
+    assert "the failed check (`check_run:1`)" in bare
