@@ -91,8 +91,9 @@ def _shown_path(match: re.Match[str]) -> str:
     if len(parts) < 2:
         return "…/"
     for index, part in enumerate(parts[:-1]):
-        # the proof's worktrees: /tmp/questbot-proof-x/head/pager.py is pager.py at the head
-        if _WORKTREE.match(part) and parts[index + 1] in ("head", "base", "home"):
+        # the proof's worktrees and homes (head, base, head-repro, home-base, …):
+        # /tmp/questbot-proof-x/head/pager.py is pager.py at the head
+        if _WORKTREE.match(part):
             rest = parts[index + 2:]
             return "/".join(rest) if rest else parts[index + 1]
     if len(parts) >= 2 and parts[-2] == "bin":

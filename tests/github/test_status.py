@@ -140,6 +140,8 @@ def test_host_paths_are_hidden_and_urls_and_commands_are_not() -> None:
         "python -m pytest tests"
     assert hide_paths("see /usr/lib/python3.11/case.py and /home/w/.cache/x") == \
         "see …/case.py and …/x"
+    assert hide_paths('File "/tmp/questbot-proof-k9/head-repro/tests/t.py", line 2') == \
+        'File "tests/t.py", line 2'
     kept = "https://github.com/octo/demo/pull/7/files, `/approve A`, a/b/c, 3/4"
     assert hide_paths(kept) == kept
 
