@@ -22,7 +22,8 @@ reproduce   the reproduction (name, argv, exit codes), its commit, the plan, ris
 plan        the revised plan and risk
 patch       the patch run's ``TaskResult`` (its in-run checks and change)
 proof       the proof's checks (the configured commands and the reproduction at
-            the head), the reproduction at base and head, and the proof digest
+            the head), the reproduction at base and head, the proof digest, and the
+            tail of what each command printed
 ==========  ====================================================================
 
 Every record carries the ``TaskResult`` of its run, so ``verified`` stays what
@@ -57,7 +58,7 @@ from enum import StrEnum
 import redis.asyncio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from bot.agent.evidence import EvidenceBundle
+from bot.agent.evidence import CommandOutput, EvidenceBundle
 from bot.agent.machine import RunState
 from bot.agent.result import AppliedChange, TaskResult
 from bot.agent.validation import ClaimVerdict
@@ -101,6 +102,9 @@ class StageRecord(BaseModel):
     head: str | None = None
     base: str | None = None
     proof_digest: str | None = None
+    outputs: tuple[CommandOutput, ...] = ()
+    lines: tuple[int, int] | None = None
+    """The lines the proof saw the head add and remove against the base."""
 
 
 def evidence_key(quest_id: str) -> str:
@@ -196,6 +200,8 @@ def compose(records: Sequence[StageRecord]) -> EvidenceBundle | None:
         plan=planned.plan if planned else None,
         result=latest.result,
         proof_digest=latest.proof_digest if latest.piece is Piece.PROOF else None,
+        outputs=proof.outputs if proof else (),
+        lines=proof.lines if proof else None,
     )
 
 

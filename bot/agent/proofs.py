@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bot.adapters import AdapterContext, GitHost, outcome_id
+from bot.agent.evidence import CommandOutput
 from bot.agent.evidence_store import EvidenceStore, Piece, StageRecord, proof_result
 from bot.agent.proof_runner import CheckCommand, CommandLog, run_proof
 from bot.agent.workspace import git, local_repository, proof_repository, rebind, tree_files
@@ -131,7 +132,8 @@ async def prove(ctx: AdapterContext, effect: Effect, *,
 class ProofFacts:
     """What one proof established, filled in as it runs, for the evidence store: the checks
     (the configured commands and the reproduction at the head, as it ran there), the
-    reproduction at base and head, the files the head changes, the digest and why it failed."""
+    reproduction at base and head, the files the head changes, the digest, why it failed, and
+    the tail of what each command printed."""
 
     quest_id: str
     revision: int
@@ -144,6 +146,9 @@ class ProofFacts:
     files: tuple[str, ...] = ()
     digest: str | None = None
     reason: str | None = None
+    outputs: tuple[CommandOutput, ...] = ()
+    lines: tuple[int, int] | None = None
+    """Lines the head adds and removes against the base (text files only)."""
 
     def record(self, *, completed: bool) -> StageRecord:
         result = proof_result(quest_id=self.quest_id, revision=self.revision,
@@ -152,7 +157,23 @@ class ProofFacts:
                               checks=self.checks)
         return StageRecord(piece=Piece.PROOF, revision=self.revision, result=result,
                            reproduction=self.reproduction, risk=self.risk, base=self.base,
-                           head=self.head, proof_digest=self.digest)
+                           head=self.head, proof_digest=self.digest, outputs=self.outputs,
+                           lines=self.lines)
+
+
+def diff_stat(numstat: str) -> tuple[tuple[str, ...], tuple[int, int]]:
+    """The files of ``git diff --numstat`` and the lines added and removed in all of them (a
+    binary file, ``-`` there, counts as changed with no lines)."""
+    files: list[str] = []
+    added = removed = 0
+    for row in numstat.splitlines():
+        parts = row.split("\t", 2)
+        if len(parts) != 3 or not parts[2].strip():
+            continue
+        files.append(parts[2])
+        added += int(parts[0]) if parts[0].isdigit() else 0
+        removed += int(parts[1]) if parts[1].isdigit() else 0
+    return tuple(files), (added, removed)
 
 
 def _head_check(bundle: ProofBundle, logs: Sequence[CommandLog]) -> tuple[CheckRecord, ...]:
@@ -188,9 +209,8 @@ async def _prove(ctx: AdapterContext, effect: Effect, quest: Quest,
         local = await proof_repository(
             host, base=base, head=head, dest=Path(tmp) / "repo",
             overlay=record.files if record else None, overlay_ref=record.commit if record else None)
-        facts.files = tuple(line for line in (await git(
-            local.path, "diff", "--name-only", local.local_base, local.local_head)).splitlines()
-            if line.strip())
+        facts.files, facts.lines = diff_stat(await git(
+            local.path, "diff", "--numstat", local.local_base, local.local_head))
         changed = sorted(p for p, s in (record.files if record else {}).items()
                          if local.head_files.get(p) != s)
         if changed:
@@ -203,6 +223,10 @@ async def _prove(ctx: AdapterContext, effect: Effect, quest: Quest,
     bundle = rebind(run.bundle, base=base, head=head)
     digest = bundle.digest()
     facts.checks = bundle.checks + _head_check(bundle, run.logs)
+    facts.outputs = tuple(
+        CommandOutput.of(name=log.name, at=log.at, command=log.argv,
+                         exit_code=log.result.exit_code, output=log.result.output_tail,
+                         truncated=log.result.truncated) for log in run.logs)
     facts.reproduction, facts.digest = bundle.reproduction, digest
     confirmed = bundle.reproduction is not None and bundle.reproduction.confirmed
     if bundle.all_passed and confirmed:

@@ -89,7 +89,8 @@ class TaskResult(BaseModel):
         """Everything standing between this result and ``verified`` (empty when verified)."""
         gaps: list[str] = []
         if self.state is not RunState.COMPLETED:
-            gaps.append(f"the run ended {self.state.value}, not completed")
+            ended = self.state.value.replace("_", " ")  # said to people: "needs human"
+            gaps.append(f"the run ended {ended}, not completed")
         if self.change is None:
             gaps.append("no change was applied")
         if not self.checks:

@@ -1,13 +1,15 @@
 """Mermaid state diagrams, generated from the machines' own tables and never drawn by hand.
 
-``state_diagram`` is the one generator: the quest lifecycle (``lifecycle_mermaid``, drawn in
-every status comment and in ``docs/lifecycle.md``) and the agent run (``bot.agent.machine``)
-both use it, so the diagrams read alike and cannot drift from their tables.
+``state_diagram`` is the one generator: the whole quest lifecycle (``lifecycle_mermaid``, in
+``docs/lifecycle.md``), the path one quest took (``path_mermaid``, in its status comment) and
+the agent run (``bot.agent.machine``) all use it, so the diagrams read alike and cannot drift
+from their tables.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import pairwise
 
 from bot.core.events import EVENT_TYPES
 from bot.core.states import ACTIVE, LIVE, TERMINAL, State
@@ -21,14 +23,16 @@ _CURRENT_STYLE = "fill:#ffd33d,stroke:#b08800,stroke-width:3px,font-weight:bold"
 
 def state_diagram(edges: Iterable[Edge], *, start: Iterable[str], ends: Iterable[str],
                   notes: Iterable[tuple[str, str]] = (), direction: str | None = None,
-                  current: str | None = None) -> str:
-    """A ``stateDiagram-v2``: the start, the edges, the terminal states, notes beside states,
-    and ``current`` marked when given."""
+                  current: str | None = None, names: Mapping[str, str] | None = None) -> str:
+    """A ``stateDiagram-v2``: the start, the edges (unlabelled when they carry no labels), the
+    terminal states, notes beside states, and ``current`` marked when given. ``names`` shows a
+    state under other words than its id (``state "rolled back" as rolledBack``)."""
     lines = ["stateDiagram-v2"]
     if direction is not None:
         lines.append(f"    direction {direction}")
+    lines.extend(f'    state "{label}" as {state}' for state, label in (names or {}).items())
     lines.extend(f"    [*] --> {state}" for state in start)
-    lines.extend(f"    {source} --> {target}: {', '.join(labels)}"
+    lines.extend(f"    {source} --> {target}" + (f": {', '.join(labels)}" if labels else "")
                  for source, target, labels in edges)
     lines.extend(f"    {state} --> [*]" for state in ends)
     lines.extend(f"    note right of {state}: {text}" for state, text in notes)
@@ -82,4 +86,36 @@ def lifecycle_mermaid(current: State | None = None) -> str:
         notes=[(State.PARKED.value, _everywhere_note())],
         direction="LR",
         current=current.value if current is not None else None,
+    )
+
+
+# --- one quest's path --------------------------------------------------------------------
+
+
+def path_id(state: State) -> str:
+    """A state's id in a path diagram, in camel case (``rolledBack``): people read the
+    diagram, and the status comment shows no internal identifier."""
+    first, *rest = state.value.split("_")
+    return first + "".join(word.capitalize() for word in rest)
+
+
+def path_mermaid(path: Sequence[State], current: State | None = None) -> str:
+    """The states one quest went through, in order, each step once (a quest sent back
+    through a state draws the edge back to it): a handful of boxes, not the whole machine."""
+    if not path:
+        return state_diagram((), start=(), ends=())
+    steps: dict[tuple[str, str], None] = {}
+    for source, target in pairwise(path):
+        if source is not target:
+            steps[(path_id(source), path_id(target))] = None
+    names = {path_id(s): s.value.replace("_", " ") for s in dict.fromkeys(path)
+             if "_" in s.value}
+    last = path[-1]
+    return state_diagram(
+        [(source, target, ()) for source, target in steps],
+        start=[path_id(path[0])],
+        ends=[path_id(last)] if last in TERMINAL else [],
+        direction="LR",
+        current=path_id(current) if current is not None else None,
+        names=names,
     )

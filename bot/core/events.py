@@ -114,6 +114,9 @@ class SignalSensed(_Event):
     run: str | None = None
     """The run that failed, for a failing check (``Suspect.run``'s names): what triage may
     re-run before any agent is paid for."""
+    details_url: str | None = None
+    """Where the failing check's CI says to look (for Actions, the job and its log), beside
+    ``source``, GitHub's page of the run: what the status comment links to."""
 
 
 class Triaged(_Event):
@@ -326,6 +329,8 @@ class Reopened(_Event):
     base: str | None = None
     """The default branch's head when the regression was seen: where research starts again
     (``None`` in journals from before, which kept the old base)."""
+    details_url: str | None = None
+    """As ``SignalSensed.details_url``: where the failure that reopened the quest is told."""
 
 
 class ParentLanded(_Event):

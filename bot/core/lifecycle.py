@@ -36,7 +36,7 @@ _DISPATCH = {etype: (moves, HANDLERS[etype], FOLLOW_UPS.get(etype))
 handler and what may follow it, found with one look-up per event."""
 
 __all__ = ["ANY_PERSON", "CLAIM_GUARDED", "FoldResult", "InvalidAt", "Transition", "accepts",
-           "fold", "reserved_for", "step", "steps"]
+           "fold", "path", "reserved_for", "step", "steps"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,6 +249,32 @@ def fold(events: Iterable[Event], policy: Policy, *, stop_at_invalid: bool = Tru
         if stopped:
             break
     return FoldResult(quest, EffectLog(rows, payloads), invalid, applied, tuple(absorbed))
+
+
+def path(events: Sequence[Event], policy: Policy,
+         policies: Sequence[Policy | None] | None = None) -> tuple[State, ...]:
+    """The states a quest went through, in order, each change once: its journal replayed as
+    the live path applies it (redeliveries absorbed, refused events skipped, follow-ups the
+    journal does not hold applied), for the small diagram of *this* quest's path."""
+    if policies is not None and len(policies) != len(events):
+        raise ValueError(f"path takes one policy per event: {len(policies)} for {len(events)}")
+    out: list[State] = []
+    quest: Quest | None = None
+    seen: set[str] = set()
+    for index, event in enumerate(events):
+        if event.id in seen:
+            continue
+        chosen = policies[index] if policies is not None else None
+        try:
+            moves = steps(quest, event, chosen or policy)
+        except InvalidTransition:
+            continue
+        for applied, transition in moves:
+            seen.add(applied.id)
+            quest = transition.quest
+            if not out or out[-1] is not quest.state:
+                out.append(quest.state)
+    return tuple(out)
 
 
 def _runs(events: Iterable[Event], policy: Policy, policies: Sequence[Policy | None] | None,

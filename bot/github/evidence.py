@@ -7,15 +7,26 @@ vocabulary keyed by the derived outcome (``bot.agent.outcome.outcome_of``); ``�
 "Verified" appear only for a verified result, and untrusted text (which might contain either)
 is made inert by ``bot.github.markdown``. A report that is not verified also lists, from
 ``TaskResult.verification_gaps``, exactly why.
+
+``render_outputs`` shows what the proof's commands printed — the tail of each, in a collapsed
+block — because a digest binds the output but tells a person nothing. Commands and output pass
+through ``hide_paths``: the worker's own paths are not shown.
 """
 
 from __future__ import annotations
 
-from bot.agent.evidence import EvidenceBundle
+from bot.agent.evidence import CommandOutput, EvidenceBundle
 from bot.agent.outcome import RunOutcome, outcome_of
 from bot.agent.validation import ClaimVerdict, Evidence
 from bot.core.proof import CheckRecord, Reproduction
-from bot.github.markdown import code_block, inline_code, plain
+from bot.github.markdown import (
+    code_block,
+    display_argv,
+    hide_paths,
+    html_text,
+    inline_code,
+    plain,
+)
 
 _HEADINGS: dict[RunOutcome, str] = {
     RunOutcome.SUCCESS: "✅ Verified",
@@ -77,7 +88,8 @@ def _reproduction(reproduction: Reproduction | None) -> list[str]:
         else "not confirmed: it must fail on the base and pass on the head"
     )
     return [
-        f"- {inline_code(reproduction.name)} runs {inline_code(' '.join(reproduction.command))}",
+        f"- {inline_code(reproduction.name)} runs "
+        f"{inline_code(display_argv(reproduction.command))}",
         f"- base exit {reproduction.base_exit_code}, head exit {reproduction.head_exit_code}: "
         f"{status}",
     ]
@@ -88,8 +100,7 @@ def _checks(checks: tuple[CheckRecord, ...]) -> list[str]:
         return ["No checks were executed."]
     return [
         f"- {inline_code(check.name)} {'passed' if check.passed else 'FAILED'} "
-        f"(exit {check.exit_code}): {inline_code(' '.join(check.command))}, "
-        f"output sha256 `{check.output_sha256[:12]}`"
+        f"(exit {check.exit_code}): {inline_code(display_argv(check.command))}"
         for check in checks
     ]
 
@@ -97,7 +108,8 @@ def _checks(checks: tuple[CheckRecord, ...]) -> list[str]:
 def _facts(bundle: EvidenceBundle) -> list[str]:
     result = bundle.result
     lines = [
-        f"- state: `{result.state.value}`, attempts: {result.attempts}, risk: `{result.risk.value}`"
+        f"- run: {result.state.value.replace('_', ' ')}, attempts: {result.attempts}, "
+        f"risk: {result.risk.value}"
     ]
     if result.change is not None:
         files = ", ".join(inline_code(path, limit=120) for path in result.change.files[:20])
@@ -124,3 +136,27 @@ def render_markdown(bundle: EvidenceBundle) -> str:
         ["#### Checks", "", *_checks(bundle.checks)],
     ]
     return "\n\n".join("\n".join(section) for section in sections) + "\n"
+
+
+OUTPUT_LINES = 40
+"""Lines of each command's output shown: the end, where a failure says why."""
+
+
+def output_block(output: CommandOutput, *, lines: int = OUTPUT_LINES) -> str:
+    """One command the proof ran, its result, and the end of what it printed, collapsed."""
+    where = "the base" if output.at == "base" else "the head"
+    result = "passed" if output.exit_code == 0 else "FAILED"
+    shown = hide_paths(output.tail).rstrip("\n").splitlines()
+    kept = shown[-lines:]
+    cut = len(kept) < len(shown) or output.truncated
+    summary = f"{html_text(output.name, limit=80)} at {where}: {result} (exit {output.exit_code})"
+    body = code_block("\n".join(kept)) if kept else "*(it printed nothing)*"
+    note = "the last lines of what it printed:" if cut else "what it printed:"
+    return "\n".join([f"<details><summary>{summary}</summary>", "",
+                      f"{inline_code(display_argv(output.command))} — {note}", "", body, "",
+                      "</details>"])
+
+
+def render_outputs(outputs: tuple[CommandOutput, ...], *, lines: int = OUTPUT_LINES) -> str:
+    """Every command the proof ran with its output's tail (empty when there is none)."""
+    return "\n\n".join(output_block(o, lines=lines) for o in outputs)

@@ -18,6 +18,7 @@ success mark a report may show is the one the renderer itself prints for a verif
 
 from __future__ import annotations
 
+import html
 import re
 
 SUCCESS_MARKS: tuple[str, ...] = ("✅", "✔️", "✔", "☑️", "☑", "✓", "🟢", "🎉", "👍")
@@ -66,3 +67,48 @@ def plain(text: str, limit: int = 300) -> str:
     """``text`` as escaped prose on one line: no formatting, links, HTML or mentions."""
     flat = _cap(" ".join(neutralise(text).split()), limit)
     return _MARKDOWN_PUNCT.sub(r"\\\1", flat).replace("@", "@\u200b")
+
+
+def html_text(text: str, limit: int = 120) -> str:
+    """``text`` for a raw HTML line (a ``<summary>``), where Markdown's backslash escapes show
+    as backslashes: HTML-escaped instead, on one line, with mentions broken."""
+    flat = _cap(" ".join(neutralise(text).split()), limit)
+    return html.escape(flat).replace("@", "@\u200b")
+
+
+# --- host paths ----------------------------------------------------------------------------
+
+_HOST_PATH = re.compile(r"(?<![\w.~:/\\-])(?:(?:/[\w.@+~-]+){2,}/?"
+                        r"|/(?:tmp|home|root|work|usr|var|opt|srv|mnt|private|proc|etc)/)")
+"""An absolute path of two components or more (``/tmp/x``, ``/home/w/.venv/bin/python``), or
+a system directory alone (``/home/``, where an output's tail was cut), not inside a URL
+(``https://github.com/o/r``: its slashes follow a colon, a slash or a letter)."""
+_WORKTREE = re.compile(r"^questbot-proof-[\w-]*$")
+
+
+def _shown_path(match: re.Match[str]) -> str:
+    parts = [p for p in match.group(0).split("/") if p]
+    if len(parts) < 2:
+        return "…/"
+    for index, part in enumerate(parts[:-1]):
+        # the proof's worktrees and homes (head, base, head-repro, home-base, …):
+        # /tmp/questbot-proof-x/head/pager.py is pager.py at the head
+        if _WORKTREE.match(part):
+            rest = parts[index + 2:]
+            return "/".join(rest) if rest else parts[index + 1]
+    if len(parts) >= 2 and parts[-2] == "bin":
+        return parts[-1]  # an executable: python, not /…/.venv/bin/python
+    return f"…/{parts[-1]}"
+
+
+def hide_paths(text: str) -> str:
+    """``text`` with the worker's own paths replaced by what a person needs of them: a file of
+    the proof's worktree relative to the repository, an executable by its name, anything else
+    by its last part. Where questbot's worker keeps its files (its home, its virtualenv, its
+    temporary directories) is no business of a reader's, and tells an attacker the layout."""
+    return _HOST_PATH.sub(_shown_path, text)
+
+
+def display_argv(argv: tuple[str, ...] | list[str]) -> str:
+    """A command as one line for people: its words joined, the worker's paths hidden."""
+    return hide_paths(" ".join(argv))

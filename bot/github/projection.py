@@ -44,9 +44,10 @@ from bot.agent.evidence import EvidenceBundle
 from bot.core import Quest
 from bot.core.events import Reopened, Reproduced, Route
 from bot.core.states import CHECKPOINT_AT, State
-from bot.github import render
+from bot.github import render, status
 from bot.github.forge import CHECK_NAME, CheckRun, Forge, Forges, Pull, refused
 from bot.github.markdown import inline_code
+from bot.github.quest_story import read_story
 from bot.journal import REDIS_AWAY, PermanentError, failures, quest_keys
 from bot.journal.memory import ForgeMemory
 from bot.journal.records import load_event
@@ -270,13 +271,17 @@ class Projection:
         target = pr if pr is not None else await self.source_issue(quest)
         if target is None:
             return None
-        view = render.StatusView(
-            quest, await self._timeline(quest.id),
-            evidence,
+        settings = await self.ctx.settings.settings(quest.repo)
+        story = await read_story(self.ctx.journal, quest, settings.to_policy(),
+                                 timeline=self.timeline)
+        view = status.StatusView(
+            quest, story.timeline, evidence,
             await self.memory.quest(quest.id, "pr_url") if pr is not None else None,
-            [f"{f.effect_type}: {f.error}" for f in
-             (await failures(self.ctx.journal.client, quest.id))[-3:]])
-        body = render.status_comment(view)
+            [f"{f.effect_type.replace('_', ' ')}: {f.error}" for f in
+             (await failures(self.ctx.journal.client, quest.id))[-3:]],
+            path=story.path, failed=story.failed,
+            check_url=await self.memory.quest(quest.id, "check_url"))
+        body = status.status_comment(view)
         new_digest = digest(target, body)
         if await self.memory.quest(quest.id, "status_digest") == new_digest:
             return await self.memory.quest(quest.id, "status_url")
@@ -304,18 +309,6 @@ class Projection:
                                     status_digest=new_digest, status_url=comment.html_url)
         return comment.html_url
 
-    async def _timeline(self, quest_id: str) -> list[render.TimelineEntry]:
-        rows = stream_rows(await self.ctx.journal.client.xrevrange(
-            quest_keys(quest_id).events, "+", "-", count=self.timeline))
-        out = []
-        for _, fields in reversed(rows):
-            try:
-                event = load_event(fields["e"])
-            except (KeyError, ValueError):
-                continue
-            out.append(render.TimelineEntry(event.at, event.type, None, event.actor))
-        return out
-
     async def upsert_check_run(self, quest: Quest, forge: Forge, details_url: str | None,
                                evidence: EvidenceBundle | None = None) -> None:
         """Create or update the ``questbot`` check run on the quest's head; its details
@@ -337,7 +330,7 @@ class Projection:
                 return  # written meanwhile by the path that held the lease
             run = await self._check_run_on(quest, forge, head, view, body)
             await self.memory.record_quest(quest.id, clear=CREATING_CHECK, check_run=run.id,
-                                           check_head=head,
+                                           check_head=head, check_url=run.html_url,
                                            check_done=int(view.status == "completed"),
                                            check_digest=new_digest)
 
@@ -419,3 +412,4 @@ class Projection:
             return False
         settings = await self.ctx.settings.settings(quest.repo)
         return settings.to_policy().blocking(checkpoint)
+

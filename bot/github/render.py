@@ -1,5 +1,5 @@
-"""Pure renderers for what people see of a quest on GitHub: the status comment, the check run
-and the inbox issue.
+"""Pure renderers for what people see of a quest on GitHub: the check run, the inbox issue,
+and the sentences the status comment (``bot.github.status``) is built from.
 
 Nothing here performs I/O; ``bot.github.projection`` decides where the text goes. Every piece
 of untrusted text — a quest title from an issue, a reason typed after ``/kill``, a login —
@@ -29,8 +29,7 @@ so a person — or a future listing call — can tell questbot's writes apart.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
@@ -41,11 +40,9 @@ from bot.agent.result import TaskResult
 from bot.core import Quest
 from bot.core.quest import Outcome, ParkReason
 from bot.core.states import CHECKPOINT_AT, MEANING, State
-from bot.github.evidence import render_markdown
-from bot.github.forge.limits import BODY_LIMIT as COMMENT_LIMIT
+from bot.github.evidence import render_markdown, render_outputs
 from bot.github.forge.limits import OUTPUT_LIMIT, fit
-from bot.github.markdown import inline_code, plain
-from bot.github.views import allowed_commands, lifecycle_mermaid
+from bot.github.markdown import hide_paths, inline_code, plain
 
 ACTIONS: tuple[dict[str, str], ...] = (
     {"label": "Approve", "identifier": "approve", "description": "Approve this checkpoint"},
@@ -99,6 +96,11 @@ _ENDED = {
 }
 
 
+def state_words(state: State) -> str:
+    """A state as people read it: ``rolled back``, not ``rolled_back``."""
+    return state.value.replace("_", " ")
+
+
 def sha(value: str | None) -> str:
     return inline_code(value[:12]) if value else "*(none)*"
 
@@ -146,7 +148,7 @@ def next_action(quest: Quest) -> str:
         return (f"A regression was seen: questbot reverts {sha(quest.merge_sha)}, then "
                 f"research restarts at revision {quest.revision + 1}.")
     if state is State.HANDED_OFF:
-        return (f"{_login(quest.owner)} holds the review and decides; `/release` hands it "
+        return (f"{login(quest.owner)} holds the review and decides; `/release` hands it "
                 "back.")
     if state is State.PARKED:
         said = _PARKED.get(quest.park_reason or ParkReason.PAUSED, _PARKED[ParkReason.PAUSED])
@@ -154,8 +156,9 @@ def next_action(quest: Quest) -> str:
     return _ENDED.get(quest.outcome or Outcome.CLOSED, "Nothing: the quest has ended.")
 
 
-def _login(login: str | None) -> str:
-    return inline_code(login) if login else "*(nobody)*"
+def login(name: str | None) -> str:
+    """A person's login as a code span: named, not pinged on every edit."""
+    return inline_code(name) if name else "*(nobody)*"
 
 
 def _proof_line(quest: Quest) -> str:
@@ -163,70 +166,8 @@ def _proof_line(quest: Quest) -> str:
         return "- proof: none yet for this revision"
     if not quest.proof_bound:
         return "- proof: **not bound** to the current revision, head and base; it does not count"
-    return (f"- proof: bound to revision {quest.proof.revision}, head {sha(quest.proof.head)}, "
-            f"digest {inline_code(quest.proof.proof_digest or '')}")
-
-
-@dataclass(frozen=True, slots=True)
-class TimelineEntry:
-    at: datetime
-    event: str
-    state: State | None = None
-    actor: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class StatusView:
-    quest: Quest
-    timeline: Sequence[TimelineEntry] = ()
-    evidence: EvidenceBundle | None = None
-    pull_url: str | None = None
-    failures: Sequence[str] = field(default=())
-    """Effects that failed for good, in words, so people see them where they look."""
-
-
-def status_comment(view: StatusView) -> str:
-    """The single status comment of a quest, edited in place as it moves."""
-    q = view.quest
-    lines = [
-        quest_marker(q.id),
-        f"### questbot quest {inline_code(q.id)}: {inline_code(q.title or '(untitled)')}",
-        "",
-        f"**State:** `{q.state.value}` — {MEANING[q.state]}",
-        "",
-        f"**Next:** {next_action(q)}",
-        "",
-        f"- revision {q.revision}, severity `{q.severity.value}`, risk `{q.risk.value}`, "
-        f"attempts {q.attempts}",
-        f"- base {sha(q.base)}, head {sha(q.head)}",
-        _proof_line(q),
-    ]
-    if q.merge_sha:
-        lines.append(f"- merged as {sha(q.merge_sha)}")
-    commands = [f"`{c.usage}`" + (f" (only {_login(c.only)})" if c.only else "")
-                for c in allowed_commands(q)]
-    lines += ["", "**Commands you can use now:** " + ", ".join(commands)]
-    if view.failures:
-        lines += ["", "**Could not be done on GitHub:**"]
-        lines += [f"- {plain(text)}" for text in view.failures]
-    if view.timeline:
-        lines += ["", "<details><summary>Timeline</summary>", ""]
-        for entry in view.timeline:
-            who = f" by {_login(entry.actor)}" if entry.actor else ""
-            to = f" → `{entry.state.value}`" if entry.state else ""
-            lines.append(f"- {entry.at:%Y-%m-%d %H:%M} UTC `{entry.event}`{who}{to}")
-        lines += ["", "</details>"]
-    tail = ["", "<details><summary>Lifecycle</summary>", "", "```mermaid",
-            lifecycle_mermaid(q.state), "```", "", "</details>", ""]
-    if view.evidence is not None:
-        budget = COMMENT_LIMIT - len("\n".join([*lines, *tail])) - 64
-        where = f"the `questbot` check run's details ({view.pull_url}/checks)" \
-            if view.pull_url else "the `questbot` check run's details"
-        lines += ["", "<details><summary>Evidence</summary>", "",
-                  fit(render_markdown(view.evidence), budget,
-                      note=f"\n\n*(cut here: a comment holds {COMMENT_LIMIT:,} characters; "
-                           f"{{rest:,}} more are in {where})*\n"), "</details>"]
-    return "\n".join([*lines, *tail])
+    return (f"- proof: bound to revision {quest.proof.revision} and head "
+            f"{sha(quest.proof.head)}; what it ran is below")
 
 
 # --- the check run -----------------------------------------------------------------------
@@ -292,7 +233,8 @@ class CheckRunView:
 
     def body(self, details_url: str | None = None) -> dict[str, Any]:
         """The ``checks/create`` / ``checks/update`` fields (without name and head)."""
-        output: dict[str, Any] = {"title": self.title, "summary": self.summary}
+        output: dict[str, Any] = {"title": hide_paths(self.title),
+                                  "summary": hide_paths(self.summary)}
         if self.text:
             output["text"] = self.text
         out: dict[str, Any] = {"status": self.status, "output": output,
@@ -321,24 +263,32 @@ _TERMINAL_CHECK: dict[Outcome, tuple[CheckConclusion, str]] = {
 
 CHECK_TEXT_LIMIT = OUTPUT_LIMIT
 """GitHub refuses a check run whose ``output.text`` is longer than this."""
-_CUT = "\n\n*(cut here: GitHub allows 65535 characters; the status comment has the rest)*\n"
+_CUT = ("\n\n*(cut here: GitHub allows {limit:,} characters in a check run's details; "
+        "{rest:,} more were left out)*\n")
 
 
 def check_text(quest: Quest, evidence: EvidenceBundle | None = None) -> str:
-    """The check run's details: what comes next, the proof, and the evidence when there is
-    some — cut to GitHub's limit (the verdict heading comes first, so it is never cut off)."""
+    """The check run's details — the full text the status comment points to when it cuts:
+    what comes next, the proof, the evidence and what the proof printed, cut to GitHub's limit
+    at a line end (the verdict heading comes first, so it is never cut off)."""
     text = f"{next_action(quest)}\n\n{_proof_line(quest)}"
     if evidence is not None:
         text += "\n\n" + render_markdown(evidence)
-    if len(text) > CHECK_TEXT_LIMIT:
-        text = text[:CHECK_TEXT_LIMIT - len(_CUT)] + _CUT
-    return text
+        if evidence.outputs:
+            text += "\n\n#### What the proof printed\n\n" + render_outputs(evidence.outputs)
+    text = hide_paths(text)
+    cut = fit(text, CHECK_TEXT_LIMIT, note=_CUT)
+    opened = cut.count("<details>") - cut.count("</details>")
+    if opened > 0:  # a cut inside a collapsed block closes it, within the limit still
+        closers = "\n</details>" * opened
+        cut = fit(text, CHECK_TEXT_LIMIT - len(closers), note=_CUT) + closers
+    return cut
 
 
 def check_run(quest: Quest, evidence: EvidenceBundle | None = None) -> CheckRunView:
     """The ``questbot`` check run for the quest's current state."""
     state = quest.state
-    meaning = f"`{state.value}`: {MEANING[state]}"
+    meaning = f"{state_words(state).capitalize()}: {MEANING[state]}"
     text = check_text(quest, evidence)
     if state in CHECKPOINT_AT or state is State.HANDED_OFF:
         checkpoint = CHECKPOINT_AT.get(quest.checkpoint_state)
@@ -379,7 +329,7 @@ def check_run(quest: Quest, evidence: EvidenceBundle | None = None) -> CheckRunV
                             f"{meaning} The quest landed, but its evidence is not verified, "
                             f"so this is not shown as a success. {run}", text)
     status = "queued" if state is State.SENSED else "in_progress"
-    return CheckRunView(status, None, f"questbot: {state.value}", meaning, text)
+    return CheckRunView(status, None, f"questbot: {state_words(state)}", meaning, text)
 
 
 def superseded_check_run(new_head: str) -> CheckRunView:

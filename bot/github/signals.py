@@ -73,6 +73,9 @@ class Failure:
     """``suite:<check suite id>``: the same for every report of one red run on one commit."""
     run: str = ""
     """``check_run:<id>``, ``check_suite:<id>`` or ``workflow_run:<id>:<attempt>``."""
+    details_url: str = ""
+    """Where the CI that reported it says to look (a check run's ``details_url``: for Actions
+    the job and its log); ``source`` is GitHub's own page of the run (``html_url``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -197,7 +200,7 @@ def _group(suite_id: object) -> str:
 
 def _outcome(out: Intents, data: dict[str, Any], *, branch: object, conclusion: object,
              fingerprint: str, title: str, source: str, sha: str, group: str,
-             run: str) -> None:
+             run: str, details_url: str = "") -> None:
     """A completed run on the default branch: a failure, a success, or nothing for questbot
     (cancelled, skipped, neutral, or on another branch)."""
     repo = repo_of(data)
@@ -206,7 +209,8 @@ def _outcome(out: Intents, data: dict[str, Any], *, branch: object, conclusion: 
     if conclusion == "success":
         out.items.append(Passed(repo, fingerprint, sha, group, run, source))
     elif text(conclusion) in FAILED:
-        out.items.append(Failure(repo, fingerprint, title, source, sha, group, run))
+        out.items.append(Failure(repo, fingerprint, title, source, sha, group, run,
+                                 details_url))
 
 
 def _run_of(kind: str, number: object, *more: object) -> str:
@@ -225,7 +229,8 @@ async def _check_run(event: sansio.Event, out: Intents) -> None:
     _outcome(out, event.data, branch=suite.get("head_branch"), conclusion=run.get("conclusion"),
              fingerprint=f"check:{name}", title=f"check {name} failed",
              source=text(run.get("html_url")), sha=text(run.get("head_sha")),
-             group=_group(suite.get("id")), run=_run_of("check_run", run.get("id")))
+             group=_group(suite.get("id")), run=_run_of("check_run", run.get("id")),
+             details_url=text(run.get("details_url")))
 
 
 @failures.register("check_suite", action="completed")

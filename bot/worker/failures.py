@@ -166,7 +166,8 @@ class FailureIntake:
             return SignalSensed(id=ident, quest_id=qid, at=at, repo=f.repo,
                                 fingerprint=f.fingerprint, kind=SignalKind.CHECK_FAILURE,
                                 severity=Severity.HIGH, title=f.title, source=f.source,
-                                base=f.sha, run=f.run or None)
+                                base=f.sha, run=f.run or None,
+                                details_url=f.details_url or None)
         attached = SignalAttached(id=ident, quest_id=qid, at=at,
                                   fingerprint=f.fingerprint, source=f.source,
                                   severity=Severity.HIGH, sha=f.sha, run=f.run or None)
@@ -187,7 +188,8 @@ class FailureIntake:
                 return None
             return Reopened(id=ident, quest_id=qid, at=at,
                             fingerprint=f.fingerprint, source=f.source,
-                            severity=Severity.HIGH, base=await self.default_head(f.repo))
+                            severity=Severity.HIGH, base=await self.default_head(f.repo),
+                            details_url=f.details_url or None)
         if quest.state is State.SENSED and f.run and quest.reruns(f.sha, f.fingerprint, f.run):
             return RerunReported(id=ident, quest_id=qid, at=at, result=RerunResult.FAILED,
                                  run=f.run, source=f.source)

@@ -16,6 +16,7 @@ from bot.agent.evidence_store import (
     EvidenceStore,
     Piece,
     StageRecord,
+    compose,
     evidence_key,
     field_name,
     proof_result,
@@ -315,6 +316,14 @@ async def test_a_failing_proof_is_recorded_as_failed_with_its_exit_codes(
     # the unit tests fail at the head; the reproduction (10 items, 3 a page) happens to pass
     assert [c.exit_code for c in record.result.checks] == [1, 0]
     assert record.result.reason == events[0].reason
+    # what each command printed, where it ran: the tail people read instead of a digest
+    assert [(o.at, o.exit_code) for o in record.outputs] == [("head", 1), ("base", 1),
+                                                             ("head", 0)]
+    assert "FAIL" in record.outputs[0].tail and "Ran " in record.outputs[0].tail
+    research = StageRecord(piece=Piece.RESEARCH, revision=record.revision, seq=0,
+                           result=record.result, hypothesis="h")
+    bundle = compose([research, record])
+    assert bundle is not None and bundle.outputs == record.outputs
 
 
 async def test_a_proof_refused_before_running_is_recorded_without_checks(

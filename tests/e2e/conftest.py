@@ -7,6 +7,12 @@ any redaction) and as the production JSON handler writes it (``configure_logging
 secrets the processes give it). It fails the test if the App's private key (the PEM or any line
 of it), an installation token the fake minted, any token- or JWT-shaped string, or the webhook
 secret appears in either: redaction is the safety net, and questbot should not need it.
+
+``people_read_words`` guards what people read: every comment questbot wrote to the fake in any
+end-to-end test — status comments and replies, each create and each edit — and every check
+run's output must hold no internal identifier (a state or event name with an underscore) and
+no path of the host (``tests.github.surface``). The inbox issue's body (an issue, not a
+comment) is not checked here.
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from bot.observe.logs import configure_logging
 from tests.e2e.scenario import REPO
 from tests.e2e.stack import SECRET, Stack, virtual_pacing
 from tests.fakegithub import shared_key_pair
+from tests.github.surface import problems as shown_problems
 
 CREDENTIAL_SHAPES = re.compile(
     r"\b(?:gh[pousr]_[A-Za-z0-9_]{16,}|github_pat_[A-Za-z0-9_]{16,})"
@@ -108,3 +115,35 @@ def no_secrets_in_logs(request: pytest.FixtureRequest) -> Iterator[list[str]]:
         problems += [f"{what} in a log line: {line[:300]}" for what in leaks(line, secrets)]
     if problems:
         pytest.fail("credentials in the logs:\n  " + "\n  ".join(problems[:20]))
+
+
+SHOWN = {"issues/create-comment": "body", "issues/update-comment": "body",
+         "checks/create": "output", "checks/update": "output"}
+"""Writes whose text people read from questbot, and the field it is in."""
+
+
+def shown_texts(stack: Stack) -> list[tuple[str, str]]:
+    """``(operation, text)`` of every comment and check run questbot wrote."""
+    out: list[tuple[str, str]] = []
+    for e in stack.fake.requests:
+        where = SHOWN.get(e.operation_id or "")
+        if where is None or not isinstance(e.json, dict):
+            continue
+        value = e.json.get(where)
+        if where == "body" and isinstance(value, str):
+            out.append((str(e.operation_id), value))
+        elif where == "output" and isinstance(value, dict):
+            out.append((str(e.operation_id), "\n".join(
+                str(value.get(k) or "") for k in ("title", "summary", "text"))))
+    return out
+
+
+@pytest.fixture(autouse=True)
+def people_read_words(request: pytest.FixtureRequest) -> Iterator[None]:
+    yield
+    stacks = [v for v in request.node.funcargs.values() if isinstance(v, Stack)]
+    found = [f"{operation}: {problem}" for stack in stacks
+             for operation, text in shown_texts(stack) for problem in shown_problems(text)]
+    if found:
+        pytest.fail("what questbot showed people holds its own identifiers or host paths:\n  "
+                    + "\n  ".join(sorted(set(found))[:20]))

@@ -138,4 +138,4 @@ def test_the_check_run_text_is_cut_to_githubs_limit_after_the_verdict() -> None:
     text = render.check_run(quest, bundle).body()["output"]["text"]
     assert len(text) <= render.CHECK_TEXT_LIMIT < len(render_markdown(bundle))
     assert "❌ Failed, not verified" in text and SUCCESS not in text
-    assert text.endswith("the status comment has the rest)*\n")
+    assert text.endswith("more were left out)*\n")

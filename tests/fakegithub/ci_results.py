@@ -45,6 +45,8 @@ class CiResults:
             output={"title": f"{name}: {conclusion}", "summary": summary},
             app_slug=app_slug,
         )
+        # another CI's run: its page on GitHub, and where that CI says its log is
+        run.details_url = f"https://{app_slug}.example.com/{full_name}/jobs/{run.id}"
         repo.check_runs[run.id] = run
         pulls = [
             {
@@ -69,6 +71,8 @@ class CiResults:
                     "external_id": "",
                     "started_at": now,
                     "completed_at": now,
+                    "html_url": f"https://github.com/{full_name}/runs/{run.id}",
+                    "details_url": run.details_url,
                     "output": run.output | {"text": None},
                     "app": {"slug": app_slug},
                     "check_suite": {"head_sha": sha, "head_branch": _branch_at(repo, sha)},

@@ -49,7 +49,7 @@ async def test_checkpoint_opens_pr_check_run_comment_and_asks_reviewers(world: W
                for a in run.actions)
     assert world.calls("checks/create") == 1
     (comment,) = repo.comments.values()
-    assert "`ready`" in comment.body and "/approve C" in comment.body
+    assert "**State:** ready" in comment.body and "/approve C" in comment.body
 
 
 async def test_status_comment_is_edited_in_place_and_unchanged_content_is_skipped(
@@ -71,7 +71,7 @@ async def test_status_comment_is_edited_in_place_and_unchanged_content_is_skippe
     assert world.calls("issues/create-comment") == 1
     assert world.calls("issues/update-comment") >= 2
     (comment,) = world.fake.repo(REPO).comments.values()
-    assert "`reproducing`" in comment.body
+    assert "**State:** reproducing" in comment.body
     assert head
 
 

@@ -95,3 +95,18 @@ def test_quest_branches_name_their_quest_and_revert_branches_none() -> None:
     assert quest_of_branch("quest/q0123456789-revert-2") is None
     assert quest_of_branch("quest/a/b") is None
     assert quest_of_branch("main") is None
+
+
+async def test_a_failing_check_says_where_github_and_its_ci_show_it() -> None:
+    """The status comment links the run and its job's log: ``html_url`` is GitHub's page of
+    the run, ``details_url`` where the CI that made it says to look."""
+    payload = check_run("failure")
+    payload["check_run"] |= {"html_url": f"https://github.com/{REPO}/actions/runs/5/job/77",
+                             "details_url": f"https://ci.example.com/{REPO}/jobs/77"}
+    (job,) = await intents("check_run", "completed", payload)
+    assert isinstance(job, Failure)
+    assert job.source == f"https://github.com/{REPO}/actions/runs/5/job/77"
+    assert job.details_url == f"https://ci.example.com/{REPO}/jobs/77"
+    payload["check_run"]["details_url"] = None  # GitHub's example: a run with no details
+    (bare,) = await intents("check_run", "completed", payload)
+    assert isinstance(bare, Failure) and bare.details_url == ""

@@ -11,7 +11,7 @@ from bot.agent.machine import RunState
 from bot.agent.result import TaskResult
 from bot.agent.validation import Claim, ClaimVerdict, Evidence, Verdict
 from bot.core import Quest, State
-from bot.github import render
+from bot.github import status
 from bot.github.forge import Forges
 from bot.github.forge.limits import BODY_LIMIT, OUTPUT_LIMIT, fit, fit_check_run
 from tests.github.conftest import REPO, World
@@ -47,9 +47,9 @@ def test_a_check_run_body_is_fitted_field_by_field() -> None:
 
 def test_the_status_comment_cuts_its_evidence_and_points_to_the_check_run() -> None:
     quest = Quest(id="q", repo=REPO, state=State.PARKED, fingerprint="f", kind="check_failure")
-    view = render.StatusView(quest, evidence=huge_bundle(),
+    view = status.StatusView(quest, evidence=huge_bundle(),
                              pull_url="https://github.com/octo/demo/pull/7")
-    body = render.status_comment(view)
+    body = status.status_comment(view)
     assert len(body) <= BODY_LIMIT
     assert "more are in the `questbot` check run's details " \
            "(https://github.com/octo/demo/pull/7/checks)" in body

@@ -124,7 +124,7 @@ async def test_a_status_comment_posted_by_a_worker_that_died_is_edited_not_doubl
     await world.ctx.journal.apply(b.events[-1], b.policy)
     await world.effects.sync(await now(world))
     (comment,) = status_comments(world)
-    assert "`handed_off`" in comment.body
+    assert "**State:** handed off" in comment.body
     assert world.calls("issues/create-comment") == 1
 
 
@@ -142,7 +142,7 @@ async def test_a_person_quoting_the_status_comment_is_not_taken_for_it(world: Wo
     await world.effects.sync(await now(world))  # not an edit of alice's comment (a 403)
     (alices, fresh) = status_comments(world)
     assert (alices.user, alices.body) == ("alice", quote)
-    assert fresh.user == "questbot[bot]" and "`handed_off`" in fresh.body
+    assert fresh.user == "questbot[bot]" and "**State:** handed off" in fresh.body
 
 
 async def test_two_syncs_at_once_post_one_status_comment_and_one_check_run(

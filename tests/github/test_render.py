@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.core import State
-from bot.github import render
+from bot.github import render, status
 from bot.github.markdown import inline_code
 from bot.github.views import allowed_commands, lifecycle_mermaid
 from bot.tools.scenarios import JournalBuilder
@@ -46,7 +46,7 @@ def test_untrusted_text_neither_pings_nor_claims_success() -> None:
     b.add("triaged", route="auto_fix")
     b.add("killed", actor="mallory", reason="@everyone look")
     assert b.quest is not None
-    body = render.status_comment(render.StatusView(b.quest))
+    body = status.status_comment(status.StatusView(b.quest))
     title = inline_code(b.quest.title)
     assert title.startswith("`@octo-org") and "(check mark)" in title
     assert title in body and "@octo-org" not in body.replace(title, "")
@@ -63,7 +63,7 @@ def test_unbound_proof_does_not_render_as_success() -> None:
     assert b.quest is not None and b.quest.state is State.PROVING
     view = render.check_run(b.quest)
     assert view.conclusion is None and "success" not in str(view.body())
-    assert "none yet" in render.status_comment(render.StatusView(b.quest))
+    assert "none yet" in status.status_comment(status.StatusView(b.quest))
 
 
 def _rerun_asked() -> JournalBuilder:

@@ -1,0 +1,54 @@
+"""A quest's journal as its status comment tells it: the timeline, the path, what failed.
+
+The status comment is rendered from the quest, its evidence and this: the newest events in
+people's words (``bot.github.timeline``), the states the quest went through (the journal
+replayed by ``bot.core.lifecycle.path``, each event under the policy it was decided under)
+and the links of the signal that started it. Read once per sync, from the whole journal —
+a few dozen events for most quests, replayed in microseconds each.
+
+An unreadable journal gives an empty story rather than stopping the comment, which still says
+where the quest stands and what to do; the recovery tools (``python -m bot replay``) say why.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from bot.core import Policy, Quest
+from bot.core.events import Reopened, SignalSensed
+from bot.core.lifecycle import path
+from bot.core.states import State
+from bot.github.status import FailedRun
+from bot.github.timeline import TimelineEntry, entry_of
+from bot.journal.errors import CorruptJournal
+from bot.journal.recovery import read_recorded
+from bot.journal.store import Journal
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class Story:
+    timeline: Sequence[TimelineEntry] = ()
+    path: Sequence[State] = ()
+    failed: FailedRun | None = None
+
+
+async def read_story(journal: Journal, quest: Quest, policy: Policy, *,
+                     timeline: int = 10) -> Story:
+    """The newest ``timeline`` events in words, the path and what failed, for ``quest``."""
+    try:
+        recorded = await read_recorded(journal, quest.id)
+    except CorruptJournal as exc:
+        log.warning("the journal of quest %s cannot be read for its story: %s", quest.id, exc)
+        return Story()
+    events = recorded.events
+    failed: FailedRun | None = None
+    for event in reversed(events):
+        if isinstance(event, SignalSensed | Reopened):
+            failed = FailedRun(event.source, event.details_url, event.base)
+            break
+    return Story([entry_of(e) for e in events[-timeline:]] if timeline > 0 else [],
+                 path(events, policy, recorded.policies), failed)
