@@ -45,7 +45,7 @@ from bot.core.events import (
 )
 from bot.core.states import CHECKPOINT_AT, LIVE
 from bot.github import conversation
-from bot.github.commands import Command, CommandName, CommandProblem, render
+from bot.github.commands import Command, CommandName, CommandProblem, ours_without_quest, render
 from bot.github.conversation import (
     Permissions,
     no_permission_text,
@@ -281,12 +281,16 @@ class Intake:
 
     async def _commands(self, c: CommentCommands, delivery_id: str, out: Outcome) -> None:
         forge = await self.forges.for_repo(c.repo)  # not installed there: nothing to say
+        quest = await self._thread_quest(c, forge)
+        commands = c.commands if quest is not None else tuple(
+            item for item in c.commands if ours_without_quest(item))
+        if not commands:
+            return  # Prow's or another bot's commands on a thread that is no quest: not ours
         await self._say(c.repo, c.number, [conversation.reaction(c.repo, c.number, c.comment_id)])
         settings = await self.ctx.settings.settings(c.repo)
-        quest = await self._thread_quest(c, forge)
         replies: list[Effect] = []
 
-        for item in c.commands:
+        for item in commands:
             event_id = command_id(c, item)
 
             def reply(body: str, event_id: str = event_id) -> None:
@@ -299,13 +303,14 @@ class Intake:
                 reply(status_text(quest))
                 continue
             if not await self.permissions.may_act(forge, c.author, settings.reviewers):
-                reply(no_permission_text(login=c.author, command=item.name))
+                reply(no_permission_text(login=c.author, command=item))
                 continue
             if quest is None:
                 if item.name is CommandName.QUEST and not c.is_pull_request:
                     quest = await self._start_from_issue(c, item, event_id, out)
                 else:
-                    reply(no_quest_text(command=item.name))
+                    reply(no_quest_text(login=c.author, command=item,
+                                        on_pull=c.is_pull_request))
                 continue
             event = self._command_event(item, quest, c.author, event_id)
             result = await self._apply(event, c.repo, out)
@@ -353,27 +358,46 @@ class Intake:
             return Resumed(id=event_id, quest_id=qid, at=at, actor=actor)
         raise ValueError(f"/{name.value} is not a quest command")
 
+    async def _button_thread(self, b: ButtonPress) -> int | None:
+        """Where a button press is answered: the pull request the check run names, else the
+        quest's pull request or source issue as questbot recorded them, else the inbox — a
+        check run is on a commit, and before there is a pull request nothing else is."""
+        if b.number:
+            return b.number
+        for name in ("pr", "source_issue"):
+            number = await self.memory.quest_int(b.quest_id, name)
+            if number:
+                return number
+        inbox = await self.memory.repo(b.repo, "inbox")
+        return int(inbox) if inbox else None
+
     async def _button(self, b: ButtonPress, delivery_id: str, out: Outcome) -> None:
+        if b.action not in ("approve", "revise", "reject"):
+            return  # no button of questbot's has another identifier
         _v, quest = await self.ctx.journal.snapshot(b.quest_id)
-        if quest is None or b.action not in ("approve", "revise", "reject"):
-            return
         forge = await self.forges.for_repo(b.repo)
         settings = await self.ctx.settings.settings(b.repo)
         command = Command(name=CommandName(b.action), line=1,
                           reason=None if b.action == "approve" else "from the check run button")
-        number = b.number
+        number = await self._button_thread(b)
 
         async def reply(body: str) -> None:
-            if number:
-                out.replies += await self._say(b.repo, number, [conversation.reply(
-                    b.repo, number, f"button-{delivery_id}", body)])
+            if number is None:
+                log.warning("refused button %s on check run %s of %s, and no thread to say so "
+                            "on: %s", b.action, b.check_run_id, b.repo, body)
+                return
+            out.replies += await self._say(b.repo, number, [conversation.reply(
+                b.repo, number, f"button-{delivery_id}", body)])
 
         if not await self.permissions.may_act(forge, b.actor, settings.reviewers):
-            await reply(no_permission_text(login=b.actor, command=b.action))
+            await reply(no_permission_text(login=b.actor, command=command))
+            return
+        if quest is None:
+            await reply(no_quest_text(login=b.actor, command=command, on_pull=True))
             return
         event = self._command_event(command, quest, b.actor, f"button-{delivery_id}")
         if quest.head is not None and b.head_sha and b.head_sha != quest.head:
-            await reply(stale_button_text(b.actor, b.head_sha, quest.head))
+            await reply(stale_button_text(b.actor, command, quest, b.head_sha))
             return
         result = await self._apply(event, b.repo, out)
         if isinstance(result, InvalidTransition):
