@@ -178,7 +178,8 @@ async def test_a_claim_holds_the_review_and_refuses_others(stack: Stack) -> None
     await stack.fake.comment(REPO, number, "/approve", user="otto")
     await stack.settle()
     assert (await stack.quest(story.quest_id)).state is State.HANDED_OFF
-    assert any("@otto" in r and f"@{MAINTAINER} holds the review" in r for r in replies(stack, number))
+    assert any("@otto" in r and f"@{MAINTAINER} holds the review" in r
+               for r in replies(stack, number))
     await stack.fake.comment(REPO, number, "/approve A", user=MAINTAINER)  # the owner decides
     await stack.settle()
     assert (await stack.quest(story.quest_id)).state is State.PLANNED
