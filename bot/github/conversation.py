@@ -79,6 +79,12 @@ def reaction(repo: str, number: int, comment_id: int, content: str = SEEN) -> Ef
                          {"comment_id": comment_id, "content": content})
 
 
+def rewrite_inbox(repo: str, number: int, cause: str) -> Effect:
+    """Write the inbox issue ``number`` again even if questbot wrote the same: a person changed
+    it (ticked a box, closed it). ``cause`` names the delivery, so a redelivery asks once."""
+    return _conversation(repo, number, EffectType.NOTIFY_INBOX, cause, {"rewrite": 1})
+
+
 def reply_marker(key: str) -> str:
     """The hidden line a reply carries, by which a later delivery finds it."""
     return f"<!-- questbot:reply={key} -->"

@@ -60,12 +60,14 @@ class Inbox:
         return render.waits_for_person(quest, blocking)
 
     async def sync_quest(self, quest: Quest) -> None:
-        """Refresh the inbox if this quest started or stopped waiting for a person."""
-        waits = "1" if await self._waits(quest) else "0"
+        """Refresh the inbox if this quest started or stopped waiting for a person, or waits
+        differently (a checkpoint, then parked: its entry and box change)."""
+        shown = (f"{quest.state.value}:{quest.park_reason or ''}:{quest.revision}:"
+                 f"{quest.owner or ''}" if await self._waits(quest) else "0")
         listed = await self.memory.quest(quest.id, "inbox_listed") or "0"
-        if waits != listed:
+        if shown != listed:
             await self.refresh(quest.repo)
-            await self.memory.set_quest_field(quest.id, "inbox_listed", waits)
+            await self.memory.set_quest_field(quest.id, "inbox_listed", shown)
 
     async def record_flaky(self, quest: Quest) -> None:
         """Keep ``quest`` among the latest flaky failures shown, once."""

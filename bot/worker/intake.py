@@ -55,6 +55,7 @@ from bot.github.conversation import (
     status_text,
 )
 from bot.github.forge import Forge, Forges
+from bot.github.inbox_signals import InboxClosed, InboxTicked
 from bot.github.pull_signals import PullClosed, PullReopened, ReviewSubmitted, quest_of_branch
 from bot.github.signals import (
     BasePush,
@@ -72,6 +73,7 @@ from bot.journal import Applied, Indexes, PermanentError
 from bot.journal.keys import thread_trail
 from bot.journal.memory import ForgeMemory
 from bot.worker.failures import FailureIntake
+from bot.worker.inbox_ticks import InboxIntake
 from bot.worker.policybook import PolicyBook
 from bot.worker.pulls import PullIntake
 
@@ -120,6 +122,7 @@ class Intake:
         self.memory = ForgeMemory(ctx.journal.client)
         self.failures = FailureIntake(ctx, forges, indexes, self._default_head)
         self.pulls = PullIntake(ctx, forges, self.memory, self.permissions)
+        self.inbox = InboxIntake(ctx, forges, self.memory, self.permissions)
 
     async def handle(self, event_name: str, payload: dict[str, Any],
                      delivery_id: str) -> Outcome:
@@ -207,6 +210,21 @@ class Intake:
             await self._button(intent, delivery_id, out)
         elif isinstance(intent, PullClosed | PullReopened | ReviewSubmitted):
             await self._pull(intent, delivery_id, out)
+        elif isinstance(intent, InboxTicked | InboxClosed):
+            await self._inbox(intent, delivery_id, out)
+
+    async def _inbox(self, intent: InboxTicked | InboxClosed, delivery_id: str,
+                     out: Outcome) -> None:
+        async def apply(event: Event, repo: str) -> Applied | InvalidTransition:
+            return await self._apply(event, repo, out)
+
+        async def say(repo: str, number: int, effects: list[Effect]) -> None:
+            out.replies += await self._say(repo, number, effects)
+
+        if isinstance(intent, InboxTicked):
+            await self.inbox.ticked(intent, delivery_id, apply, say, self._command_event)
+        else:
+            await self.inbox.closed(intent, delivery_id, say)
 
     async def _pull(self, intent: PullClosed | PullReopened | ReviewSubmitted, delivery_id: str,
                     out: Outcome) -> None:
