@@ -51,7 +51,6 @@ from bot.github.conversation import (
     no_permission_text,
     no_quest_text,
     refusal_text,
-    stale_button_text,
     status_text,
 )
 from bot.github.forge import Forge, Forges
@@ -72,6 +71,7 @@ from bot.github.signals import (
 from bot.journal import Applied, Indexes, PermanentError
 from bot.journal.keys import thread_trail
 from bot.journal.memory import ForgeMemory
+from bot.worker.buttons import ButtonIntake
 from bot.worker.failures import FailureIntake
 from bot.worker.inbox_ticks import InboxIntake
 from bot.worker.policybook import PolicyBook
@@ -123,6 +123,7 @@ class Intake:
         self.failures = FailureIntake(ctx, forges, indexes, self._default_head)
         self.pulls = PullIntake(ctx, forges, self.memory, self.permissions)
         self.inbox = InboxIntake(ctx, forges, self.memory, self.permissions)
+        self.buttons = ButtonIntake(ctx, forges, self.memory, self.permissions)
 
     async def handle(self, event_name: str, payload: dict[str, Any],
                      delivery_id: str) -> Outcome:
@@ -376,50 +377,14 @@ class Intake:
             return Resumed(id=event_id, quest_id=qid, at=at, actor=actor)
         raise ValueError(f"/{name.value} is not a quest command")
 
-    async def _button_thread(self, b: ButtonPress) -> int | None:
-        """Where a button press is answered: the pull request the check run names, else the
-        quest's pull request or source issue as questbot recorded them, else the inbox — a
-        check run is on a commit, and before there is a pull request nothing else is."""
-        if b.number:
-            return b.number
-        for name in ("pr", "source_issue"):
-            number = await self.memory.quest_int(b.quest_id, name)
-            if number:
-                return number
-        inbox = await self.memory.repo(b.repo, "inbox")
-        return int(inbox) if inbox else None
-
     async def _button(self, b: ButtonPress, delivery_id: str, out: Outcome) -> None:
-        if b.action not in ("approve", "revise", "reject"):
-            return  # no button of questbot's has another identifier
-        _v, quest = await self.ctx.journal.snapshot(b.quest_id)
-        forge = await self.forges.for_repo(b.repo)
-        settings = await self.ctx.settings.settings(b.repo)
-        command = Command(name=CommandName(b.action), line=1,
-                          reason=None if b.action == "approve" else "from the check run button")
-        number = await self._button_thread(b)
+        async def apply(event: Event, repo: str) -> Applied | InvalidTransition:
+            return await self._apply(event, repo, out)
 
-        async def reply(body: str) -> None:
-            if number is None:
-                log.warning("refused button %s on check run %s of %s, and no thread to say so "
-                            "on: %s", b.action, b.check_run_id, b.repo, body)
-                return
-            out.replies += await self._say(b.repo, number, [conversation.reply(
-                b.repo, number, f"button-{delivery_id}", body)])
+        async def say(repo: str, number: int, effects: list[Effect]) -> None:
+            out.replies += await self._say(repo, number, effects)
 
-        if not await self.permissions.may_act(forge, b.actor, settings.reviewers):
-            await reply(no_permission_text(login=b.actor, command=command))
-            return
-        if quest is None:
-            await reply(no_quest_text(login=b.actor, command=command, on_pull=True))
-            return
-        event = self._command_event(command, quest, b.actor, f"button-{delivery_id}")
-        if quest.head is not None and b.head_sha and b.head_sha != quest.head:
-            await reply(stale_button_text(b.actor, command, quest, b.head_sha))
-            return
-        result = await self._apply(event, b.repo, out)
-        if isinstance(result, InvalidTransition):
-            await reply(refusal_text(command, result, quest, b.actor))
+        await self.buttons.pressed(b, delivery_id, apply, say, self._command_event)
 
 
 def _route(item: Command) -> Route:
