@@ -108,7 +108,8 @@ class Outcome:
     applied: list[Applied] = field(default_factory=list)
     refused: list[InvalidTransition] = field(default_factory=list)
     replies: int = 0
-    """Replies this delivery queued (a delivery handled again queues none)."""
+    """Replies (and inbox rewrites) this delivery queued (a delivery handled again queues
+    none)."""
 
 
 class Intake:

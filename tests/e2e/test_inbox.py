@@ -13,7 +13,7 @@ from bot.github.render import INBOX_TITLE
 from tests.e2e.scenario import MAINTAINER, READER, REPO, setup_repository
 from tests.e2e.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a, replies
-from tests.fakegithub.issue_edits import close_issue, tick
+from tests.fakegithub.issue_edits import close_issue, edit_issue, tick
 from tests.fakegithub.state import Issue
 
 SNAKE = re.compile(r"\b[a-z]+_[a-z_]+\b")
@@ -74,6 +74,23 @@ async def test_a_tick_by_someone_without_write_access_is_refused_once(stack: Sta
     assert f"quest `{quest_id}`" in reply
     assert not SNAKE.search(re.sub(r"<!--.*?-->", "", reply))
     assert boxes(inbox(stack).body or "") == {quest_id: False}
+
+
+async def test_a_tick_on_a_quest_that_moved_on_is_refused_in_its_words(stack: Stack) -> None:
+    """The box was rendered while the quest waited; it has started since (here: a box a
+    maintainer typed for a quest at checkpoint A). The core refuses, the person is told why."""
+    story = await at_checkpoint_a(stack)
+    box = inbox(stack)
+    await edit_issue(stack.fake, REPO, box.number, f"{box.body}\n- [ ] "
+                     f"{entry_marker(story.quest_id)} start it", user=MAINTAINER)
+    await stack.settle()
+    await tick(stack.fake, REPO, box.number, entry_marker(story.quest_id), user=MAINTAINER)
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.HYPOTHESISED
+    (reply,) = replies(stack, box.number)
+    assert f"@{MAINTAINER} `/quest fix` was not applied: the quest is already under way" in reply
+    assert "checkpoint A is open" in reply and "`/approve A`" in reply
+    assert entry_marker(story.quest_id) not in (inbox(stack).body or "")  # no box at A
 
 
 async def test_a_tick_retries_a_parked_quest(stack: Stack) -> None:
