@@ -31,7 +31,7 @@ from bot.core import Effect, EffectType, InvalidTransition, Quest, Refusal, effe
 from bot.core.states import CHECKPOINT_AT
 from bot.github.commands import Command
 from bot.github.forge import Forge
-from bot.github.refusal_words import Refused, doing, now_commands, refusal_words
+from bot.github.refusal_words import Precheck, doing, now_commands, refusal_words
 from bot.journal.keys import thread_trail
 
 WRITE_OR_ABOVE = frozenset({"admin", "maintain", "write"})
@@ -97,15 +97,15 @@ def reply_body(body: str, key: str) -> str:
 # -- what the replies say -----------------------------------------------------------------
 
 def no_permission_text(*, login: str, command: Command) -> str:
-    return refusal_words(command, None, Refused.NO_PERMISSION, actor=login)
+    return refusal_words(command, None, Precheck.NO_PERMISSION, actor=login)
 
 
 def no_quest_text(*, login: str, command: Command, on_pull: bool) -> str:
-    return refusal_words(command, None, Refused.NO_QUEST, actor=login, on_pull=on_pull)
+    return refusal_words(command, None, Precheck.NO_QUEST, actor=login, on_pull=on_pull)
 
 
 def stale_button_text(actor: str, command: Command, quest: Quest, pressed_on: str) -> str:
-    return refusal_words(command, quest, Refused.STALE_BUTTON, actor=actor, pressed_on=pressed_on)
+    return refusal_words(command, quest, Precheck.STALE_BUTTON, actor=actor, pressed_on=pressed_on)
 
 
 def stale_review_text(reviewer: str, reviewed: str, head: str) -> str:

@@ -25,7 +25,7 @@ from bot.core.states import CHECKPOINT_AT, TERMINAL
 from bot.github.commands import USAGE, Command, CommandName, render
 
 
-class Refused(StrEnum):
+class Precheck(StrEnum):
     """Refusals that come before the lifecycle is asked: who asks, and where."""
 
     NO_PERMISSION = "no permission"
@@ -33,7 +33,7 @@ class Refused(StrEnum):
     STALE_BUTTON = "stale button"
 
 
-Why = Refusal | Refused | None
+Why = Refusal | Precheck | None
 """``None``: the lifecycle refused without a code worth telling apart (``UNDEFINED``)."""
 
 EVENT_OF: dict[CommandName, str] = {
@@ -166,7 +166,7 @@ def _because(command: Command, quest: Quest, why: Why, actor: str | None,
     if why is Refusal.PRODUCER:
         return (f"@{actor} pushed head {short(quest.head)}, and whoever pushed a change "
                 "cannot approve it; ask another maintainer")
-    if why is Refusal.STALE or why is Refused.STALE_BUTTON:
+    if why is Refusal.STALE or why is Precheck.STALE_BUTTON:
         where = f"that button was on {short(pressed_on)}; " if pressed_on else ""
         return (f"{where}the decision is stale, the quest has moved on since: it is at head "
                 f"{short(quest.head)} (revision {quest.revision}) now, and {doing(quest)}")
@@ -202,7 +202,7 @@ def refusal_words(command: Command, quest: Quest | None, why: Why, *,
     on."""
     said = f"`{render(command)}`"
     to = f"@{actor} " if actor else ""
-    if why is Refused.NO_PERMISSION:
+    if why is Precheck.NO_PERMISSION:
         return (f"{to}{said} was not applied: it needs write access to this repository, or "
                 "being one of the reviewers in `.github/questbot.yml`. Ask a maintainer to "
                 "run it, or to add you as a reviewer; `/status` shows where things stand.")

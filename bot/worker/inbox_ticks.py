@@ -24,7 +24,7 @@ from bot.github.conversation import Permissions
 from bot.github.forge import Forges
 from bot.github.inbox_marks import tick_command
 from bot.github.inbox_signals import InboxClosed, InboxTicked
-from bot.github.refusal_words import Refused, Why, refusal_words
+from bot.github.refusal_words import Precheck, Why, refusal_words
 from bot.journal import Applied
 from bot.journal.memory import ForgeMemory
 
@@ -86,9 +86,9 @@ class InboxIntake:
                     quest_id, command, quest, why, t.actor)))
 
             if not allowed:
-                refuse(Refused.NO_PERMISSION)
+                refuse(Precheck.NO_PERMISSION)
             elif quest is None:
-                refuse(Refused.NO_QUEST)
+                refuse(Precheck.NO_QUEST)
             else:
                 result = await apply(event_of(command, quest, t.actor, cause), t.repo)
                 if isinstance(result, InvalidTransition):

@@ -25,7 +25,7 @@ from bot.core.policy import Checkpoint
 from bot.core.quest import Outcome, ParkReason
 from bot.core.states import CHECKPOINT_AT
 from bot.github.commands import USAGE, Command, CommandName, QuestMode, parse_commands, render
-from bot.github.refusal_words import EVENT_OF, Refused, now_commands, refusal_words
+from bot.github.refusal_words import EVENT_OF, Precheck, now_commands, refusal_words
 from tests.core.quests import quest_in
 
 AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -105,9 +105,9 @@ def test_every_refusal_the_core_makes_is_told_in_words(command: Command, quest: 
 
 @settings(max_examples=300, deadline=None)
 @given(commands, st.none() | st.sampled_from(QUESTS),
-       st.sampled_from([*Refusal, *Refused, None]), st.booleans())
+       st.sampled_from([*Refusal, *Precheck, None]), st.booleans())
 def test_any_refusal_code_reads_in_words(command: Command, quest: Quest | None,
-                                         why: Refusal | Refused | None, on_pull: bool) -> None:
+                                         why: Refusal | Precheck | None, on_pull: bool) -> None:
     check_words(refusal_words(command, quest, why, actor="bob", on_pull=on_pull), command,
                 quest, "bob")
 
