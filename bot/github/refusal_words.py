@@ -80,8 +80,10 @@ def short(sha: str | None) -> str:
     return f"`{sha[:7]}`" if sha else "(no commit yet)"
 
 
-def doing(quest: Quest) -> str:
-    """What the quest is doing, as a clause: "the proof of head `abc1234` is still running"."""
+def doing(quest: Quest, *, mention: bool = True) -> str:
+    """What the quest is doing, as a clause: "the proof of head `abc1234` is still running".
+    ``mention``: name a review's owner as ``@login`` (a reply tells them); the inbox, which
+    questbot rewrites often, names them without notifying."""
     s = quest.state
     if s is State.SENSED:
         return "questbot is still triaging the signal"
@@ -113,7 +115,9 @@ def doing(quest: Quest) -> str:
         reason = _PARKED_BECAUSE.get(quest.park_reason) if quest.park_reason else None
         return f"the quest is parked because {reason or 'it was stopped'}"
     if s is State.HANDED_OFF:
-        return f"@{quest.owner} holds the review" if quest.owner else "a person holds the review"
+        if not quest.owner:
+            return "a person holds the review"
+        return f"{'@' if mention else ''}{quest.owner} holds the review"
     reason = _ENDED_BECAUSE.get(quest.outcome) if quest.outcome else None
     return f"the quest has ended: {reason or 'it is finished'}"
 

@@ -51,7 +51,8 @@ def test_a_box_only_where_ticking_acts_and_every_entry_linked() -> None:
     quests = [quest_in(State.TRIAGED), quest_in(State.HYPOTHESISED), parked,
               parked.evolve({"id": "q-r", "park_reason": ParkReason.RESEARCH_COMPLETE}),
               parked.evolve({"id": "q-w", "park_reason": ParkReason.WAITING_FOR_PARENT}),
-              quest_in(State.READY).evolve({"id": "q-c"})]
+              quest_in(State.READY).evolve({"id": "q-c"}),
+              quest_in(State.HANDED_OFF).evolve({"id": "q-h", "owner": "alice"})]
     quests = [q.evolve({"id": f"{q.id}-{n}"}) for n, q in enumerate(quests)]
     entries = [InboxEntry(q, f"#{n + 10}" if n % 2 else "a" * 40) for n, q in enumerate(quests)]
     body = inbox_body(entries)
@@ -63,3 +64,4 @@ def test_a_box_only_where_ticking_acts_and_every_entry_linked() -> None:
     assert set(boxes(body)) == {q.id for q in quests if tick_command(q) is not None}
     visible = re.sub(r"<!--.*?-->", "", body)
     assert not re.search(r"\b[a-z]+_[a-z_]+\b", visible), visible
+    assert "@" not in visible  # rewritten often: it names people without notifying them
