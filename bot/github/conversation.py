@@ -96,16 +96,19 @@ def reply_body(body: str, key: str) -> str:
 
 # -- what the replies say -----------------------------------------------------------------
 
-def no_permission_text(*, login: str, command: Command) -> str:
-    return refusal_words(command, None, Precheck.NO_PERMISSION, actor=login)
+def no_permission_text(*, login: str, command: Command, button: bool = False) -> str:
+    return refusal_words(command, None, Precheck.NO_PERMISSION, actor=login, button=button)
 
 
-def no_quest_text(*, login: str, command: Command, on_pull: bool) -> str:
-    return refusal_words(command, None, Precheck.NO_QUEST, actor=login, on_pull=on_pull)
+def no_quest_text(*, login: str, command: Command, on_pull: bool,
+                  button: bool = False) -> str:
+    return refusal_words(command, None, Precheck.NO_QUEST, actor=login, on_pull=on_pull,
+                         button=button)
 
 
 def stale_button_text(actor: str, command: Command, quest: Quest, pressed_on: str) -> str:
-    return refusal_words(command, quest, Precheck.STALE_BUTTON, actor=actor, pressed_on=pressed_on)
+    return refusal_words(command, quest, Precheck.STALE_BUTTON, actor=actor,
+                         pressed_on=pressed_on, button=True)
 
 
 def stale_review_text(reviewer: str, reviewed: str, head: str) -> str:
@@ -158,8 +161,9 @@ def status_text(quest: Quest | None) -> str:
     return "\n".join(lines)
 
 
-def refusal_text(item: Command, exc: InvalidTransition, quest: Quest, actor: str) -> str:
+def refusal_text(item: Command, exc: InvalidTransition, quest: Quest, actor: str, *,
+                 button: bool = False) -> str:
     """The reply to a command the lifecycle refused, in the quest's terms
     (``bot.github.refusal_words``); the table's own reason goes to the log, not to people."""
     code = None if exc.code is Refusal.UNDEFINED else exc.code
-    return refusal_words(item, quest, code, actor=actor)
+    return refusal_words(item, quest, code, actor=actor, button=button)

@@ -200,11 +200,12 @@ def _because(command: Command, quest: Quest, why: Why, actor: str | None,
 
 def refusal_words(command: Command, quest: Quest | None, why: Why, *,
                   actor: str | None = None, on_pull: bool = False,
-                  pressed_on: str | None = None) -> str:
+                  pressed_on: str | None = None, button: bool = False) -> str:
     """The whole reply to a refused ``command``: who, which command, why and what now.
     ``on_pull``: the thread is a pull request; ``pressed_on``: the commit a stale button was
-    on."""
-    said = f"`{render(command)}`"
+    on; ``button``: it came from the check run's button of that name, not a comment."""
+    said = (f"your press of **{command.name.value.capitalize()}** on the `questbot` check run"
+            if button else f"`{render(command)}`")
     to = f"@{actor} " if actor else ""
     if why is Precheck.NO_PERMISSION:
         return (f"{to}{said} was not applied: it needs write access to this repository, or "

@@ -74,14 +74,14 @@ class ButtonIntake:
                                                           f"button-{delivery_id}", body)])
 
         if not await self.permissions.may_act(forge, b.actor, settings.reviewers):
-            await reply(no_permission_text(login=b.actor, command=command))
+            await reply(no_permission_text(login=b.actor, command=command, button=True))
             return
         if quest is None:
-            await reply(no_quest_text(login=b.actor, command=command, on_pull=True))
+            await reply(no_quest_text(login=b.actor, command=command, on_pull=True, button=True))
             return
         if quest.head is not None and b.head_sha and b.head_sha != quest.head:
             await reply(stale_button_text(b.actor, command, quest, b.head_sha))
             return
         result = await apply(event_of(command, quest, b.actor, f"button-{delivery_id}"), b.repo)
         if isinstance(result, InvalidTransition):
-            await reply(refusal_text(command, result, quest, b.actor))
+            await reply(refusal_text(command, result, quest, b.actor, button=True))

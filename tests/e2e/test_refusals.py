@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 
 from bot.core import State
+from bot.github.render import INBOX_TITLE
+from bot.journal.memory import quest_gh_key
 from tests.e2e.scenario import MAINTAINER, READER, REPO, setup_repository
 from tests.e2e.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a, replies
@@ -94,8 +96,31 @@ async def test_a_refused_button_without_a_pull_request_in_its_payload_is_answere
     await stack.fake.redeliver(result.delivery)  # GitHub's redelivery: the same guid
     await stack.settle()
     (reply,) = replies(stack, number)
-    assert f"@{READER} `/approve` was not applied: it needs write access" in reply
+    assert f"@{READER} your press of **Approve** on the `questbot` check run was not applied" \
+        in reply
     assert (await stack.quest(story.quest_id)).state is State.HYPOTHESISED
+
+
+async def test_a_refused_button_with_no_thread_known_is_answered_in_the_inbox(
+        stack: Stack) -> None:
+    """Neither the payload nor questbot's record names a pull request or issue for the quest
+    (the record was lost; the quest's pull request could not be opened): the inbox, where what
+    waits for a person is listed, gets the one reply."""
+    story = await at_checkpoint_a(stack)
+    quest = await stack.quest(story.quest_id)
+    await stack.runtime.redis.hdel(quest_gh_key(story.quest_id), "pr")
+    (inbox,) = [i for i in stack.fake.repo(REPO).issues.values() if i.title == INBOX_TITLE]
+    run = next(r for r in stack.fake.repo(REPO).check_runs.values() if r.name == "questbot")
+    await stack.fake.deliver(
+        stack.fake.repo(REPO), "check_run", "requested_action.payload.json",
+        {"check_run": {"id": run.id, "external_id": story.quest_id, "head_sha": quest.head,
+                       "pull_requests": []},
+         "requested_action": {"identifier": "reject"}}, sender=READER)
+    await stack.settle()
+    (reply,) = replies(stack, inbox.number)
+    assert (f"@{READER} your press of **Reject** on the `questbot` check run was not applied: "
+            "it needs write access") in reply
+    assert replies(stack, story.pr_number()) == []
 
 
 async def test_a_button_pressed_where_nothing_opens_says_when_it_will(stack: Stack) -> None:
@@ -111,6 +136,6 @@ async def test_a_button_pressed_where_nothing_opens_says_when_it_will(stack: Sta
                        "pull_requests": [{"number": story.pr_number()}]},
          "requested_action": {"identifier": "approve"}}, sender=MAINTAINER)
     await stack.settle()
-    (reply,) = [said(r) for r in replies(stack, story.pr_number()) if "`/approve`" in r]
+    (reply,) = [said(r) for r in replies(stack, story.pr_number()) if "**Approve**" in r]
     assert "the quest is parked because someone paused it" in reply and "`/resume`" in reply
     assert not SNAKE.search(reply)
