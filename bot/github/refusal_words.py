@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from bot.core import Quest, Refusal, State
+from bot.core import Quest, Refusal, SignalKind, State
 from bot.core.lifecycle import ANY_PERSON, accepts
 from bot.core.policy import Checkpoint
 from bot.core.quest import Outcome, ParkReason
@@ -164,6 +164,8 @@ def _because(command: Command, quest: Quest, why: Why, actor: str | None,
              pressed_on: str | None) -> str:
     name = command.name
     open_cp = CHECKPOINT_AT.get(quest.checkpoint_state)
+    if quest.state in TERMINAL:
+        return doing(quest)  # whatever was asked: it has ended
     if why is Refusal.CLAIMED:
         return (f"@{quest.owner} holds the review; ask them, or wait until they "
                 "`/release` it")
@@ -226,8 +228,10 @@ def refusal_words(command: Command, quest: Quest | None, why: Why, *,
     now = [f"`{usage}`" for usage in now_commands(quest, actor)
            if usage != render(command)]
     if quest.state in TERMINAL:
-        steps.append("nothing can be decided on it any more; a new failure of the same check "
-                     "starts a new quest, and `/status` shows what it did")
+        again = ("`/quest fix` on its issue starts a new one" if quest.kind is SignalKind.ISSUE
+                 else "a new failure of the same check starts a new quest")
+        steps.append(f"nothing can be decided on it any more; {again}, and `/status` shows "
+                     "what it did")
     else:
         steps.append("what you can do now: " + ", ".join(now))
     after = "; ".join(steps)

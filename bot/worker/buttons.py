@@ -25,6 +25,7 @@ from bot.github.conversation import (
     stale_button_text,
 )
 from bot.github.forge import Forges
+from bot.github.refusal_words import refusal_words
 from bot.github.signals import ButtonPress
 from bot.journal.memory import ForgeMemory
 from bot.worker.inbox_ticks import Apply, EventOf, Say
@@ -85,3 +86,5 @@ class ButtonIntake:
         result = await apply(event_of(command, quest, b.actor, f"button-{delivery_id}"), b.repo)
         if isinstance(result, InvalidTransition):
             await reply(refusal_text(command, result, quest, b.actor, button=True))
+        elif result.absorbed:  # the quest has ended: the press changed nothing
+            await reply(refusal_words(command, quest, None, actor=b.actor, button=True))

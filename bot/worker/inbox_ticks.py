@@ -93,6 +93,8 @@ class InboxIntake:
                 result = await apply(event_of(command, quest, t.actor, cause), t.repo)
                 if isinstance(result, InvalidTransition):
                     refuse(None if result.code is Refusal.UNDEFINED else result.code)
+                elif result.absorbed:  # the quest has ended: the tick changed nothing
+                    refuse(None)
         effects.append(conversation.rewrite_inbox(t.repo, t.number, f"inbox-{delivery_id}"))
         await say(t.repo, t.number, effects)
 

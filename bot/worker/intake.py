@@ -43,7 +43,7 @@ from bot.core.events import (
     SignalSensed,
     Triaged,
 )
-from bot.core.states import CHECKPOINT_AT, LIVE
+from bot.core.states import CHECKPOINT_AT, LIVE, TERMINAL
 from bot.github import conversation
 from bot.github.commands import Command, CommandName, CommandProblem, ours_without_quest, render
 from bot.github.conversation import (
@@ -56,6 +56,7 @@ from bot.github.conversation import (
 from bot.github.forge import Forge, Forges
 from bot.github.inbox_signals import InboxClosed, InboxTicked
 from bot.github.pull_signals import PullClosed, PullReopened, ReviewSubmitted, quest_of_branch
+from bot.github.refusal_words import refusal_words
 from bot.github.signals import (
     BasePush,
     ButtonPress,
@@ -325,17 +326,19 @@ class Intake:
             if not await self.permissions.may_act(forge, c.author, settings.reviewers):
                 reply(no_permission_text(login=c.author, command=item))
                 continue
+            if (item.name is CommandName.QUEST and not c.is_pull_request
+                    and (quest is None or quest.state in TERMINAL)):
+                quest = await self._start_from_issue(c, item, event_id, out)  # anew
+                continue
             if quest is None:
-                if item.name is CommandName.QUEST and not c.is_pull_request:
-                    quest = await self._start_from_issue(c, item, event_id, out)
-                else:
-                    reply(no_quest_text(login=c.author, command=item,
-                                        on_pull=c.is_pull_request))
+                reply(no_quest_text(login=c.author, command=item, on_pull=c.is_pull_request))
                 continue
             event = self._command_event(item, quest, c.author, event_id)
             result = await self._apply(event, c.repo, out)
             if isinstance(result, InvalidTransition):
                 reply(refusal_text(item, result, quest, c.author))
+            elif result.absorbed:  # the quest has ended: the command changed nothing
+                reply(refusal_words(item, quest, None, actor=c.author))
             else:
                 quest = result.quest
         out.replies += await self._say(c.repo, c.number, replies)

@@ -139,3 +139,41 @@ async def test_a_button_pressed_where_nothing_opens_says_when_it_will(stack: Sta
     (reply,) = [said(r) for r in replies(stack, story.pr_number()) if "**Approve**" in r]
     assert "the quest is parked because someone paused it" in reply and "`/resume`" in reply
     assert not SNAKE.search(reply)
+
+
+async def test_no_reply_questbot_posts_holds_an_internal_identifier(stack: Stack) -> None:
+    """Issue 13's bar, over the replies of a busy thread: status, claims, refusals of every
+    kind, a parked quest, a kill."""
+    story = await at_checkpoint_a(stack)
+    number = story.pr_number()
+    stack.fake.set_permission(REPO, "otto", "write")
+    for user, body in ((MAINTAINER, "/status"), (MAINTAINER, "/claim"),
+                       ("otto", "/approve A"), (READER, "/resume"), (MAINTAINER, "/release"),
+                       (MAINTAINER, "/pause a moment"), (MAINTAINER, "/status"),
+                       (MAINTAINER, "/approve B"), (MAINTAINER, "/quest research"),
+                       (MAINTAINER, "/kill enough"), (MAINTAINER, "/resume"),
+                       (MAINTAINER, "/status")):
+        await stack.fake.comment(REPO, number, body, user=user)
+        await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.ABANDONED
+    texts = [said(r) for r in replies(stack, number)]
+    assert len(texts) == 8  # the three /status, and every refusal: each once
+    assert "`/resume` was not applied: the quest has ended: someone stopped it" in texts[-2]
+    for text in texts:
+        assert not SNAKE.search(text), text
+
+
+async def test_quest_fix_on_an_issue_whose_quest_ended_starts_a_new_one(stack: Stack) -> None:
+    await setup_repository(stack)
+    issue = await stack.fake.open_issue(REPO, "the last page is missing", user=READER,
+                                        labels=["questbot"])
+    await stack.settle()
+    (first,) = await stack.quests(REPO)
+    await stack.fake.comment(REPO, issue.number, "/kill not now", user=MAINTAINER)
+    await stack.settle()
+    assert (await stack.quest(first.id)).state is State.ABANDONED
+    await stack.fake.comment(REPO, issue.number, "/quest fix", user=MAINTAINER)
+    await stack.settle()
+    started = [q for q in await stack.quests(REPO) if q.id != first.id]
+    assert [q.state for q in started] == [State.HYPOTHESISED]
+    assert replies(stack, issue.number) == []
