@@ -170,8 +170,8 @@ def _because(command: Command, quest: Quest, why: Why, actor: str | None,
         return (f"@{quest.owner} holds the review; ask them, or wait until they "
                 "`/release` it")
     if why is Refusal.PRODUCER:
-        return (f"@{actor} pushed head {short(quest.head)}, and whoever pushed a change "
-                "cannot approve it; ask another maintainer")
+        return (f"you pushed head {short(quest.head)}, and whoever pushed the change under "
+                "review cannot approve it; ask another maintainer")
     if why is Refusal.STALE or why is Precheck.STALE_BUTTON:
         where = f"that button was on {short(pressed_on)}; " if pressed_on else ""
         return (f"{where}the decision is stale, the quest has moved on since: it is at head "
