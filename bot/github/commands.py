@@ -28,7 +28,9 @@ the quest with each in turn), so this module stays a parser.
 A ``/word`` at the start of a line that is not one of ours is reported as an unknown command only
 when it is close to one (``/aprove``, ``/stauts``); other words are left alone, because other
 bots' commands (``/lgtm``, ``/retest``, ``/cc``) and paths (``/tmp is full``) share comments with
-ours.
+ours. Prow's ``/approve cancel`` and ``/approve no-issue`` are no command of ours either; and on a
+thread that is no quest, the worker answers only what ``ours_without_quest`` keeps — Prow's bare
+``/approve`` there is Prow's.
 
 Problem messages are Markdown for a reply: values the person typed are shown in code spans, so
 an ``@mention`` in them does not notify anyone.
@@ -88,6 +90,25 @@ NEEDS_REASON = frozenset(
 TAKES_NOTHING = frozenset(
     {CommandName.CLAIM, CommandName.RELEASE, CommandName.RESUME, CommandName.STATUS}
 )
+
+PROW_APPROVE_ARGUMENTS = frozenset({"cancel", "no-issue"})
+"""``/approve cancel`` and ``/approve no-issue`` are Prow's (its ``approve`` plugin): never a
+questbot command, nor a problem to answer, on any thread."""
+
+SHARED = frozenset({CommandName.APPROVE})
+"""Commands whose bare word another bot owns too: Prow's ``/approve``. On a thread that is no
+quest, ``/approve`` alone is Prow's, and questbot leaves it alone (docs/decisions.md)."""
+
+
+def ours_without_quest(item: Command | CommandProblem) -> bool:
+    """Whether questbot answers ``item`` on a thread that has no quest: a command only questbot
+    has (``/quest``, ``/status``, ``/claim``, …, or ``/approve`` with a checkpoint), or a typo
+    of one. Prow's ``/approve`` and anything near it are someone else's there."""
+    if isinstance(item, CommandProblem):
+        return item.suggestion is not None and not any(
+            item.suggestion.split(" ", 1)[0] == f"/{name}" for name in SHARED)
+    return item.name not in SHARED or item.checkpoint is not None
+
 
 _SUGGEST_CUTOFF = 0.75
 """How close an unknown word must be to a command to be reported; 0.75 catches ``/aprove``
@@ -202,6 +223,8 @@ def _read(number: int, text: str) -> Parsed | None:
             return problem(f"{_code('/' + name)} needs a reason")
         return Command(name=name, reason=args, line=number)
     if name is CommandName.APPROVE:
+        if args.lower() in PROW_APPROVE_ARGUMENTS:
+            return None  # Prow's
         if not args:
             return Command(name=name, line=number)
         if args.upper() in set(Checkpoint):

@@ -27,10 +27,11 @@ from collections.abc import Iterable
 
 from cachetools import TTLCache
 
-from bot.core import Effect, EffectType, InvalidTransition, Quest, Refusal, State, effect_key
-from bot.core.states import CHECKPOINT_AT, MEANING
-from bot.github.commands import Command, CommandName
+from bot.core import Effect, EffectType, InvalidTransition, Quest, Refusal, effect_key
+from bot.core.states import CHECKPOINT_AT
+from bot.github.commands import Command
 from bot.github.forge import Forge
+from bot.github.refusal_words import Precheck, doing, now_commands, refusal_words
 from bot.journal.keys import thread_trail
 
 WRITE_OR_ABOVE = frozenset({"admin", "maintain", "write"})
@@ -78,6 +79,12 @@ def reaction(repo: str, number: int, comment_id: int, content: str = SEEN) -> Ef
                          {"comment_id": comment_id, "content": content})
 
 
+def rewrite_inbox(repo: str, number: int, cause: str) -> Effect:
+    """Write the inbox issue ``number`` again even if questbot wrote the same: a person changed
+    it (ticked a box, closed it). ``cause`` names the delivery, so a redelivery asks once."""
+    return _conversation(repo, number, EffectType.NOTIFY_INBOX, cause, {"rewrite": 1})
+
+
 def reply_marker(key: str) -> str:
     """The hidden line a reply carries, by which a later delivery finds it."""
     return f"<!-- questbot:reply={key} -->"
@@ -89,24 +96,19 @@ def reply_body(body: str, key: str) -> str:
 
 # -- what the replies say -----------------------------------------------------------------
 
-NO_PERMISSION = ("@{login} `/{command}` needs write access to this repository, or being one of "
-                 "the reviewers in `.github/questbot.yml`. Ask a maintainer to run it.")
-NO_QUEST = ("`/{command}`: there is no quest on this thread. Quests live on their `quest/…` "
-            "pull requests; on an issue, start one with `/quest fix` or `/quest research`.")
+def no_permission_text(*, login: str, command: Command, button: bool = False) -> str:
+    return refusal_words(command, None, Precheck.NO_PERMISSION, actor=login, button=button)
 
 
-def no_permission_text(*, login: str, command: str) -> str:
-    return NO_PERMISSION.format(login=login, command=command)
+def no_quest_text(*, login: str, command: Command, on_pull: bool,
+                  button: bool = False) -> str:
+    return refusal_words(command, None, Precheck.NO_QUEST, actor=login, on_pull=on_pull,
+                         button=button)
 
 
-def no_quest_text(*, command: str) -> str:
-    return NO_QUEST.format(command=command)
-
-
-def stale_button_text(actor: str, pressed_on: str, head: str) -> str:
-    return (f"@{actor} that button was on `{pressed_on[:7]}`, but the quest has moved to "
-            f"`{head[:7]}` since: the decision is stale. Look at the new head and use the "
-            "buttons on its check run.")
+def stale_button_text(actor: str, command: Command, quest: Quest, pressed_on: str) -> str:
+    return refusal_words(command, quest, Precheck.STALE_BUTTON, actor=actor,
+                         pressed_on=pressed_on, button=True)
 
 
 def stale_review_text(reviewer: str, reviewed: str, head: str) -> str:
@@ -119,7 +121,7 @@ def review_not_at_c_text(reviewer: str, quest: Quest) -> str:
     open_cp = CHECKPOINT_AT.get(quest.checkpoint_state)
     now = (f"checkpoint {open_cp.value} is open: comment `/approve {open_cp.value}` to approve "
            "it" if open_cp is not None else
-           f"the quest is {quest.state.value} ({MEANING[quest.state]})")
+           f"{doing(quest)}")
     return (f"@{reviewer} a GitHub approval counts as `/approve C`, at checkpoint C only; "
             f"{now}.")
 
@@ -141,33 +143,27 @@ def reopened_text(actor: str, number: int) -> str:
 
 def status_text(quest: Quest | None) -> str:
     if quest is None:
-        return "There is no quest on this thread."
+        return ("There is no quest on this thread. On an issue, `/quest fix` starts one (or "
+                "`/quest research`); a quest's own pull request answers `/status` with it.")
     open_cp = CHECKPOINT_AT.get(quest.checkpoint_state)
-    lines = [f"Quest `{quest.id}` is **{quest.state.value}** at revision {quest.revision}: "
-             f"{MEANING[quest.state]}"]
+    lines = [f"Quest `{quest.id}`, revision {quest.revision}: {doing(quest)}."]
     if open_cp is not None:
         lines.append(f"Checkpoint {open_cp.value} is open: `/approve`, `/revise <why>`, "
                      "`/reject <why>` or `/claim`.")
     if quest.owner:
         lines.append(f"The review is claimed by @{quest.owner}.")
     if quest.last_failure:
-        lines.append(f"Last delivery failure: `{quest.last_failure}`.")
+        what, _, error = quest.last_failure.partition(": ")
+        lines.append(f"questbot could not {what.replace('_', ' ')} the last time it tried: "
+                     f"`{error.replace('_', ' ')}`.")
+    lines.append("Commands it takes now: "
+                 + ", ".join(f"`{usage}`" for usage in now_commands(quest)) + ".")
     return "\n".join(lines)
 
 
-def refusal_text(item: Command, exc: InvalidTransition, quest: Quest, actor: str) -> str:
-    name = f"/{item.name.value}"
-    if exc.code is Refusal.CLAIMED:
-        return f"@{actor} `{name}` refused: {exc.reason}."
-    if exc.code is Refusal.PRODUCER:
-        return f"@{actor} `{name}` refused: {exc.reason}."
-    if exc.code is Refusal.STALE or (
-            exc.code is Refusal.NOT_AT_CHECKPOINT and item.name is CommandName.APPROVE
-            and quest.state in (State.PROVING, State.PATCHING)):
-        return (f"@{actor} `{name}` refused: stale — the head moved since the checkpoint; "
-                f"questbot is working on revision {quest.revision} "
-                f"(`{(quest.head or '')[:7]}`) now. Decide again when it asks at checkpoint C.")
-    if exc.code is Refusal.NOT_AT_CHECKPOINT:
-        return f"@{actor} `{name}` refused: {exc.reason}."
-    return (f"@{actor} `{name}` is not possible while the quest is {quest.state.value}: "
-            f"{exc.reason}. `/status` shows what is possible now.")
+def refusal_text(item: Command, exc: InvalidTransition, quest: Quest, actor: str, *,
+                 button: bool = False) -> str:
+    """The reply to a command the lifecycle refused, in the quest's terms
+    (``bot.github.refusal_words``); the table's own reason goes to the log, not to people."""
+    code = None if exc.code is Refusal.UNDEFINED else exc.code
+    return refusal_words(item, quest, code, actor=actor, button=button)

@@ -328,6 +328,9 @@ class GitHubEffects:
     # -- messages to people ----------------------------------------------------------------
 
     async def notify_inbox(self, effect: Effect) -> Sequence[Event] | None:
+        if effect.payload.get("rewrite"):  # a person changed the inbox (conversation.py)
+            await self.inbox.refresh(str(effect.payload["repo"]), force=True)
+            return None
         quest = await self.ctx.quest(effect.quest_id)
         reason = str(effect.payload.get("reason") or "")
         await self.memory.set_quest_field(quest.id, "inbox_reason", reason)

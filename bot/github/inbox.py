@@ -1,15 +1,20 @@
 """The ``questbot inbox`` issue: one per repository, listing the quests that wait for a person.
 
-Opened once and remembered by number (pinning is left to a maintainer — one click, once). Its
-body is re-rendered from the repository's live quests whenever one starts or stops waiting for
-a person, and written only when it changed.
+Opened once, remembered by number, and pinned (GraphQL ``pinIssue``) once per issue: GitHub
+allows three pinned issues per repository, and when three are pinned already questbot leaves
+the inbox unpinned and says so in its log — a maintainer's pins are theirs. Its body is
+re-rendered from the repository's live quests whenever one starts or stops waiting for a
+person, and written only when it changed — or when a person changed it (a ticked box,
+``bot.github.inbox_marks``; a close), which ``refresh(force=True)`` answers. Every entry links
+to its pull request or issue, else to the commit its quest started from.
 
 Once per repository. Two paths refresh it — the projection after every event and the
 ``notify_inbox`` effect — on one worker or several, so a refresh holds the repository's lease on
 creating it (``bot.journal.memory``) and reads the record again inside. With no record, it looks
 on GitHub first: the issues questbot opened, open or closed, for the inbox's hidden marker —
 how an inbox opened by a worker that died before recording it, or recorded in writes a failover
-lost, is found rather than doubled. One a person closed stays closed and is still written.
+lost, is found rather than doubled. One a person closed is opened again as it is written (the
+same ``issues/update``): the inbox is how quests routed to a person reach one.
 
 Below what waits, the latest flaky failures (``rules.flaky``): quests that ended because their
 failed check passed when re-run, each with both runs, so a person sees what questbot chose not
@@ -19,15 +24,22 @@ newest ``FLAKY_SHOWN``).
 
 from __future__ import annotations
 
+import logging
+
 from bot.adapters import AdapterContext
 from bot.core import Quest
 from bot.core.quest import Outcome
 from bot.core.states import CHECKPOINT_AT
 from bot.github import render
-from bot.github.forge import Forges
+from bot.github.forge import Forge, Forges
+from bot.github.forge.graphql import GraphQLRefused
+from bot.github.forge.records import Issue
+from bot.github.inbox_marks import INBOX_MARKER
 from bot.github.projection import digest
 from bot.journal import Indexes
 from bot.journal.memory import ForgeMemory
+
+log = logging.getLogger(__name__)
 
 FLAKY_SHOWN = 10
 
@@ -48,12 +60,14 @@ class Inbox:
         return render.waits_for_person(quest, blocking)
 
     async def sync_quest(self, quest: Quest) -> None:
-        """Refresh the inbox if this quest started or stopped waiting for a person."""
-        waits = "1" if await self._waits(quest) else "0"
+        """Refresh the inbox if this quest started or stopped waiting for a person, or waits
+        differently (a checkpoint, then parked: its entry and box change)."""
+        shown = (f"{quest.state.value}:{quest.park_reason or ''}:{quest.revision}:"
+                 f"{quest.owner or ''}" if await self._waits(quest) else "0")
         listed = await self.memory.quest(quest.id, "inbox_listed") or "0"
-        if waits != listed:
+        if shown != listed:
             await self.refresh(quest.repo)
-            await self.memory.set_quest_field(quest.id, "inbox_listed", waits)
+            await self.memory.set_quest_field(quest.id, "inbox_listed", shown)
 
     async def record_flaky(self, quest: Quest) -> None:
         """Keep ``quest`` among the latest flaky failures shown, once."""
@@ -63,11 +77,23 @@ class Inbox:
                 ids = [*ids, quest.id][-FLAKY_SHOWN:]
                 await self.memory.set_repo(quest.repo, "flaky", " ".join(ids))
 
-    async def refresh(self, repo: str) -> int:
+    async def refresh(self, repo: str, *, force: bool = False) -> int:
         """Re-render the inbox of ``repo``; returns its issue number. Rendered inside the
-        lease, so of two refreshes the one that writes last read the latest quests."""
+        lease, so of two refreshes the one that writes last read the latest quests.
+        ``force``: write it even if questbot wrote the same — a person changed it since."""
         async with self.memory.repo_creating(repo, "inbox"):
-            return await self._write(repo, await self._body(repo))
+            return await self._write(repo, await self._body(repo), force=force)
+
+    async def number(self, repo: str) -> int | None:
+        """The inbox's issue number as recorded, if questbot has one."""
+        number = await self.memory.repo(repo, "inbox")
+        return int(number) if number else None
+
+    async def _where(self, quest: Quest) -> str | None:
+        pr = await self.memory.quest_int(quest.id, "pr")
+        source = await self.memory.quest_int(quest.id, "source_issue")
+        commit = quest.rerun.sha if quest.rerun is not None else quest.base
+        return f"#{pr}" if pr else (f"#{source}" if source else commit)
 
     async def _body(self, repo: str) -> str:
         entries: list[render.InboxEntry] = []
@@ -75,27 +101,43 @@ class Inbox:
             _version, quest = await self.ctx.journal.snapshot(quest_id)
             if quest is None or not await self._waits(quest):
                 continue
-            pr = await self.memory.quest_int(quest.id, "pr")
-            source = await self.memory.quest_int(quest.id, "source_issue")
-            where = f"#{pr}" if pr else (f"#{source}" if source else None)
             reason = await self.memory.quest(quest.id, "inbox_reason")
-            entries.append(render.InboxEntry(quest, where, reason))
+            entries.append(render.InboxEntry(quest, await self._where(quest), reason))
         flaky: list[render.InboxEntry] = []
         for quest_id in reversed((await self.memory.repo(repo, "flaky") or "").split()):
             _version, quest = await self.ctx.journal.snapshot(quest_id)
             if quest is not None and quest.outcome is Outcome.FLAKY:
-                flaky.append(render.InboxEntry(quest))
+                flaky.append(render.InboxEntry(quest, await self._where(quest)))
         return render.inbox_body(entries, flaky)
 
-    async def _write(self, repo: str, body: str) -> int:
+    async def _write(self, repo: str, body: str, *, force: bool = False) -> int:
         number = await self.memory.repo(repo, "inbox")
-        if number is not None and await self.memory.repo(repo, "inbox_digest") == digest(body):
+        if (number is not None and not force
+                and await self.memory.repo(repo, "inbox_digest") == digest(body)):
             return int(number)
         forge = await self.forges.for_repo(repo)
         if number is None:
-            found = await forge.find_issue(self.ctx.bot_login, render.INBOX_MARKER)
+            found = await forge.find_issue(self.ctx.bot_login, INBOX_MARKER)
             number = str(found.number) if found is not None else None
-        if number is None or not await forge.edit_issue(int(number), body):
-            number = str(await forge.create_issue(render.INBOX_TITLE, body))
-        await self.memory.set_repo_fields(repo, inbox=number, inbox_digest=digest(body))
-        return int(number)
+        issue = (await forge.edit_issue(int(number), body, reopen=True)
+                 if number is not None else None)
+        if issue is None:
+            issue = await forge.create_issue(render.INBOX_TITLE, body)
+        await self.memory.set_repo(repo, "inbox", str(issue.number))
+        await self._pin(repo, forge, issue)  # before the digest: a retry pins what failed
+        await self.memory.set_repo(repo, "inbox_digest", digest(body))
+        return issue.number
+
+    async def _pin(self, repo: str, forge: Forge, issue: Issue) -> None:
+        """Pin the inbox once per issue. Three pinned issues already: leave it unpinned,
+        log it once, and do not ask again for this issue (unpinning another is a person's
+        choice; their pins are not questbot's to move)."""
+        if await self.memory.repo(repo, "inbox_pinned") == str(issue.number) or not issue.node_id:
+            return
+        try:
+            await forge.graphql.pin_issue(issue.node_id)
+        except GraphQLRefused as exc:
+            log.warning("left the inbox #%s of %s unpinned: %s — a repository pins at most "
+                        "three issues; unpin one and pin the inbox by hand to show it on top",
+                        issue.number, repo, exc.reason)
+        await self.memory.set_repo(repo, "inbox_pinned", str(issue.number))

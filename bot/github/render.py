@@ -42,7 +42,9 @@ from bot.core.quest import Outcome, ParkReason
 from bot.core.states import CHECKPOINT_AT, MEANING, State
 from bot.github.evidence import render_markdown, render_outputs
 from bot.github.forge.limits import OUTPUT_LIMIT, fit
+from bot.github.inbox_marks import INBOX_MARKER, entry_marker, tick_command, tick_label
 from bot.github.markdown import hide_paths, inline_code, plain
+from bot.github.refusal_words import doing
 
 ACTIONS: tuple[dict[str, str], ...] = (
     {"label": "Approve", "identifier": "approve", "description": "Approve this checkpoint"},
@@ -344,14 +346,14 @@ def superseded_check_run(new_head: str) -> CheckRunView:
 # --- the inbox issue ---------------------------------------------------------------------
 
 INBOX_TITLE = "questbot inbox"
-INBOX_MARKER = "<!-- questbot:inbox -->"
 
 
 @dataclass(frozen=True, slots=True)
 class InboxEntry:
     quest: Quest
     where: str | None = None
-    """``#12`` or a URL: where the quest lives (its pull request or source issue)."""
+    """``#12`` or a full commit SHA, which GitHub links in an issue body: where the quest
+    lives (its pull request or source issue), else the commit it started from."""
     reason: str | None = None
 
 
@@ -365,25 +367,35 @@ def waits_for_person(quest: Quest, blocking: bool) -> bool:
     return state in (State.TRIAGED, State.HANDED_OFF)
 
 
+def _inbox_line(e: InboxEntry) -> str:
+    """One entry: a box to tick when ticking acts (``inbox_marks``), linked to its thread."""
+    q = e.quest
+    where = f"{e.where} " if e.where else ""
+    command = tick_command(q)
+    box = f"- [ ] {entry_marker(q.id)} " if command is not None else "- "
+    label = f" ({tick_label(command)})" if command is not None else ""
+    return (f"{box}{where}{inline_code(q.title or '(untitled)')}, quest {inline_code(q.id)}: "
+            f"{doing(q, mention=False)}{label}. {next_action(q)}")
+
+
 def inbox_body(entries: Sequence[InboxEntry], flaky: Sequence[InboxEntry] = ()) -> str:
     lines = [INBOX_MARKER, "### What waits for a person", ""]
     if not entries:
         lines.append("Nothing waits for a person right now.")
     for e in sorted(entries, key=lambda e: e.quest.id):
-        q = e.quest
-        where = f" in {e.where}" if e.where else ""
-        lines.append(f"- [ ] {inline_code(q.id)} {inline_code(q.title or '(untitled)')}{where}: "
-                     f"`{q.state.value}` — {next_action(q)}")
+        lines.append(_inbox_line(e))
         if e.reason:
             lines.append(f"  - why: {plain(e.reason)}")
     if flaky:
         lines += ["", "### Flaky: passed when re-run, no agent run", ""]
         for e in flaky:  # newest first
             q = e.quest
-            lines.append(f"- {inline_code(q.id)} {inline_code(q.title or '(untitled)')}: "
-                         f"{next_action(q)}")
-    lines += ["", "questbot edits this issue as quests move; comment on a quest's pull request "
-              "or issue to act on it."]
+            where = f"{e.where} " if e.where else ""
+            lines.append(f"- {where}{inline_code(q.title or '(untitled)')}, quest "
+                         f"{inline_code(q.id)}: {next_action(q)}")
+    lines += ["", "questbot edits this issue as quests move. Tick a box to do what it says "
+              "(people with write access); comment on a quest's pull request or issue for "
+              "anything else."]
     return "\n".join(lines) + "\n"
 
 

@@ -1,7 +1,8 @@
 """Webhook payloads → intents: what happened on GitHub, in questbot's words, with no I/O.
 
 One gidgethub ``Router`` per concern (failures and issues, pushes, comments and buttons,
-installations, and the quest's pull request itself — ``bot.github.pull_signals``); ``ROUTER``
+installations, the quest's pull request itself — ``bot.github.pull_signals`` — and the inbox
+issue, ``bot.github.inbox_signals``); ``ROUTER``
 combines them. A handler reads a payload and appends
 intents to the ``Intents`` it is given — nothing more. Turning an intent into a core event
 needs lookups (which quest has this fingerprint? who may approve?), and that is the worker's
@@ -30,6 +31,7 @@ from gidgethub import routing, sansio
 
 from bot.adapters import AppIdentity
 from bot.github.commands import Command, CommandProblem, parse_commands
+from bot.github.inbox_signals import InboxClosed, InboxTicked, inbox
 from bot.github.payloads import (
     default_branch,
     ident,
@@ -156,7 +158,7 @@ class ButtonPress:
 
 
 Intent = Installed | Failure | Passed | IssueSignal | QuestPush | BasePush | CommentCommands | \
-    ButtonPress | PullClosed | PullReopened | ReviewSubmitted
+    ButtonPress | PullClosed | PullReopened | ReviewSubmitted | InboxTicked | InboxClosed
 
 
 @dataclass
@@ -359,7 +361,7 @@ async def _button(event: sansio.Event, out: Intents) -> None:
                                  (ident(pulls[0].get("number")) or 0) if pulls else 0))
 
 
-ROUTER = routing.Router(installations, failures, pushes, conversation, pulls)
+ROUTER = routing.Router(installations, failures, pushes, conversation, pulls, inbox)
 EVENTS_READ: frozenset[str] = frozenset(ROUTER._shallow_routes) | frozenset(ROUTER._deep_routes)
 """Every event a handler here reads (gidgethub's ``Router`` keeps its routes in these two
 dicts and lists them nowhere else): the events ``app.yml`` subscribes to, besides the

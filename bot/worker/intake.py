@@ -43,19 +43,20 @@ from bot.core.events import (
     SignalSensed,
     Triaged,
 )
-from bot.core.states import CHECKPOINT_AT, LIVE
+from bot.core.states import CHECKPOINT_AT, LIVE, TERMINAL
 from bot.github import conversation
-from bot.github.commands import Command, CommandName, CommandProblem, render
+from bot.github.commands import Command, CommandName, CommandProblem, ours_without_quest, render
 from bot.github.conversation import (
     Permissions,
     no_permission_text,
     no_quest_text,
     refusal_text,
-    stale_button_text,
     status_text,
 )
 from bot.github.forge import Forge, Forges
+from bot.github.inbox_signals import InboxClosed, InboxTicked
 from bot.github.pull_signals import PullClosed, PullReopened, ReviewSubmitted, quest_of_branch
+from bot.github.refusal_words import refusal_words
 from bot.github.signals import (
     BasePush,
     ButtonPress,
@@ -71,7 +72,9 @@ from bot.github.signals import (
 from bot.journal import Applied, Indexes, PermanentError
 from bot.journal.keys import thread_trail
 from bot.journal.memory import ForgeMemory
+from bot.worker.buttons import ButtonIntake
 from bot.worker.failures import FailureIntake
+from bot.worker.inbox_ticks import InboxIntake
 from bot.worker.policybook import PolicyBook
 from bot.worker.pulls import PullIntake
 
@@ -106,7 +109,8 @@ class Outcome:
     applied: list[Applied] = field(default_factory=list)
     refused: list[InvalidTransition] = field(default_factory=list)
     replies: int = 0
-    """Replies this delivery queued (a delivery handled again queues none)."""
+    """Replies (and inbox rewrites) this delivery queued (a delivery handled again queues
+    none)."""
 
 
 class Intake:
@@ -120,6 +124,8 @@ class Intake:
         self.memory = ForgeMemory(ctx.journal.client)
         self.failures = FailureIntake(ctx, forges, indexes, self._default_head)
         self.pulls = PullIntake(ctx, forges, self.memory, self.permissions)
+        self.inbox = InboxIntake(ctx, forges, self.memory, self.permissions)
+        self.buttons = ButtonIntake(ctx, forges, self.memory, self.permissions)
 
     async def handle(self, event_name: str, payload: dict[str, Any],
                      delivery_id: str) -> Outcome:
@@ -207,6 +213,21 @@ class Intake:
             await self._button(intent, delivery_id, out)
         elif isinstance(intent, PullClosed | PullReopened | ReviewSubmitted):
             await self._pull(intent, delivery_id, out)
+        elif isinstance(intent, InboxTicked | InboxClosed):
+            await self._inbox(intent, delivery_id, out)
+
+    async def _inbox(self, intent: InboxTicked | InboxClosed, delivery_id: str,
+                     out: Outcome) -> None:
+        async def apply(event: Event, repo: str) -> Applied | InvalidTransition:
+            return await self._apply(event, repo, out)
+
+        async def say(repo: str, number: int, effects: list[Effect]) -> None:
+            out.replies += await self._say(repo, number, effects)
+
+        if isinstance(intent, InboxTicked):
+            await self.inbox.ticked(intent, delivery_id, apply, say, self._command_event)
+        else:
+            await self.inbox.closed(intent, delivery_id, say)
 
     async def _pull(self, intent: PullClosed | PullReopened | ReviewSubmitted, delivery_id: str,
                     out: Outcome) -> None:
@@ -281,12 +302,16 @@ class Intake:
 
     async def _commands(self, c: CommentCommands, delivery_id: str, out: Outcome) -> None:
         forge = await self.forges.for_repo(c.repo)  # not installed there: nothing to say
+        quest = await self._thread_quest(c, forge)
+        commands = c.commands if quest is not None else tuple(
+            item for item in c.commands if ours_without_quest(item))
+        if not commands:
+            return  # Prow's or another bot's commands on a thread that is no quest: not ours
         await self._say(c.repo, c.number, [conversation.reaction(c.repo, c.number, c.comment_id)])
         settings = await self.ctx.settings.settings(c.repo)
-        quest = await self._thread_quest(c, forge)
         replies: list[Effect] = []
 
-        for item in c.commands:
+        for item in commands:
             event_id = command_id(c, item)
 
             def reply(body: str, event_id: str = event_id) -> None:
@@ -299,18 +324,21 @@ class Intake:
                 reply(status_text(quest))
                 continue
             if not await self.permissions.may_act(forge, c.author, settings.reviewers):
-                reply(no_permission_text(login=c.author, command=item.name))
+                reply(no_permission_text(login=c.author, command=item))
+                continue
+            if (item.name is CommandName.QUEST and not c.is_pull_request
+                    and (quest is None or quest.state in TERMINAL)):
+                quest = await self._start_from_issue(c, item, event_id, out)  # anew
                 continue
             if quest is None:
-                if item.name is CommandName.QUEST and not c.is_pull_request:
-                    quest = await self._start_from_issue(c, item, event_id, out)
-                else:
-                    reply(no_quest_text(command=item.name))
+                reply(no_quest_text(login=c.author, command=item, on_pull=c.is_pull_request))
                 continue
             event = self._command_event(item, quest, c.author, event_id)
             result = await self._apply(event, c.repo, out)
             if isinstance(result, InvalidTransition):
                 reply(refusal_text(item, result, quest, c.author))
+            elif result.absorbed:  # the quest has ended: the command changed nothing
+                reply(refusal_words(item, quest, None, actor=c.author))
             else:
                 quest = result.quest
         out.replies += await self._say(c.repo, c.number, replies)
@@ -354,30 +382,13 @@ class Intake:
         raise ValueError(f"/{name.value} is not a quest command")
 
     async def _button(self, b: ButtonPress, delivery_id: str, out: Outcome) -> None:
-        _v, quest = await self.ctx.journal.snapshot(b.quest_id)
-        if quest is None or b.action not in ("approve", "revise", "reject"):
-            return
-        forge = await self.forges.for_repo(b.repo)
-        settings = await self.ctx.settings.settings(b.repo)
-        command = Command(name=CommandName(b.action), line=1,
-                          reason=None if b.action == "approve" else "from the check run button")
-        number = b.number
+        async def apply(event: Event, repo: str) -> Applied | InvalidTransition:
+            return await self._apply(event, repo, out)
 
-        async def reply(body: str) -> None:
-            if number:
-                out.replies += await self._say(b.repo, number, [conversation.reply(
-                    b.repo, number, f"button-{delivery_id}", body)])
+        async def say(repo: str, number: int, effects: list[Effect]) -> None:
+            out.replies += await self._say(repo, number, effects)
 
-        if not await self.permissions.may_act(forge, b.actor, settings.reviewers):
-            await reply(no_permission_text(login=b.actor, command=b.action))
-            return
-        event = self._command_event(command, quest, b.actor, f"button-{delivery_id}")
-        if quest.head is not None and b.head_sha and b.head_sha != quest.head:
-            await reply(stale_button_text(b.actor, b.head_sha, quest.head))
-            return
-        result = await self._apply(event, b.repo, out)
-        if isinstance(result, InvalidTransition):
-            await reply(refusal_text(command, result, quest, b.actor))
+        await self.buttons.pressed(b, delivery_id, apply, say, self._command_event)
 
 
 def _route(item: Command) -> Route:

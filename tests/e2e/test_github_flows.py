@@ -178,7 +178,8 @@ async def test_a_claim_holds_the_review_and_refuses_others(stack: Stack) -> None
     await stack.fake.comment(REPO, number, "/approve", user="otto")
     await stack.settle()
     assert (await stack.quest(story.quest_id)).state is State.HANDED_OFF
-    assert any("@otto" in r and f"claimed by @{MAINTAINER}" in r for r in replies(stack, number))
+    assert any("@otto" in r and f"@{MAINTAINER} holds the review" in r
+               for r in replies(stack, number))
     await stack.fake.comment(REPO, number, "/approve A", user=MAINTAINER)  # the owner decides
     await stack.settle()
     assert (await stack.quest(story.quest_id)).state is State.PLANNED
@@ -189,7 +190,7 @@ async def test_status_pause_resume_and_kill_by_comment(stack: Stack) -> None:
     number = story.pr_number()
     await stack.fake.comment(REPO, number, "/status", user=READER)  # anyone may ask
     await stack.settle()
-    assert any("hypothesised" in r and "/approve" in r for r in replies(stack, number))
+    assert any("checkpoint A is open" in r and "`/approve A`" in r for r in replies(stack, number))
     await stack.fake.comment(REPO, number, "/pause waiting for the release", user=MAINTAINER)
     await stack.settle()
     assert (await stack.quest(story.quest_id)).state is State.PARKED

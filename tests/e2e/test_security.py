@@ -29,8 +29,9 @@ from tests.fakegithub.comments import comment_by, delete_comment, edit_comment
 from tests.fakegithub.server import HANDLERS
 from tests.fakegithub.webhooks import Delivery, DeliveryResult
 
-REFUSED = ("@{login} `/{command}` needs write access to this repository, or being one of the "
-           "reviewers in `.github/questbot.yml`. Ask a maintainer to run it.")
+REFUSED = ("@{login} `{command}` was not applied: it needs write access to this repository, or "
+           "being one of the reviewers in `.github/questbot.yml`. Ask a maintainer to run it, "
+           "or to add you as a reviewer; `/status` shows where things stand.")
 
 
 @dataclass
@@ -77,7 +78,8 @@ async def test_without_write_access_commands_are_refused_and_nothing_changes(
     await stack.settle()
     await unchanged(stack, story, before, State.HYPOTHESISED)
     assert sorted(said(reply) for reply in replies(stack, story.pr_number())) == sorted(
-        REFUSED.format(login="pat", command=command) for command in ("approve", "pause"))
+        REFUSED.format(login="pat", command=command)
+        for command in ("/approve", "/pause not now"))
     assert writes_since(stack, before) == [REPLY, REPLY, REACTION, REACTION]
 
 
@@ -125,7 +127,7 @@ async def test_a_user_whose_login_ends_in_bot_is_a_person_not_questbot(stack: St
     await stack.settle()
     await unchanged(stack, story, before, State.HYPOTHESISED)
     (reply,) = replies(stack, story.pr_number())
-    assert reply.startswith(REFUSED.format(login="questbot[bot]", command="approve"))
+    assert reply.startswith(REFUSED.format(login="questbot[bot]", command="/approve"))
     stack.fake.set_permission(REPO, "helper[bot]", "write")  # a person, with write access
     await comment_by(stack.fake, REPO, story.pr_number(), "/approve", user="helper[bot]",
                      user_type="User")
@@ -199,7 +201,7 @@ async def test_an_edit_acts_as_the_person_who_edited(stack: Stack) -> None:
     await edit_comment(stack.fake, REPO, comment.id, "Is this right?\n/approve", user=READER)
     await stack.settle()
     await unchanged(stack, story, before, State.HYPOTHESISED)  # rex may not approve
-    assert any(r.startswith(REFUSED.format(login=READER, command="approve"))
+    assert any(r.startswith(REFUSED.format(login=READER, command="/approve"))
                for r in replies(stack, story.pr_number()))
     await edit_comment(stack.fake, REPO, comment.id, "Is this right? Yes.\n/approve A",
                        user=MAINTAINER)  # maya edits rex's comment: maya decides

@@ -4,8 +4,10 @@ Queries: ``node(id:)`` and ``repository(owner:, name:) { pullRequest(number:) }`
 (GQL names; BEHAVIOUR §2, §6, §10): ``markPullRequestReadyForReview`` and
 ``convertPullRequestToDraft`` (with the ``pull_request`` ``ready_for_review`` /
 ``converted_to_draft`` webhooks), ``enablePullRequestAutoMerge`` / ``disable…``,
-``enqueuePullRequest`` / ``dequeuePullRequest`` and ``revertPullRequest``. Each takes the
-pull request's ``node_id`` as REST gives it (``tests.fakegithub.nodes``) and refuses what
+``enqueuePullRequest`` / ``dequeuePullRequest``, ``revertPullRequest``, and ``pinIssue``
+(BEHAVIOUR §8: at most ``MAX_PINNED`` pinned issues per repository; a fourth
+is refused, wording unconfirmed). Each takes the pull request's (or issue's) ``node_id`` as
+REST gives it (``tests.fakegithub.nodes``) and refuses what
 GitHub refuses: an id it cannot resolve (``NOT_FOUND``), a head that moved from
 ``expectedHeadOid``, auto-merge where the repository does not allow it or the pull request is
 already mergeable ("Pull request Pull request is in clean status"), a queue where there is none.
@@ -19,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from tests.fakegithub import nodes
 from tests.fakegithub.graphql import Model, Refused, not_found
 from tests.fakegithub.render import mergeable_state
-from tests.fakegithub.state import AutoMerge, PullRequest, QueueEntry, Repository, iso
+from tests.fakegithub.state import AutoMerge, Issue, PullRequest, QueueEntry, Repository, iso
 
 if TYPE_CHECKING:
     from tests.fakegithub.server import FakeGitHub
@@ -27,7 +29,9 @@ if TYPE_CHECKING:
 ROOT_FIELDS = ("node", "repository", "markPullRequestReadyForReview",
                "convertPullRequestToDraft", "enablePullRequestAutoMerge",
                "disablePullRequestAutoMerge", "enqueuePullRequest", "dequeuePullRequest",
-               "revertPullRequest")
+               "revertPullRequest", "pinIssue")
+MAX_PINNED = 3
+"""Pinned issues a repository may have at once (BEHAVIOUR §8)."""
 
 
 def _actor(login: str) -> Model:
@@ -64,6 +68,23 @@ class Roots:
         if repo is None or pr is None:
             raise not_found(node_id)
         return repo, pr
+
+    def _issue(self, node_id: object) -> tuple[Repository, Issue]:
+        decoded = nodes.decode(str(node_id))
+        if decoded is None or decoded[0] != nodes.ISSUE:
+            raise not_found(node_id)
+        repo = self._visible(self.world.repository_by_id(decoded[1]))
+        issue = repo.issues.get(decoded[2]) if repo else None
+        if repo is None or issue is None or issue.is_pull_request:
+            raise not_found(node_id)
+        return repo, issue
+
+    def issue_model(self, repo: Repository, issue: Issue) -> Model:
+        return Model(__typename="Issue", id=nodes.node_id(nodes.ISSUE, repo.id, issue.number),
+                     databaseId=repo.id * 100000 + issue.number, number=issue.number,
+                     title=issue.title, state=issue.state.upper(),
+                     isPinned=bool(issue.pinned_at), closed=issue.state == "closed",
+                     url=f"https://github.com/{repo.full_name}/issues/{issue.number}")
 
     def _expect_head(self, pr: PullRequest, expected: object) -> None:
         if expected is not None and expected != pr.head_sha:
@@ -213,3 +234,17 @@ class Roots:
         return Model(clientMutationId=input.get("clientMutationId"),
                      pullRequest=self.pull_model(repo, pr),
                      revertPullRequest=self.pull_model(repo, revert))
+
+    # -- Mutation: pinning issues (BEHAVIOUR §8) ---------------------------------------------
+
+    def pinIssue(self, input: dict[str, Any]) -> Model:
+        repo, issue = self._issue(input["issueId"])
+        if not issue.pinned_at:
+            pinned = [i for i in repo.issues.values() if i.pinned_at]
+            if len(pinned) >= MAX_PINNED:
+                # (unconfirmed wording)
+                raise Refused("UNPROCESSABLE", f"Repository can't have more than {MAX_PINNED} "
+                                               "pinned issues")
+            issue.pinned_at = max((i.pinned_at for i in pinned), default=0) + 1
+        return Model(clientMutationId=input.get("clientMutationId"),
+                     issue=self.issue_model(repo, issue))

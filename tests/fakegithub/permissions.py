@@ -116,6 +116,7 @@ GRAPHQL: dict[str, Need] = {
     "enqueuePullRequest": either(("merge_queues", WRITE), ("contents", WRITE)),
     "dequeuePullRequest": either(("merge_queues", WRITE), ("contents", WRITE)),
     "revertPullRequest": (((("contents", WRITE),), (("pull_requests", WRITE),))),
+    "pinIssue": one("issues", WRITE),  # BEHAVIOUR §8: pinning needs write access
 }
 """GraphQL root fields; what a query reads inside ``node``/``repository`` is not checked."""
 

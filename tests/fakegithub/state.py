@@ -77,6 +77,8 @@ class Issue:
     is_pull_request: bool = False
     locked: bool = False
     lock_reason: str | None = None
+    pinned_at: int = 0
+    """When ``pinIssue`` pinned it (an order, not a time); 0: not pinned."""
 
 
 @dataclass

@@ -67,3 +67,25 @@ async def test_auto_merge_the_queue_and_revert_are_pinned_and_typed(world: World
     revert = await forge.graphql.revert(node_id, title="Revert it")
     assert revert.state == "OPEN" and revert.number != number and not revert.draft
     assert repo.issues[revert.number].title == "Revert it"
+
+
+async def test_pinning_an_issue_allows_three_per_repository(world: World) -> None:
+    """BEHAVIOUR §8: ``pinIssue`` by the issue's node id; a fourth pin is refused for good,
+    and unpinning one makes room again."""
+    forge = await Forges(world.clients).for_repo(REPO)
+    issues = [await forge.create_issue(f"issue {n}", "body") for n in range(4)]
+    assert all(i.node_id.startswith("I_") for i in issues)
+    for issue in issues[:3]:
+        assert await forge.graphql.pin_issue(issue.node_id)
+    assert await forge.graphql.pin_issue(issues[0].node_id)  # pinned already: still pinned
+    with pytest.raises(GraphQLRefused) as full:
+        await forge.graphql.pin_issue(issues[3].node_id)
+    assert full.value.kind == "UNPROCESSABLE" and "3 pinned issues" in full.value.reason
+    assert "at most three" in str(full.value)
+    pinned = [n for n, i in world.fake.repo(REPO).issues.items() if i.pinned_at]
+    assert pinned == [i.number for i in issues[:3]]
+    world.fake.repo(REPO).issues[issues[1].number].pinned_at = 0  # a maintainer unpinned one
+    assert await forge.graphql.pin_issue(issues[3].node_id)
+    with pytest.raises(GraphQLRefused) as pull:  # a pull request's id is no issue's
+        await forge.graphql.pin_issue((await forge_and_pull(world))[1])
+    assert pull.value.kind == "NOT_FOUND"

@@ -4,6 +4,7 @@ GitHub whatever dies when, and whoever delivers at the same time — counted on 
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
@@ -57,7 +58,7 @@ async def test_an_inbox_opened_by_a_worker_that_died_is_found_by_its_marker(
     assert again.query["creator"] == "questbot[bot]" and again.query["state"] == "all"
 
 
-async def test_an_inbox_a_person_closed_stays_closed_and_single_when_its_record_is_lost(
+async def test_an_inbox_a_person_closed_is_reopened_and_single_when_its_record_is_lost(
         world: World) -> None:
     b = await waiting_for_a_person(world)
     await world.effects.notify_inbox(last(b, EffectType.NOTIFY_INBOX))
@@ -70,7 +71,7 @@ async def test_an_inbox_a_person_closed_stays_closed_and_single_when_its_record_
     b2 = await waiting_for_a_person(world, "q-8")
     await world.effects.notify_inbox(last(b2, EffectType.NOTIFY_INBOX))
     assert inboxes(world) == [inbox]
-    assert inbox.state == "closed"
+    assert inbox.state == "open"  # found by its marker among questbot's issues, and reopened
     assert "`q-8`" in (inbox.body or "") and "`q-9`" in (inbox.body or "")
 
 
@@ -81,6 +82,37 @@ async def test_an_issue_a_person_wrote_with_the_inbox_marker_is_not_the_inbox(
     await world.effects.notify_inbox(last(b, EffectType.NOTIFY_INBOX))
     (inbox,) = inboxes(world)
     assert inbox.user == "questbot[bot]"
+
+
+async def test_the_inbox_is_pinned_once(world: World) -> None:
+    b = await waiting_for_a_person(world)
+    await world.effects.notify_inbox(last(b, EffectType.NOTIFY_INBOX))
+    b2 = await waiting_for_a_person(world, "q-8")
+    await world.effects.notify_inbox(last(b2, EffectType.NOTIFY_INBOX))  # a new body
+    (inbox,) = inboxes(world)
+    assert inbox.pinned_at
+    pins = world.fake.calls("graphql/pinIssue")
+    assert len(pins) == 1
+
+
+async def test_with_three_issues_pinned_the_inbox_stays_unpinned_and_the_log_says_so(
+        world: World, caplog: pytest.LogCaptureFixture) -> None:
+    repo = world.fake.repo(REPO)
+    for n in range(3):  # a maintainer's pins
+        repo.issues[200 + n] = Issue(200 + n, f"pinned {n}", "", "alice", "2026-01-01T00:00:00Z",
+                                     pinned_at=n + 1)
+    b = await waiting_for_a_person(world)
+    with caplog.at_level(logging.WARNING, logger="bot.github.inbox"):
+        await world.effects.notify_inbox(last(b, EffectType.NOTIFY_INBOX))
+    (inbox,) = inboxes(world)
+    assert not inbox.pinned_at and "`q-9`" in (inbox.body or "")
+    assert [n for n, i in repo.issues.items() if i.pinned_at] == [200, 201, 202]
+    assert any("unpinned" in r.getMessage() and "at most three" in r.getMessage()
+               for r in caplog.records)
+    b2 = await waiting_for_a_person(world, "q-8")
+    await world.effects.notify_inbox(last(b2, EffectType.NOTIFY_INBOX))
+    pins = world.fake.calls("graphql/pinIssue")
+    assert len(pins) == 1  # asked once for this issue, not on every edit
 
 
 # -- the revert ----------------------------------------------------------------------------

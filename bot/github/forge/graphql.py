@@ -39,6 +39,8 @@ ENQUEUE = ("mutation($id: ID!, $head: GitObjectID!) { enqueuePullRequest(input: 
 REVERT = ("mutation($id: ID!, $title: String, $body: String, $draft: Boolean) { "
           "revertPullRequest(input: {pullRequestId: $id, title: $title, body: $body, "
           f"draft: $draft}}) {{ revertPullRequest {{ {PULL_FIELDS} }} }} }}")
+PIN = ("mutation($id: ID!) { pinIssue(input: {issueId: $id}) "
+       "{ issue { id number isPinned } } }")
 PERMANENT_TYPES = frozenset({"NOT_FOUND", "UNPROCESSABLE", "FORBIDDEN"})
 
 
@@ -155,3 +157,12 @@ class PullRequestGraphQL:
                                  "revert the merge by hand", id=pull_id, title=title,
                                  body=body, draft=draft)
         return PullState.of(out["revertPullRequest"])
+
+    async def pin_issue(self, issue_id: str) -> bool:
+        """``pinIssue``: pin an issue to the repository's issue list (an issue, not a pull
+        request, but the same mutation path); whether it is pinned now. GitHub allows three
+        pinned issues per repository and refuses a fourth (``GraphQLRefused``)."""
+        out = await self._mutate(PIN, "pinIssue", f"pin issue {issue_id}",
+                                 "unpin another issue (a repository has at most three) and "
+                                 "pin it by hand", id=issue_id)
+        return bool((out.get("issue") or {}).get("isPinned"))

@@ -110,11 +110,14 @@ class Issue:
     state: str
     author: str
     body: str = ""
+    node_id: str = ""
+    """The global id GraphQL takes (``pinIssue``)."""
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Issue:
         return cls(int(data["number"]), str(data.get("state") or ""),
-                   str((data.get("user") or {}).get("login") or ""), str(data.get("body") or ""))
+                   str((data.get("user") or {}).get("login") or ""), str(data.get("body") or ""),
+                   str(data.get("node_id") or ""))
 
 
 @dataclass(frozen=True, slots=True)

@@ -195,25 +195,29 @@ class Forge:
                     return issue
         return None
 
-    async def create_issue(self, title: str, body: str) -> int:
+    async def create_issue(self, title: str, body: str) -> Issue:
         with refusals(f"open the issue {title!r} in {self.repo}",
                       "turn issues on for the repository and give the App issues: write"):
             data = await self.gh.post(f"{self.base}/issues", data={"title": title,
                                                                    "body": fit(body)})
-        return int(data["number"])
+        return Issue.of(data)
 
-    async def edit_issue(self, number: int, body: str) -> bool:
-        """Replace an issue's body; ``False`` if the issue is gone."""
+    async def edit_issue(self, number: int, body: str, *, reopen: bool = False) -> Issue | None:
+        """Replace an issue's body (``issues/update``), and with ``reopen`` open it again if a
+        person closed it — one request either way; ``None`` if the issue is gone."""
+        change: dict[str, Any] = {"body": fit(body)}
+        if reopen:
+            change["state"] = "open"
         try:
-            await self.gh.patch(f"{self.base}/issues/{number}", data={"body": fit(body)})
+            data = await self.gh.patch(f"{self.base}/issues/{number}", data=change)
         except gidgethub.BadRequest as exc:
             if status_of(exc) in (404, 410):
-                return False
+                return None
             if is_permanent(exc):
                 raise refused(exc, f"edit issue #{number} of {self.repo}",
                               "give the App issues: write") from exc
             raise
-        return True
+        return Issue.of(data)
 
     # -- the repository (repos/get), contents (repos/get-content) and permissions ------
 

@@ -1,0 +1,106 @@
+"""Intake for the inbox issue: ticked boxes start or retry quests, a close is undone.
+
+``bot.github.inbox_signals`` reads the webhooks. A ticked box is the command it stands for
+(``inbox_marks.tick_command``: ``/quest fix`` for a quest routed to a person or finished
+research, ``/resume`` to retry a parked one), from the person who ticked it and under the same
+rules as a comment: write access or being a configured reviewer (``Permissions``), and the
+core's own refusals. Each event and each reply is keyed by the delivery and the quest, so a
+redelivered ``edited`` webhook acts once. Then the inbox is written again (a keyed effect on its
+thread's trail), every box empty — ticked or refused, a box does not stay ticked.
+
+A close of the inbox by a person is answered the same way: written again, which reopens it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from bot.adapters import AdapterContext
+from bot.core import Effect, Event, InvalidTransition, Quest, Refusal
+from bot.github import conversation
+from bot.github.commands import Command, CommandName, QuestMode
+from bot.github.conversation import Permissions
+from bot.github.forge import Forges
+from bot.github.inbox_marks import tick_command
+from bot.github.inbox_signals import InboxClosed, InboxTicked
+from bot.github.refusal_words import Precheck, Why, refusal_words
+from bot.journal import Applied
+from bot.journal.memory import ForgeMemory
+
+log = logging.getLogger(__name__)
+
+Apply = Callable[[Event, str], Awaitable[Applied | InvalidTransition]]
+Say = Callable[[str, int, list[Effect]], Awaitable[None]]
+EventOf = Callable[[Command, Quest, str, str], Event]
+"""``Intake._command_event``: the core event a command becomes."""
+
+_FALLBACK = Command(name=CommandName.QUEST, mode=QuestMode.FIX, line=1)
+"""What a box stands for when its quest has moved on since the inbox was written (or the box
+was typed by hand): the core refuses it, and the person is told why."""
+
+
+def tick_words(quest_id: str, command: Command, quest: Quest | None, why: Why,
+               actor: str) -> str:
+    """The reply to a refused tick: the refusal in the quest's words, and which box it was."""
+    said = refusal_words(command, quest, why, actor=actor, on_pull=True)
+    return (f"{said} (You ticked the box of quest "
+            f"`{quest_id}` in this inbox, which stands for that command; the box is cleared "
+            "again.)")
+
+
+class InboxIntake:
+    def __init__(self, ctx: AdapterContext, forges: Forges, memory: ForgeMemory,
+                 permissions: Permissions) -> None:
+        self.ctx = ctx
+        self.forges = forges
+        self.memory = memory
+        self.permissions = permissions
+
+    async def _is_inbox(self, repo: str, number: int) -> bool:
+        """The issue is the inbox questbot records (or it has lost the record, and the issue
+        is questbot's own with the inbox's marker, which the signal checked)."""
+        recorded = await self.memory.repo(repo, "inbox")
+        return recorded is None or recorded == str(number)
+
+    async def ticked(self, t: InboxTicked, delivery_id: str, apply: Apply, say: Say,
+                     event_of: EventOf) -> None:
+        if not await self._is_inbox(t.repo, t.number):
+            log.info("%s#%s is not the inbox questbot records; its ticks ask for nothing",
+                     t.repo, t.number)
+            return
+        forge = await self.forges.for_repo(t.repo)
+        settings = await self.ctx.settings.settings(t.repo)
+        allowed = await self.permissions.may_act(forge, t.actor, settings.reviewers)
+        effects: list[Effect] = []
+        for quest_id in t.quest_ids:
+            cause = f"tick-{delivery_id}-{quest_id}"
+            _v, quest = await self.ctx.journal.snapshot(quest_id)
+            if quest is not None and quest.repo.lower() != t.repo.lower():
+                quest = None  # a marker typed by hand for another repository's quest
+            command = (tick_command(quest) if quest is not None else None) or _FALLBACK
+
+            def refuse(why: Why, quest: Quest | None = quest, command: Command = command,
+                       cause: str = cause, quest_id: str = quest_id) -> None:
+                effects.append(conversation.reply(t.repo, t.number, cause, tick_words(
+                    quest_id, command, quest, why, t.actor)))
+
+            if not allowed:
+                refuse(Precheck.NO_PERMISSION)
+            elif quest is None:
+                refuse(Precheck.NO_QUEST)
+            else:
+                result = await apply(event_of(command, quest, t.actor, cause), t.repo)
+                if isinstance(result, InvalidTransition):
+                    refuse(None if result.code is Refusal.UNDEFINED else result.code)
+                elif result.absorbed:  # the quest has ended: the tick changed nothing
+                    refuse(None)
+        effects.append(conversation.rewrite_inbox(t.repo, t.number, f"inbox-{delivery_id}"))
+        await say(t.repo, t.number, effects)
+
+    async def closed(self, c: InboxClosed, delivery_id: str, say: Say) -> None:
+        if await self._is_inbox(c.repo, c.number):
+            log.info("%s closed the inbox %s#%s; questbot opens it again", c.actor, c.repo,
+                     c.number)
+            await say(c.repo, c.number, [conversation.rewrite_inbox(
+                c.repo, c.number, f"inbox-{delivery_id}")])
