@@ -11,6 +11,10 @@ Trimming: the runner's timestamp at the head of every line goes (it is noise to 
 costs tokens); then ``failing_step`` keeps the step that failed — from its ``##[group]Run``
 to its ``##[error]`` lines — and only its last ``LOG_LIMIT`` characters, where a test runner
 prints the failure and its summary.
+
+Read once per quest: the trimmed log (or that there is none) is kept a day in the quest's
+``ci_log`` hash, so the reproduce stage — and a stage run again after a worker died — does
+not download it again (one API request and the log's bytes each).
 """
 
 from __future__ import annotations
@@ -23,10 +27,12 @@ from bot.agent.model.untrusted import LOG_LIMIT, failing_step
 from bot.agent.task import Stage
 from bot.core import Quest
 from bot.journal import PermanentError
+from bot.journal.keys import ci_log_key
 
 log = logging.getLogger(__name__)
 
 STAGES_WITH_LOG = frozenset({Stage.RESEARCH, Stage.REPRODUCE})
+KEPT_S = 86_400
 _STAMP = re.compile(r"^\ufeff?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?", re.MULTILINE)
 
 
@@ -40,12 +46,21 @@ async def failing_log(ctx: AdapterContext, quest: Quest, stage: Stage) -> str | 
     if ctx.logs is None or stage not in STAGES_WITH_LOG:
         return None
     runs = [quest.source_run, quest.rerun.second if quest.rerun else None]
+    client, key = ctx.journal.client, ci_log_key(quest.id)
     for run in dict.fromkeys(r for r in runs if r):
+        kept = await client.hget(key, run)
+        if kept is not None:
+            if kept:
+                return kept.decode() if isinstance(kept, bytes) else str(kept)
+            continue
         try:
             raw = await ctx.logs(quest.repo, run)
         except PermanentError as exc:
             log.info("quest %s: the log of %s could not be read: %s", quest.id, run, exc)
-            continue
-        if raw:
-            return trim(raw)
+            raw = None
+        text = trim(raw) if raw else ""
+        await client.hset(key, run, text)
+        await client.expire(key, KEPT_S)
+        if text:
+            return text
     return None

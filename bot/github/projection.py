@@ -46,6 +46,7 @@ from bot.core.events import Reopened, Reproduced, Route
 from bot.core.states import CHECKPOINT_AT, State
 from bot.github import render, status
 from bot.github.forge import CHECK_NAME, CheckRun, Forge, Forges, Pull, refused
+from bot.github.forge.graphql import GraphQLRefused
 from bot.github.markdown import inline_code
 from bot.github.quest_story import read_story
 from bot.journal import REDIS_AWAY, PermanentError, failures, quest_keys
@@ -170,7 +171,7 @@ class Projection:
                 return None
             await self.memory.set_quest(quest.id, pr=pull.number, pr_url=pull.html_url,
                                         pr_head=pull.head_sha, pr_branch=branch,
-                                        pr_draft=int(pull.draft))
+                                        pr_draft=int(pull.draft), pr_node=pull.node_id)
             await self.memory.remember_pull(quest.repo, pull.number, quest.id)
             return pull.number
 
@@ -211,9 +212,21 @@ class Projection:
             return False
         if await self.memory.quest(quest.id, "pr_draft") != "1":
             return pull is None or not pull.draft
-        pull = pull or await forge.pull(number)
-        if pull.draft:
-            await forge.graphql.mark_ready(pull.node_id)
+        # questbot opened it as a draft and has not marked it: with its node id recorded at
+        # opening, it is marked without being read first — one a person marked ready meanwhile
+        # stays as it is (``markPullRequestReadyForReview`` on a ready one changes nothing)
+        node = pull.node_id if pull is not None else await self.memory.quest(quest.id, "pr_node")
+        if not node:  # recorded before node ids were
+            pull = await forge.pull(number)
+            node = pull.node_id
+        if pull is None or pull.draft:
+            try:
+                await forge.graphql.mark_ready(node)
+            except GraphQLRefused:
+                # GitHub may refuse to mark one that is not a draft: a person marked it ready
+                # meanwhile, which is as good; anything else stands
+                if (await forge.pull(number)).draft:
+                    raise
             log.info("marked #%s of %s ready for review (quest %s at %s)", number, quest.repo,
                      quest.id, quest.state.value)
         await self.memory.set_quest(quest.id, pr_draft=0)
@@ -247,13 +260,25 @@ class Projection:
             evidence = await self.evidence(quest) if self.evidence else None
             comment_url: str | None = None
             failed: Exception | None = None
-            try:
-                comment_url = await self.upsert_status(quest, forge, evidence)
-            except REDIS_AWAY:
-                raise
-            except Exception as exc:  # the check run is still worth writing: it is what CI shows
-                failed = exc
-            await self.upsert_check_run(quest, forge, comment_url, evidence)
+            if await self.recorded_pull(quest) is not None:
+                # The check run first: on a pull request its details link to the pull request,
+                # and the comment links the check run — written second, it names the run of
+                # this head at once instead of being edited again once the run exists.
+                try:
+                    await self.upsert_check_run(quest, forge, None, evidence)
+                except REDIS_AWAY:
+                    raise
+                except Exception as exc:  # the comment is still worth writing
+                    failed = exc
+                await self.upsert_status(quest, forge, evidence)
+            else:
+                try:
+                    comment_url = await self.upsert_status(quest, forge, evidence)
+                except REDIS_AWAY:
+                    raise
+                except Exception as exc:  # the check run is still worth writing: CI shows it
+                    failed = exc
+                await self.upsert_check_run(quest, forge, comment_url, evidence)
             if failed is not None:
                 raise failed
 

@@ -113,3 +113,9 @@ def fingerprint_key(repo: str, fingerprint: str) -> str:
 def muted_key(repo: str, fingerprint: str) -> str:
     """String with a TTL: present while the fingerprint is muted."""
     return f"repo:{hash_tag(repo)}:muted:{fingerprint}"
+
+
+def ci_log_key(quest_id: str) -> str:
+    """Hash with a TTL: the run that failed → its job's log, trimmed (``""``: none to read),
+    so the research and reproduce stages of one quest download it once."""
+    return f"q:{hash_tag(quest_id)}:ci_log"

@@ -5,10 +5,16 @@ checkpoint C, and landed — GitHub does not merge a draft."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
+
 from bot.core import State
 from tests.e2e.scenario import MAINTAINER, READER, REPO, Story, setup_repository
 from tests.e2e.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a
+from tests.fakegithub.graphql import Refused
+from tests.fakegithub.graphql_resolvers import Roots
 
 
 async def test_the_pr_opens_at_research_on_an_empty_first_commit_naming_the_quest(
@@ -79,3 +85,34 @@ async def test_where_the_plan_has_no_drafts_the_pr_is_an_ordinary_one(stack: Sta
     await story.step("researched", State.HYPOTHESISED)
     assert not stack.fake.repo(REPO).pulls[story.pr_number()].draft
     assert [c.status for c in stack.calls("pulls/create")] == [422, 201]
+
+
+@pytest.mark.parametrize("github", ["ignores", "refuses"])
+async def test_a_pull_request_a_person_marked_ready_is_left_so(
+        stack: Stack, github: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """questbot marks its draft ready at C without reading it first (its node id is recorded
+    at opening). A maintainer who marked it ready already loses nothing — whether GitHub
+    answers that mutation on a ready pull request as a no-op (the fake) or refuses it (as one
+    report says it may: then questbot reads the pull request, sees it ready, and goes on)."""
+    if github == "refuses":
+        resolve = Roots.markPullRequestReadyForReview
+
+        async def strict(self: Roots, input: dict[str, Any]) -> Any:
+            _repo, pr = self._pull(input["pullRequestId"])
+            if not pr.draft:
+                raise Refused("UNPROCESSABLE", "Pull request is not in draft state")
+            return await resolve(self, input)
+
+        monkeypatch.setattr(Roots, "markPullRequestReadyForReview", strict)
+    story = await at_checkpoint_a(stack)
+    repo = stack.fake.repo(REPO)
+    pr = repo.pulls[story.pr_number()]
+    await story.approve("A", State.PLANNED)
+    await stack.fake.set_draft(repo, pr, False, user=MAINTAINER)
+    await story.approve("B", State.READY)
+    assert not pr.draft
+    assert [c.status for c in stack.calls("graphql/markPullRequestReadyForReview")] == [200]
+    reads = len(stack.calls("pulls/get"))
+    quest = await story.approve("C", State.WATCHING)
+    assert pr.merged and stack.calls("pulls/merge")[-1].json["sha"] == quest.head
+    assert len(stack.calls("pulls/get")) == reads + 1  # the merge's own read, nothing more

@@ -40,7 +40,7 @@ async def test_checkpoint_opens_pr_check_run_comment_and_asks_reviewers(world: W
     assert world.calls("graphql/markPullRequestReadyForReview") == 1
     assert sorted(pr.requested_reviewers) == ["alice", "octo"]
     assert world.calls("pulls/request-reviewers") == 1
-    assert world.calls("pulls/get") == 1, "only marking it ready reads the PR"
+    assert world.calls("pulls/get") == 0, "marking it ready reads nothing: its id is recorded"
     (run,) = [r for r in repo.check_runs.values() if r.name == "questbot"]
     assert (run.conclusion, run.external_id, run.head_sha) == ("action_required", "q-1",
                                                                 pr.head_sha)
