@@ -39,6 +39,11 @@ class Policy(BaseModel):
     """How long an ignored fingerprint stays muted."""
     max_live_quests: int = Field(default=7, ge=1)
     watch_window_minutes: int = Field(default=60, ge=1)
+    budget_cents: int = Field(default=500, ge=1)
+    """Model spend, in US cents, a quest may reach before an agent stage starts only with a
+    person's approval (``rules.budget``); each approval pays for as much again."""
+    budget_tokens: int = Field(default=2_000_000, ge=1)
+    """The same in model tokens, for models with no price (a local model costs nothing)."""
 
     def blocking(self, checkpoint: Checkpoint) -> bool:
         mode = self.checkpoints.get(checkpoint)

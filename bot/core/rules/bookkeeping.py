@@ -1,5 +1,6 @@
 """Bookkeeping: what a quest records without moving — signals attached, money asked for and
-spent, usage, comments, and effects that could not be delivered.
+spent, usage, comments, and effects that could not be delivered. (A spend request the budget
+made parks the quest, and its answer moves it: ``rules.budget``.)
 
 A signal attached is one of four things, and each is recorded where it belongs:
 
@@ -30,6 +31,7 @@ from bot.core.events import (
 )
 from bot.core.policy import Policy
 from bot.core.quest import MAX_SUSPECTS, Quest, Suspect
+from bot.core.rules import budget
 from bot.core.rules.asks import Asks, Result, refuse
 from bot.core.states import State
 
@@ -78,8 +80,11 @@ def spend_requested(q: Quest, e: SpendRequested, _p: Policy) -> Result:
 
 def spend_decided(q: Quest, e: SpendDecided, _p: Policy) -> Result:
     if e.request_id not in q.spend_pending:
-        refuse(q, e, f"no spend request {e.request_id} is pending", Refusal.BAD_EVENT)
+        refuse(q, e, "no spend is waiting for a decision", Refusal.BAD_EVENT)
     pending = tuple(r for r in q.spend_pending if r != e.request_id)
+    ask = q.spend_ask
+    if ask is not None and ask.request_id == e.request_id:  # the budget held a stage back
+        return budget.decided(q, e, pending)
     if not e.approved:
         return q.evolve({"spend_pending": pending}), []
     nq = q.evolve({"spend_pending": pending, "spend_approved": q.spend_approved + 1})
