@@ -1,4 +1,5 @@
-"""Effect adapters for agent work: ``start_agent``, ``stop_agent`` and ``run_proof``.
+"""Effect adapters for agent work: ``start_agent``, ``stop_agent``, ``run_proof`` and
+``start_respondent_run``.
 
 ``agent_adapters(ctx)`` is what the worker registers. ``start_agent`` runs one quest stage as
 a seed-002 agent run (``bot.agent.stages``) through the agent ``.github/questbot.yml`` selects
@@ -40,6 +41,11 @@ effects meanwhile. The runner delivers one quest's effects in order, so a ``stop
 the quest whose agent is running would wait behind it; each run therefore also watches the
 quest's snapshot and stops itself when the quest leaves the stage (a pause, a kill, a new
 revision). ``stop_agent`` kills whatever is registered, for runners that do deliver it.
+
+``start_respondent_run`` is the run a person's ``/approve spend`` paid for: the quest's budget
+held a stage back (``bot.core.rules.budget``), and the effect carries that stage's
+``start_agent`` payload, so it runs here exactly as ``start_agent`` would have — remembered
+under its own key, reported with its own ids.
 
 A finished run's events are remembered under the effect's key (``q:{<id>}:outcomes``) before
 they are returned, and a redelivered ``start_agent`` returns the remembered events instead of
@@ -342,6 +348,13 @@ class AgentRuns:
                 self.conversations.stop(quest.id)
                 return
 
+    async def start_respondent_run(self, effect: Effect) -> Sequence[Event] | None:
+        """The stage a spent budget held back, paid for by a person (the module docstring)."""
+        if "stage" not in effect.payload:
+            raise PermanentError("the approved spend named no stage to run: questbot pays only "
+                                 "for the stage a spent budget held back, so nothing ran")
+        return await self.start_agent(effect)
+
     async def stop_agent(self, effect: Effect) -> Sequence[Event] | None:
         stopped = (self.registry.stop(effect.quest_id)
                    + self.conversations.stop(effect.quest_id))
@@ -397,7 +410,7 @@ class AgentRuns:
                 await self.ctx.journal.apply_many(usage, settings.to_policy())
             raise PermanentError(f"{outcome.stage.value} for quest {qid} ended "
                                  f"{outcome.state.value}: {reason}")
-        return events + usage
+        return events + usage  # in the same write: the next stage's start weighs the spend
 
 
 def agent_adapters(ctx: AdapterContext, *,
@@ -417,4 +430,5 @@ def agent_adapters(ctx: AdapterContext, *,
     runs = AgentRuns(ctx, scripted_specs=scripted_specs, model=model,
                      poll_seconds=poll_seconds, evidence=evidence)
     return {EffectType.START_AGENT: runs.start_agent, EffectType.STOP_AGENT: runs.stop_agent,
-            EffectType.RUN_PROOF: runs.run_proof}
+            EffectType.RUN_PROOF: runs.run_proof,
+            EffectType.START_RESPONDENT_RUN: runs.start_respondent_run}

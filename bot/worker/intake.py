@@ -41,10 +41,11 @@ from bot.core.events import (
     Released,
     Resumed,
     SignalSensed,
+    SpendDecided,
     Triaged,
 )
 from bot.core.states import CHECKPOINT_AT, LIVE
-from bot.github import conversation
+from bot.github import conversation, spend_words
 from bot.github.commands import Command, CommandName, CommandProblem, render
 from bot.github.conversation import (
     Permissions,
@@ -299,7 +300,7 @@ class Intake:
                 reply(status_text(quest))
                 continue
             if not await self.permissions.may_act(forge, c.author, settings.reviewers):
-                reply(no_permission_text(login=c.author, command=item.name))
+                reply(no_permission_text(login=c.author, command=_said(item)))
                 continue
             if quest is None:
                 if item.name is CommandName.QUEST and not c.is_pull_request:
@@ -333,6 +334,10 @@ class Intake:
 
     def _command_event(self, item: Command, quest: Quest, actor: str, event_id: str) -> Event:
         name, at, qid = item.name, self.ctx.clock(), quest.id
+        if item.spend:  # the answer to the spend request that waits, if one does
+            request = quest.spend_pending[-1] if quest.spend_pending else "none"
+            return SpendDecided(id=event_id, quest_id=qid, at=at, actor=actor,
+                                request_id=request, approved=name is CommandName.APPROVE)
         if name in (CommandName.APPROVE, CommandName.REVISE, CommandName.REJECT):
             open_cp = CHECKPOINT_AT.get(quest.checkpoint_state)
             checkpoint = item.checkpoint or open_cp or Checkpoint.A
@@ -355,12 +360,16 @@ class Intake:
 
     async def _button(self, b: ButtonPress, delivery_id: str, out: Outcome) -> None:
         _v, quest = await self.ctx.journal.snapshot(b.quest_id)
-        if quest is None or b.action not in ("approve", "revise", "reject"):
+        spend = spend_words.BUTTONS.get(b.action)
+        if quest is None or (spend is None and b.action not in ("approve", "revise", "reject")):
             return
         forge = await self.forges.for_repo(b.repo)
         settings = await self.ctx.settings.settings(b.repo)
-        command = Command(name=CommandName(b.action), line=1,
-                          reason=None if b.action == "approve" else "from the check run button")
+        if spend is not None:
+            command = Command(name=CommandName(spend), spend=True, line=1)
+        else:
+            command = Command(name=CommandName(b.action), line=1, reason=None
+                              if b.action == "approve" else "from the check run button")
         number = b.number
 
         async def reply(body: str) -> None:
@@ -369,7 +378,7 @@ class Intake:
                     b.repo, number, f"button-{delivery_id}", body)])
 
         if not await self.permissions.may_act(forge, b.actor, settings.reviewers):
-            await reply(no_permission_text(login=b.actor, command=b.action))
+            await reply(no_permission_text(login=b.actor, command=_said(command)))
             return
         event = self._command_event(command, quest, b.actor, f"button-{delivery_id}")
         if quest.head is not None and b.head_sha and b.head_sha != quest.head:
@@ -378,6 +387,11 @@ class Intake:
         result = await self._apply(event, b.repo, out)
         if isinstance(result, InvalidTransition):
             await reply(refusal_text(command, result, quest, b.actor))
+
+
+def _said(item: Command) -> str:
+    """The command as its refusal names it, without the slash: ``approve spend``, ``kill``."""
+    return f"{item.name.value} spend" if item.spend else item.name.value
 
 
 def _route(item: Command) -> Route:

@@ -1,0 +1,89 @@
+"""What people read about a quest's spend: the spend request on its pull request, the parked
+quest's next step, the check run's buttons, and the budget line of the status comment.
+
+Pure and numeric-in, words-out: the core decides when the budget is spent
+(``bot.core.rules.budget``) and hands over cents and tokens; here they become dollars and
+counted tokens, said the way a maintainer deciding whether to pay reads them — how much was
+spent, the budget, what approving buys and how to approve.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from bot.core import Quest
+from bot.core.quest import ParkReason
+from bot.core.rules.budget import waits_for_spend
+
+ACTIONS: tuple[dict[str, str], ...] = (
+    {"label": "Approve spend", "identifier": "approve_spend",
+     "description": "Pay for the next stage and as much again"},
+    {"label": "Deny spend", "identifier": "deny_spend",
+     "description": "Keep the quest parked"},
+)
+"""The check run's buttons while a spend request waits (GitHub: label ≤ 20, description ≤ 40,
+identifier ≤ 20)."""
+BUTTONS: Mapping[str, str] = {"approve_spend": "approve", "deny_spend": "deny"}
+"""Each button's identifier → the command it stands for (``/approve spend``, ``/deny spend``)."""
+
+STAGE_WORDS: Mapping[str, str] = {
+    "research": "research", "reproduce": "reproduction", "plan": "plan", "patch": "patch",
+}
+
+
+def money(cents: int) -> str:
+    return f"${cents // 100:,}.{cents % 100:02d}"
+
+
+def tokens(count: int) -> str:
+    return f"{count:,} token{'s' if count != 1 else ''}"
+
+
+def _stage(stage: str) -> str:
+    return STAGE_WORDS.get(stage, "next")
+
+
+def request_text(payload: Mapping[str, Any]) -> str:
+    """The reply ``request_spend`` posts: spent, budget, what approving buys, how to answer."""
+    spent = f"{money(int(payload['spent_cents']))} and {tokens(int(payload['spent_tokens']))}"
+    budget = (f"{money(int(payload['budget_cents']))} and "
+              f"{tokens(int(payload['budget_tokens']))}")
+    buys = f"{money(int(payload['buys_cents']))} and {tokens(int(payload['buys_tokens']))}"
+    stage = _stage(str(payload.get("stage", "")))
+    return (f"**This quest's budget is spent.** Its model runs have cost {spent} so far; the "
+            f"budget is {budget}. questbot stopped before the {stage} stage and parked the "
+            "quest.\n\n"
+            f"Approving pays for the {stage} stage and up to another {buys} before questbot "
+            "asks again: comment `/approve spend`, or press **Approve spend** on the "
+            "`questbot` check run. `/deny spend` keeps the quest parked (`/resume` asks "
+            "again later); `/kill <why>` ends it. The budget is `budget: {usd: …, tokens: …}` "
+            "in `.github/questbot.yml`.")
+
+
+def parked_text(quest: Quest) -> str | None:
+    """The next step of a quest parked on its budget, or ``None`` for any other quest."""
+    ask = quest.spend_ask
+    if waits_for_spend(quest) and ask is not None:
+        return (f"The budget is spent — {money(ask.spent_cents)} and "
+                f"{tokens(ask.spent_tokens)} of {money(ask.budget_cents)} and "
+                f"{tokens(ask.budget_tokens)} — before the {_stage(ask.stage)} stage: "
+                "`/approve spend` (or **Approve spend** on the check run) pays for it and as "
+                "much again, `/deny spend` keeps it parked, `/kill <why>` ends it.")
+    if quest.park_reason is ParkReason.SPEND_DECLINED:
+        return ("A person declined more spend after the budget ran out, so the quest stays "
+                "parked: `/resume` asks for the spend again, or `/kill <why>` ends it.")
+    return None
+
+
+def budget_line(quest: Quest, budget_cents: int, budget_tokens: int) -> str:
+    """The status comment's budget, for its cost line: spent, the allowance (the budget times
+    one plus the approvals) and what is left of it."""
+    times = 1 + quest.spend_approved
+    cap_cents, cap_tokens = budget_cents * times, budget_tokens * times
+    left_cents = max(0, cap_cents - quest.usage_cost_cents)
+    left_tokens = max(0, cap_tokens - quest.usage_tokens)
+    n = quest.spend_approved
+    approved = f" (with {n} approval{'s' if n != 1 else ''})" if n else ""
+    return (f"budget {money(cap_cents)} and {tokens(cap_tokens)}{approved}: "
+            f"{money(left_cents)} and {tokens(left_tokens)} left")
