@@ -61,6 +61,11 @@ The rules that do not fit a cell
   account that pushed the head under review cannot approve it at C.
 * **Automatic decisions** never advance a blocking checkpoint, nor any checkpoint in shadow
   mode: they are recorded and the quest stays. People's decisions act as usual.
+* **Budget.** A move that starts an agent stage with the quest's model spend at or over its
+  allowance parks the quest instead, with a spend request in the start's place
+  (``rules.budget.hold``, which ``step`` applies after every handler); ``BUDGET_HOLDS`` adds
+  ``parked`` to the cells that had no way there. A person's ``spend_decided`` on the parked
+  quest returns it to the stage it held back.
 * **Preconditions on the quest.** A few cells hold only while the quest's record allows them:
   a decision needs an open checkpoint (a claim held over a running proof has none); ``/resume``
   does not restart finished research, ``/quest fix`` does; a plan needs a recorded reproduction.
