@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from cachetools import TTLCache
 
 from bot.core import Effect, EffectType, InvalidTransition, Quest, Refusal, State, effect_key
+from bot.core.rules.budget import waits_for_spend
 from bot.core.states import CHECKPOINT_AT, MEANING
 from bot.github.commands import Command, CommandName
 from bot.github.forge import Forge
@@ -150,13 +151,16 @@ def status_text(quest: Quest | None) -> str:
                      "`/reject <why>` or `/claim`.")
     if quest.owner:
         lines.append(f"The review is claimed by @{quest.owner}.")
+    if waits_for_spend(quest):
+        lines.append("Its budget is spent: `/approve spend` pays for the next stage, "
+                     "`/deny spend` keeps it parked.")
     if quest.last_failure:
         lines.append(f"Last delivery failure: `{quest.last_failure}`.")
     return "\n".join(lines)
 
 
 def refusal_text(item: Command, exc: InvalidTransition, quest: Quest, actor: str) -> str:
-    name = f"/{item.name.value}"
+    name = f"/{item.name.value}" + (" spend" if item.spend else "")
     if exc.code is Refusal.CLAIMED:
         return f"@{actor} `{name}` refused: {exc.reason}."
     if exc.code is Refusal.PRODUCER:

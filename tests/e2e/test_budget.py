@@ -39,7 +39,7 @@ async def model_stack(redis_url: str, redis_async: object) -> AsyncIterator[
 
 def _spend_requests(stack: Stack, number: int) -> list[str]:
     return [c.body for c in stack.fake.repo(REPO).comments.values()
-            if c.issue_number == number and "budget is spent" in c.body
+            if c.issue_number == number and "This quest's budget is spent" in c.body
             and "questbot:status" not in c.body]
 
 
@@ -88,6 +88,9 @@ async def test_a_spent_budget_stops_the_quest_and_an_approval_pays_for_the_stage
     assert [a["identifier"] for a in run["actions"]] == ["approve_spend", "deny_spend"]  # type: ignore[attr-defined]
     status = story.status_comment()
     assert "The budget is spent" in status and "/approve spend" in status
+    await stack.fake.comment(REPO, number, "/status", user=READER)
+    await stack.settle()
+    assert any("Its budget is spent" in r for r in _replies(stack, number))
     served = len(server.served)
 
     # a reader may not pay: refused, and nothing runs
@@ -147,4 +150,5 @@ async def test_a_declined_spend_parks_the_quest_saying_why(
     await stack.fake.comment(REPO, number, "/approve spend", user=MAINTAINER)
     await stack.settle()
     assert (await stack.quest(story.quest_id)).park_reason is ParkReason.SPEND_DECLINED
-    assert any("no spend is waiting for a decision" in r for r in _replies(stack, number))
+    assert any("`/approve spend`" in r and "no spend is waiting for a decision" in r
+               for r in _replies(stack, number))
