@@ -114,12 +114,20 @@ async def test_a_spent_budget_stops_the_quest_and_an_approval_pays_for_the_stage
     assert quest.park_reason is ParkReason.BUDGET_REACHED and quest.resume_state is State.PATCHING
     assert len(_spend_requests(stack, number)) == 2
     run = _check_run(stack, story)
-    await stack.fake.deliver(stack.fake.repo(REPO), "check_run", "requested_action.payload.json",
-                             {"check_run": {"id": run["id"], "external_id": story.quest_id,
-                                            "head_sha": run["head_sha"], "pull_requests": [
-                                                {"number": number}]},
-                              "requested_action": {"identifier": "approve_spend"}},
-                             sender=MAINTAINER)
+
+    async def press(who: str) -> None:
+        await stack.fake.deliver(
+            stack.fake.repo(REPO), "check_run", "requested_action.payload.json",
+            {"check_run": {"id": run["id"], "external_id": story.quest_id,
+                           "head_sha": run["head_sha"], "pull_requests": [{"number": number}]},
+             "requested_action": {"identifier": "approve_spend"}}, sender=who)
+
+    await press(READER)  # the button asks the same of whoever presses it
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.PARKED
+    assert sum(f"@{READER}" in r and "`/approve spend` needs write access" in r
+               for r in _replies(stack, number)) == 2
+    await press(MAINTAINER)
     quest = await story.step("@maya pressed Approve spend", State.READY)
     assert quest.spend_approved == 2 and quest.failed_effects == 0
     quest = await story.approve("C", State.WATCHING)
