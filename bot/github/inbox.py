@@ -2,7 +2,7 @@
 
 Opened once and remembered by number (pinning is left to a maintainer — one click, once). Its
 body is re-rendered from the repository's live quests whenever one starts or stops waiting for
-a person, and written only when it changed.
+a person, or waits for something else, and written only when it changed.
 
 Once per repository. Two paths refresh it — the projection after every event and the
 ``notify_inbox`` effect — on one worker or several, so a refresh holds the repository's lease on
@@ -48,8 +48,11 @@ class Inbox:
         return render.waits_for_person(quest, blocking)
 
     async def sync_quest(self, quest: Quest) -> None:
-        """Refresh the inbox if this quest started or stopped waiting for a person."""
-        waits = "1" if await self._waits(quest) else "0"
+        """Refresh the inbox if this quest started or stopped waiting for a person, or waits
+        for something else now (its line says what: a checkpoint, a claim, a park's reason —
+        a quest parked on its budget after checkpoint A waits still, for a spend decision)."""
+        waits = (f"1:{quest.state.value}:{quest.park_reason or ''}"
+                 if await self._waits(quest) else "0")
         listed = await self.memory.quest(quest.id, "inbox_listed") or "0"
         if waits != listed:
             await self.refresh(quest.repo)

@@ -88,6 +88,8 @@ async def test_a_spent_budget_stops_the_quest_and_an_approval_pays_for_the_stage
     assert [a["identifier"] for a in run["actions"]] == ["approve_spend", "deny_spend"]  # type: ignore[attr-defined]
     status = story.status_comment()
     assert "The budget is spent" in status and "/approve spend" in status
+    inbox = [i for i in stack.fake.repo(REPO).issues.values() if i.title == "questbot inbox"]
+    assert inbox and "The budget is spent" in inbox[0].body  # it waits for a person
     await stack.fake.comment(REPO, number, "/status", user=READER)
     await stack.settle()
     assert any("Its budget is spent" in r for r in _replies(stack, number))
@@ -151,6 +153,8 @@ async def test_a_declined_spend_parks_the_quest_saying_why(
     status = story.status_comment()
     assert "declined more spend" in status and "/resume" in status
     assert "spend_declined" not in status.replace("`spend_declined`", "")  # words, not names
+    inbox = [i for i in stack.fake.repo(REPO).issues.values() if i.title == "questbot inbox"]
+    assert inbox and "declined more spend" in inbox[0].body
     run = _check_run(stack, story)
     assert run["conclusion"] == "neutral" and run["actions"] == []
 
