@@ -375,7 +375,8 @@ class AgentRuns:
         if outcome.usage.tokens or outcome.usage.cost_cents:
             usage.append(UsageRecorded(id=outcome_id(effect, "usage"), quest_id=qid, at=at,
                                        tokens=outcome.usage.tokens,
-                                       cost_cents=outcome.usage.cost_cents))
+                                       cost_cents=outcome.usage.cost_cents,
+                                       stage=outcome.stage.value))
         events: list[Event] = []
         reason = outcome.reason or f"the run ended {outcome.state.value}"
         stopped_at_plan = outcome.state is RunState.PLAN

@@ -90,6 +90,16 @@ class SpendAsk(BaseModel):
     """The allowance in force: the budget times one plus the approvals so far."""
 
 
+class StageUsage(BaseModel):
+    """What the receipts of one agent stage add up to, over the quest's life."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    stage: str
+    tokens: int = 0
+    cost_cents: int = 0
+
+
 MAX_SUSPECTS = 32
 """Suspects kept at once, the newest: a watch is an hour, and a red default branch reports a
 handful of checks per commit."""
@@ -168,6 +178,8 @@ class Quest(BaseModel):
     """The spend request the quest is parked on, while it waits for a person's decision."""
     usage_tokens: int = 0
     usage_cost_cents: int = 0
+    usage_by_stage: tuple[StageUsage, ...] = ()
+    """The same per agent stage, in the order each first spent (receipts naming a stage)."""
     decisions: int = 0
     recorded_only_decisions: int = 0
     comments: int = 0

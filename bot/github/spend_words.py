@@ -76,6 +76,13 @@ def parked_text(quest: Quest) -> str | None:
     return None
 
 
+def stage_costs(quest: Quest) -> str:
+    """Each agent stage's spend, for the status comment's cost line: ``research 11,505 tokens
+    ($0.01), reproduction 8,108 tokens ($0.01)``; empty before any receipt named a stage."""
+    return ", ".join(f"{STAGE_WORDS.get(s.stage, s.stage)} {tokens(s.tokens)} "
+                     f"({money(s.cost_cents)})" for s in quest.usage_by_stage)
+
+
 def budget_line(quest: Quest, budget_cents: int, budget_tokens: int) -> str:
     """The status comment's budget, for its cost line: spent, the allowance (the budget times
     one plus the approvals) and what is left of it."""

@@ -136,6 +136,9 @@ async def test_a_spent_budget_stops_the_quest_and_an_approval_pays_for_the_stage
     await stack.advance(61)
     quest = await story.step("the watch window passed", State.CLOSED)
     server.assert_clean()
+    # each stage's receipt named its stage: the cost per stage the status comment shows
+    assert [s.stage for s in quest.usage_by_stage] == ["research", "reproduce", "patch"]
+    assert sum(s.tokens for s in quest.usage_by_stage) == quest.usage_tokens
 
 
 async def test_a_declined_spend_parks_the_quest_saying_why(

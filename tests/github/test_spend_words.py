@@ -102,3 +102,15 @@ def test_the_budget_line_says_what_is_left_of_the_allowance() -> None:
     assert (spend_words.budget_line(_quest(b), 250, 40_000)
             == "budget $5.00 and 80,000 tokens (with 1 approval): $1.88 and 38,766 tokens left")
     assert _quest(b).state is State.REPRODUCING
+
+
+def test_the_cost_per_stage_sums_each_stage_s_receipts() -> None:
+    b = JournalBuilder(policy=Policy()).sense()
+    assert spend_words.stage_costs(_quest(b)) == ""
+    b.add("usage_recorded", cost_cents=3, tokens=1_000, stage="research")
+    b.add("usage_recorded", cost_cents=1, tokens=1)  # a receipt naming no stage
+    b.add("usage_recorded", cost_cents=2, tokens=500, stage="patch")
+    b.add("usage_recorded", cost_cents=4, tokens=2_000, stage="research")
+    q = _quest(b)
+    assert spend_words.stage_costs(q) == "research 3,000 tokens ($0.07), patch 500 tokens ($0.02)"
+    assert (q.usage_tokens, q.usage_cost_cents) == (3_501, 10)

@@ -30,7 +30,7 @@ from bot.core.events import (
     max_severity,
 )
 from bot.core.policy import Policy
-from bot.core.quest import MAX_SUSPECTS, Quest, Suspect
+from bot.core.quest import MAX_SUSPECTS, Quest, StageUsage, Suspect
 from bot.core.rules import budget
 from bot.core.rules.asks import Asks, Result, refuse
 from bot.core.states import State
@@ -92,8 +92,19 @@ def spend_decided(q: Quest, e: SpendDecided, _p: Policy) -> Result:
 
 
 def usage_recorded(q: Quest, e: UsageRecorded, _p: Policy) -> Result:
-    return q.evolve({"usage_tokens": q.usage_tokens + e.tokens,
-                     "usage_cost_cents": q.usage_cost_cents + e.cost_cents}), []
+    changes: dict[str, Any] = {"usage_tokens": q.usage_tokens + e.tokens,
+                               "usage_cost_cents": q.usage_cost_cents + e.cost_cents}
+    if e.stage is not None:
+        stages = list(q.usage_by_stage)
+        index = next((i for i, s in enumerate(stages) if s.stage == e.stage), None)
+        if index is None:
+            stages.append(StageUsage(stage=e.stage, tokens=e.tokens, cost_cents=e.cost_cents))
+        else:
+            was = stages[index]
+            stages[index] = StageUsage(stage=e.stage, tokens=was.tokens + e.tokens,
+                                       cost_cents=was.cost_cents + e.cost_cents)
+        changes["usage_by_stage"] = tuple(stages)
+    return q.evolve(changes), []
 
 
 def comment_posted(q: Quest, e: CommentPosted, _p: Policy) -> Result:
