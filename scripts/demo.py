@@ -120,6 +120,7 @@ async def run(scripted: bool) -> int:
     print(f"    {'total':<10} {tokens:>6} tokens  ${cents / 100:.2f}")
     policy = parse_settings(SETTINGS).to_policy()  # the sample's budget: the default
     cap_cents, cap_tokens = allowance(quest, policy)
+    assert cap_cents is not None and cap_tokens is not None  # the settings always give both
     left_cents = max(0, cap_cents - quest.usage_cost_cents)
     left_tokens = max(0, cap_tokens - quest.usage_tokens)
     print(f"  {budget_line(quest, policy.budget_cents, policy.budget_tokens)}")

@@ -85,9 +85,10 @@ class SpendAsk(BaseModel):
     """The ``start_agent`` payload held back; the respondent run carries it."""
     spent_cents: int
     spent_tokens: int
-    budget_cents: int
-    budget_tokens: int
-    """The allowance in force: the budget times one plus the approvals so far."""
+    budget_cents: int | None
+    budget_tokens: int | None
+    """The allowance in force: the budget times one plus the approvals so far (``None``: no
+    budget in that unit)."""
 
 
 class StageUsage(BaseModel):

@@ -40,16 +40,25 @@ def tokens(count: int) -> str:
     return f"{count:,} token{'s' if count != 1 else ''}"
 
 
+def amount(cents: int | None, count: int | None) -> str:
+    """``$5.00 and 2,000,000 tokens``; a unit with no budget (``None``) is left out."""
+    parts = [money(cents) if cents is not None else "", tokens(count) if count is not None else ""]
+    return " and ".join(p for p in parts if p) or "no limit"
+
+
 def _stage(stage: str) -> str:
     return STAGE_WORDS.get(stage, "next")
 
 
+def _int(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
 def request_text(payload: Mapping[str, Any]) -> str:
     """The reply ``request_spend`` posts: spent, budget, what approving buys, how to answer."""
-    spent = f"{money(int(payload['spent_cents']))} and {tokens(int(payload['spent_tokens']))}"
-    budget = (f"{money(int(payload['budget_cents']))} and "
-              f"{tokens(int(payload['budget_tokens']))}")
-    buys = f"{money(int(payload['buys_cents']))} and {tokens(int(payload['buys_tokens']))}"
+    spent = amount(int(payload["spent_cents"]), int(payload["spent_tokens"]))
+    budget = amount(_int(payload.get("budget_cents")), _int(payload.get("budget_tokens")))
+    buys = amount(_int(payload.get("buys_cents")), _int(payload.get("buys_tokens")))
     stage = _stage(str(payload.get("stage", "")))
     return (f"**This quest's budget is spent.** Its model runs have cost {spent} so far; the "
             f"budget is {budget}. questbot stopped before the {stage} stage and parked the "
@@ -65,9 +74,9 @@ def parked_text(quest: Quest) -> str | None:
     """The next step of a quest parked on its budget, or ``None`` for any other quest."""
     ask = quest.spend_ask
     if waits_for_spend(quest) and ask is not None:
-        return (f"The budget is spent — {money(ask.spent_cents)} and "
-                f"{tokens(ask.spent_tokens)} of {money(ask.budget_cents)} and "
-                f"{tokens(ask.budget_tokens)} — before the {_stage(ask.stage)} stage: "
+        return (f"The budget is spent — {amount(ask.spent_cents, ask.spent_tokens)} of "
+                f"{amount(ask.budget_cents, ask.budget_tokens)} — before the "
+                f"{_stage(ask.stage)} stage: "
                 "`/approve spend` (or **Approve spend** on the check run) pays for it and as "
                 "much again, `/deny spend` keeps it parked, `/kill <why>` ends it.")
     if quest.park_reason is ParkReason.SPEND_DECLINED:
@@ -83,14 +92,17 @@ def stage_costs(quest: Quest) -> str:
                      f"({money(s.cost_cents)})" for s in quest.usage_by_stage)
 
 
-def budget_line(quest: Quest, budget_cents: int, budget_tokens: int) -> str:
-    """The status comment's budget, for its cost line: spent, the allowance (the budget times
-    one plus the approvals) and what is left of it."""
+def budget_line(quest: Quest, budget_cents: int | None, budget_tokens: int | None) -> str:
+    """The status comment's budget, for its cost line: the allowance (the budget times one
+    plus the approvals) and what is left of it; the policy's budget is the argument."""
     times = 1 + quest.spend_approved
-    cap_cents, cap_tokens = budget_cents * times, budget_tokens * times
-    left_cents = max(0, cap_cents - quest.usage_cost_cents)
-    left_tokens = max(0, cap_tokens - quest.usage_tokens)
+    cap_cents = None if budget_cents is None else budget_cents * times
+    cap_tokens = None if budget_tokens is None else budget_tokens * times
+    if cap_cents is None and cap_tokens is None:
+        return "no budget"
+    left_cents = None if cap_cents is None else max(0, cap_cents - quest.usage_cost_cents)
+    left_tokens = None if cap_tokens is None else max(0, cap_tokens - quest.usage_tokens)
     n = quest.spend_approved
     approved = f" (with {n} approval{'s' if n != 1 else ''})" if n else ""
-    return (f"budget {money(cap_cents)} and {tokens(cap_tokens)}{approved}: "
-            f"{money(left_cents)} and {tokens(left_tokens)} left")
+    return (f"budget {amount(cap_cents, cap_tokens)}{approved}: "
+            f"{amount(left_cents, left_tokens)} left")

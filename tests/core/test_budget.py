@@ -6,6 +6,7 @@ one run an approval paid for."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import pytest
@@ -15,6 +16,7 @@ from hypothesis import strategies as st
 from bot.core import InvalidTransition, Policy, State, step
 from bot.core.quest import ParkReason
 from bot.core.rules.budget import allowance
+from bot.journal.records import dump_policy, load_policy
 from bot.tools.scenarios import JournalBuilder
 
 S = State
@@ -125,6 +127,34 @@ def test_late_receipts_still_count_after_the_quest_ended() -> None:
     _spend(b, 7, 70)
     q = b.quest
     assert q is not None and q.state is S.ABANDONED and q.usage_cost_cents == 157
+
+
+def test_a_policy_recorded_before_budgets_replays_without_one() -> None:
+    envelope = json.loads(dump_policy(Policy(max_attempts=2)))
+    for field_name in ("budget_cents", "budget_tokens"):  # as a journal wrote it before
+        del envelope["data"][field_name]
+    recorded = load_policy(json.dumps(envelope))
+    assert recorded.budget_cents is None and recorded.budget_tokens is None
+    b = _researching(recorded)
+    _spend(b, 10**9, 10**12)
+    b.add("hypothesis_written", summary="off by one")
+    b.decide("A")
+    assert b.quest is not None and b.quest.state is S.REPRODUCING  # as it was decided
+
+
+def test_a_budget_in_one_unit_only() -> None:
+    b = _researching(Policy(budget_tokens=100))
+    _spend(b, 10**6, 99)
+    b.add("hypothesis_written", summary="off by one")
+    b.decide("A")
+    assert b.quest is not None and b.quest.state is S.REPRODUCING  # no dollar budget
+    _spend(b, 0, 1)
+    b.add("reproduced", check="test_pager")
+    b.add("plan_written", summary="fix the bound")
+    b.decide("B")
+    q = b.quest
+    assert q is not None and q.state is S.PARKED and q.spend_ask is not None
+    assert (q.spend_ask.budget_cents, q.spend_ask.budget_tokens) == (None, 100)
 
 
 # --- the property ---------------------------------------------------------------------------

@@ -114,3 +114,12 @@ def test_the_cost_per_stage_sums_each_stage_s_receipts() -> None:
     q = _quest(b)
     assert spend_words.stage_costs(q) == "research 3,000 tokens ($0.07), patch 500 tokens ($0.02)"
     assert (q.usage_tokens, q.usage_cost_cents) == (3_501, 10)
+
+
+def test_a_unit_with_no_budget_is_left_out() -> None:
+    assert spend_words.amount(None, 5) == "5 tokens"
+    assert spend_words.amount(250, None) == "$2.50"
+    b = JournalBuilder(policy=Policy()).sense()
+    b.add("usage_recorded", cost_cents=100, tokens=10)
+    assert spend_words.budget_line(_quest(b), None, 1_000) == "budget 1,000 tokens: 990 tokens left"
+    assert spend_words.budget_line(_quest(b), None, None) == "no budget"

@@ -69,7 +69,9 @@ def test_the_merge_method_is_the_repositorys_unless_chosen() -> None:
 
 
 def test_default_policy_is_the_core_default() -> None:
-    assert Settings().to_policy() == Policy()
+    # but for the budget: the core's default is none (what a policy recorded before budgets
+    # existed means), the settings always give one
+    assert Settings().to_policy() == Policy(budget_cents=500, budget_tokens=2_000_000)
 
 
 def test_a_key_without_a_value_means_its_default() -> None:

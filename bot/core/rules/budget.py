@@ -33,15 +33,18 @@ from bot.core.states import State
 S = State
 
 
-def allowance(q: Quest, p: Policy) -> tuple[int, int]:
-    """Cents and tokens the quest may spend before the next stage needs an approval."""
+def allowance(q: Quest, p: Policy) -> tuple[int | None, int | None]:
+    """Cents and tokens the quest may spend before the next stage needs an approval
+    (``None``: no budget in that unit)."""
     times = 1 + q.spend_approved
-    return p.budget_cents * times, p.budget_tokens * times
+    cents, tokens = p.budget_cents, p.budget_tokens
+    return (None if cents is None else cents * times), (None if tokens is None else tokens * times)
 
 
 def reached(q: Quest, p: Policy) -> bool:
     cents, tokens = allowance(q, p)
-    return q.usage_cost_cents >= cents or q.usage_tokens >= tokens
+    return ((cents is not None and q.usage_cost_cents >= cents)
+            or (tokens is not None and q.usage_tokens >= tokens))
 
 
 def hold(nq: Quest, asks: Asks, event_id: str, p: Policy) -> Result:
