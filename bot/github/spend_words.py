@@ -40,10 +40,11 @@ def tokens(count: int) -> str:
     return f"{count:,} token{'s' if count != 1 else ''}"
 
 
-def amount(cents: int | None, count: int | None) -> str:
-    """``$5.00 and 2,000,000 tokens``; a unit with no budget (``None``) is left out."""
+def amount(cents: int | None, count: int | None, joined: str = "and") -> str:
+    """``$5.00 and 2,000,000 tokens`` (spent, left) or, ``joined="or"``, a budget, which ends
+    at whichever comes first; a unit with no budget (``None``) is left out."""
     parts = [money(cents) if cents is not None else "", tokens(count) if count is not None else ""]
-    return " and ".join(p for p in parts if p) or "no limit"
+    return f" {joined} ".join(p for p in parts if p) or "no limit"
 
 
 def _stage(stage: str) -> str:
@@ -57,12 +58,12 @@ def _int(value: Any) -> int | None:
 def request_text(payload: Mapping[str, Any]) -> str:
     """The reply ``request_spend`` posts: spent, budget, what approving buys, how to answer."""
     spent = amount(int(payload["spent_cents"]), int(payload["spent_tokens"]))
-    budget = amount(_int(payload.get("budget_cents")), _int(payload.get("budget_tokens")))
-    buys = amount(_int(payload.get("buys_cents")), _int(payload.get("buys_tokens")))
+    budget = amount(_int(payload.get("budget_cents")), _int(payload.get("budget_tokens")), "or")
+    buys = amount(_int(payload.get("buys_cents")), _int(payload.get("buys_tokens")), "or")
     stage = _stage(str(payload.get("stage", "")))
     return (f"**This quest's budget is spent.** Its model runs have cost {spent} so far; the "
-            f"budget is {budget}. questbot stopped before the {stage} stage and parked the "
-            "quest.\n\n"
+            f"budget is {budget}, whichever comes first. questbot stopped before the {stage} "
+            "stage and parked the quest.\n\n"
             f"Approving pays for the {stage} stage and up to another {buys} before questbot "
             "asks again: comment `/approve spend`, or press **Approve spend** on the "
             "`questbot` check run. `/deny spend` keeps the quest parked (`/resume` asks "
@@ -75,7 +76,7 @@ def parked_text(quest: Quest) -> str | None:
     ask = quest.spend_ask
     if waits_for_spend(quest) and ask is not None:
         return (f"The budget is spent — {amount(ask.spent_cents, ask.spent_tokens)} of "
-                f"{amount(ask.budget_cents, ask.budget_tokens)} — before the "
+                f"{amount(ask.budget_cents, ask.budget_tokens, 'or')} — before the "
                 f"{_stage(ask.stage)} stage: "
                 "`/approve spend` (or **Approve spend** on the check run) pays for it and as "
                 "much again, `/deny spend` keeps it parked, `/kill <why>` ends it.")
@@ -104,5 +105,5 @@ def budget_line(quest: Quest, budget_cents: int | None, budget_tokens: int | Non
     left_tokens = None if cap_tokens is None else max(0, cap_tokens - quest.usage_tokens)
     n = quest.spend_approved
     approved = f" (with {n} approval{'s' if n != 1 else ''})" if n else ""
-    return (f"budget {amount(cap_cents, cap_tokens)}{approved}: "
+    return (f"budget {amount(cap_cents, cap_tokens, 'or')}{approved}: "
             f"{amount(left_cents, left_tokens)} left")

@@ -79,7 +79,7 @@ async def test_a_spent_budget_stops_the_quest_and_an_approval_pays_for_the_stage
     assert quest.park_reason is ParkReason.BUDGET_REACHED
     assert quest.resume_state is State.REPRODUCING
     [request] = _spend_requests(stack, number)
-    for said in (f"{quest.usage_tokens:,} tokens", "$100.00 and 1 token", "reproduction stage",
+    for said in (f"{quest.usage_tokens:,} tokens", "$100.00 or 1 token", "reproduction stage",
                  "`/approve spend`", "Approve spend", "`/deny spend`"):
         assert said in request, said
     run = _check_run(stack, story)

@@ -41,8 +41,9 @@ def test_the_request_says_spent_budget_what_approving_buys_and_how() -> None:
     b = _parked()
     [request] = [e for e in b.effects if e.type.value == "request_spend"]
     text = spend_words.request_text(request.payload)
-    for said in ("$3.12 and 41,234 tokens so far", "the budget is $2.50 and 40,000 tokens",
-                 "before the reproduction stage", "another $2.50 and 40,000 tokens",
+    for said in ("$3.12 and 41,234 tokens so far",
+                 "the budget is $2.50 or 40,000 tokens, whichever comes first",
+                 "before the reproduction stage", "another $2.50 or 40,000 tokens",
                  "`/approve spend`", "**Approve spend**", "`/deny spend`", "`/kill <why>`",
                  "`.github/questbot.yml`"):
         assert said in text, said
@@ -53,7 +54,7 @@ def test_the_parked_quest_says_what_to_do_and_offers_the_answer() -> None:
     b = _parked()
     q = _quest(b)
     said = render.next_action(q)
-    assert said.startswith("The budget is spent — $3.12 and 41,234 tokens of $2.50 and "
+    assert said.startswith("The budget is spent — $3.12 and 41,234 tokens of $2.50 or "
                            "40,000 tokens — before the reproduction stage")
     assert "/approve spend" in said and "/deny spend" in said
     usages = [a.usage for a in allowed_commands(q)]
@@ -94,13 +95,13 @@ def test_the_budget_line_says_what_is_left_of_the_allowance() -> None:
     b = JournalBuilder(policy=POLICY).sense()
     b.add("usage_recorded", cost_cents=100, tokens=10_000)
     assert (spend_words.budget_line(_quest(b), 250, 40_000)
-            == "budget $2.50 and 40,000 tokens: $1.50 and 30,000 tokens left")
+            == "budget $2.50 or 40,000 tokens: $1.50 and 30,000 tokens left")
     b = _parked()
     q = _quest(b)
     assert q.spend_ask is not None
     b.add("spend_decided", request_id=q.spend_ask.request_id, approved=True, actor="maya")
     assert (spend_words.budget_line(_quest(b), 250, 40_000)
-            == "budget $5.00 and 80,000 tokens (with 1 approval): $1.88 and 38,766 tokens left")
+            == "budget $5.00 or 80,000 tokens (with 1 approval): $1.88 and 38,766 tokens left")
     assert _quest(b).state is State.REPRODUCING
 
 
