@@ -7,7 +7,8 @@ its own) and a local fake GitHub holding a sample repository with a real bug and
 catches it; the agent is the model agent, talking OpenAI chat completions to a local model
 server that answers from recorded conversations (``tests/modelserver``; ``--scripted`` runs the
 scripted test agent instead), and the proof runs the sample's own tests. Prints a timeline, the
-tokens and cost of each agent stage, and exits non-zero if any step did not happen.
+tokens and cost of each agent stage and the budget left, and exits non-zero if any step did not
+happen.
 """
 
 from __future__ import annotations
@@ -24,7 +25,18 @@ sys.path.insert(0, str(ROOT))
 
 from bot.agent import sandbox  # noqa: E402
 from bot.agent.demo_spec import sample_spec  # noqa: E402
-from tests.e2e.scenario import REPO, Line, StepFailed, Story, main_line, regression  # noqa: E402
+from bot.core.rules.budget import allowance  # noqa: E402
+from bot.github.spend_words import budget_line  # noqa: E402
+from bot.settings.schema import parse_settings  # noqa: E402
+from tests.e2e.scenario import (  # noqa: E402
+    REPO,
+    SETTINGS,
+    Line,
+    StepFailed,
+    Story,
+    main_line,
+    regression,
+)
 from tests.e2e.stack import Stack  # noqa: E402
 from tests.modelserver.demo import demo_model, spent_by_stage  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
@@ -71,6 +83,7 @@ async def run(scripted: bool) -> int:
         if model_server is not None:
             model_server.assert_clean()
         journal = await stack.runtime.worker.journal.events(story.quest_id)
+        quest = await stack.quest(story.quest_id)
     except (StepFailed, AssertionError) as exc:
         print(f"\n✗ the demo stopped: {exc}", file=sys.stderr)
         return 1
@@ -105,6 +118,12 @@ async def run(scripted: bool) -> int:
     for s in stages:
         print(f"    {s.stage:<10} {s.tokens:>6} tokens  ${s.cost_cents / 100:.2f}")
     print(f"    {'total':<10} {tokens:>6} tokens  ${cents / 100:.2f}")
+    policy = parse_settings(SETTINGS).to_policy()  # the sample's budget: the default
+    cap_cents, cap_tokens = allowance(quest, policy)
+    assert cap_cents is not None and cap_tokens is not None  # the settings always give both
+    left_cents = max(0, cap_cents - quest.usage_cost_cents)
+    left_tokens = max(0, cap_tokens - quest.usage_tokens)
+    print(f"  {budget_line(quest, policy.budget_cents, policy.budget_tokens)}")
     where = "in the bubblewrap sandbox" if sandboxed else "UNCONFINED (QUESTBOT_SANDBOX=unsafe-off)"
     print(f"  the sample's tests and the reproduction ran {where}")
     print(json.dumps({"to_closed": {k: round(v, 2) for k, v in closed.items()},
@@ -115,7 +134,9 @@ async def run(scripted: bool) -> int:
                       "github_writes": writes, "steps": len(story.lines),
                       "sandboxed": sandboxed,
                       "agent": "scripted" if endpoint is None else "model",
-                      "model_tokens": tokens, "model_cost_usd": round(cents / 100, 2)}))
+                      "model_tokens": tokens, "model_cost_usd": round(cents / 100, 2),
+                      "budget_left_usd": round(left_cents / 100, 2),
+                      "budget_left_tokens": left_tokens}))
     return 0
 
 

@@ -1,4 +1,5 @@
-"""Effect adapters for agent work: ``start_agent``, ``stop_agent`` and ``run_proof``.
+"""Effect adapters for agent work: ``start_agent``, ``stop_agent``, ``run_proof`` and
+``start_respondent_run``.
 
 ``agent_adapters(ctx)`` is what the worker registers. ``start_agent`` runs one quest stage as
 a seed-002 agent run (``bot.agent.stages``) through the agent ``.github/questbot.yml`` selects
@@ -44,6 +45,11 @@ revision). ``stop_agent`` kills whatever is registered, for runners that do deli
 Before research and reproduction the failing CI job's log is fetched for the task
 (``bot.agent.ci_log``, through ``AdapterContext.logs``), trimmed to the failing step; the
 ``command`` agent may be a coding-agent CLI (``agent.preset``, ``bot.agent.presets``).
+
+``start_respondent_run`` is the run a person's ``/approve spend`` paid for: the quest's budget
+held a stage back (``bot.core.rules.budget``), and the effect carries that stage's
+``start_agent`` payload, so it runs here exactly as ``start_agent`` would have — remembered
+under its own key, reported with its own ids.
 
 A finished run's events are remembered under the effect's key (``q:{<id>}:outcomes``, in
 ``bot.agent.outcome_store``) before
@@ -286,6 +292,13 @@ class AgentRuns:
                 self.conversations.stop(quest.id)
                 return
 
+    async def start_respondent_run(self, effect: Effect) -> Sequence[Event] | None:
+        """The stage a spent budget held back, paid for by a person (the module docstring)."""
+        if "stage" not in effect.payload:
+            raise PermanentError("the approved spend named no stage to run: questbot pays only "
+                                 "for the stage a spent budget held back, so nothing ran")
+        return await self.start_agent(effect)
+
     async def stop_agent(self, effect: Effect) -> Sequence[Event] | None:
         stopped = (self.registry.stop(effect.quest_id)
                    + self.conversations.stop(effect.quest_id))
@@ -306,7 +319,8 @@ class AgentRuns:
         if outcome.usage.tokens or outcome.usage.cost_cents:
             usage.append(UsageRecorded(id=outcome_id(effect, "usage"), quest_id=qid, at=at,
                                        tokens=outcome.usage.tokens,
-                                       cost_cents=outcome.usage.cost_cents))
+                                       cost_cents=outcome.usage.cost_cents,
+                                       stage=outcome.stage.value))
         events: list[Event] = []
         reason = outcome.reason or f"the run ended {outcome.state.value}"
         stopped_at_plan = outcome.state is RunState.PLAN
@@ -341,7 +355,7 @@ class AgentRuns:
                 await self.ctx.journal.apply_many(usage, settings.to_policy())
             raise PermanentError(f"{outcome.stage.value} for quest {qid} ended "
                                  f"{outcome.state.value}: {reason}")
-        return events + usage
+        return events + usage  # in the same write: the next stage's start weighs the spend
 
 
 def agent_adapters(ctx: AdapterContext, *,
@@ -361,4 +375,5 @@ def agent_adapters(ctx: AdapterContext, *,
     runs = AgentRuns(ctx, scripted_specs=scripted_specs, model=model,
                      poll_seconds=poll_seconds, evidence=evidence)
     return {EffectType.START_AGENT: runs.start_agent, EffectType.STOP_AGENT: runs.stop_agent,
-            EffectType.RUN_PROOF: runs.run_proof}
+            EffectType.RUN_PROOF: runs.run_proof,
+            EffectType.START_RESPONDENT_RUN: runs.start_respondent_run}

@@ -359,6 +359,9 @@ class UsageRecorded(_Event):
     type: Literal["usage_recorded"] = "usage_recorded"
     tokens: int = Field(default=0, ge=0)
     cost_cents: int = Field(default=0, ge=0)
+    stage: str | None = Field(default=None, max_length=40)
+    """The agent stage the receipt is for (``research``, ``reproduce``, ``plan``, ``patch``),
+    when a stage's run reported it: the status comment shows the cost per stage."""
 
 
 class EffectFailed(_Event):

@@ -103,6 +103,8 @@ PARKED_WORDS: dict[ParkReason, str] = {
     ParkReason.WAITING_FOR_PARENT: "nothing: the quest goes on when its parent lands",
     ParkReason.RESEARCH_COMPLETE: "start the fix, or kill the quest",
     ParkReason.PAUSED: "resume the quest when it should go on",
+    ParkReason.BUDGET_REACHED: "approve the spend to run the next stage, deny it, or kill",
+    ParkReason.SPEND_DECLINED: "resume the quest to ask for the spend again, or kill it",
 }
 
 

@@ -20,16 +20,17 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from bot.core.effects import Effect, EffectLog, EffectRow, effect_of_row
+from bot.core.effects import Effect, EffectLog, EffectRow, EffectType, effect_of_row
 from bot.core.errors import InvalidTransition, Refusal, TableViolation
 from bot.core.events import Event
 from bot.core.policy import Policy
 from bot.core.quest import Quest
-from bot.core.rules import FOLLOW_UPS, HANDLERS, PRECONDITIONS
+from bot.core.rules import FOLLOW_UPS, HANDLERS, PRECONDITIONS, budget
 from bot.core.states import TERMINAL, State
 from bot.core.table import BY_EVENT, CLAIM_GUARDED
 
 _HANDED_OFF = State.HANDED_OFF
+_START_AGENT = EffectType.START_AGENT
 _DISPATCH = {etype: (moves, HANDLERS[etype], FOLLOW_UPS.get(etype))
              for etype, moves in BY_EVENT.items()}
 """Each event type's moves (source state → targets, turned from the state-major table), its
@@ -105,6 +106,10 @@ def _advance(quest: Quest | None, event: Event, policy: Policy, rows: list[Effec
                 return None
             raise InvalidTransition(state, etype, _undefined_reason(etype), Refusal.UNDEFINED)
     nq, asks = handler(quest, event, policy)  # type: ignore[arg-type]  # None only for signal_sensed
+    for kind, _ in asks:
+        if kind is _START_AGENT:  # a stage starts only within the budget (``rules.budget``)
+            nq, asks = budget.hold(nq, asks, event.id, policy)
+            break
     if nq.state not in targets:
         source = quest.state if quest is not None else None
         raise TableViolation(f"{etype} moved {source} to {nq.state}, which the table does not list")

@@ -39,6 +39,13 @@ class Policy(BaseModel):
     """How long an ignored fingerprint stays muted."""
     max_live_quests: int = Field(default=7, ge=1)
     watch_window_minutes: int = Field(default=60, ge=1)
+    budget_cents: int | None = Field(default=None, ge=1)
+    """Model spend, in US cents, a quest may reach before an agent stage starts only with a
+    person's approval (``rules.budget``); each approval pays for as much again. ``None``: no
+    budget — what a policy recorded before budgets existed means, so an old journal replays
+    as it was decided. The repository's settings always give one (``budget.usd``)."""
+    budget_tokens: int | None = Field(default=None, ge=1)
+    """The same in model tokens, for models with no price (a local model costs nothing)."""
 
     def blocking(self, checkpoint: Checkpoint) -> bool:
         mode = self.checkpoints.get(checkpoint)

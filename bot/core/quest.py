@@ -28,6 +28,8 @@ class ParkReason(Name):
     AGENT_REFUSED = "agent_refused"
     NEEDS_HUMAN = "needs_human"
     NO_AGENT = "no_agent"
+    BUDGET_REACHED = "budget_reached"
+    SPEND_DECLINED = "spend_declined"
 
 
 class Outcome(Name):
@@ -69,6 +71,34 @@ class Rerun(BaseModel):
     result: str | None = None
     """``None`` while it runs, then a ``RerunResult`` value."""
     reason: str = ""
+
+
+class SpendAsk(BaseModel):
+    """A stage the budget held back (``rules.budget``): what was spent when it was to start,
+    the allowance then, and the agent start a person's approval pays for."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    request_id: str
+    stage: str
+    start: dict[str, Any]
+    """The ``start_agent`` payload held back; the respondent run carries it."""
+    spent_cents: int
+    spent_tokens: int
+    budget_cents: int | None
+    budget_tokens: int | None
+    """The allowance in force: the budget times one plus the approvals so far (``None``: no
+    budget in that unit)."""
+
+
+class StageUsage(BaseModel):
+    """What the receipts of one agent stage add up to, over the quest's life."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    stage: str
+    tokens: int = 0
+    cost_cents: int = 0
 
 
 MAX_SUSPECTS = 32
@@ -145,8 +175,12 @@ class Quest(BaseModel):
 
     spend_pending: tuple[str, ...] = ()
     spend_approved: int = 0
+    spend_ask: SpendAsk | None = None
+    """The spend request the quest is parked on, while it waits for a person's decision."""
     usage_tokens: int = 0
     usage_cost_cents: int = 0
+    usage_by_stage: tuple[StageUsage, ...] = ()
+    """The same per agent stage, in the order each first spent (receipts naming a stage)."""
     decisions: int = 0
     recorded_only_decisions: int = 0
     comments: int = 0

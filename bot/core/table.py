@@ -61,6 +61,11 @@ The rules that do not fit a cell
   account that pushed the head under review cannot approve it at C.
 * **Automatic decisions** never advance a blocking checkpoint, nor any checkpoint in shadow
   mode: they are recorded and the quest stays. People's decisions act as usual.
+* **Budget.** A move that starts an agent stage with the quest's model spend at or over its
+  allowance parks the quest instead, with a spend request in the start's place
+  (``rules.budget.hold``, which ``step`` applies after every handler); ``BUDGET_HOLDS`` adds
+  ``parked`` to the cells that had no way there. A person's ``spend_decided`` on the parked
+  quest returns it to the stage it held back.
 * **Preconditions on the quest.** A few cells hold only while the quest's record allows them:
   a decision needs an open checkpoint (a claim held over a running proof has none); ``/resume``
   does not restart finished research, ``/quest fix`` does; a plan needs a recorded reproduction.
@@ -176,6 +181,7 @@ TABLE: dict[State, Row] = {
     S.PARKED: _row(
         S.PARKED, *RECORDED, "human_revision", "base_moved",
         resumed=_ANY_ACTIVE,  # the state it was in
+        spend_decided=(S.PARKED, S.RESEARCHING, S.REPRODUCING, S.PATCHING),  # budget: the stage
         triaged=(S.REPRODUCING,),  # finished research becomes a fix
         parent_landed=(S.RESEARCHING, S.PARKED),
         killed=_ABANDON),
@@ -191,6 +197,24 @@ TABLE: dict[State, Row] = {
     S.ABANDONED: _row(  # terminal
         S.ABANDONED, *RECEIPTS),
 }
+
+BUDGET_HOLDS: dict[State, tuple[str, ...]] = {
+    S.TRIAGED: ("research_started", "triaged"),
+    S.RESEARCHING: ("human_revision",),
+    S.REPRODUCING: ("human_revision",),
+    S.PLANNED: ("checkpoint_decided",),
+    S.READY: ("checkpoint_decided",),
+    S.ROLLED_BACK: ("rollback_confirmed",),
+    S.CLOSED: ("reopened",),
+    S.PARKED: ("resumed", "triaged"),
+}
+"""Moves that start an agent stage and had no way to ``parked`` of their own: with the
+budget spent the stage is held back and the quest parks instead (``rules.budget``). The
+other moves that start a stage (a decision at A, a failed proof, a parent landing) may park
+already."""
+for _state, _events in BUDGET_HOLDS.items():
+    TABLE[_state] = {**TABLE[_state],
+                     **{ev: TABLE[_state][ev] | {S.PARKED} for ev in _events}}
 
 CLAIM_GUARDED: frozenset[str] = frozenset(
     {"checkpoint_decided", "claimed", "released", "paused", "resumed", "killed", "triaged"}

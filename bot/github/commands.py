@@ -61,6 +61,11 @@ class CommandName(StrEnum):
     KILL = "kill"
     STATUS = "status"
     QUEST = "quest"
+    DENY = "deny"
+
+
+SPEND = "spend"
+"""``/approve spend`` and ``/deny spend``: the answer to a spend request (a spent budget)."""
 
 
 class QuestMode(StrEnum):
@@ -71,7 +76,7 @@ class QuestMode(StrEnum):
 
 
 USAGE: dict[CommandName, str] = {
-    CommandName.APPROVE: "/approve [A|B|C]",
+    CommandName.APPROVE: "/approve [A|B|C|spend]",
     CommandName.REVISE: "/revise <why>",
     CommandName.REJECT: "/reject <why>",
     CommandName.CLAIM: "/claim",
@@ -81,6 +86,7 @@ USAGE: dict[CommandName, str] = {
     CommandName.KILL: "/kill <why>",
     CommandName.STATUS: "/status",
     CommandName.QUEST: "/quest fix|research",
+    CommandName.DENY: "/deny spend",
 }
 """How each command is written; shown in problems and in the status comment's command list."""
 
@@ -107,7 +113,7 @@ def ours_without_quest(item: Command | CommandProblem) -> bool:
     if isinstance(item, CommandProblem):
         return item.suggestion is not None and not any(
             item.suggestion.split(" ", 1)[0] == f"/{name}" for name in SHARED)
-    return item.name not in SHARED or item.checkpoint is not None
+    return item.name not in SHARED or item.checkpoint is not None or item.spend
 
 
 _SUGGEST_CUTOFF = 0.75
@@ -127,6 +133,8 @@ class Command(BaseModel):
     """The rest of the line, which ``/revise``, ``/reject``, ``/pause`` and ``/kill`` require."""
     mode: QuestMode | None = None
     """``/quest fix`` or ``/quest research``."""
+    spend: bool = False
+    """``/approve spend`` or ``/deny spend``: about the quest's spend request, not a checkpoint."""
     line: int = Field(ge=1)
     """1-based line of the comment body the command is on."""
 
@@ -134,6 +142,12 @@ class Command(BaseModel):
     def _shape(self) -> Self:
         if self.checkpoint is not None and self.name is not CommandName.APPROVE:
             raise ValueError(f"only /approve takes a checkpoint, not /{self.name}")
+        if self.spend and self.name not in (CommandName.APPROVE, CommandName.DENY):
+            raise ValueError(f"only /approve and /deny take spend, not /{self.name}")
+        if self.spend and self.checkpoint is not None:
+            raise ValueError("/approve takes a checkpoint or spend, not both")
+        if self.name is CommandName.DENY and not self.spend:
+            raise ValueError("/deny is only /deny spend")
         if (self.mode is not None) != (self.name is CommandName.QUEST):
             raise ValueError("/quest, and only /quest, takes a mode (fix or research)")
         if (self.reason is not None) != (self.name in NEEDS_REASON):
@@ -182,6 +196,8 @@ def parse_commands(body: str) -> list[Parsed]:
 def render(command: Command) -> str:
     """The line that ``parse_commands`` reads back as ``command`` (on line 1)."""
     parts = [f"/{command.name}"]
+    if command.spend:
+        parts.append(SPEND)
     for value in (command.checkpoint, command.mode, command.reason):
         if value is not None:
             parts.append(str(value))
@@ -229,9 +245,17 @@ def _read(number: int, text: str) -> Parsed | None:
             return Command(name=name, line=number)
         if args.upper() in set(Checkpoint):
             return Command(name=name, checkpoint=Checkpoint(args.upper()), line=number)
+        if args.lower() == SPEND:
+            return Command(name=name, spend=True, line=number)
         return problem(
-            f"{_code('/approve')} takes an optional checkpoint A, B or C, not {_code(args)}"
+            f"{_code('/approve')} takes an optional checkpoint A, B or C, or spend, not "
+            f"{_code(args)}"
         )
+    if name is CommandName.DENY:
+        if args.lower() == SPEND:
+            return Command(name=name, spend=True, line=number)
+        got = f", not {_code(args)}" if args else ""
+        return problem(f"{_code('/deny')} needs spend{got}")
     if name is CommandName.QUEST:
         if args.lower() in set(QuestMode):
             return Command(name=name, mode=QuestMode(args.lower()), line=number)

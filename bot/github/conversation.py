@@ -28,6 +28,7 @@ from collections.abc import Iterable
 from cachetools import TTLCache
 
 from bot.core import Effect, EffectType, InvalidTransition, Quest, Refusal, effect_key
+from bot.core.rules.budget import waits_for_spend
 from bot.core.states import CHECKPOINT_AT
 from bot.github.commands import Command
 from bot.github.forge import Forge
@@ -152,6 +153,9 @@ def status_text(quest: Quest | None) -> str:
                      "`/reject <why>` or `/claim`.")
     if quest.owner:
         lines.append(f"The review is claimed by @{quest.owner}.")
+    if waits_for_spend(quest):
+        lines.append("Its budget is spent: `/approve spend` pays for the next stage, "
+                     "`/deny spend` keeps it parked.")
     if quest.last_failure:
         what, _, error = quest.last_failure.partition(": ")
         lines.append(f"questbot could not {what.replace('_', ' ')} the last time it tried: "

@@ -32,7 +32,7 @@ from bot.core import Effect, EffectType, Event, Quest
 from bot.core.events import Landed, PatchPushed, RollbackConfirmed
 from bot.core.quest import Outcome
 from bot.core.states import CHECKPOINT_AT
-from bot.github import conversation, render
+from bot.github import conversation, render, spend_words
 from bot.github.forge import Forge, Forges, is_permanent, refused, status_of
 from bot.github.inbox import Inbox
 from bot.github.landing import Lander
@@ -86,6 +86,7 @@ class GitHubEffects:
             EffectType.NOTIFY_INBOX: self.notify_inbox,
             EffectType.REPLY_COMMENT: self.reply_comment,
             EffectType.REACT: self.react,
+            EffectType.REQUEST_SPEND: self.request_spend,
         }
 
     async def sync(self, quest: Quest) -> None:
@@ -372,6 +373,34 @@ class GitHubEffects:
             comment = (await forge.find_comment(target, marker, author=self.ctx.bot_login)
                        or await forge.comment(target, body))
             await self.memory.set_quest_field(effect.quest_id, done_field, comment.id)
+        return None
+
+    async def request_spend(self, effect: Effect) -> Sequence[Event] | None:
+        """The spend request, once, on the quest's pull request (or its source issue before
+        there is one): spent, budget, what approving buys, how to approve
+        (``bot.github.spend_words``). The check run's buttons come with the projection."""
+        quest = await self.ctx.quest(effect.quest_id)
+        forge = await self.forges.for_repo(quest.repo)
+        await self.projection.sync_with(quest, forge)
+        await self.inbox.sync_quest(quest)
+        if "spent_cents" not in effect.payload:
+            return None  # a request of another kind: nothing of the budget's to say
+        done_field = f"reply:{effect.key}"
+        if await self.memory.quest(quest.id, done_field):
+            return None
+        target = (await self.projection.recorded_pull(quest)
+                  or await self.projection.source_issue(quest))
+        if target is None:
+            raise PermanentError(f"quest {quest.id} has no pull request or source issue to "
+                                 "ask for spend on; its status shows the request")
+        marker = render.key_marker(effect.key)
+        body = f"{marker}\n{spend_words.request_text(effect.payload)}\n"
+        async with self.memory.quest_creating(quest.id, done_field):
+            if await self.memory.quest(quest.id, done_field):
+                return None
+            comment = (await forge.find_comment(target, marker, author=self.ctx.bot_login)
+                       or await forge.comment(target, body))
+            await self.memory.set_quest_field(quest.id, done_field, comment.id)
         return None
 
     async def react(self, effect: Effect) -> Sequence[Event] | None:

@@ -297,15 +297,16 @@ class Projection:
         if target is None:
             return None
         settings = await self.ctx.settings.settings(quest.repo)
-        story = await read_story(self.ctx.journal, quest, settings.to_policy(),
-                                 timeline=self.timeline)
+        policy = settings.to_policy()
+        story = await read_story(self.ctx.journal, quest, policy, timeline=self.timeline)
         view = status.StatusView(
             quest, story.timeline, evidence,
             await self.memory.quest(quest.id, "pr_url") if pr is not None else None,
             [f"{f.effect_type.replace('_', ' ')}: {f.error}" for f in
              (await failures(self.ctx.journal.client, quest.id))[-3:]],
             path=story.path, failed=story.failed,
-            check_url=await self.memory.quest(quest.id, "check_url"))
+            check_url=await self.memory.quest(quest.id, "check_url"),
+            budget=(policy.budget_cents, policy.budget_tokens))
         body = status.status_comment(view)
         new_digest = digest(target, body)
         if await self.memory.quest(quest.id, "status_digest") == new_digest:

@@ -21,8 +21,9 @@ from bot.core import Quest, Refusal, SignalKind, State
 from bot.core.lifecycle import ANY_PERSON, accepts
 from bot.core.policy import Checkpoint
 from bot.core.quest import Outcome, ParkReason
+from bot.core.rules.budget import waits_for_spend
 from bot.core.states import CHECKPOINT_AT, TERMINAL
-from bot.github.commands import USAGE, Command, CommandName, render
+from bot.github.commands import SPEND, USAGE, Command, CommandName, render
 
 
 class Precheck(StrEnum):
@@ -54,6 +55,8 @@ _PARKED_BECAUSE: dict[ParkReason, str] = {
     ParkReason.AGENT_REFUSED: "the agent declined the task",
     ParkReason.NEEDS_HUMAN: "the agent asked for a person",
     ParkReason.NO_AGENT: "no agent is configured",
+    ParkReason.BUDGET_REACHED: "its budget is spent and a spend request waits for an answer",
+    ParkReason.SPEND_DECLINED: "a person declined more spend after its budget ran out",
 }
 
 _ENDED_BECAUSE: dict[Outcome, str] = {
@@ -143,6 +146,8 @@ def now_commands(quest: Quest, actor: str | None = None) -> list[str]:
             continue
         else:
             out.append(USAGE[name])
+    if waits_for_spend(quest):  # the answers to the spend request (``rules.budget``)
+        out += [f"/approve {SPEND}", f"/deny {SPEND}"]
     out.append(USAGE[CommandName.STATUS])
     return out
 
@@ -150,6 +155,8 @@ def now_commands(quest: Quest, actor: str | None = None) -> list[str]:
 def _opens(command: Command, quest: Quest) -> str | None:
     """When ``command`` would be taken, if it will be without a person doing anything else."""
     name, state = command.name, quest.checkpoint_state
+    if command.spend:
+        return None  # a spend request comes when a budget is spent, not at a known step
     if name in (CommandName.APPROVE, CommandName.REVISE, CommandName.REJECT, CommandName.CLAIM):
         upcoming = _NEXT_CHECKPOINT.get(state)
         if upcoming is not None and quest.state is not State.PARKED:
@@ -179,6 +186,8 @@ def _because(command: Command, quest: Quest, why: Why, actor: str | None,
     if why is Refusal.UNBOUND_PROOF:
         return (f"the proof no longer matches head {short(quest.head)}; a new proof has to "
                 "run first")
+    if command.spend:
+        return f"no spend is waiting for a decision: {doing(quest)}"
     if name in (CommandName.APPROVE, CommandName.REVISE, CommandName.REJECT):
         if open_cp is not None and command.checkpoint not in (None, open_cp):
             return f"checkpoint {open_cp.value} is open, not {command.checkpoint.value}"
@@ -206,7 +215,8 @@ def refusal_words(command: Command, quest: Quest | None, why: Why, *,
     """The whole reply to a refused ``command``: who, which command, why and what now.
     ``on_pull``: the thread is a pull request; ``pressed_on``: the commit a stale button was
     on; ``button``: it came from the check run's button of that name, not a comment."""
-    said = (f"your press of **{command.name.value.capitalize()}** on the `questbot` check run"
+    label = command.name.value.capitalize() + (f" {SPEND}" if command.spend else "")
+    said = (f"your press of **{label}** on the `questbot` check run"
             if button else f"`{render(command)}`")
     to = f"@{actor} " if actor else ""
     if why is Precheck.NO_PERMISSION:

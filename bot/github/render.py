@@ -39,7 +39,9 @@ from bot.agent.outcome import RunOutcome, outcome_of
 from bot.agent.result import TaskResult
 from bot.core import Quest
 from bot.core.quest import Outcome, ParkReason
+from bot.core.rules.budget import waits_for_spend
 from bot.core.states import CHECKPOINT_AT, MEANING, State
+from bot.github import spend_words
 from bot.github.evidence import render_markdown, render_outputs
 from bot.github.forge.limits import OUTPUT_LIMIT, fit
 from bot.github.inbox_marks import INBOX_MARKER, entry_marker, tick_command, tick_label
@@ -153,7 +155,8 @@ def next_action(quest: Quest) -> str:
         return (f"{login(quest.owner)} holds the review and decides; `/release` hands it "
                 "back.")
     if state is State.PARKED:
-        said = _PARKED.get(quest.park_reason or ParkReason.PAUSED, _PARKED[ParkReason.PAUSED])
+        said = spend_words.parked_text(quest) or _PARKED.get(
+            quest.park_reason or ParkReason.PAUSED, _PARKED[ParkReason.PAUSED])
         return f"{said} Why: {plain(quest.park_note, limit=1000)}" if quest.park_note else said
     return _ENDED.get(quest.outcome or Outcome.CLOSED, "Nothing: the quest has ended.")
 
@@ -298,6 +301,10 @@ def check_run(quest: Quest, evidence: EvidenceBundle | None = None) -> CheckRunV
         return CheckRunView("completed", CheckConclusion.ACTION_REQUIRED,
                             f"questbot: waiting for a person at {at}", meaning, text,
                             ACTIONS if checkpoint else ())
+    if waits_for_spend(quest):
+        return CheckRunView("completed", CheckConclusion.ACTION_REQUIRED,
+                            "questbot: waiting for a spend decision",
+                            f"{meaning} {next_action(quest)}", text, spend_words.ACTIONS)
     reason = quest.park_reason
     halted = _HALTED_OUTCOME.get(reason) if state is State.PARKED and reason else None
     if halted is not None:

@@ -35,6 +35,7 @@ from bot.core import Quest
 from bot.core.diagram import path_mermaid
 from bot.core.events import SignalKind
 from bot.core.states import CHECKPOINT_AT, MEANING, State
+from bot.github import spend_words
 from bot.github.evidence import render_markdown, render_outputs
 from bot.github.forge.limits import BODY_LIMIT as COMMENT_LIMIT
 from bot.github.forge.limits import fit
@@ -81,6 +82,9 @@ class StatusView:
     failed: FailedRun | None = None
     check_url: str | None = None
     """The ``questbot`` check run's page: its full text holds what the comment had to cut."""
+    budget: tuple[int | None, int | None] = (None, None)
+    """The policy's budget in cents and tokens (``Policy.budget_cents``, ``budget_tokens``):
+    the cost line says what is left of it. ``(None, None)``: none to show."""
 
     @property
     def full_text(self) -> str:
@@ -105,6 +109,17 @@ def cost_line(quest: Quest) -> str:
         return "nothing recorded yet"
     dollars = f"${cents / 100:,.2f}" if cents else "no price in dollars was reported"
     return f"{tokens:,} tokens, {dollars}"
+
+
+def _spend(q: Quest, view: StatusView) -> str:
+    """After the cost: each stage's share and the budget left (``bot.github.spend_words``)."""
+    parts = []
+    stages = spend_words.stage_costs(q)
+    if stages:
+        parts.append(f"by stage: {stages}")
+    if view.budget != (None, None):
+        parts.append(spend_words.budget_line(q, *view.budget))
+    return "; " + "; ".join(parts) if parts else ""
 
 
 def _what_failed(q: Quest, failed: FailedRun | None) -> str:
@@ -198,7 +213,7 @@ def status_comment(view: StatusView) -> str:
         f"- **What questbot thinks:** {_thinks(q, view.evidence)}",
         f"- **What it changed:** {_changed(view.evidence, view.pull_url)}",
         f"- **What the proof ran:** {_proof(q, view.evidence)}",
-        f"- **Cost so far:** {cost_line(q)}",
+        f"- **Cost so far:** {cost_line(q)}{_spend(q, view)}",
         f"- revision {q.revision}, severity {q.severity.value}, risk {q.risk.value}, "
         f"attempts {q.attempts}; base {sha(q.base)}, head {sha(q.head)}"
         + (f", merged as {sha(q.merge_sha)}" if q.merge_sha else ""),

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from bot.core import ANY_PERSON, Quest, accepts, reserved_for
 from bot.core.diagram import lifecycle_mermaid
 from bot.core.rules import open_checkpoint
+from bot.core.rules.budget import waits_for_spend
 from bot.core.states import State
-from bot.github.commands import USAGE, CommandName
+from bot.github.commands import SPEND, USAGE, CommandName
 
 __all__ = ["COMMAND_EVENT", "Allowed", "allowed_commands", "lifecycle_mermaid"]
 
@@ -29,7 +30,9 @@ COMMAND_EVENT: dict[CommandName, str] = {
     CommandName.KILL: "killed",
     CommandName.QUEST: "triaged",
 }
-"""The core event each command becomes (``/status`` only reads, so it is always allowed)."""
+"""The core event each command becomes (``/status`` only reads, so it is always allowed).
+``/approve spend`` and ``/deny spend`` answer a spend request, offered while one waits
+(``bot.core.rules.budget.waits_for_spend``)."""
 
 QUEST_WORDS: dict[State, str] = {
     State.TRIAGED: USAGE[CommandName.QUEST],
@@ -50,7 +53,12 @@ class Allowed:
 def allowed_commands(quest: Quest) -> list[Allowed]:
     """The commands the quest accepts in its current state, in ``USAGE`` order."""
     out: list[Allowed] = []
+    spend = waits_for_spend(quest)
     for name, usage in USAGE.items():
+        if name is CommandName.DENY or (name is CommandName.APPROVE and spend):
+            if spend:  # a spend request waits: the answer to it, and nothing else
+                out.append(Allowed(f"/{name.value} {SPEND}"))
+            continue
         event = COMMAND_EVENT.get(name)
         if event is None:
             out.append(Allowed(usage))
@@ -61,7 +69,7 @@ def allowed_commands(quest: Quest) -> list[Allowed]:
         if event == "checkpoint_decided":
             checkpoint = open_checkpoint(quest)
             assert checkpoint is not None  # accepts asked for an open one
-            usage = usage.replace("[A|B|C]", checkpoint.value)
+            usage = f"/{name.value} {checkpoint.value}" if name is CommandName.APPROVE else usage
         elif name is CommandName.QUEST:
             words = QUEST_WORDS.get(quest.state)
             if words is None:

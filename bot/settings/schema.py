@@ -31,6 +31,7 @@ Example::
     agent: {kind: model, model: gpt-4.1-mini, max_attempts: 3, timeout_seconds: 1800}
     # or: agent: {kind: command, command: ./scripts/agent}
     # or: agent: {kind: command, preset: claude-code, model: sonnet}
+    budget: {usd: 5, tokens: 2000000}
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from pydantic import (
     ConfigDict,
     Field,
     StrictBool,
+    StrictFloat,
     StrictInt,
     ValidationError,
     field_validator,
@@ -234,6 +236,20 @@ class Agent(_Section):
         return self
 
 
+class Budget(_Section):
+    """What one quest may spend on its model before a person is asked for more: US dollars
+    (``QUESTBOT_MODEL_PRICES`` or the known price tables turn tokens into money) and tokens
+    (what a local model with no price still counts). Reaching either parks the quest with a
+    spend request; each ``/approve spend`` pays for as much again."""
+
+    usd: StrictFloat = Field(default=5.0, ge=0.01, le=10_000)
+    tokens: StrictInt = Field(default=2_000_000, ge=1, le=10_000_000_000)
+
+    @property
+    def cents(self) -> int:
+        return max(1, round(self.usd * 100))
+
+
 class Settings(_Section):
     """Everything a repository may set; ``Settings()`` is the defaults."""
 
@@ -254,6 +270,7 @@ class Settings(_Section):
     and rebase. A method the repository forbids is reported on the quest, not forced."""
     proof: Proof = Proof()
     agent: Agent = Agent()
+    budget: Budget = Budget()
 
     @field_validator("label")
     @classmethod
@@ -284,6 +301,8 @@ class Settings(_Section):
             mute_hours=self.mute_hours,
             max_live_quests=self.max_live_quests,
             watch_window_minutes=self.watch_window_minutes,
+            budget_cents=self.budget.cents,
+            budget_tokens=self.budget.tokens,
         )
 
 

@@ -90,6 +90,15 @@ follows. Each is enforced in `bot/core/rules/` and tested in `tests/core/`.
     policy given.
 17. **Status comment and check run** are a projection of the quest after each applied event,
     kept by the GitHub adapter, not effects of the core: the seed's effect list stays exact.
+18. **Budgets** (`request_spend`, `start_respondent_run`). Each quest may spend the policy's
+    budget (`budget: {usd, tokens}` in `.github/questbot.yml`) on its model, summed from its
+    `usage_recorded` receipts; each approved spend pays for as much again. A move that would
+    start an agent stage with that allowance spent parks the quest instead (`budget_reached`,
+    the stage it held back kept) and asks for `request_spend` in the start's place — so a
+    stage that started runs to its end, and without an approval the spend passes the budget
+    by at most one stage's. `spend_decided` answers it: approved, the quest returns to the
+    stage and `start_respondent_run` runs it; declined, it stays parked (`spend_declined`),
+    and `/resume` asks again. `/resume` does not skip an open request.
 """
 
 

@@ -1,4 +1,5 @@
-"""Intake for the buttons on questbot's check run: Approve, Revise, Reject.
+"""Intake for the buttons on questbot's check run: Approve, Revise, Reject — and Approve spend,
+Deny spend while a spend request waits.
 
 A press is the command of the same name from the person who pressed it, under the same rules
 as a comment (``Permissions``, then the core), bound to the commit the check run is on: a
@@ -15,7 +16,7 @@ import logging
 
 from bot.adapters import AdapterContext
 from bot.core import InvalidTransition
-from bot.github import conversation
+from bot.github import conversation, spend_words
 from bot.github.commands import Command, CommandName
 from bot.github.conversation import (
     Permissions,
@@ -33,7 +34,8 @@ from bot.worker.inbox_ticks import Apply, EventOf, Say
 log = logging.getLogger(__name__)
 
 ACTIONS = ("approve", "revise", "reject")
-"""The identifiers of the check run's buttons (``bot.github.render``)."""
+"""The identifiers of the check run's buttons at a checkpoint (``bot.github.render``); the spend
+buttons' are ``spend_words.BUTTONS``'s."""
 
 
 class ButtonIntake:
@@ -57,13 +59,17 @@ class ButtonIntake:
 
     async def pressed(self, b: ButtonPress, delivery_id: str, apply: Apply, say: Say,
                       event_of: EventOf) -> None:
-        if b.action not in ACTIONS:
+        spend = spend_words.BUTTONS.get(b.action)
+        if b.action not in ACTIONS and spend is None:
             return  # no button of questbot's has another identifier
         _v, quest = await self.ctx.journal.snapshot(b.quest_id)
         forge = await self.forges.for_repo(b.repo)
         settings = await self.ctx.settings.settings(b.repo)
-        command = Command(name=CommandName(b.action), line=1,
-                          reason=None if b.action == "approve" else "from the check run button")
+        if spend is not None:  # Approve spend, Deny spend: /approve spend, /deny spend
+            command = Command(name=CommandName(spend), spend=True, line=1)
+        else:
+            command = Command(name=CommandName(b.action), line=1, reason=None
+                              if b.action == "approve" else "from the check run button")
         number = await self.thread(b)
 
         async def reply(body: str) -> None:

@@ -75,7 +75,6 @@ class Coordination:
             EffectType.REGISTER_REGRESSION_PROBE: self.acknowledge,
             EffectType.START_WATCH: self.start_watch,
             EffectType.RUN_PROBES: self.run_probes,
-            EffectType.START_RESPONDENT_RUN: self.start_respondent_run,
         }
 
     async def _others(self, quest: Quest) -> list[Quest]:
@@ -224,8 +223,3 @@ class Coordination:
         async with self.memory.repo_creating(quest.repo, done):
             if await self.memory.repo(quest.repo, done) is None:
                 await self.memory.set_repo(quest.repo, done, await rerun.failed_jobs(attempt))
-
-    async def start_respondent_run(self, effect: Effect) -> Sequence[Event] | None:
-        raise PermanentError("respondent runs are not available in this installation: no "
-                             "respondent provider is configured, so the approved spend was "
-                             "not used")

@@ -41,6 +41,7 @@ from bot.core.events import (
     Released,
     Resumed,
     SignalSensed,
+    SpendDecided,
     Triaged,
 )
 from bot.core.states import CHECKPOINT_AT, LIVE, TERMINAL
@@ -361,6 +362,10 @@ class Intake:
 
     def _command_event(self, item: Command, quest: Quest, actor: str, event_id: str) -> Event:
         name, at, qid = item.name, self.ctx.clock(), quest.id
+        if item.spend:  # the answer to the spend request that waits, if one does
+            request = quest.spend_pending[-1] if quest.spend_pending else "none"
+            return SpendDecided(id=event_id, quest_id=qid, at=at, actor=actor,
+                                request_id=request, approved=name is CommandName.APPROVE)
         if name in (CommandName.APPROVE, CommandName.REVISE, CommandName.REJECT):
             open_cp = CHECKPOINT_AT.get(quest.checkpoint_state)
             checkpoint = item.checkpoint or open_cp or Checkpoint.A

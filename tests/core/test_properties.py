@@ -21,6 +21,7 @@ from bot.core import (
     step,
     steps,
 )
+from bot.core.rules.budget import allowance, waits_for_spend
 from bot.core.states import CHECKPOINT_AT
 from bot.core.table import TABLE
 from bot.journal.records import (
@@ -45,6 +46,8 @@ policies = st.builds(
         {c: st.builds(CheckpointMode, blocking=st.booleans()) for c in ("A", "B", "C")}),
     shadow=st.booleans(),
     max_attempts=st.integers(1, 3),
+    budget_cents=st.sampled_from([None, 500, 20, 3]),  # small ones: spend requests come often
+    budget_tokens=st.sampled_from([None, 2_000_000, 40, 5]),
 )
 
 
@@ -88,6 +91,12 @@ class QuestMachine(RuleBasedStateMachine):
                     assert q.c_approval_counts, "land without a C approval that still counts"
                     assert effect.payload == q.snapshot.model_dump(mode="json") | {"head": q.head}
                     assert effect.payload["head"] == q.head
+                if effect.type == "start_agent":  # a stage starts only within the budget
+                    cents, tokens = allowance(t.quest, self.b.policy)
+                    assert cents is None or t.quest.usage_cost_cents < cents
+                    assert tokens is None or t.quest.usage_tokens < tokens
+                if effect.type == "request_spend" and "spent_cents" in effect.payload:
+                    assert waits_for_spend(t.quest), "a spend request on a quest not parked"
         assert len(self.b.effects) == n_effects + len(self.last_effects)
 
     @rule(event_type=st.sampled_from(EVENT_TYPES), actor=st.sampled_from(ACTORS))
@@ -136,8 +145,10 @@ class QuestMachine(RuleBasedStateMachine):
             S.CLOSED: ("reopened", {"fingerprint": q.fingerprint}),
             S.ROLLED_BACK: ("rollback_confirmed", {"revert_sha": "r"}),
             S.PARKED: (("triaged", {"route": "auto_fix", "actor": "maintainer"})
-                       if q.park_reason == "research_complete" else ("resumed",
-                                                                      {"actor": "maintainer"})),
+                       if q.park_reason == "research_complete" else
+                       ("spend_decided", {"request_id": q.spend_pending[-1], "approved": True,
+                                          "actor": "maintainer"}) if waits_for_spend(q) else
+                       ("resumed", {"actor": "maintainer"})),
         }.get(state, ("usage_recorded", {"tokens": 1}))
         if state is S.PROVING:
             bundle = self.b.bundle()

@@ -49,6 +49,22 @@ HALTS: Moves = {"agent_halted": {S.PARKED}}
 """questbot's own (issue 12): an agent run that ended without its stage's result — failed,
 refused, needs a person, or no agent set up — parks the quest ("stopped, with a reason")."""
 
+BUDGET: dict[State, Moves] = {
+    S.TRIAGED: {"research_started": {S.PARKED}, "triaged": {S.PARKED}},
+    S.RESEARCHING: {"human_revision": {S.PARKED}},
+    S.REPRODUCING: {"human_revision": {S.PARKED}},
+    S.PLANNED: {"checkpoint_decided": {S.PARKED}},
+    S.READY: {"checkpoint_decided": {S.PARKED}},
+    S.ROLLED_BACK: {"rollback_confirmed": {S.PARKED}},
+    S.CLOSED: {"reopened": {S.PARKED}},
+    S.PARKED: {"resumed": {S.PARKED}, "triaged": {S.PARKED},
+               "spend_decided": {S.RESEARCHING, S.REPRODUCING, S.PATCHING}},
+}
+"""issue 12 (budgets, seed 000's request_spend and start_respondent_run): a move that would
+start an agent stage with the quest's budget spent parks it instead, with a spend request; the
+person's approval returns it to that stage. Added to the cells below that had no way to
+parked already (a decision at A, a failed proof, a parent landing park already)."""
+
 
 SEED: dict[State, Moves] = {
     # how a quest starts: main line sensed → triaged (a route was chosen), human waits there
@@ -148,6 +164,11 @@ SEED: dict[State, Moves] = {
     # terminal: absorbs all but usage receipts
     S.ABANDONED: {"usage_recorded": {S.ABANDONED}},
 }
+
+
+for _state, _moves in BUDGET.items():
+    for _event, _targets in _moves.items():
+        SEED[_state][_event] = SEED[_state][_event] | _targets
 
 
 def _defined(state: State, event_type: str) -> bool:

@@ -50,9 +50,34 @@ def test_approve_with_checkpoint(written: str, checkpoint: str) -> None:
 @pytest.mark.parametrize("argument", ["D", "looks good", "AB", "[A]"])
 def test_approve_with_anything_else_is_a_problem(argument: str) -> None:
     [problem] = problems(f"/approve {argument}")
-    assert "takes an optional checkpoint A, B or C" in problem.message
-    assert "usage: `/approve [A|B|C]`" in problem.message
-    assert problem.suggestion == "/approve [A|B|C]"
+    assert "takes an optional checkpoint A, B or C, or spend" in problem.message
+    assert "usage: `/approve [A|B|C|spend]`" in problem.message
+    assert problem.suggestion == "/approve [A|B|C|spend]"
+
+
+@pytest.mark.parametrize("name", ["approve", "deny"])
+@pytest.mark.parametrize("written", ["spend", "SPEND", " Spend "])
+def test_approve_and_deny_spend(name: str, written: str) -> None:
+    assert commands(f"/{name} {written}") == [
+        Command(name=CommandName(name), spend=True, line=1)
+    ]
+
+
+@pytest.mark.parametrize("argument", ["", "A", "money", "spend now"])
+def test_deny_is_only_deny_spend(argument: str) -> None:
+    [problem] = problems(f"/deny {argument}")
+    assert "`/deny` needs spend" in problem.message
+    assert problem.suggestion == "/deny spend"
+
+
+@pytest.mark.parametrize(
+    "fields",
+    [{"name": "deny"}, {"name": "claim", "spend": True},
+     {"name": "approve", "spend": True, "checkpoint": "A"}],
+)
+def test_spend_shape_is_checked(fields: dict[str, object]) -> None:
+    with pytest.raises(ValidationError):
+        Command.model_validate({"line": 1, **fields})
 
 
 @pytest.mark.parametrize("name", ["revise", "reject", "pause", "kill"])
@@ -286,7 +311,12 @@ def any_command(draw: st.DrawFn) -> Command:
     name = draw(st.sampled_from(CommandName))
     fields: dict[str, object] = {"name": name, "line": 1}
     if name is CommandName.APPROVE:
-        fields["checkpoint"] = draw(st.none() | st.sampled_from(Checkpoint))
+        if draw(st.booleans()):
+            fields["spend"] = True
+        else:
+            fields["checkpoint"] = draw(st.none() | st.sampled_from(Checkpoint))
+    elif name is CommandName.DENY:
+        fields["spend"] = True
     elif name is CommandName.QUEST:
         fields["mode"] = draw(st.sampled_from(QuestMode))
     elif name in {CommandName.REVISE, CommandName.REJECT, CommandName.PAUSE, CommandName.KILL}:

@@ -8,7 +8,7 @@ import logging
 
 import pytest
 
-from bot.core import EffectType
+from bot.core import EffectType, Policy
 from bot.core.events import Landed, RollbackConfirmed
 from bot.github import conversation, render
 from bot.github.forge import Forge, GitData
@@ -203,3 +203,24 @@ async def test_two_deliveries_of_one_reply_at_once_post_it_once(
                          world.effects.reply_comment(effect))
     assert world.calls("issues/create-comment") == 1
     assert len(world.fake.repo(REPO).comments) == 1
+
+
+async def test_a_spend_request_posted_by_a_worker_that_died_is_not_posted_again(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    await world.push_quest()
+    b = JournalBuilder("q-1", repo=REPO, policy=Policy(budget_cents=1)).sense(
+        base=world.main_sha)
+    b.add("usage_recorded", cost_cents=3, tokens=900, stage="research")
+    b.add("hypothesis_written", summary="off by one")
+    b.decide("A")
+    await world.record(b)
+    await world.effects.request_checkpoint(last(b, EffectType.REQUEST_CHECKPOINT))  # the PR
+    effect = last(b, EffectType.REQUEST_SPEND)
+    dies_after(monkeypatch, Forge, "comment")
+    with pytest.raises(Died):
+        await world.effects.request_spend(effect)
+    await world.effects.request_spend(effect)
+    await world.effects.request_spend(effect)
+    asked = [c for c in world.fake.repo(REPO).comments.values()
+             if "This quest's budget is spent" in c.body]
+    assert len(asked) == 1 and "$0.03 and 900 tokens so far" in asked[0].body

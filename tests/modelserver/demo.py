@@ -60,5 +60,5 @@ def spent_by_stage(events: Sequence[Event]) -> list[Spent]:
         elif type(event) in _STAGE_OF:
             stage = _STAGE_OF[type(event)]
         elif isinstance(event, UsageRecorded):
-            out.append(Spent(stage, event.tokens, event.cost_cents))
+            out.append(Spent(event.stage or stage, event.tokens, event.cost_cents))
     return out

@@ -69,7 +69,9 @@ def test_the_merge_method_is_the_repositorys_unless_chosen() -> None:
 
 
 def test_default_policy_is_the_core_default() -> None:
-    assert Settings().to_policy() == Policy()
+    # but for the budget: the core's default is none (what a policy recorded before budgets
+    # existed means), the settings always give one
+    assert Settings().to_policy() == Policy(budget_cents=500, budget_tokens=2_000_000)
 
 
 def test_a_key_without_a_value_means_its_default() -> None:
@@ -253,7 +255,7 @@ def test_every_problem_is_listed_in_file_order_with_lines() -> None:
         f"`{SETTINGS_PATH}` line 3: `bogus` is not a setting; the settings here are label, "
         "routes, triage, checkpoints, shadow, max_attempts, mute_hours, max_live_quests, "
         "reviewers, "
-        "watch_window_minutes, merge_method, proof, agent",
+        "watch_window_minutes, merge_method, proof, agent, budget",
         f"`{SETTINGS_PATH}` line 5: `routes.issue` must be one of auto_fix, research_only, "
         "human, ignore (got 'nope')",
         f"`{SETTINGS_PATH}` line 6: `max_attempts` must be at least 1 (got 0)",
@@ -347,3 +349,25 @@ def test_render_cuts_a_long_list() -> None:
     markdown = render_settings_problem(error_for(text))
     assert "has 30 problems" in markdown
     assert "… and 10 more" in markdown
+
+
+def test_the_budget_defaults_and_reaches_the_policy() -> None:
+    default = Settings().to_policy()
+    assert (default.budget_cents, default.budget_tokens) == (500, 2_000_000)
+    policy = parse_settings("budget: {usd: 2.5, tokens: 40000}").to_policy()
+    assert (policy.budget_cents, policy.budget_tokens) == (250, 40_000)
+    assert parse_settings("budget: {usd: 3}").to_policy().budget_cents == 300
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("budget: {usd: 0}", "`budget.usd` must be at least 0.01 (got 0)"),
+        ("budget: {usd: lots}", "`budget.usd`: input should be a valid number"),
+        ("budget: {tokens: 0}", "`budget.tokens` must be at least 1 (got 0)"),
+    ],
+)
+def test_a_budget_that_cannot_be_used_is_named(text: str, message: str) -> None:
+    with pytest.raises(SettingsError) as caught:
+        parse_settings(text)
+    assert [p.message for p in caught.value.problems] == [message]

@@ -1,5 +1,6 @@
 """Bookkeeping: what a quest records without moving — signals attached, money asked for and
-spent, usage, comments, and effects that could not be delivered.
+spent, usage, comments, and effects that could not be delivered. (A spend request the budget
+made parks the quest, and its answer moves it: ``rules.budget``.)
 
 A signal attached is one of four things, and each is recorded where it belongs:
 
@@ -29,7 +30,8 @@ from bot.core.events import (
     max_severity,
 )
 from bot.core.policy import Policy
-from bot.core.quest import MAX_SUSPECTS, Quest, Suspect
+from bot.core.quest import MAX_SUSPECTS, Quest, StageUsage, Suspect
+from bot.core.rules import budget
 from bot.core.rules.asks import Asks, Result, refuse
 from bot.core.states import State
 
@@ -78,8 +80,11 @@ def spend_requested(q: Quest, e: SpendRequested, _p: Policy) -> Result:
 
 def spend_decided(q: Quest, e: SpendDecided, _p: Policy) -> Result:
     if e.request_id not in q.spend_pending:
-        refuse(q, e, f"no spend request {e.request_id} is pending", Refusal.BAD_EVENT)
+        refuse(q, e, "no spend is waiting for a decision", Refusal.BAD_EVENT)
     pending = tuple(r for r in q.spend_pending if r != e.request_id)
+    ask = q.spend_ask
+    if ask is not None and ask.request_id == e.request_id:  # the budget held a stage back
+        return budget.decided(q, e, pending)
     if not e.approved:
         return q.evolve({"spend_pending": pending}), []
     nq = q.evolve({"spend_pending": pending, "spend_approved": q.spend_approved + 1})
@@ -87,8 +92,19 @@ def spend_decided(q: Quest, e: SpendDecided, _p: Policy) -> Result:
 
 
 def usage_recorded(q: Quest, e: UsageRecorded, _p: Policy) -> Result:
-    return q.evolve({"usage_tokens": q.usage_tokens + e.tokens,
-                     "usage_cost_cents": q.usage_cost_cents + e.cost_cents}), []
+    changes: dict[str, Any] = {"usage_tokens": q.usage_tokens + e.tokens,
+                               "usage_cost_cents": q.usage_cost_cents + e.cost_cents}
+    if e.stage is not None:
+        stages = list(q.usage_by_stage)
+        index = next((i for i, s in enumerate(stages) if s.stage == e.stage), None)
+        if index is None:
+            stages.append(StageUsage(stage=e.stage, tokens=e.tokens, cost_cents=e.cost_cents))
+        else:
+            was = stages[index]
+            stages[index] = StageUsage(stage=e.stage, tokens=was.tokens + e.tokens,
+                                       cost_cents=was.cost_cents + e.cost_cents)
+        changes["usage_by_stage"] = tuple(stages)
+    return q.evolve(changes), []
 
 
 def comment_posted(q: Quest, e: CommentPosted, _p: Policy) -> Result:

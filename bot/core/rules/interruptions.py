@@ -52,6 +52,9 @@ def may_resume(q: Quest, _actor: str | None) -> Refused | None:
     if q.park_reason is ParkReason.RESEARCH_COMPLETE:
         return ("this research-only quest is complete; /quest fix turns it into a fix",
                 Refusal.UNDEFINED)
+    if q.park_reason is ParkReason.BUDGET_REACHED and q.spend_ask is not None:
+        return ("its budget is spent and a spend request waits: /approve spend pays for "
+                "more, /deny spend stops here", Refusal.UNDEFINED)
     return None
 
 
