@@ -23,7 +23,8 @@ cannot make webhook deliveries time out (GitHub gives up after 10 seconds).
 503 ``{"status": "unavailable", "redis": "unreachable", ...}`` while it does not: the process
 is alive but cannot accept deliveries, so use it as a readiness check, not a liveness check
 (restarting the process would not bring Redis back). ``GET /metrics`` serves
-``bot.observe.metrics`` in the Prometheus text format.
+``bot.observe.metrics`` in the Prometheus text format. ``POST /reviews/{id}/start`` and
+``/submit`` serve reviews by capability (``bot.web.reviews``).
 
 Redis going away. The client comes from ``bot.journal.wire.connect``: a command that meets a
 closed connection (Redis restarted, failed over) is sent again on a new one after a back-off,
@@ -54,9 +55,13 @@ from bot.github.signature import SignatureError, verify_signature
 from bot.github.subscriptions import SUBSCRIBED_EVENTS
 from bot.journal.errors import DurabilityError
 from bot.journal.inbound import Duplicate, Inbound
+from bot.journal.store import Journal
 from bot.journal.wire import connect
 from bot.observe.logs import bind, configure_logging
 from bot.observe.metrics import UNVERIFIED_EVENT, Metrics, Outcome
+from bot.reviews.capabilities import Capabilities
+from bot.reviews.service import Reviews
+from bot.web.reviews import add_review_routes
 
 if TYPE_CHECKING:
     from bot.config import Config
@@ -228,6 +233,7 @@ def make_app(
     redis: redis.asyncio.Redis,
     metrics: Metrics,
     max_body: int = DEFAULT_MAX_BODY,
+    reviews: Reviews | None = None,
 ) -> web.Application:
     """The aiohttp application. It owns none of its parts: whoever made ``inbound`` and
     ``redis`` closes them (``run_web`` does, on shutdown).
@@ -250,6 +256,7 @@ def make_app(
     app.router.add_post("/webhook", webhook)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_view)
+    add_review_routes(app, reviews or Reviews(Journal(redis), Capabilities(redis)))
     return app
 
 
