@@ -149,10 +149,9 @@ class Capabilities:
         return (await self._once(review_id, "done", session))[0]
 
     async def finish(self, record: ReviewRecord) -> None:
-        """Store the submitted record (verdict, synopsis) and drop its capability."""
+        """Store the submitted record (verdict, synopsis). The capability's hash stays until
+        it expires, so a second submission is told it was submitted (409), not that the
+        capability is unknown."""
         _qid, rid = split_review_id(record.review_id)
-        key = reviews_key(record.quest_id)
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.hset(key, f"r:{rid}", record.model_dump_json())
-            pipe.hdel(key, f"cap:{rid}")
-            await pipe.execute()
+        await self.client.hset(reviews_key(record.quest_id), f"r:{rid}",
+                               record.model_dump_json())
