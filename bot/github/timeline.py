@@ -56,8 +56,15 @@ _RERUN = {"passed": "the re-run passed: the failure was flaky",
           "unavailable": "GitHub would not re-run the check"}
 
 
+REVIEW_ACTOR = "review:"
+"""The actor prefix of a decision a review submitted (``bot.reviews.service``)."""
+
+
 def _decided(e: Any) -> str:
     what = f"{_VERDICT.get(e.verdict.value, e.verdict.value)} checkpoint {e.checkpoint.value}"
+    if (e.actor or "").startswith(REVIEW_ACTOR):
+        role = e.actor.removeprefix(REVIEW_ACTOR).replace("_", " ")
+        return f"a review by the {role} {what}"
     if e.automatic:
         return f"checkpoint {e.checkpoint.value} was approved by the repository's settings"
     return what
@@ -113,9 +120,12 @@ _SUBJECTS = ("the ", "its ", "a ", "checkpoint ", "quest ", "GitHub ")
 def entry_of(event: Event) -> TimelineEntry:
     """``event`` as a line of the timeline."""
     words = WORDS.get(event.type, lambda e: "something happened")(event)
-    if event.actor is None and not words.startswith(_SUBJECTS):
+    actor = event.actor
+    if actor is not None and actor.startswith(REVIEW_ACTOR):
+        actor = None  # a review is named by its role in the words, not as a login
+    if actor is None and not words.startswith(_SUBJECTS):
         words = f"questbot {words}"
-    return TimelineEntry(event.at, event.type, None, event.actor, words)
+    return TimelineEntry(event.at, event.type, None, actor, words)
 
 
 def line(entry: TimelineEntry) -> str:
