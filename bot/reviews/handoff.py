@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bot.agent.model.untrusted import fence
 from bot.core.policy import Checkpoint
+from bot.reviews.evidence_view import citation
 from bot.reviews.models import PinnedEvidence, ReviewRole
 
 CHECKLISTS: dict[ReviewRole, tuple[str, ...]] = {
@@ -51,16 +52,19 @@ def handoff_prompt(role: ReviewRole, checkpoint: Checkpoint, pinned: PinnedEvide
         "Checklist:",
         *(f"- {item}" for item in checklist(role)),
         "",
-        f"Answer with exactly one verdict — {VERDICTS} — and a synopsis that cites the "
-        "evidence it rests on (name the artifact and quote it).",
+        f"Answer with exactly one verdict — {VERDICTS} — and a synopsis, with the claims it "
+        "rests on: each cites a piece of the pinned evidence by its path (below, e.g. "
+        "artifacts/plan) and quotes it exactly. Claims citing anything else are rejected.",
         "",
         f"Pinned snapshot: revision {pinned.snapshot.core.revision}, head "
         f"{pinned.snapshot.core.head or '(none)'}, base {pinned.snapshot.core.base or '(none)'}.",
     ]
     for name, text in pinned.artifacts.items():
-        lines += ["", f"Artifact {name}:", fence(f"artifact {name}", text or "(absent)")]
+        lines += ["", f"Artifact {name} ({citation('artifacts', name)}):",
+                  fence(f"artifact {name}", text or "(absent)")]
     for name, text in pinned.context.items():
-        lines += ["", f"Context, {name}:", fence(f"context {name}", text)]
+        lines += ["", f"Context, {name} ({citation('context', name)}):",
+                  fence(f"context {name}", text)]
     if review_url is not None:
         lines += ["", f"Start with POST {review_url}/start and submit with POST "
                   f"{review_url}/submit, the capability as the bearer token and your own "
