@@ -5,16 +5,18 @@ the agreement count after every applied decision (``bot.reviews``).
 ``request_checkpoint``): its adapter runs first — the pull request, the check run, the review
 requests — and then, where the checkpoint wants one (advisory, or shadow mode), the automatic
 review. Without a model endpoint nothing is reviewed automatically and advisory checkpoints
-wait for a person, as they did before; the agreement count runs either way.
+wait for a person, as they did before; the agreement count runs either way. The review's
+tokens and cost are reported as ``usage_recorded``, like an agent run's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.adapters import AdapterContext
+from bot.adapters import AdapterContext, outcome_id
 from bot.agent.model import ModelEndpoint
 from bot.core import Effect, EffectType, Event
+from bot.core.events import UsageRecorded
 from bot.journal import Adapter
 from bot.observe.metrics import Metrics
 from bot.reviews.agreement import Agreement
@@ -54,9 +56,15 @@ def reviewing(inner: Plugin, model: ModelEndpoint | None, metrics: Metrics | Non
         first = asked
 
         async def request_checkpoint(effect: Effect) -> Sequence[Event] | None:
-            events = await first(effect)
-            await reviewer.on_request(effect)
-            return events
+            events = list(await first(effect) or ())
+            verdict = await reviewer.on_request(effect)
+            usage = verdict.usage if verdict is not None else None
+            if usage is not None and (usage.tokens or usage.cost_cents):
+                events.append(UsageRecorded(id=outcome_id(effect, "review-usage"),
+                                            quest_id=effect.quest_id, at=ctx.clock(),
+                                            tokens=usage.tokens,
+                                            cost_cents=usage.cost_cents or 0))
+            return events or None
 
         return {**adapters, EffectType.REQUEST_CHECKPOINT: request_checkpoint}, sync
 

@@ -75,6 +75,9 @@ async def test_an_advisory_b_is_decided_by_the_automatic_reviewer(
         assert len(by_review) == 1 and by_review[0].automatic
         assert by_review[0].verdict.value == "approve"
         assert served.turns_of("review-design") == [1]
+        usage = [e for e in await stack.runtime.worker.journal.events(quest.id)
+                 if e.type == "usage_recorded" and e.id.endswith("/review-usage")]
+        assert [e.tokens for e in usage] == [1600 + 180]  # the recording's review turn
         assert "a review by the design reviewer approved checkpoint B" in story.status_comment()
         served.assert_clean()
         stack.fake.assert_clean()
