@@ -35,6 +35,8 @@ TTL_SECONDS = 3600
 """A capability lives an hour (seed 003)."""
 
 Clock = Callable[[], float]
+MAX_QUEST_ID = 200
+"""Longer ids in a URL are no quest's: refused before they reach a Redis key."""
 
 _ISSUE = """
 local old = redis.call('HGET', KEYS[1], 'active:' .. ARGV[1])
@@ -57,7 +59,9 @@ def split_review_id(review_id: str) -> tuple[str, str]:
     """``<quest id>.<rid>`` → ``(quest id, rid)``; the rid is hex, so the last dot splits.
     Raises ``Unauthorized`` for anything else: an id questbot never issued."""
     quest_id, dot, rid = review_id.rpartition(".")
-    if not dot or not quest_id or len(rid) != 16 or any(c not in "0123456789abcdef" for c in rid):
+    if (not dot or not 0 < len(quest_id) <= MAX_QUEST_ID or "{" in quest_id or "}" in quest_id
+            or not quest_id.isprintable()
+            or len(rid) != 16 or any(c not in "0123456789abcdef" for c in rid)):
         raise Unauthorized("no review has this id")
     return quest_id, rid
 

@@ -1,4 +1,5 @@
-"""The web process: accept GitHub's webhook deliveries, store them, answer. Nothing else.
+"""The web process: accept GitHub's webhook deliveries, store them, answer — and serve reviews
+by capability (``bot.web.reviews``), the one thing it applies to a journal itself.
 
 ``POST /webhook`` checks, in this order, each step cheaper than the next and none trusting
 what it has not yet checked:
@@ -270,8 +271,9 @@ def app_from_config(config: Config, *, max_body: int = DEFAULT_MAX_BODY) -> web.
     inbound_batches = metrics.inbound_batch
     inbound = Inbound(client, durable=config.durable_acks,
                       on_batch=lambda n: inbound_batches.observe(n))
+    reviews = Reviews(Journal(client, durable=config.durable_acks), Capabilities(client))
     app = make_app(secret=config.github_webhook_secret.get_secret_value(), inbound=inbound,
-                   redis=client, metrics=metrics, max_body=max_body)
+                   redis=client, metrics=metrics, max_body=max_body, reviews=reviews)
 
     async def lifecycle(_: web.Application) -> AsyncIterator[None]:
         try:

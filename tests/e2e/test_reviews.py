@@ -146,3 +146,31 @@ async def test_a_review_submitted_after_a_person_decided_is_409(stack: Stack,
     quest = await stack.quest(story.quest_id)
     assert quest.state is S.READY
     assert not [d for d in await decisions(stack, quest.id) if d.actor.startswith("review:")]
+
+
+async def test_a_reviewer_sessions_approval_passes_an_advisory_b_and_the_worker_goes_on(
+        stack: Stack, redis_url: str) -> None:
+    """Without a model nothing reviews automatically: the advisory B waits until a reviewer
+    session approves it through the web process, and the worker takes it from there."""
+    story = await started(stack, settings("checkpoints: {A: blocking, B: advisory, "
+                                          "C: blocking}"))
+    await story.step("researched", S.HYPOTHESISED)
+    await story.approve("A", S.PLANNED)
+    issued = await request(redis_url, story.quest_id, ReviewRole.DESIGN, producer=None,
+                           base_url=None)
+    web = stack.fake.webhook_url
+    assert web is not None
+    url = web.removesuffix("/webhook") + f"/reviews/{issued.review_id}"
+    auth = {"Authorization": f"Bearer {issued.capability}"}
+    async with aiohttp.ClientSession() as http:
+        async with http.post(f"{url}/start", json={"session": "design-7"},
+                             headers=auth) as resp:
+            assert resp.status == 200
+        async with http.post(f"{url}/submit", headers=auth,
+                             json={"session": "design-7", "verdict": "approve",
+                                   "synopsis": "the reproduction tests the claim; one file"}
+                             ) as resp:
+            assert resp.status == 200
+            assert (await resp.json())["state"] == "patching"
+    await story.step("a design reviewer approved B", S.READY)
+    assert "a review by the design reviewer approved checkpoint B" in story.status_comment()

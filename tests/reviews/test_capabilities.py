@@ -69,7 +69,9 @@ async def test_unknown_wrong_and_missing_capabilities_are_refused(caps: Capabili
     other = Capabilities.new_review_id("q-1")
     with pytest.raises(Unauthorized):
         await caps.verify(other, capability)  # a capability opens its own review only
-    for bad in ("q-1", "q-1.xyz", ".0123456789abcdef", "q-1.0123456789ABCDEF"):
+    for bad in ("q-1", "q-1.xyz", ".0123456789abcdef", "q-1.0123456789ABCDEF",
+                "{q-1}.0123456789abcdef", "q\n1.0123456789abcdef",
+                "q" * 201 + ".0123456789abcdef"):
         with pytest.raises(Unauthorized):
             await caps.verify(bad, capability)
 
@@ -134,3 +136,14 @@ async def test_only_the_latest_unexpired_capability_of_a_role_opens(
             else:
                 with pytest.raises(Unauthorized):
                     await caps.verify(review_id, cap)
+
+
+@given(review_id=st.text(max_size=300))
+def test_any_review_id_is_split_or_refused_as_unauthorized(review_id: str) -> None:
+    """An id from a URL never raises anything but ``Unauthorized``, and what it splits into
+    can always name a Redis key."""
+    try:
+        quest_id, _rid = split_review_id(review_id)
+    except Unauthorized:
+        return
+    assert reviews_key(quest_id).startswith("q:{")
