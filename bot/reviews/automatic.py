@@ -78,9 +78,13 @@ class AutomaticReviewer:
                 or quest.revision != effect.revision):
             return None  # the quest moved on since it asked
         role = ROLE_AT[checkpoint]
-        issued = await self.reviews.request(quest.id, role)
-        session = f"questbot-reviewer:{issued.review_id}"
-        started = await self.reviews.start(issued.review_id, issued.capability, session)
+        try:
+            issued = await self.reviews.request(quest.id, role)
+            session = f"questbot-reviewer:{issued.review_id}"
+            started = await self.reviews.start(issued.review_id, issued.capability, session)
+        except ReviewRefused as exc:  # the quest moved on between the read and the pin
+            log.info("no automatic %s review of quest %s: %s", role.value, quest.id, exc.reason)
+            return None
         verdict = await self.run(role, started.handoff, started.evidence)
         await client.hset(reviews_key(quest.id), done, issued.review_id)
         if verdict.verdict is None or not verdict.founded:

@@ -14,7 +14,6 @@ plus the pinned artifact digests), so a stale review is refused without touching
 
 from __future__ import annotations
 
-import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 
@@ -24,7 +23,7 @@ from bot.core import InvalidTransition, Policy, Quest
 from bot.core.events import CheckpointDecided, Verdict
 from bot.core.policy import Checkpoint
 from bot.journal import Journal
-from bot.reviews.capabilities import TTL_SECONDS, Capabilities, split_review_id
+from bot.reviews.capabilities import Capabilities, split_review_id
 from bot.reviews.handoff import handoff_prompt
 from bot.reviews.models import (
     OUTSIDE_GATES,
@@ -123,11 +122,11 @@ class Reviews:
         record = ReviewRecord(review_id=review_id, quest_id=quest_id, repo=quest.repo,
                               role=role, checkpoint=gate,
                               producer_session=producer or producer_session(quest_id),
-                              pinned=pinned, requested_at=time.time())
+                              pinned=pinned, requested_at=self.capabilities.clock())
         capability = await self.capabilities.issue(record)
         url = f"{self.base_url}/reviews/{review_id}" if self.base_url else None
         return Issued(review_id=review_id, capability=capability,
-                      expires_in_seconds=self.capabilities.ttl_seconds or TTL_SECONDS,
+                      expires_in_seconds=self.capabilities.ttl_seconds,
                       handoff=handoff_prompt(role, gate, pinned, review_url=url))
 
     async def _open(self, review_id: str, capability: str | None,

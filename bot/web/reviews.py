@@ -41,6 +41,8 @@ def _bearer(request: web.Request) -> str | None:
 
 
 async def _body(request: web.Request) -> dict[str, Any]:
+    if (request.content_length or 0) > MAX_REVIEW_BODY:
+        raise ValueError(f"the body is over {MAX_REVIEW_BODY} bytes")
     raw = await request.read()
     if len(raw) > MAX_REVIEW_BODY:
         raise ValueError(f"the body is over {MAX_REVIEW_BODY} bytes")

@@ -170,6 +170,8 @@ async def test_a_malformed_submission_is_422(http: Client, journal: Journal, rev
     await post(http, issued, "start", {"session": "r"})
     assert (await post(http, issued, "submit", body))[0] == 422
     assert (await post(http, issued, "submit", raw=b"{not json"))[0] == 422
+    huge = {**APPROVE, "session": "r", "synopsis": "x" * 70_000}
+    assert (await post(http, issued, "submit", huge))[0] == 422
 
 
 async def test_shadow_mode_records_a_review_and_never_advances(http: Client, journal: Journal,
