@@ -111,7 +111,7 @@ class Inbox:
             if quest is not None and quest.outcome is Outcome.FLAKY:
                 flaky.append(render.InboxEntry(quest, await self._where(quest)))
         agreement = await Agreement(self.ctx.journal.client).counts(repo)
-        return render.inbox_body(entries, flaky, agreement)
+        return render.inbox_body(entries, flaky, agreement=agreement)
 
     async def _write(self, repo: str, body: str, *, force: bool = False) -> int:
         number = await self.memory.repo(repo, "inbox")

@@ -378,7 +378,7 @@ def _inbox_line(e: InboxEntry) -> str:
             f"{doing(q, mention=False)}{label}. {next_action(q)}")
 
 
-def inbox_body(entries: Sequence[InboxEntry], flaky: Sequence[InboxEntry] = (),
+def inbox_body(entries: Sequence[InboxEntry], flaky: Sequence[InboxEntry] = (), *,
                agreement: tuple[int, int] = (0, 0)) -> str:
     """``agreement``: (agreed, compared) of questbot's automatic reviews with people's
     decisions in this repository (``bot.reviews.agreement``); shown once there is one."""

@@ -3,7 +3,7 @@
 When questbot's reviewer reaches a verdict at a checkpoint (advisory or in shadow mode), the
 verdict is noted on the quest (``auto:<checkpoint>`` in ``q:{<id>}:reviews``, with the
 revision). The next decision a person makes at that checkpoint in that revision takes the note
-(read and deleted in one transaction, so one automatic verdict is compared once) and counts
+(read and deleted in one script, so one automatic verdict is compared once) and counts
 agree or disagree in ``repo:{<owner/name>}:reviews`` — what the inbox shows — and in the
 ``questbot_review_agreement`` counter on ``/metrics``.
 
@@ -33,10 +33,18 @@ def repo_reviews_key(repo: str) -> str:
     return f"repo:{hash_tag(repo.lower())}:reviews"
 
 
+_TAKE = """
+local note = redis.call('HGET', KEYS[1], ARGV[1])
+if note then redis.call('HDEL', KEYS[1], ARGV[1]) end
+return note
+"""
+
+
 class Agreement:
     def __init__(self, client: redis.asyncio.Redis, metrics: Metrics | None = None) -> None:
         self.client = client
         self.metrics = metrics
+        self._take = client.register_script(_TAKE)
 
     async def automatic(self, quest: Quest, checkpoint: Checkpoint, verdict: Verdict) -> None:
         """Note questbot's verdict, for the next person's decision to be compared with."""
@@ -55,11 +63,8 @@ class Agreement:
             log.warning("could not count the agreement of quest %s's review: %s", quest.id, exc)
 
     async def _compare(self, event: CheckpointDecided, quest: Quest) -> None:
-        key, field = reviews_key(quest.id), f"auto:{event.checkpoint.value}"
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.hget(key, field)
-            pipe.hdel(key, field)
-            raw, _deleted = await pipe.execute()
+        raw = await self._take(keys=[reviews_key(quest.id)],
+                               args=[f"auto:{event.checkpoint.value}"])
         if raw is None:
             return
         note = orjson.loads(raw)

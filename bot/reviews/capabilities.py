@@ -12,6 +12,9 @@ the quest's Redis Cluster slot and every write below is one single-key command:
 * ``started:<rid>`` / ``done:<rid>`` — the session that started, and the one that submitted,
   each set once (``HSETNX``): a second submission finds ``done`` set and is refused.
 
+Every write is one single-key command or script on the quest's hash, so it runs unchanged on
+Redis Cluster (no ``MULTI`` across a pipeline).
+
 Expiry is checked against the expiry time written beside the hash (Redis 7.0 has no per-field
 TTL; the hash's own TTL would also drop the records). An expired hash is deleted when met.
 Comparison is constant-time over the hashes (``hmac.compare_digest``), so neither the
@@ -45,6 +48,10 @@ redis.call('HSET', KEYS[1], 'r:' .. ARGV[2], ARGV[3], 'cap:' .. ARGV[2], ARGV[4]
            'active:' .. ARGV[1], ARGV[2])
 return old
 """
+_ONCE = """
+local set = redis.call('HSETNX', KEYS[1], ARGV[1], ARGV[2])
+return {set, redis.call('HGET', KEYS[1], ARGV[1])}
+"""
 
 
 class Unauthorized(Exception):
@@ -77,6 +84,7 @@ class Capabilities:
         self.ttl_seconds = ttl_seconds
         self.clock = clock
         self._issue = client.register_script(_ISSUE)
+        self._set_once = client.register_script(_ONCE)
 
     @staticmethod
     def new_review_id(quest_id: str) -> str:
@@ -126,11 +134,8 @@ class Capabilities:
         """Set ``<field>:<rid>`` to ``session`` unless set: whether this call set it, and
         what it holds now."""
         quest_id, rid = split_review_id(review_id)
-        key = reviews_key(quest_id)
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.hsetnx(key, f"{field}:{rid}", session)
-            pipe.hget(key, f"{field}:{rid}")
-            was_set, held = await pipe.execute()
+        was_set, held = await self._set_once(keys=[reviews_key(quest_id)],
+                                             args=[f"{field}:{rid}", session])
         return bool(was_set), held.decode() if isinstance(held, bytes) else str(held)
 
     async def start(self, review_id: str, session: str) -> str:
