@@ -100,6 +100,9 @@ async def test_shadow_mode_records_automatic_verdicts_and_never_advances(
         await stack.fake.comment(REPO, story.pr_number(), "/reject B the plan is too wide",
                                  user=MAINTAINER)
         quest = await story.step("maya rejected B", S.ABANDONED)
+        comment = story.status_comment()
+        assert ("a review by the design reviewer would approve checkpoint B (recorded only: "
+                "a person decides)") in comment
         automatic = [d for d in await decisions(stack, quest.id) if d.automatic]
         assert [d.actor for d in automatic] == ["review:automated_check",
                                                 "review:design_reviewer"]

@@ -24,3 +24,12 @@ def test_a_review_is_named_by_its_role(verdict: str, says: str) -> None:
     assert entry.actor is None and entry.words == says
     shown = line(entry)
     assert "review:" not in shown and "design_reviewer" not in shown and "@" not in shown
+
+
+def test_a_review_recorded_without_acting_says_so() -> None:
+    event = CheckpointDecided(id="review-2", quest_id="q-1", at=datetime(2026, 12, 1, tzinfo=UTC),
+                              actor="review:experiment_reviewer", checkpoint="C",
+                              verdict="reject", automatic=True, reason="the proof ran no test")
+    entry = entry_of(event, recorded_only=True)
+    assert entry.words == ("a review by the experiment reviewer would reject the quest at "
+                           "checkpoint C (recorded only: a person decides)")
