@@ -10,6 +10,7 @@ a person's ``/approve``.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Mapping
 
 from bot.core.gates import GATE_STATE, REQUIRED
 from bot.core.policy import Checkpoint
@@ -50,14 +51,17 @@ def pinned_snapshot(quest: Quest, checkpoint: Checkpoint) -> PinnedSnapshot:
                                           for name in REQUIRED[checkpoint]))
 
 
-def pin(quest: Quest, checkpoint: Checkpoint) -> PinnedEvidence:
-    """The gate's artifacts and the bounded context a reviewer of ``checkpoint`` works from."""
+def pin(quest: Quest, checkpoint: Checkpoint,
+        extra: Mapping[str, str] | None = None) -> PinnedEvidence:
+    """The gate's artifacts and the bounded context a reviewer of ``checkpoint`` works from;
+    ``extra`` is context read elsewhere (at C, what the proof printed: ``proof_context``)."""
     artifacts = {name: artifact_text(quest, name) for name in REQUIRED[checkpoint]}
     context = {"title": quest.title, "failure": f"{quest.kind.value} {quest.fingerprint}",
                "hypothesis": quest.hypothesis or ""}
     if checkpoint is Checkpoint.C:
         context["approved plan"] = quest.plan or ""
         context["reproduction"] = artifact_text(quest, "reproduction")
+    context.update(extra or {})
     bounded = {k: v[:CONTEXT_LIMIT] for k, v in context.items() if v and k not in artifacts}
     return PinnedEvidence(snapshot=pinned_snapshot(quest, checkpoint), artifacts=artifacts,
                           context=bounded)

@@ -38,6 +38,8 @@ from bot.reviews.models import (
 from bot.reviews.pinning import currency, open_gate, pin
 
 PolicyOf = Callable[[str], Awaitable[Policy]]
+ContextOf = Callable[[Quest], Awaitable[dict[str, str]]]
+"""Context read outside the quest record, for the reviewer (``proof_context``)."""
 
 
 class ReviewRefused(Exception):
@@ -96,9 +98,11 @@ async def recorded_policy(journal: Journal, quest_id: str) -> Policy:
 
 class Reviews:
     def __init__(self, journal: Journal, capabilities: Capabilities, *,
-                 policy_of: PolicyOf | None = None, base_url: str | None = None) -> None:
+                 policy_of: PolicyOf | None = None, base_url: str | None = None,
+                 context_of: ContextOf | None = None) -> None:
         self.journal = journal
         self.capabilities = capabilities
+        self.context_of = context_of
         self.policy_of = policy_of or (lambda qid: recorded_policy(journal, qid))
         self.base_url = base_url.rstrip("/") if base_url else None
 
@@ -118,7 +122,8 @@ class Reviews:
             need = f"checkpoint {want.value}" if want else "an open checkpoint"
             raise Conflict(f"a {role.value} reviews {need}; quest {quest_id} is at {where}")
         review_id = Capabilities.new_review_id(quest_id)
-        pinned = pin(quest, gate)
+        extra = await self.context_of(quest) if self.context_of is not None else None
+        pinned = pin(quest, gate, extra)
         record = ReviewRecord(review_id=review_id, quest_id=quest_id, repo=quest.repo,
                               role=role, checkpoint=gate,
                               producer_session=producer or producer_session(quest_id),

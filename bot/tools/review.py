@@ -14,6 +14,7 @@ from bot.journal.store import Journal
 from bot.journal.wire import connect
 from bot.reviews.capabilities import Capabilities
 from bot.reviews.models import Issued, ReviewRole
+from bot.reviews.proof_context import proof_context
 from bot.reviews.service import ReviewRefused, Reviews
 
 
@@ -21,7 +22,8 @@ async def request(url: str, quest_id: str, role: ReviewRole, *, producer: str | 
                   base_url: str | None) -> Issued:
     client = connect(url, socket_timeout=10)
     try:
-        reviews = Reviews(Journal(client), Capabilities(client), base_url=base_url)
+        reviews = Reviews(Journal(client), Capabilities(client), base_url=base_url,
+                          context_of=proof_context(client))
         return await reviews.request(quest_id, role, producer=producer)
     finally:
         await client.aclose()

@@ -61,6 +61,7 @@ from bot.journal.wire import connect
 from bot.observe.logs import bind, configure_logging
 from bot.observe.metrics import UNVERIFIED_EVENT, Metrics, Outcome
 from bot.reviews.capabilities import Capabilities
+from bot.reviews.proof_context import proof_context
 from bot.reviews.service import Reviews
 from bot.web.reviews import add_review_routes
 
@@ -257,7 +258,8 @@ def make_app(
     app.router.add_post("/webhook", webhook)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_view)
-    add_review_routes(app, reviews or Reviews(Journal(redis), Capabilities(redis)))
+    add_review_routes(app, reviews or Reviews(Journal(redis), Capabilities(redis),
+                                              context_of=proof_context(redis)))
     return app
 
 
@@ -271,7 +273,8 @@ def app_from_config(config: Config, *, max_body: int = DEFAULT_MAX_BODY) -> web.
     inbound_batches = metrics.inbound_batch
     inbound = Inbound(client, durable=config.durable_acks,
                       on_batch=lambda n: inbound_batches.observe(n))
-    reviews = Reviews(Journal(client, durable=config.durable_acks), Capabilities(client))
+    reviews = Reviews(Journal(client, durable=config.durable_acks), Capabilities(client),
+                      context_of=proof_context(client))
     app = make_app(secret=config.github_webhook_secret.get_secret_value(), inbound=inbound,
                    redis=client, metrics=metrics, max_body=max_body, reviews=reviews)
 

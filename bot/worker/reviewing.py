@@ -23,6 +23,7 @@ from bot.reviews.agreement import Agreement
 from bot.reviews.automatic import AutomaticReviewer, ModelVerdict, RunReview
 from bot.reviews.capabilities import Capabilities
 from bot.reviews.models import PinnedEvidence, ReviewRole
+from bot.reviews.proof_context import proof_context
 from bot.reviews.service import Reviews
 from bot.worker.process import ObservedJournal, Plugin, Sync
 
@@ -51,8 +52,9 @@ def reviewing(inner: Plugin, model: ModelEndpoint | None, metrics: Metrics | Non
         asked = adapters.get(EffectType.REQUEST_CHECKPOINT)
         if review is None or asked is None:
             return adapters, sync
-        reviewer = AutomaticReviewer(Reviews(journal, Capabilities(journal.client)), review,
-                                     agreement)
+        reviews = Reviews(journal, Capabilities(journal.client),
+                          context_of=proof_context(journal.client))
+        reviewer = AutomaticReviewer(reviews, review, agreement)
         first = asked
 
         async def request_checkpoint(effect: Effect) -> Sequence[Event] | None:

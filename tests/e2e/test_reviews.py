@@ -177,3 +177,16 @@ async def test_a_reviewer_sessions_approval_passes_an_advisory_b_and_the_worker_
             assert (await resp.json())["state"] == "patching"
     await story.step("a design reviewer approved B", S.READY)
     assert "a review by the design reviewer approved checkpoint B" in story.status_comment()
+    # at C the experiment reviewer gets what the proof ran and the files the change touched
+    at_c = await request(redis_url, story.quest_id, ReviewRole.EXPERIMENT, producer=None,
+                         base_url=None)
+    url = web.removesuffix("/webhook") + f"/reviews/{at_c.review_id}"
+    async with aiohttp.ClientSession() as http, http.post(
+            f"{url}/start", json={"session": "experiment-3"},
+            headers={"Authorization": f"Bearer {at_c.capability}"}) as resp:
+        assert resp.status == 200
+        evidence = (await resp.json())["evidence"]
+    assert set(evidence["artifacts"]) == {"patch", "proof"}
+    assert "exit 0" in evidence["context"]["proof run"]
+    assert "pager.py" in evidence["context"]["changed files"]
+    assert evidence["context"]["approved plan"]
