@@ -15,7 +15,6 @@ plus the pinned artifact digests), so a stale review is refused without touching
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
-from datetime import UTC, datetime
 
 from pydantic import BaseModel, ConfigDict
 
@@ -175,7 +174,7 @@ class Reviews:
         _quest, rid = split_review_id(review_id)
         automatic = record.role is not ReviewRole.HUMAN
         event = CheckpointDecided(
-            id=f"review-{rid}", quest_id=record.quest_id, at=datetime.now(UTC),
+            id=f"review-{rid}", quest_id=record.quest_id, at=self.journal.clock(),
             actor=f"review:{record.role.value}", checkpoint=record.checkpoint,
             verdict=body.verdict, automatic=automatic, reason=body.synopsis,
             snapshot=record.pinned.snapshot.core)
