@@ -3,6 +3,7 @@ real Redis: the statuses the seed names (401, 403, 409, 422) and the decisions a
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -201,3 +202,13 @@ async def test_a_role_only_reviews_its_gate(journal: Journal, reviews: Reviews) 
     await stored(journal, S.PLANNED)
     with pytest.raises(Exception, match="checkpoint C"):
         await reviews.request(QUEST, ReviewRole.EXPERIMENT)
+
+
+async def test_two_submissions_at_once_route_one_decision(http: Client, journal: Journal,
+                                                          reviews: Reviews) -> None:
+    issued = await at_b(journal, reviews, SHADOW)  # shadow: both could be recorded
+    await post(http, issued, "start", {"session": "reviewer-7"})
+    answers = await asyncio.gather(*(post(http, issued, "submit", APPROVE) for _ in range(5)))
+    assert sorted(status for status, _ in answers) == [200, 409, 409, 409, 409]
+    by_review = [e for e in await journal.events(QUEST) if e.actor == "review:design_reviewer"]
+    assert len(by_review) == 1
