@@ -1,4 +1,5 @@
-"""questbot's command line: ``python -m bot replay|status|proof|serve|worker|register|receive``."""
+"""questbot's command line: ``python -m bot replay|status|proof|serve|worker|register|receive``
+and ``review``."""
 
 from __future__ import annotations
 
@@ -254,6 +255,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --local, how long to wait for GitHub to say who the App is "
                     "(default 20)")
     rc.set_defaults(func=_receive)
+    from bot.tools.review import add_parser as add_review_parser
+
+    add_review_parser(sub)
     return parser
 
 

@@ -232,7 +232,7 @@ def next_action(quest: Quest, policy: Policy) -> NextAction:
                                "the claim")
     checkpoint = CHECKPOINT_AT.get(state)
     if checkpoint is not None:
-        how = ("a person decides" if policy.blocking(checkpoint)
+        how = ("a person decides" if policy.blocking(checkpoint) or policy.shadow
                else "a reviewer decides (advisory: an automatic review may pass it)")
         return NextAction(role=Role.REVIEWER,
                           says=f"{how} checkpoint {checkpoint.value}: approve, revise or reject")

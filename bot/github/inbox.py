@@ -38,6 +38,7 @@ from bot.github.inbox_marks import INBOX_MARKER
 from bot.github.projection import digest
 from bot.journal import Indexes
 from bot.journal.memory import ForgeMemory
+from bot.reviews.agreement import Agreement
 
 log = logging.getLogger(__name__)
 
@@ -55,8 +56,9 @@ class Inbox:
         checkpoint = CHECKPOINT_AT.get(quest.state)
         blocking = False
         if checkpoint is not None:
-            settings = await self.ctx.settings.settings(quest.repo)
-            blocking = settings.to_policy().blocking(checkpoint)
+            policy = (await self.ctx.settings.settings(quest.repo)).to_policy()
+            # in shadow mode automatic decisions never advance: every checkpoint waits
+            blocking = policy.blocking(checkpoint) or policy.shadow
         return render.waits_for_person(quest, blocking)
 
     async def sync_quest(self, quest: Quest) -> None:
@@ -108,7 +110,8 @@ class Inbox:
             _version, quest = await self.ctx.journal.snapshot(quest_id)
             if quest is not None and quest.outcome is Outcome.FLAKY:
                 flaky.append(render.InboxEntry(quest, await self._where(quest)))
-        return render.inbox_body(entries, flaky)
+        agreement = await Agreement(self.ctx.journal.client).counts(repo)
+        return render.inbox_body(entries, flaky, agreement=agreement)
 
     async def _write(self, repo: str, body: str, *, force: bool = False) -> int:
         number = await self.memory.repo(repo, "inbox")

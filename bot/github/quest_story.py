@@ -16,8 +16,8 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.core import Policy, Quest
-from bot.core.events import Reopened, SignalSensed
+from bot.core import Event, Policy, Quest
+from bot.core.events import CheckpointDecided, Reopened, SignalSensed
 from bot.core.lifecycle import path
 from bot.core.states import State
 from bot.github.status import FailedRun
@@ -50,5 +50,14 @@ async def read_story(journal: Journal, quest: Quest, policy: Policy, *,
         if isinstance(event, SignalSensed | Reopened):
             failed = FailedRun(event.source, event.details_url, event.base)
             break
-    return Story([entry_of(e) for e in events[-timeline:]] if timeline > 0 else [],
-                 path(events, policy, recorded.policies), failed)
+    policies = recorded.policies
+    start = max(0, len(events) - timeline)
+    entries = [entry_of(e, recorded_only=recorded_only(e, policies[i] or policy))
+               for i, e in enumerate(events[start:], start)] if timeline > 0 else []
+    return Story(entries, path(events, policy, policies), failed)
+
+
+def recorded_only(event: Event, policy: Policy) -> bool:
+    """An automatic decision its policy recorded without acting on (``checkpoints``)."""
+    return (isinstance(event, CheckpointDecided) and event.automatic
+            and (policy.shadow or policy.blocking(event.checkpoint)))

@@ -385,7 +385,10 @@ def _inbox_line(e: InboxEntry) -> str:
             f"{doing(q, mention=False)}{label}. {next_action(q)}")
 
 
-def inbox_body(entries: Sequence[InboxEntry], flaky: Sequence[InboxEntry] = ()) -> str:
+def inbox_body(entries: Sequence[InboxEntry], flaky: Sequence[InboxEntry] = (), *,
+               agreement: tuple[int, int] = (0, 0)) -> str:
+    """``agreement``: (agreed, compared) of questbot's automatic reviews with people's
+    decisions in this repository (``bot.reviews.agreement``); shown once there is one."""
     lines = [INBOX_MARKER, "### What waits for a person", ""]
     if not entries:
         lines.append("Nothing waits for a person right now.")
@@ -400,6 +403,10 @@ def inbox_body(entries: Sequence[InboxEntry], flaky: Sequence[InboxEntry] = ()) 
             where = f"{e.where} " if e.where else ""
             lines.append(f"- {where}{inline_code(q.title or '(untitled)')}, quest "
                          f"{inline_code(q.id)}: {next_action(q)}")
+    agreed, compared = agreement
+    if compared:
+        lines += ["", f"Automatic reviews agreed with people's decisions {agreed} of "
+                  f"{compared} times. Make a checkpoint advisory once you trust them."]
     lines += ["", "questbot edits this issue as quests move. Tick a box to do what it says "
               "(people with write access); comment on a quest's pull request or issue for "
               "anything else."]

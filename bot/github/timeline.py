@@ -56,8 +56,27 @@ _RERUN = {"passed": "the re-run passed: the failure was flaky",
           "unavailable": "GitHub would not re-run the check"}
 
 
+REVIEW_ACTOR = "review:"
+"""The actor prefix of a decision a review submitted (``bot.reviews.service``)."""
+
+
+_WOULD = {"approve": "would approve", "revise": "would ask for a revision at",
+          "reject": "would reject the quest at"}
+
+
+def _review(e: Any, recorded_only: bool) -> str:
+    role = e.actor.removeprefix(REVIEW_ACTOR).replace("_", " ")
+    if recorded_only:
+        return (f"a review by the {role} {_WOULD.get(e.verdict.value, e.verdict.value)} "
+                f"checkpoint {e.checkpoint.value} (recorded only: a person decides)")
+    return (f"a review by the {role} {_VERDICT.get(e.verdict.value, e.verdict.value)} "
+            f"checkpoint {e.checkpoint.value}")
+
+
 def _decided(e: Any) -> str:
     what = f"{_VERDICT.get(e.verdict.value, e.verdict.value)} checkpoint {e.checkpoint.value}"
+    if (e.actor or "").startswith(REVIEW_ACTOR):
+        return _review(e, recorded_only=False)
     if e.automatic:
         return f"checkpoint {e.checkpoint.value} was approved by the repository's settings"
     return what
@@ -110,12 +129,17 @@ _SUBJECTS = ("the ", "its ", "a ", "checkpoint ", "quest ", "GitHub ")
 """Sentences that name their own subject; the others are questbot's when no person acted."""
 
 
-def entry_of(event: Event) -> TimelineEntry:
-    """``event`` as a line of the timeline."""
+def entry_of(event: Event, *, recorded_only: bool = False) -> TimelineEntry:
+    """``event`` as a line of the timeline. ``recorded_only``: an automatic decision the
+    policy recorded without acting on it (shadow mode, a blocking checkpoint)."""
     words = WORDS.get(event.type, lambda e: "something happened")(event)
-    if event.actor is None and not words.startswith(_SUBJECTS):
+    actor = event.actor
+    if actor is not None and actor.startswith(REVIEW_ACTOR):
+        actor = None  # a review is named by its role in the words, not as a login
+        words = _review(event, recorded_only)
+    if actor is None and not words.startswith(_SUBJECTS):
         words = f"questbot {words}"
-    return TimelineEntry(event.at, event.type, None, event.actor, words)
+    return TimelineEntry(event.at, event.type, None, actor, words)
 
 
 def line(entry: TimelineEntry) -> str:

@@ -110,6 +110,11 @@ class Metrics:
             "questbot_webhook_redelivery_pending", "Deliveries asked for again and neither "
             "stored nor given up yet, as the last pass left them.", registry=r,
         )
+        self.review_agreement = Counter(
+            "questbot_review_agreement", "People's decisions at a checkpoint where questbot's "
+            "automatic reviewer had reached a verdict first (advisory checkpoints, shadow "
+            "mode), by repository and whether the two agreed.", ["repo", "agreed"], registry=r,
+        )
         self._quest_states: set[str] = set()
         self._delivery_counters: dict[tuple[str, Outcome], Counter] = {}
 

@@ -1,4 +1,5 @@
-"""The web process: accept GitHub's webhook deliveries, store them, answer. Nothing else.
+"""The web process: accept GitHub's webhook deliveries, store them, answer — and serve reviews
+by capability (``bot.web.reviews``), the one thing it applies to a journal itself.
 
 ``POST /webhook`` checks, in this order, each step cheaper than the next and none trusting
 what it has not yet checked:
@@ -23,7 +24,8 @@ cannot make webhook deliveries time out (GitHub gives up after 10 seconds).
 503 ``{"status": "unavailable", "redis": "unreachable", ...}`` while it does not: the process
 is alive but cannot accept deliveries, so use it as a readiness check, not a liveness check
 (restarting the process would not bring Redis back). ``GET /metrics`` serves
-``bot.observe.metrics`` in the Prometheus text format.
+``bot.observe.metrics`` in the Prometheus text format. ``POST /reviews/{id}/start`` and
+``/submit`` serve reviews by capability (``bot.web.reviews``).
 
 Redis going away. The client comes from ``bot.journal.wire.connect``: a command that meets a
 closed connection (Redis restarted, failed over) is sent again on a new one after a back-off,
@@ -54,9 +56,14 @@ from bot.github.signature import SignatureError, verify_signature
 from bot.github.subscriptions import SUBSCRIBED_EVENTS
 from bot.journal.errors import DurabilityError
 from bot.journal.inbound import Duplicate, Inbound
+from bot.journal.store import Journal
 from bot.journal.wire import connect
 from bot.observe.logs import bind, configure_logging
 from bot.observe.metrics import UNVERIFIED_EVENT, Metrics, Outcome
+from bot.reviews.capabilities import Capabilities
+from bot.reviews.proof_context import proof_context
+from bot.reviews.service import Reviews
+from bot.web.reviews import add_review_routes
 
 if TYPE_CHECKING:
     from bot.config import Config
@@ -228,6 +235,7 @@ def make_app(
     redis: redis.asyncio.Redis,
     metrics: Metrics,
     max_body: int = DEFAULT_MAX_BODY,
+    reviews: Reviews | None = None,
 ) -> web.Application:
     """The aiohttp application. It owns none of its parts: whoever made ``inbound`` and
     ``redis`` closes them (``run_web`` does, on shutdown).
@@ -250,6 +258,8 @@ def make_app(
     app.router.add_post("/webhook", webhook)
     app.router.add_get("/healthz", healthz)
     app.router.add_get("/metrics", metrics_view)
+    add_review_routes(app, reviews or Reviews(Journal(redis), Capabilities(redis),
+                                              context_of=proof_context(redis)))
     return app
 
 
@@ -263,8 +273,10 @@ def app_from_config(config: Config, *, max_body: int = DEFAULT_MAX_BODY) -> web.
     inbound_batches = metrics.inbound_batch
     inbound = Inbound(client, durable=config.durable_acks,
                       on_batch=lambda n: inbound_batches.observe(n))
+    reviews = Reviews(Journal(client, durable=config.durable_acks), Capabilities(client),
+                      context_of=proof_context(client))
     app = make_app(secret=config.github_webhook_secret.get_secret_value(), inbound=inbound,
-                   redis=client, metrics=metrics, max_body=max_body)
+                   redis=client, metrics=metrics, max_body=max_body, reviews=reviews)
 
     async def lifecycle(_: web.Application) -> AsyncIterator[None]:
         try:

@@ -45,6 +45,7 @@ from bot.observe.metrics import Metrics
 from bot.worker.http import make_worker_app
 from bot.worker.process import Plugin, Sync, Worker, build_worker
 from bot.worker.redelivery import Redeliverer, RedeliveryPolicy
+from bot.worker.reviewing import reviewing
 
 log = logging.getLogger(__name__)
 
@@ -153,7 +154,8 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
     log.info("questbot runs as the GitHub App %s (id %d, account %s)", app.slug, app.id,
              app.bot_login)
     worker = build_worker(client, forges, settings,
-                          [github_plugin(forges, draft_pulls=draft_pulls),
+                          [reviewing(github_plugin(forges, draft_pulls=draft_pulls), model,
+                                     metrics),
                            agent_plugin(scripted_specs, poll_seconds, model)],
                           app=app, durable=durable, leases=leases, metrics=metrics)
     if app_slug and app_slug != app.slug:

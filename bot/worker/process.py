@@ -69,10 +69,13 @@ class ObservedJournal(Journal):
     an adapter's outcome, a timer), so the GitHub projection follows every transition."""
 
     listeners: list[Callable[[Applied], None]]
+    event_listeners: list[Callable[[Event, Quest], Awaitable[None]]]
+    """Awaited with each applied event and the quest after it (``bot.reviews.agreement``)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.listeners = []
+        self.event_listeners = []
 
     async def apply_many(self, events: Sequence[Event], policy: PolicySource, *,
                          durable: bool | None = None) -> list[Applied | InvalidTransition]:
@@ -81,6 +84,11 @@ class ObservedJournal(Journal):
             if isinstance(result, Applied) and not result.duplicate:
                 for listener in self.listeners:
                     listener(result)
+        if self.event_listeners:
+            for event, result in zip(events, results, strict=True):
+                if isinstance(result, Applied) and not result.duplicate:
+                    for heard in self.event_listeners:
+                        await heard(event, result.quest)
         return results
 
 

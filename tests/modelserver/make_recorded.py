@@ -168,8 +168,78 @@ def patch_refused() -> Script:
     ])
 
 
+REVIEW_TOOLS = ["answer"]
+"""A reviewer has no tools: it reads the pinned evidence it is given (``bot.reviews``)."""
+
+
+def review_hypothesis() -> Script:
+    """The automated check at A on the sample: the hypothesis cites its own words."""
+    return Script("review-hypothesis", ["review: automated_check;", "partial last page"], [
+        Turn([("answer", {"verdict": "approve",
+                          "synopsis": "The hypothesis names one cause, floor division, and "
+                                      "an example that shows it.",
+                          "claims": [{"statement": "the cause is named: floor division",
+                                      "confidence": 0.9,
+                                      "evidence": [{"path": "artifacts/hypothesis",
+                                                    "quote": "page_count divides with //"}]}]})],
+             tools=REVIEW_TOOLS, tokens=(1400, 120)),
+    ])
+
+
+def review_design() -> Script:
+    """The design reviewer at B on the sample's plan: bounded, tested by its reproduction."""
+    return Script("review-design", ["review: design_reviewer;", "Round the page count up"], [
+        Turn([("answer", {"verdict": "approve",
+                          "synopsis": "The reproduction is a test of its own that fails for "
+                                      "the stated reason, and the plan changes one line.",
+                          "claims": [
+                              {"statement": "the scope is one line of pager.py",
+                               "confidence": 0.9,
+                               "evidence": [{"path": "artifacts/plan",
+                                             "quote": "One line in pager.py."}]},
+                              {"statement": "the criterion is the reproduction test",
+                               "confidence": 0.8,
+                               "evidence": [{"path": "artifacts/reproduction",
+                                             "quote": "test_questbot_reproduction"}]}]})],
+             tools=REVIEW_TOOLS, tokens=(1600, 180)),
+    ])
+
+
+def review_design_repaired() -> Script:
+    """A design review that first cites what it was never shown, is told so, and then asks
+    for a revision citing the plan."""
+    outside = {"statement": "page_count rounds down", "confidence": 0.9,
+               "evidence": [{"path": "pager.py", "quote": "return total // per_page"}]}
+    return Script("review-design-repaired", ["review: design_reviewer;", "fix the bound"], [
+        Turn([("answer", {"verdict": "approve", "synopsis": "Looks right.",
+                          "claims": [outside]})], tools=REVIEW_TOOLS, tokens=(1200, 90)),
+        Turn([("answer", {"verdict": "revise",
+                          "synopsis": "The plan says what to change but not which checks "
+                                      "must pass: decide the criterion before the run.",
+                          "claims": [{"statement": "the plan names no check",
+                                      "confidence": 0.85,
+                                      "evidence": [{"path": "artifacts/plan",
+                                                    "quote": "fix the bound"}]}]})],
+             last_contains=["were rejected", "answer 1 of 2"], tokens=(1500, 140)),
+    ])
+
+
+def review_experiment_unfounded() -> Script:
+    """An experiment review that cites only what it was never shown, twice."""
+    outside = {"statement": "the tests pass", "confidence": 0.9,
+               "evidence": [{"path": "tests/test_pager.py", "quote": "assertEqual"}]}
+    answer = ("answer", {"verdict": "approve", "synopsis": "The tests pass.",
+                         "claims": [outside]})
+    return Script("review-experiment-unfounded",
+                  ["review: experiment_reviewer;", "fix the bound"], [
+        Turn([answer], tools=REVIEW_TOOLS, tokens=(1300, 80)),
+        Turn([answer], last_contains=["were rejected", "answer 1 of 2"], tokens=(1500, 80)),
+    ])
+
+
 SCRIPTS = [research(), research_repaired(), research_exhausted(), research_needs_human(),
-           reproduce(), plan(), patch(), patch_refused()]
+           reproduce(), plan(), patch(), patch_refused(), review_hypothesis(), review_design(),
+           review_design_repaired(), review_experiment_unfounded()]
 
 
 def _id(*parts: object, size: int = 24) -> str:

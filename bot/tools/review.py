@@ -1,0 +1,67 @@
+"""``python -m bot review request QUEST_ID --role ROLE``: issue a review capability for an
+operator to hand to a reviewer session, with the handoff prompt. The capability is printed
+once and stored only as its hash; requesting again replaces it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+
+from bot.journal.store import Journal
+from bot.journal.wire import connect
+from bot.reviews.capabilities import Capabilities
+from bot.reviews.models import Issued, ReviewRole
+from bot.reviews.proof_context import proof_context
+from bot.reviews.service import ReviewRefused, Reviews
+
+
+async def request(url: str, quest_id: str, role: ReviewRole, *, producer: str | None,
+                  base_url: str | None) -> Issued:
+    client = connect(url, socket_timeout=10)
+    try:
+        reviews = Reviews(Journal(client), Capabilities(client), base_url=base_url,
+                          context_of=proof_context(client))
+        return await reviews.request(quest_id, role, producer=producer)
+    finally:
+        await client.aclose()
+
+
+def run(args: argparse.Namespace) -> int:
+    """0 with the capability printed; 2 when the review cannot be requested."""
+    url = args.redis or os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    base_url = args.url or os.environ.get("QUESTBOT_PUBLIC_URL")
+    try:
+        issued = asyncio.run(request(url, args.quest, ReviewRole(args.role),
+                                     producer=args.producer_session, base_url=base_url))
+    except ReviewRefused as exc:
+        print(f"review: {exc.reason}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(issued.model_dump(mode="json"), indent=2))
+        return 0
+    print(f"review {issued.review_id}")
+    print(f"capability {issued.capability}")
+    print(f"(expires in {issued.expires_in_seconds // 60} minutes; shown once, stored only "
+          "as its hash; requesting again replaces it)")
+    print()
+    print(issued.handoff)
+    return 0
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    rv = sub.add_parser("review", help="reviews by capability: `review request QUEST_ID "
+                        "--role ROLE` prints a capability and the reviewer's handoff prompt")
+    actions = rv.add_subparsers(dest="review_action", required=True)
+    rq = actions.add_parser("request", help="pin the open checkpoint and issue a capability")
+    rq.add_argument("quest", help="the quest id")
+    rq.add_argument("--role", required=True, choices=[r.value for r in ReviewRole])
+    rq.add_argument("--redis", metavar="URL", help="the Redis (default: $REDIS_URL)")
+    rq.add_argument("--url", help="the web process's public address, for the prompt's "
+                    "endpoints (default: $QUESTBOT_PUBLIC_URL)")
+    rq.add_argument("--producer-session", help="the session id of whoever produced the work "
+                    "(default: questbot's agent for the quest)")
+    rq.add_argument("--json", action="store_true", help="print it as JSON")
+    rq.set_defaults(func=run)
