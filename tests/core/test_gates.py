@@ -190,3 +190,11 @@ def test_the_status_command_reads_a_stored_quest(redis_sync: redis.Redis, redis_
     assert [g["position"] for g in out["gates"]] == ["passed", "passed", "open"]
     assert main(["status", "q-nothing", "--redis", redis_url]) == 2
     assert "no quest q-nothing" in capsys.readouterr().err
+
+
+def test_every_park_reason_has_words() -> None:
+    from bot.core.gates import PARKED_WORDS
+    from bot.core.quest import ParkReason
+
+    assert set(PARKED_WORDS) == set(ParkReason)
+    assert all("_" not in words for words in PARKED_WORDS.values())
