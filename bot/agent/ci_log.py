@@ -42,25 +42,37 @@ def trim(raw: str, limit: int = LOG_LIMIT) -> str:
 
 
 async def failing_log(ctx: AdapterContext, quest: Quest, stage: Stage) -> str | None:
-    """The trimmed log for ``stage`` of ``quest``, or ``None`` when there is none to read."""
+    """The trimmed log for ``stage`` of ``quest``, or ``None`` when there is none to read.
+
+    A failure whose re-run on the same commit failed too (triage's flaky check, issue 12
+    item 7) goes to research with both logs, each labelled and each given half the room: two
+    runs that fail differently say more than either. The same text twice is shown once."""
     if ctx.logs is None or stage not in STAGES_WITH_LOG:
         return None
-    runs = [quest.source_run, quest.rerun.second if quest.rerun else None]
+    first, second = quest.source_run, quest.rerun.second if quest.rerun else None
+    found = [(run, text) for run in dict.fromkeys(r for r in (first, second) if r)
+             if (text := await _read(ctx, quest, run))]
+    if len(found) == 2 and found[0][1] != found[1][1]:
+        (run1, log1), (run2, log2) = found
+        half = LOG_LIMIT // 2
+        return (f"The failed run ({run1}):\n{log1[-half:]}\n\n"
+                f"Its re-run on the same commit ({run2}), which failed too:\n{log2[-half:]}")
+    return found[0][1] if found else None
+
+
+async def _read(ctx: AdapterContext, quest: Quest, run: str) -> str:
+    """``run``'s trimmed log, read once per quest (``""``: none to read)."""
+    assert ctx.logs is not None
     client, key = ctx.journal.client, ci_log_key(quest.id)
-    for run in dict.fromkeys(r for r in runs if r):
-        kept = await client.hget(key, run)
-        if kept is not None:
-            if kept:
-                return kept.decode() if isinstance(kept, bytes) else str(kept)
-            continue
-        try:
-            raw = await ctx.logs(quest.repo, run)
-        except PermanentError as exc:
-            log.info("quest %s: the log of %s could not be read: %s", quest.id, run, exc)
-            raw = None
-        text = trim(raw) if raw else ""
-        await client.hset(key, run, text)
-        await client.expire(key, KEPT_S)
-        if text:
-            return text
-    return None
+    kept = await client.hget(key, run)
+    if kept is not None:
+        return kept.decode() if isinstance(kept, bytes) else str(kept)
+    try:
+        raw = await ctx.logs(quest.repo, run)
+    except PermanentError as exc:
+        log.info("quest %s: the log of %s could not be read: %s", quest.id, run, exc)
+        raw = None
+    text = trim(raw) if raw else ""
+    await client.hset(key, run, text)
+    await client.expire(key, KEPT_S)
+    return text

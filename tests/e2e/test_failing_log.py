@@ -1,7 +1,8 @@
 """The failing job's log reaches the agent (issue 12, item 2): fetched from GitHub Actions
 through its short-lived link without the installation token, trimmed to the failing step, and
-handed over as the task's untrusted ``log``; a log GitHub no longer keeps leaves the agent
-without one, and the quest is researched all the same."""
+handed over as the task's untrusted ``log`` — both logs when the re-run on the same commit
+failed too (item 7); a log GitHub no longer keeps leaves the agent without one, and the quest
+is researched all the same."""
 
 from __future__ import annotations
 
@@ -48,8 +49,13 @@ async def test_research_is_given_the_failing_step_of_the_job_s_log(
     assert quest.state is State.HYPOTHESISED
     (log,) = asked_logs(stack)[:1]
     assert log is not None
-    assert log.startswith("##[group]Run python3 -m unittest discover -q")
-    assert "AssertionError: 3 != 4" in log and log.rstrip().endswith("exit code 1.")
+    # the re-run on the same commit failed too: research gets both logs, each labelled
+    failed, rerun = log.split("\n\nIts re-run on the same commit (")
+    assert failed.startswith("The failed run (") and quest.source_run in failed
+    assert failed.split(":\n", 1)[1].startswith("##[group]Run python3 -m unittest discover -q")
+    assert "AssertionError: 3 != 4" in failed and failed.rstrip().endswith("exit code 1.")
+    assert quest.rerun is not None and quest.rerun.second and rerun.startswith(
+        f"{quest.rerun.second}), which failed too:\n##[group]Run tests")
     assert "setup-python" not in log and "Post job cleanup" not in log
     assert "2026-03-01T" not in log  # the runner's timestamps are gone
     downloads = [e for e in stack.fake.requests if e.path.startswith("/_fake/job-logs/")]
