@@ -3,8 +3,9 @@
 The status comment is rendered from the quest, its evidence and this: the newest events in
 people's words (``bot.github.timeline``), the states the quest went through (the journal
 replayed by ``bot.core.lifecycle.path``, each event under the policy it was decided under)
-and the links of the signal that started it. Read once per sync, from the whole journal —
-a few dozen events for most quests, replayed in microseconds each.
+and the links of the signal that started it, with the end of the failing step's log. Read
+once per sync, from the whole journal — a few dozen events for most quests, replayed in
+microseconds each.
 
 An unreadable journal gives an empty story rather than stopping the comment, which still says
 where the quest stands and what to do; the recovery tools (``python -m bot replay``) say why.
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from bot.core import Event, Policy, Quest
 from bot.core.events import CheckpointDecided, Reopened, SignalSensed
@@ -23,10 +24,12 @@ from bot.core.states import State
 from bot.github.status import FailedRun
 from bot.github.timeline import TimelineEntry, entry_of
 from bot.journal.errors import CorruptJournal
+from bot.journal.keys import ci_log_key
 from bot.journal.recovery import read_recorded
 from bot.journal.store import Journal
 
 log = logging.getLogger(__name__)
+PRINTED_LINES = 25
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +53,25 @@ async def read_story(journal: Journal, quest: Quest, policy: Policy, *,
         if isinstance(event, SignalSensed | Reopened):
             failed = FailedRun(event.source, event.details_url, event.base)
             break
+    if failed is not None:
+        failed = replace(failed, printed=await _printed(journal, quest))
     policies = recorded.policies
     start = max(0, len(events) - timeline)
     entries = [entry_of(e, recorded_only=recorded_only(e, policies[i] or policy))
                for i, e in enumerate(events[start:], start)] if timeline > 0 else []
     return Story(entries, path(events, policy, policies), failed)
+
+
+async def _printed(journal: Journal, quest: Quest) -> str:
+    """The end of the failing step's log, as the agent was given it (``bot.agent.ci_log``
+    keeps it in the quest's ``ci_log`` hash): the failed run's, else its re-run's; ``""``
+    before research read it, or with none."""
+    runs = [r for r in (quest.source_run, quest.rerun.second if quest.rerun else None) if r]
+    if not runs:
+        return ""
+    kept = await journal.client.hmget(ci_log_key(quest.id), runs)
+    logs = [v.decode() if isinstance(v, bytes) else str(v) for v in kept if v]
+    return "\n".join(logs[0].splitlines()[-PRINTED_LINES:]) if logs else ""
 
 
 def recorded_only(event: Event, policy: Policy) -> bool:

@@ -5,7 +5,8 @@ which ``bot.github.projection`` fills from the quest, its journal and its eviden
 answers, in order, the questions a maintainer comes with:
 
 1. where it stands and what happens next — the commands and buttons that do it;
-2. what failed, linked to the failed check and to its log (the CI's page, when it is another);
+2. what failed, linked to the failed check and to its log (the CI's page, when it is another),
+   and the failing step's last lines in a collapsed block (the log the agent read);
 3. what questbot thinks and how sure (the hypothesis, the claims' confidence);
 4. what it changed (the files, linked to the pull request's diff);
 5. what the proof ran and its result — each command's output tail in a collapsed block;
@@ -39,7 +40,7 @@ from bot.github import spend_words
 from bot.github.evidence import render_markdown, render_outputs
 from bot.github.forge.limits import BODY_LIMIT as COMMENT_LIMIT
 from bot.github.forge.limits import fit
-from bot.github.markdown import hide_paths, inline_code, plain
+from bot.github.markdown import code_block, hide_paths, inline_code, plain
 from bot.github.render import (
     ACTIONS,
     login,
@@ -67,6 +68,8 @@ class FailedRun:
     details_url: str | None = None
     """Where the CI says to look: for Actions, the job and its log."""
     sha: str | None = None
+    printed: str = ""
+    """The end of the failing step's log (untrusted: shown inert, in a code block)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,6 +221,9 @@ def status_comment(view: StatusView) -> str:
         f"attempts {q.attempts}; base {sha(q.base)}, head {sha(q.head)}"
         + (f", merged as {sha(q.merge_sha)}" if q.merge_sha else ""),
     ]
+    if view.failed is not None and view.failed.printed:
+        lines += ["", "<details><summary>What the failed check printed (its last lines)"
+                  "</summary>", "", code_block(view.failed.printed, 3000), "", "</details>"]
     if view.failures:
         lines += ["", "**Could not be done on GitHub:**"]
         lines += [f"- {plain(text)}" for text in view.failures]
