@@ -259,6 +259,9 @@ class CheckpointDecided(_Event):
     reason: str = ""
     snapshot: Snapshot | None = None
     """The snapshot the decider saw; a mismatch with the quest's makes the decision stale."""
+    seal: str | None = None
+    """The digest of the gate's seal the decider saw (``Quest.seal``); a decision on another
+    seal — the evidence was submitted again since — is refused as stale."""
 
 
 class Claimed(_Event):

@@ -23,9 +23,14 @@ from bot.core.rules.asks import (
     refuse,
     start,
 )
+from bot.core.rules.sealing import next_attempt, reviewed
 from bot.core.states import CHECKPOINT_AT, State
 
 S = State
+_NEW_ATTEMPT = {Checkpoint.A: "checkpoint A sent the hypothesis back to research",
+                Checkpoint.B: "checkpoint B sent the plan back to be written again"}
+"""The revisions that start a new attempt, and how the attempt's record says it ended; a
+revision at C keeps the attempt (``bot.core.attempts``)."""
 _REVISE_TO = {Checkpoint.A: (S.RESEARCHING, "research"),
               Checkpoint.B: (S.REPRODUCING, "plan"),
               Checkpoint.C: (S.PATCHING, "patch")}
@@ -57,10 +62,18 @@ def checkpoint_decided(q: Quest, e: CheckpointDecided, p: Policy) -> Result:
     if e.snapshot is not None and not q.shows(e.snapshot):
         refuse(q, e, "the quest changed since this decision was made (revision, head, base or "
                "proof); look again and decide on what it shows now", Refusal.STALE)
+    if e.seal is not None:
+        seal = q.seal(checkpoint)
+        if seal is None or seal.digest != e.seal:
+            refuse(q, e, f"the evidence of checkpoint {checkpoint.value} was submitted again "
+                   "since this decision was made; look again and decide on what it shows now",
+                   Refusal.STALE)
     decisions = q.decisions + 1
     if e.automatic and (p.shadow or p.blocking(checkpoint)):
         return q.evolve({"decisions": decisions,
-                         "recorded_only_decisions": q.recorded_only_decisions + 1}), []
+                         "recorded_only_decisions": q.recorded_only_decisions + 1,
+                         "attempt_reviews": reviewed(q, e, recorded_only=True)}), []
+    q = q.evolve({"attempt_reviews": reviewed(q, e, recorded_only=False)})
     verdict = e.verdict
     if (checkpoint is Checkpoint.C and verdict is Verdict.APPROVE
             and e.actor is not None and e.actor == q.head_pusher):
@@ -72,8 +85,10 @@ def checkpoint_decided(q: Quest, e: CheckpointDecided, p: Policy) -> Result:
                          "state": S.ABANDONED, "outcome": Outcome.REJECTED}), []
     if verdict is Verdict.REVISE:
         target, stage = _REVISE_TO[checkpoint]
+        ended = _NEW_ATTEMPT.get(checkpoint)
+        attempt = next_attempt(q, ended, e.reason, e.at) if ended else {}
         return q.evolve({"decisions": decisions, "owner": None, "claimed_from": None,
-                         "state": target}), [start(stage, revise=e.reason)]
+                         "state": target, **attempt}), [start(stage, revise=e.reason)]
     if checkpoint is Checkpoint.A:
         if q.route is Route.RESEARCH_ONLY:
             nq = park(q, ParkReason.RESEARCH_COMPLETE, S.HYPOTHESISED, decisions=decisions,
