@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from bot.core.attempts import AttemptRecord, ReviewRecord
 from bot.core.events import Route
 from bot.core.lifecycle import ANY_PERSON, accepts, reserved_for
+from bot.core.limits import HOLD_WORDS
 from bot.core.policy import Checkpoint, Policy
 from bot.core.quest import ParkReason, Quest
 from bot.core.seals import Seal
@@ -64,6 +65,7 @@ ACTION_WORDS: dict[str, str] = {
     "triaged": "start the work, as a fix or as research",
     "human_revision": "push a commit to the quest's branch",
     "research_started": "start research",
+    "held": "hold the quest until a slot frees or a reflection passes",
     "hypothesis_written": "write the hypothesis and check its claims",
     "agent_halted": "stop the agent and hand the quest to a person",
     "reproduced": "record a reproduction that fails on the base",
@@ -255,6 +257,8 @@ def next_action(quest: Quest, policy: Policy) -> NextAction:
     if state is State.PARKED:
         reason = quest.park_reason or ParkReason.PAUSED
         return NextAction(role=Role.MAINTAINER, says=PARKED_WORDS[reason])
+    if state is State.SENSED and quest.held is not None:
+        return NextAction(role=Role.QUESTBOT, says=f"the quest {HOLD_WORDS[quest.held]}")
     if state is State.TRIAGED and quest.route is Route.HUMAN:
         return NextAction(role=Role.MAINTAINER, says="a person starts the work or kills it")
     return NextAction(role=Role.QUESTBOT, says=WORK.get(state, MEANING[state]))

@@ -8,7 +8,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from bot.core.attempts import AttemptRecord, ReviewRecord
-from bot.core.events import Route, Severity, SignalKind, Snapshot
+from bot.core.events import Hold, Route, Severity, SignalKind, Snapshot
 from bot.core.names import Name
 from bot.core.policy import Checkpoint
 from bot.core.proof import Risk
@@ -94,6 +94,9 @@ class Quest(BaseModel):
     risk: Risk = Risk.LOW
     route: Route | None = None
     awaiting_person: bool = False
+    held: Hold | None = None
+    """Triage held the quest before any work (``Held``): a full repository or a reflection
+    due. Cleared when triage routes it."""
 
     signals: int = 1
     last_signal: str = ""

@@ -87,7 +87,7 @@ def triaged(q: Quest, e: Triaged, p: Policy) -> Result:
         nq = q.evolve({"state": S.REPRODUCING, "route": e.route, "park_reason": None,
                        "resume_state": None, "park_note": None})
         return nq, [start("reproduce")]
-    q = q.evolve({"route": e.route, "risk": e.risk})
+    q = q.evolve({"route": e.route, "risk": e.risk, "held": None})
     if e.route in _STARTS:  # research starts on the follow-up, ``research_follows``
         return q.evolve({"state": S.TRIAGED, "awaiting_person": False}), []
     if e.route is Route.HUMAN:
