@@ -61,6 +61,9 @@ class CommandName(StrEnum):
     KILL = "kill"
     STATUS = "status"
     QUEST = "quest"
+    REFLECT = "reflect"
+    """A repository's reflection — what went wrong and what changes — after a wave of bad
+    endings (``bot.core.limits``); a maintainer's passes at once. No quest command."""
 
 
 class QuestMode(StrEnum):
@@ -81,11 +84,13 @@ USAGE: dict[CommandName, str] = {
     CommandName.KILL: "/kill <why>",
     CommandName.STATUS: "/status",
     CommandName.QUEST: "/quest fix|research",
+    CommandName.REFLECT: "/reflect <what went wrong and what changes>",
 }
 """How each command is written; shown in problems and in the status comment's command list."""
 
 NEEDS_REASON = frozenset(
-    {CommandName.REVISE, CommandName.REJECT, CommandName.PAUSE, CommandName.KILL}
+    {CommandName.REVISE, CommandName.REJECT, CommandName.PAUSE, CommandName.KILL,
+     CommandName.REFLECT}
 )
 TAKES_NOTHING = frozenset(
     {CommandName.CLAIM, CommandName.RELEASE, CommandName.RESUME, CommandName.STATUS}

@@ -378,7 +378,10 @@ def _inbox_line(e: InboxEntry) -> str:
             f"{doing(q, mention=False)}{label}. {next_action(q)}")
 
 
-def inbox_body(entries: Sequence[InboxEntry], flaky: Sequence[InboxEntry] = ()) -> str:
+def inbox_body(entries: Sequence[InboxEntry], flaky: Sequence[InboxEntry] = (),
+               limits: Sequence[str] = ()) -> str:
+    """``limits``: the section on quests waiting to start and reflection waves, rendered
+    (``bot.github.limits_words``)."""
     lines = [INBOX_MARKER, "### What waits for a person", ""]
     if not entries:
         lines.append("Nothing waits for a person right now.")
@@ -386,6 +389,7 @@ def inbox_body(entries: Sequence[InboxEntry], flaky: Sequence[InboxEntry] = ()) 
         lines.append(_inbox_line(e))
         if e.reason:
             lines.append(f"  - why: {plain(e.reason)}")
+    lines += limits
     if flaky:
         lines += ["", "### Flaky: passed when re-run, no agent run", ""]
         for e in flaky:  # newest first

@@ -58,6 +58,7 @@ from bot.observe.metrics import Metrics
 from bot.worker.coordination import Coordination
 from bot.worker.intake import Intake
 from bot.worker.policybook import PolicyBook
+from bot.worker.reflections import Reflections
 
 log = logging.getLogger(__name__)
 
@@ -375,8 +376,9 @@ def build_worker(client: redis.asyncio.Redis, forges: Forges, settings: Settings
     book = PolicyBook(settings, journal)
     indexes = Indexes(client)
     timers = Timers(journal, book, outage=outage)
-    every: dict[EffectType, Adapter] = Coordination(ctx, forges, indexes, timers).adapters()
-    syncs: list[Sync] = []
+    coordination = Coordination(ctx, forges, indexes, timers)
+    every: dict[EffectType, Adapter] = coordination.adapters()
+    syncs: list[Sync] = [coordination.after_change]  # a quest that ended frees a slot
     for plugin in plugins:
         adapters, sync = plugin(ctx)
         every.update(adapters)
@@ -397,5 +399,7 @@ def build_worker(client: redis.asyncio.Redis, forges: Forges, settings: Settings
 
     projector = Projector(sync_all, outage, OwedViews(client, journal.shards), load)
     journal.listeners.append(projector.notify)
-    return Worker(journal, Inbound(client, durable=durable), Intake(ctx, forges, book, indexes),
-                  runner, timers, projector, timings, outage)
+    intake = Intake(ctx, forges, book, indexes)
+    intake.reflections = Reflections(ctx, coordination.limits, coordination.release)
+    return Worker(journal, Inbound(client, durable=durable), intake, runner, timers, projector,
+                  timings, outage)
