@@ -51,6 +51,8 @@ def allowed_commands(quest: Quest) -> list[Allowed]:
     """The commands the quest accepts in its current state, in ``USAGE`` order."""
     out: list[Allowed] = []
     for name, usage in USAGE.items():
+        if name is CommandName.REFLECT:
+            continue  # the repository's, not a quest's (``bot.worker.reflections``)
         event = COMMAND_EVENT.get(name)
         if event is None:
             out.append(Allowed(usage))
