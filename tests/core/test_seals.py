@@ -12,7 +12,7 @@ from bot.core import EVENT_TYPES, InvalidTransition, Policy, Refusal, State, acc
 from bot.core.canonical import canonical_digest
 from bot.core.gates import status_and_next
 from bot.core.policy import Checkpoint
-from bot.core.seals import SUBMISSIONS
+from bot.core.seals import SUBMISSIONS, artifact_digest
 from bot.tools.scenarios import JournalBuilder
 from tests.core.quests import plausible
 
@@ -194,3 +194,28 @@ def test_seals_change_only_on_submission_and_stale_seals_are_refused(
             assert after.attempt_log[-1].number == before.attempt_number
             assert after.attempt_log[-1].reviews[:len(before.attempt_reviews)] == \
                 before.attempt_reviews
+
+
+artifact_values = st.fixed_dictionaries({
+    "summary": st.text(), "risk": st.none() | st.text(max_size=8),
+    "command": st.lists(st.text(max_size=20), max_size=4), "n": st.integers(-2**53, 2**53)})
+
+
+@given(artifact_values)
+def test_artifact_digests_are_canonical_json_digests(value: dict[str, object]) -> None:
+    try:
+        expected = canonical_digest(value)
+    except UnicodeEncodeError:  # a lone surrogate: no UTF-8 for it, no digest either way
+        return
+    assert artifact_digest(value) == expected
+
+
+def test_every_seal_holds_its_gates_artifacts_in_name_order() -> None:
+    from bot.core.seals import ARTIFACTS
+
+    q = JournalBuilder("q-all").sense().to_ready().quest
+    assert q is not None
+    for gate in Checkpoint:
+        seal = q.seal(gate)
+        assert seal is not None and tuple(seal.artifacts) == ARTIFACTS[gate]
+        assert list(ARTIFACTS[gate]) == sorted(ARTIFACTS[gate])

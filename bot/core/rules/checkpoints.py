@@ -73,38 +73,37 @@ def checkpoint_decided(q: Quest, e: CheckpointDecided, p: Policy) -> Result:
         return q.evolve({"decisions": decisions,
                          "recorded_only_decisions": q.recorded_only_decisions + 1,
                          "attempt_reviews": reviewed(q, e, recorded_only=True)}), []
-    q = q.evolve({"attempt_reviews": reviewed(q, e, recorded_only=False)})
     verdict = e.verdict
     if (checkpoint is Checkpoint.C and verdict is Verdict.APPROVE
             and e.actor is not None and e.actor == q.head_pusher):
         refuse(q, e, f"@{e.actor} pushed the head under review and cannot approve it; "
                "ask another maintainer", Refusal.PRODUCER)
-    # a decision ends any claim and applies at the checkpoint's own state (``at``)
+    # a decision ends any claim, is kept on the attempt, and applies at the checkpoint's own
+    # state (``at``)
+    reviews = reviewed(q, e, recorded_only=False)
+    done = {"decisions": decisions, "owner": None, "claimed_from": None,
+            "attempt_reviews": reviews}
     if verdict is Verdict.REJECT:
-        return q.evolve({"decisions": decisions, "owner": None, "claimed_from": None,
-                         "state": S.ABANDONED, "outcome": Outcome.REJECTED}), []
+        return q.evolve({**done, "state": S.ABANDONED, "outcome": Outcome.REJECTED}), []
     if verdict is Verdict.REVISE:
         target, stage = _REVISE_TO[checkpoint]
         ended = _NEW_ATTEMPT.get(checkpoint)
-        attempt = next_attempt(q, ended, e.reason, e.at) if ended else {}
-        return q.evolve({"decisions": decisions, "owner": None, "claimed_from": None,
-                         "state": target, **attempt}), [start(stage, revise=e.reason)]
+        if ended:
+            done.update(next_attempt(q, ended, e.reason, e.at, reviews=reviews))
+        return q.evolve({**done, "state": target}), [start(stage, revise=e.reason)]
     if checkpoint is Checkpoint.A:
         if q.route is Route.RESEARCH_ONLY:
-            nq = park(q, ParkReason.RESEARCH_COMPLETE, S.HYPOTHESISED, decisions=decisions,
-                      owner=None, claimed_from=None)
+            nq = park(q, ParkReason.RESEARCH_COMPLETE, S.HYPOTHESISED, **done)
             return nq, [(E.NOTIFY_INBOX, {"reason": "research complete: the hypothesis was "
                                           "approved; /quest fix to go on and patch"})]
-        return q.evolve({"decisions": decisions, "owner": None, "claimed_from": None,
-                         "state": S.REPRODUCING}), [(E.START_AGENT, {"stage": "reproduce"})]
+        return q.evolve({**done, "state": S.REPRODUCING}), [
+            (E.START_AGENT, {"stage": "reproduce"})]
     if checkpoint is Checkpoint.B:
-        return q.evolve({"decisions": decisions, "owner": None, "claimed_from": None,
-                         "state": S.PATCHING}), [(E.START_AGENT, {"stage": "patch"})]
+        return q.evolve({**done, "state": S.PATCHING}), [(E.START_AGENT, {"stage": "patch"})]
     if not q.proof_bound:
         refuse(q.evolve({"state": at}), e, "the proof no longer matches this revision, head "
                "and base; wait for the new proof", Refusal.UNBOUND_PROOF)
-    nq = q.evolve({"decisions": decisions, "owner": None, "claimed_from": None,
-                   "state": S.LANDING, "c_approval": q.snapshot})
+    nq = q.evolve({**done, "state": S.LANDING, "c_approval": q.snapshot})
     return nq, [land(nq)]
 
 

@@ -12,6 +12,7 @@ from bot.core.events import CheckpointDecided
 from bot.core.policy import Checkpoint
 from bot.core.quest import Quest
 from bot.core.seals import Seal, make_seal, with_seal
+from bot.core.unvalidated import make
 
 
 def sealed(q: Quest, gate: Checkpoint, submission: str,
@@ -22,29 +23,33 @@ def sealed(q: Quest, gate: Checkpoint, submission: str,
 
 
 def plan_artifacts(q: Quest, plan: str, risk: str) -> dict[str, object]:
-    return {"reproduction": {"check": q.reproduction,
-                             "command": list(q.reproduction_command)},
-            "plan": {"summary": plan, "risk": risk}}
+    return {"plan": {"summary": plan, "risk": risk},  # in name order (``make_seal``)
+            "reproduction": {"check": q.reproduction,
+                             "command": list(q.reproduction_command)}}
 
 
 def reviewed(q: Quest, e: CheckpointDecided, *,
              recorded_only: bool) -> tuple[ReviewRecord, ...]:
     """The attempt's reviews with this decision added, pinned to the gate's seal."""
     seal = q.seal(e.checkpoint)
-    record = ReviewRecord(gate=e.checkpoint, verdict=e.verdict, actor=e.actor,
-                          automatic=e.automatic, recorded_only=recorded_only, reason=e.reason,
-                          seal=seal.digest if seal is not None else None, event=e.id, at=e.at)
+    record = make(ReviewRecord, {
+        "gate": e.checkpoint, "verdict": e.verdict, "actor": e.actor, "automatic": e.automatic,
+        "recorded_only": recorded_only, "reason": e.reason,
+        "seal": seal.digest if seal is not None else None, "event": e.id, "at": e.at})
     return kept(q.attempt_reviews, record)
 
 
-def next_attempt(q: Quest, ended_by: str, reason: str, at: datetime) -> dict[str, Any]:
-    """The changes that close the attempt under way, on record, and start the next one."""
+def next_attempt(q: Quest, ended_by: str, reason: str, at: datetime, *,
+                 reviews: tuple[ReviewRecord, ...] | None = None) -> dict[str, Any]:
+    """The changes that close the attempt under way, on record, and start the next one;
+    ``reviews``: the attempt's reviews with the decision that ends it."""
     proof = q.proof
-    record = AttemptRecord(
-        number=q.attempt_number, revision=q.revision, hypothesis=q.hypothesis,
-        reproduction=q.reproduction, plan=q.plan, head=q.head,
-        proof_digest=proof.proof_digest if proof is not None else None,
-        proof_attempts=q.attempts, seals=q.seals, reviews=q.attempt_reviews,
-        ended_by=ended_by, reason=reason, ended_at=at)
+    record = make(AttemptRecord, {
+        "number": q.attempt_number, "revision": q.revision, "hypothesis": q.hypothesis,
+        "reproduction": q.reproduction, "plan": q.plan, "head": q.head,
+        "proof_digest": proof.proof_digest if proof is not None else None,
+        "proof_attempts": q.attempts, "seals": q.seals,
+        "reviews": q.attempt_reviews if reviews is None else reviews,
+        "ended_by": ended_by, "reason": reason, "ended_at": at})
     return {"attempt_number": q.attempt_number + 1, "attempt_reviews": (),
             "attempt_log": logged(q.attempt_log, record)}
