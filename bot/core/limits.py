@@ -39,6 +39,9 @@ finished as asked."""
 CALM_ENDINGS = frozenset({Outcome.IGNORED, Outcome.DUPLICATE, Outcome.FLAKY})
 """Abandoned, but by triage's choice before any work: nothing was tried, nothing failed."""
 
+NOT_STARTED = frozenset({State.SENSED, State.TRIAGED})
+"""No work began: a quest stopped here (killed while waiting, say) tried nothing."""
+
 HOLD_WORDS: dict[Hold, str] = {
     Hold.SLOT: "waits for a free slot: the repository works on as many quests as it allows "
                "at once; it starts when one of them ends",
@@ -52,7 +55,7 @@ HOLD_WORDS: dict[Hold, str] = {
 def bad_ending(before: Quest | None, after: Quest) -> BadEnding | None:
     """The bad ending ``before`` → ``after`` is, if it is one: abandoned after work began
     (killed, rejected), parked because something failed, or rolled back."""
-    if before is None or before.state is after.state:
+    if before is None or before.state is after.state or before.state in NOT_STARTED:
         return None
     if after.state is State.ABANDONED and after.outcome not in CALM_ENDINGS:
         return BadEnding.ABANDONED

@@ -161,9 +161,12 @@ class Coordination:
                 continue
             events = await self.triage(quest_id, f"{quest_id}:held:{since:.0f}",
                                        admitted=admitted)
-            if not events or isinstance(events[0], Held):
+            first = events[0] if events else None
+            if first is None or isinstance(first, Held):
+                if first is not None and first.reason is not quest.held:  # another reason now
+                    await self.timers.schedule(first, self.ctx.clock())
                 break  # still full, or a reflection is due: the rest wait in order
-            for event in events:
+            for event in events or ():
                 await self.timers.schedule(event, self.ctx.clock())
             admitted += 1
         return admitted

@@ -40,6 +40,11 @@ def test_bad_endings_are_failures_not_choices() -> None:
     assert bad_ending(watching, quest_in(State.ROLLED_BACK)) is BadEnding.ROLLED_BACK
     assert bad_ending(None, researching) is None
     assert bad_ending(watching, watching) is None  # no move, no ending
+    waiting = JournalBuilder("q-3")
+    waiting.add("signal_sensed", repo="octo/demo", fingerprint="f", kind="check_failure")
+    held = waiting.add("held", reason="slot") and waiting.quest
+    waiting.add("killed", actor="maya", reason="not now")
+    assert bad_ending(held, waiting.quest) is None  # type: ignore[arg-type]  # nothing began
 
 
 def brute(times: list[datetime], passed: datetime | None, n: int, window: timedelta) -> bool:
