@@ -378,12 +378,15 @@ def build_worker(client: redis.asyncio.Redis, forges: Forges, settings: Settings
     timers = Timers(journal, book, outage=outage)
     coordination = Coordination(ctx, forges, indexes, timers)
     every: dict[EffectType, Adapter] = coordination.adapters()
-    syncs: list[Sync] = [coordination.after_change]  # a quest that ended frees a slot
+    syncs: list[Sync] = []
     for plugin in plugins:
         adapters, sync = plugin(ctx)
         every.update(adapters)
         if sync is not None:
             syncs.append(sync)
+    # last, after the quest's own views: a quest that ended frees a slot for a held one (a
+    # failure leaves the view owed, and the retry releases again: the ids are the hold's)
+    syncs.append(coordination.after_change)
 
     async def sync_all(quest: Quest) -> None:
         for sync in syncs:
