@@ -33,7 +33,7 @@ MAX_REVIEWS = 32
 """Reviews kept per attempt, the newest."""
 
 
-class ReviewRecord(BaseModel):
+class DecisionRecord(BaseModel):
     """A decision at a gate that the core took (applied, or recorded only)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -65,7 +65,7 @@ class AttemptRecord(BaseModel):
     proof_digest: str | None = None
     proof_attempts: int = 0
     seals: tuple[Seal, ...] = ()
-    reviews: tuple[ReviewRecord, ...] = ()
+    reviews: tuple[DecisionRecord, ...] = ()
     ended_by: str
     """Why it ended, in plain words ("checkpoint B was sent back to planning")."""
     reason: str = ""
@@ -73,7 +73,7 @@ class AttemptRecord(BaseModel):
     ended_at: datetime
 
 
-def kept(items: tuple[ReviewRecord, ...], item: ReviewRecord) -> tuple[ReviewRecord, ...]:
+def kept(items: tuple[DecisionRecord, ...], item: DecisionRecord) -> tuple[DecisionRecord, ...]:
     return (*items, item)[-MAX_REVIEWS:]
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.core.attempts import AttemptRecord, ReviewRecord
+from bot.core.attempts import AttemptRecord, DecisionRecord
 from bot.core.events import Route
 from bot.core.lifecycle import ANY_PERSON, accepts, reserved_for
 from bot.core.limits import HOLD_WORDS
@@ -157,7 +157,7 @@ class StatusAndNext(Model):
     shadow: bool
     attempt_number: int = 1
     """The attempt under way; ``attempts`` counts its proof attempts."""
-    reviews: tuple[ReviewRecord, ...] = ()
+    reviews: tuple[DecisionRecord, ...] = ()
     """The decisions taken during this attempt."""
     attempt_log: tuple[AttemptRecord, ...] = ()
     """The attempts that ended, oldest first, with their evidence and reviews."""

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.core.attempts import AttemptRecord, ReviewRecord
+from bot.core.attempts import AttemptRecord, DecisionRecord
 from bot.core.events import Hold, Route, Severity, SignalKind, Snapshot
 from bot.core.names import Name
 from bot.core.policy import Checkpoint
@@ -135,7 +135,7 @@ class Quest(BaseModel):
     """Each gate's sealed artifact set, the latest submitted (``bot.core.seals``)."""
     attempt_number: int = 1
     """The attempt under way (``bot.core.attempts``); not ``attempts``, the proof attempts."""
-    attempt_reviews: tuple[ReviewRecord, ...] = ()
+    attempt_reviews: tuple[DecisionRecord, ...] = ()
     """The decisions taken at the gates during this attempt."""
     attempt_log: tuple[AttemptRecord, ...] = ()
     """The attempts that ended, oldest first, with their evidence and reviews."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from bot.core import Quest
-from bot.core.attempts import AttemptRecord, ReviewRecord
+from bot.core.attempts import AttemptRecord, DecisionRecord
 from bot.core.events import Verdict
 
 Quote = Callable[[str], str]
@@ -24,7 +24,7 @@ def _same(text: str) -> str:
     return text
 
 
-def review_words(review: ReviewRecord, quote: Quote = _same) -> str:
+def review_words(review: DecisionRecord, quote: Quote = _same) -> str:
     """"checkpoint B sent back by `bob`: "the plan tests nothing"" and the like."""
     who = quote(review.actor) if review.actor else "questbot's automatic review"
     said = f"checkpoint {review.gate.value} {_VERDICT[review.verdict]} by {who}"

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from bot.core.attempts import AttemptRecord, ReviewRecord, kept, logged
+from bot.core.attempts import AttemptRecord, DecisionRecord, kept, logged
 from bot.core.events import CheckpointDecided
 from bot.core.policy import Checkpoint
 from bot.core.quest import Quest
@@ -29,10 +29,10 @@ def plan_artifacts(q: Quest, plan: str, risk: str) -> dict[str, object]:
 
 
 def reviewed(q: Quest, e: CheckpointDecided, *,
-             recorded_only: bool) -> tuple[ReviewRecord, ...]:
+             recorded_only: bool) -> tuple[DecisionRecord, ...]:
     """The attempt's reviews with this decision added, pinned to the gate's seal."""
     seal = q.seal(e.checkpoint)
-    record = make(ReviewRecord, {
+    record = make(DecisionRecord, {
         "gate": e.checkpoint, "verdict": e.verdict, "actor": e.actor, "automatic": e.automatic,
         "recorded_only": recorded_only, "reason": e.reason,
         "seal": seal.digest if seal is not None else None, "event": e.id, "at": e.at})
@@ -40,7 +40,7 @@ def reviewed(q: Quest, e: CheckpointDecided, *,
 
 
 def next_attempt(q: Quest, ended_by: str, reason: str, at: datetime, *,
-                 reviews: tuple[ReviewRecord, ...] | None = None) -> dict[str, Any]:
+                 reviews: tuple[DecisionRecord, ...] | None = None) -> dict[str, Any]:
     """The changes that close the attempt under way, on record, and start the next one;
     ``reviews``: the attempt's reviews with the decision that ends it."""
     proof = q.proof
