@@ -57,6 +57,15 @@ def max_severity(a: Severity, b: Severity) -> Severity:
     return a if a.rank >= b.rank else b
 
 
+class Hold(Name):
+    """Why triage held a quest before any work (``Held``)."""
+
+    SLOT = "slot"
+    """The repository works on its most live quests already (``max_live_quests``)."""
+    REFLECTION = "reflection"
+    """Too many quests ended badly of late: a reflection must pass a review first."""
+
+
 class Verdict(Name):
     APPROVE = "approve"
     REVISE = "revise"
@@ -133,6 +142,17 @@ class Triaged(_Event):
         if self.route is Route.CONFLICT and not self.parent:
             raise ValueError("route conflict needs parent: the quest this one waits for")
         return self
+
+
+class Held(_Event):
+    """Triage held the quest before any work (issue 14, item 6): the repository is at its
+    live-quest cap, or a reflection wave is due. The quest stays ``sensed``, listed in the
+    inbox, and is triaged again — the same checks, then ``triaged`` — when a slot frees or a
+    reflection passes."""
+
+    type: Literal["held"] = "held"
+    reason: Hold
+    detail: str = ""
 
 
 class ResearchStarted(_Event):
@@ -259,6 +279,9 @@ class CheckpointDecided(_Event):
     reason: str = ""
     snapshot: Snapshot | None = None
     """The snapshot the decider saw; a mismatch with the quest's makes the decision stale."""
+    seal: str | None = None
+    """The digest of the gate's seal the decider saw (``Quest.seal``); a decision on another
+    seal — the evidence was submitted again since — is refused as stale."""
 
 
 class Claimed(_Event):
@@ -384,6 +407,7 @@ Event = Annotated[
     | Triaged
     | RerunRequested
     | RerunReported
+    | Held
     | ResearchStarted
     | SignalAttached
     | HypothesisWritten

@@ -22,10 +22,13 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from bot.core.attempts import AttemptRecord, DecisionRecord
 from bot.core.events import Route
 from bot.core.lifecycle import ANY_PERSON, accepts, reserved_for
+from bot.core.limits import HOLD_WORDS
 from bot.core.policy import Checkpoint, Policy
 from bot.core.quest import ParkReason, Quest
+from bot.core.seals import Seal
 from bot.core.states import CHECKPOINT_AT, MAIN_LINE, MEANING, TERMINAL, State
 from bot.core.table import RECEIPTS, RECORDED, TABLE
 
@@ -62,6 +65,7 @@ ACTION_WORDS: dict[str, str] = {
     "triaged": "start the work, as a fix or as research",
     "human_revision": "push a commit to the quest's branch",
     "research_started": "start research",
+    "held": "hold the quest until a slot frees or a reflection passes",
     "hypothesis_written": "write the hypothesis and check its claims",
     "agent_halted": "stop the agent and hand the quest to a person",
     "reproduced": "record a reproduction that fails on the base",
@@ -125,6 +129,11 @@ class Gate(Model):
     revision) or ``ended``."""
     blocking: bool
     """Waits for a person; otherwise advisory (an automatic decision may pass it)."""
+    seal: Seal | None = None
+    """The artifact set last submitted to this gate, with its digests (``bot.core.seals``)."""
+    seal_current: bool = False
+    """The seal is this revision's and this attempt's, and (at C) its proof still bound:
+    what a decision at this gate is pinned to."""
 
 
 class Action(Model):
@@ -148,6 +157,12 @@ class StatusAndNext(Model):
     allowed_actions: dict[Role, tuple[Action, ...]]
     next_action: NextAction
     shadow: bool
+    attempt_number: int = 1
+    """The attempt under way; ``attempts`` counts its proof attempts."""
+    reviews: tuple[DecisionRecord, ...] = ()
+    """The decisions taken during this attempt."""
+    attempt_log: tuple[AttemptRecord, ...] = ()
+    """The attempts that ended, oldest first, with their evidence and reviews."""
 
     def as_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -191,9 +206,14 @@ def gates(quest: Quest, policy: Policy) -> tuple[Gate, ...]:
         required = REQUIRED[checkpoint]
         present = tuple(r for r in required if r in have)
         satisfied = present == required
+        seal = quest.seal(checkpoint)
+        current = (seal is not None and seal.revision == quest.revision
+                   and seal.attempt == quest.attempt_number
+                   and (checkpoint is not Checkpoint.C or quest.proof_bound))
         out.append(Gate(name=checkpoint, state=state, required=required, present=present,
                         satisfied=satisfied, position=_position(quest, state),
-                        blocking=policy.blocking(checkpoint)))
+                        blocking=policy.blocking(checkpoint), seal=seal,
+                        seal_current=current))
     return tuple(out)
 
 
@@ -239,6 +259,8 @@ def next_action(quest: Quest, policy: Policy) -> NextAction:
     if state is State.PARKED:
         reason = quest.park_reason or ParkReason.PAUSED
         return NextAction(role=Role.MAINTAINER, says=PARKED_WORDS[reason])
+    if state is State.SENSED and quest.held is not None:
+        return NextAction(role=Role.QUESTBOT, says=f"the quest {HOLD_WORDS[quest.held]}")
     if state is State.TRIAGED and quest.route is Route.HUMAN:
         return NextAction(role=Role.MAINTAINER, says="a person starts the work or kills it")
     return NextAction(role=Role.QUESTBOT, says=WORK.get(state, MEANING[state]))
@@ -250,4 +272,5 @@ def status_and_next(quest: Quest, policy: Policy) -> StatusAndNext:
         quest_id=quest.id, state=quest.state, meaning=MEANING[quest.state],
         revision=quest.revision, attempts=quest.attempts, gates=gates(quest, policy),
         allowed_actions=allowed_actions(quest), next_action=next_action(quest, policy),
-        shadow=policy.shadow)
+        shadow=policy.shadow, attempt_number=quest.attempt_number,
+        reviews=quest.attempt_reviews, attempt_log=quest.attempt_log)

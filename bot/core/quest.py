@@ -7,9 +7,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.core.events import Route, Severity, SignalKind, Snapshot
+from bot.core.attempts import AttemptRecord, DecisionRecord
+from bot.core.events import Hold, Route, Severity, SignalKind, Snapshot
 from bot.core.names import Name
+from bot.core.policy import Checkpoint
 from bot.core.proof import Risk
+from bot.core.seals import Seal, seal_of
 from bot.core.states import State
 from bot.core.unvalidated import new as _new
 from bot.core.unvalidated import set_dict as _set_dict
@@ -121,6 +124,9 @@ class Quest(BaseModel):
     risk: Risk = Risk.LOW
     route: Route | None = None
     awaiting_person: bool = False
+    held: Hold | None = None
+    """Triage held the quest before any work (``Held``): a full repository or a reflection
+    due. Cleared when triage routes it."""
 
     signals: int = 1
     last_signal: str = ""
@@ -155,6 +161,14 @@ class Quest(BaseModel):
     """The snapshot (with digest) the completed proof was bound to."""
     c_approval: Snapshot | None = None
     """The snapshot a C approval was given on; it counts only while it equals ``snapshot``."""
+    seals: tuple[Seal, ...] = ()
+    """Each gate's sealed artifact set, the latest submitted (``bot.core.seals``)."""
+    attempt_number: int = 1
+    """The attempt under way (``bot.core.attempts``); not ``attempts``, the proof attempts."""
+    attempt_reviews: tuple[DecisionRecord, ...] = ()
+    """The decisions taken at the gates during this attempt."""
+    attempt_log: tuple[AttemptRecord, ...] = ()
+    """The attempts that ended, oldest first, with their evidence and reviews."""
     merge_sha: str | None = None
     branch_revision: int = 1
     """The revision the quest's branch and pull request were started for: 1, or the revision
@@ -253,6 +267,9 @@ class Quest(BaseModel):
     def c_approval_counts(self) -> bool:
         approval = self.c_approval
         return approval is not None and self.shows(approval)
+
+    def seal(self, gate: Checkpoint) -> Seal | None:
+        return seal_of(self.seals, gate)
 
     @property
     def checkpoint_state(self) -> State:

@@ -110,6 +110,7 @@ NO_QUEST: Row = {"signal_sensed": frozenset({S.SENSED})}
 TABLE: dict[State, Row] = {
     S.SENSED: _row(
         S.SENSED, *RECORDED, "human_revision", "base_moved",
+        "held",  # waits for a free slot or a reflection (``bot.core.limits``)
         triaged=(S.TRIAGED, S.PARKED, S.ABANDONED),
         rerun_requested=(S.SENSED,),  # flaky before fixing: the failed run again, first
         rerun_reported=(S.TRIAGED, S.ABANDONED),  # failed again: research; passed: flaky

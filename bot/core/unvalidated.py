@@ -8,6 +8,8 @@ instance, with their own setters (what ``object.__setattr__`` would call, minus 
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from pydantic import BaseModel
 
 new = object.__new__
@@ -16,3 +18,17 @@ set_dict, set_fields_set, set_extra, set_private = (
     for name in ("__dict__", "__pydantic_fields_set__", "__pydantic_extra__",
                  "__pydantic_private__")
 )
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def make(cls: type[M], data: dict[str, object]) -> M:
+    """An instance of ``cls`` holding ``data`` — every field, each typed already — unvalidated:
+    for records the core builds on every step from values it holds (seals, reviews, attempts)."""
+    instance = new(cls)
+    set_dict(instance, data)
+    set_fields_set(instance, set(data))
+    set_extra(instance, None)
+    set_private(instance, None)
+    return instance

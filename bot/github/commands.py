@@ -62,6 +62,9 @@ class CommandName(StrEnum):
     STATUS = "status"
     QUEST = "quest"
     DENY = "deny"
+    REFLECT = "reflect"
+    """A repository's reflection — what went wrong and what changes — after a wave of bad
+    endings (``bot.core.limits``); a maintainer's passes at once. No quest command."""
 
 
 SPEND = "spend"
@@ -87,11 +90,13 @@ USAGE: dict[CommandName, str] = {
     CommandName.STATUS: "/status",
     CommandName.QUEST: "/quest fix|research",
     CommandName.DENY: "/deny spend",
+    CommandName.REFLECT: "/reflect <what went wrong and what changes>",
 }
 """How each command is written; shown in problems and in the status comment's command list."""
 
 NEEDS_REASON = frozenset(
-    {CommandName.REVISE, CommandName.REJECT, CommandName.PAUSE, CommandName.KILL}
+    {CommandName.REVISE, CommandName.REJECT, CommandName.PAUSE, CommandName.KILL,
+     CommandName.REFLECT}
 )
 TAKES_NOTHING = frozenset(
     {CommandName.CLAIM, CommandName.RELEASE, CommandName.RESUME, CommandName.STATUS}

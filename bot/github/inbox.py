@@ -25,9 +25,11 @@ newest ``FLAKY_SHOWN``).
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from bot.adapters import AdapterContext
-from bot.core import Quest
+from bot.core import Quest, State
+from bot.core.limits import reflection_due
 from bot.core.quest import Outcome
 from bot.core.states import CHECKPOINT_AT
 from bot.github import render
@@ -35,8 +37,10 @@ from bot.github.forge import Forge, Forges
 from bot.github.forge.graphql import GraphQLRefused
 from bot.github.forge.records import Issue
 from bot.github.inbox_marks import INBOX_MARKER
+from bot.github.limits_words import Waiting, Wave, limits_lines
 from bot.github.projection import digest
 from bot.journal import Indexes
+from bot.journal.limits import RepoLimits
 from bot.journal.memory import ForgeMemory
 from bot.reviews.agreement import Agreement
 
@@ -51,6 +55,7 @@ class Inbox:
         self.forges = forges
         self.memory = memory
         self.indexes = Indexes(ctx.journal.client)
+        self.limits = RepoLimits(ctx.journal.client)
 
     async def _waits(self, quest: Quest) -> bool:
         checkpoint = CHECKPOINT_AT.get(quest.state)
@@ -66,6 +71,8 @@ class Inbox:
         differently (a checkpoint, then parked: its entry and box change)."""
         shown = (f"{quest.state.value}:{quest.park_reason or ''}:{quest.revision}:"
                  f"{quest.owner or ''}" if await self._waits(quest) else "0")
+        if quest.held is not None and quest.state is State.SENSED:
+            shown = f"held:{quest.held.value}"  # waiting to start (``bot.core.limits``)
         listed = await self.memory.quest(quest.id, "inbox_listed") or "0"
         if shown != listed:
             await self.refresh(quest.repo)
@@ -111,7 +118,27 @@ class Inbox:
             if quest is not None and quest.outcome is Outcome.FLAKY:
                 flaky.append(render.InboxEntry(quest, await self._where(quest)))
         agreement = await Agreement(self.ctx.journal.client).counts(repo)
-        return render.inbox_body(entries, flaky, agreement=agreement)
+        return render.inbox_body(entries, flaky, await self._limits(repo),
+                                 agreement=agreement)
+
+    async def _limits(self, repo: str) -> list[str]:
+        """Quests waiting to start, oldest first, and the reflection wave."""
+        waiting: list[Waiting] = []
+        for quest_id, _since in await self.limits.held(repo):
+            _version, quest = await self.ctx.journal.snapshot(quest_id)
+            if quest is not None and quest.held is not None and quest.state is State.SENSED:
+                waiting.append(Waiting(quest.id, quest.title, quest.held,
+                                       await self._where(quest)))
+        settings = await self.ctx.settings.settings(repo)
+        passed = await self.limits.passed(repo)
+        reflection = settings.reflection
+        due = reflection_due(await self.limits.bad_endings(repo),
+                             passed.at if passed is not None else None,
+                             reflection.after_bad_endings,
+                             timedelta(hours=reflection.window_hours))
+        wave = Wave(due, reflection.after_bad_endings, reflection.window_hours,
+                    await self.limits.pending(repo), passed)
+        return limits_lines(waiting, wave, settings.max_live_quests)
 
     async def _write(self, repo: str, body: str, *, force: bool = False) -> int:
         number = await self.memory.repo(repo, "inbox")

@@ -385,10 +385,12 @@ def _inbox_line(e: InboxEntry) -> str:
             f"{doing(q, mention=False)}{label}. {next_action(q)}")
 
 
-def inbox_body(entries: Sequence[InboxEntry], flaky: Sequence[InboxEntry] = (), *,
-               agreement: tuple[int, int] = (0, 0)) -> str:
-    """``agreement``: (agreed, compared) of questbot's automatic reviews with people's
-    decisions in this repository (``bot.reviews.agreement``); shown once there is one."""
+def inbox_body(entries: Sequence[InboxEntry], flaky: Sequence[InboxEntry] = (),
+               limits: Sequence[str] = (), *, agreement: tuple[int, int] = (0, 0)) -> str:
+    """``limits``: the section on quests waiting to start and reflection waves, rendered
+    (``bot.github.limits_words``). ``agreement``: (agreed, compared) of questbot's automatic
+    reviews with people's decisions in this repository (``bot.reviews.agreement``); shown once
+    there is one."""
     lines = [INBOX_MARKER, "### What waits for a person", ""]
     if not entries:
         lines.append("Nothing waits for a person right now.")
@@ -396,6 +398,7 @@ def inbox_body(entries: Sequence[InboxEntry], flaky: Sequence[InboxEntry] = (), 
         lines.append(_inbox_line(e))
         if e.reason:
             lines.append(f"  - why: {plain(e.reason)}")
+    lines += limits
     if flaky:
         lines += ["", "### Flaky: passed when re-run, no agent run", ""]
         for e in flaky:  # newest first

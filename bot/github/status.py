@@ -37,6 +37,7 @@ from bot.core.diagram import path_mermaid
 from bot.core.events import SignalKind
 from bot.core.states import CHECKPOINT_AT, MEANING, State
 from bot.github import spend_words
+from bot.github.attempts_words import attempts_lines, attempts_summary
 from bot.github.evidence import render_markdown, render_outputs
 from bot.github.forge.limits import BODY_LIMIT as COMMENT_LIMIT
 from bot.github.forge.limits import fit
@@ -224,6 +225,11 @@ def status_comment(view: StatusView) -> str:
     if view.failed is not None and view.failed.printed:
         lines += ["", "<details><summary>What the failed check printed (its last lines)"
                   "</summary>", "", code_block(view.failed.printed, 3000), "", "</details>"]
+    if q.attempt_log:  # attempts on record (seed 003): the earlier plans and their reviews
+        lines += [f"- **Attempts:** {plain(attempts_summary(q))}", "",
+                  "<details><summary>Earlier attempts</summary>", "",
+                  *(f"- {a}" for a in attempts_lines(q, lambda t: inline_code(t, limit=240))),
+                  "", "</details>"]
     if view.failures:
         lines += ["", "**Could not be done on GitHub:**"]
         lines += [f"- {plain(text)}" for text in view.failures]

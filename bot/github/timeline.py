@@ -89,6 +89,8 @@ WORDS: dict[str, Callable[[Any], str]] = {
                                  "flaky",
     "rerun_reported": lambda e: _RERUN.get(e.result.value, "the re-run reported"),
     "research_started": lambda e: "started research",
+    "held": lambda e: ("held it until a quest of the repository ends" if e.reason.value == "slot"
+                       else "held it until a reflection on recent failures passes"),
     "signal_attached": lambda e: ("saw the check pass" if e.passed
                                   else "saw another report of the failure")
                                  + (f" on {_sha(e.sha)}" if e.sha else ""),

@@ -59,6 +59,8 @@ def allowed_commands(quest: Quest) -> list[Allowed]:
             if spend:  # a spend request waits: the answer to it, and nothing else
                 out.append(Allowed(f"/{name.value} {SPEND}"))
             continue
+        if name is CommandName.REFLECT:
+            continue  # the repository's, not a quest's (``bot.worker.reflections``)
         event = COMMAND_EVENT.get(name)
         if event is None:
             out.append(Allowed(usage))

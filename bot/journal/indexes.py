@@ -16,11 +16,14 @@ from datetime import datetime
 
 import redis.asyncio
 
-from bot.core import LIVE, Effect, EffectType, Quest
+from bot.core import LIVE, Effect, EffectType, Quest, State
+from bot.core.limits import bad_ending
 from bot.journal.keys import (
     fingerprint_key,
     muted_key,
     quest_keys,
+    repo_bad_endings_key,
+    repo_held_key,
     repo_live_key,
     repo_quests_key,
 )
@@ -36,6 +39,9 @@ class IndexWrites:
         self._add: dict[str, dict[str, None]] = {}
         self._remove: dict[str, dict[str, None]] = {}
         self._mutes: dict[str, tuple[str, int]] = {}
+        self._scored: dict[str, dict[str, int]] = {}
+        """Sorted-set members added only if absent (``ZADD NX``): the first time counts."""
+        self._unscored: dict[str, dict[str, None]] = {}
 
     def _member(self, key: str, member: str, *, present: bool) -> None:
         (self._remove if present else self._add).get(key, {}).pop(member, None)
@@ -59,12 +65,29 @@ class IndexWrites:
             self._member(repo_live_key(after.repo), after.id, present=live)
         if after.parent is not None and (new or before is None or before.parent != after.parent):
             self._member(quest_keys(after.parent).children, after.id, present=True)
+        self._limits(before, after, now, full=new or full)
         for effect in effects:
             if effect.type is EffectType.MUTE_FINGERPRINT:
                 seconds = _mute_seconds(effect, now)
                 if seconds > 0:
                     fp = str(effect.payload.get("fingerprint", after.fingerprint))
                     self._mutes[muted_key(after.repo, fp)] = (after.id, seconds)
+
+    def _limits(self, before: Quest | None, after: Quest, now: datetime, *, full: bool) -> None:
+        """The repository's limits (``core.limits``): a bad ending counted once, and the
+        held quests listed while they are held."""
+        ms = int(now.timestamp() * 1000)
+        ending = bad_ending(before, after)
+        if ending is not None:
+            member = f"{after.id}:{after.revision}:{after.attempt_number}:{ending.value}"
+            self._scored.setdefault(repo_bad_endings_key(after.repo), {})[member] = ms
+        held = after.held is not None and after.state is State.SENSED
+        was = before is not None and before.held is not None and before.state is State.SENSED
+        key = repo_held_key(after.repo)
+        if held and (full or not was):
+            self._scored.setdefault(key, {}).setdefault(after.id, ms)
+        elif not held and (was or (full and before is not None)):
+            self._unscored.setdefault(key, {})[after.id] = None
 
     def commands(self) -> Iterator[tuple[str | int, ...]]:
         for key, members in self._add.items():
@@ -75,6 +98,10 @@ class IndexWrites:
                 yield ("SREM", key, *members)
         for key, (quest_id, seconds) in self._mutes.items():
             yield ("SET", key, quest_id, "EX", seconds)
+        for key, scored in self._scored.items():
+            yield ("ZADD", key, "NX", *(x for m, ms in scored.items() for x in (ms, m)))
+        for key, members in self._unscored.items():
+            yield ("ZREM", key, *members)
 
 
 def _mute_seconds(effect: Effect, now: datetime) -> int:

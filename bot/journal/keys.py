@@ -105,6 +105,24 @@ def repo_live_key(repo: str) -> str:
     return f"repo:{hash_tag(repo)}:live"
 
 
+def repo_bad_endings_key(repo: str) -> str:
+    """Sorted set: the repository's bad endings (``core.limits.bad_ending``), each
+    ``<quest>:<revision>:<attempt>:<kind>`` → epoch ms it happened (reflection waves)."""
+    return f"repo:{hash_tag(repo)}:bad"
+
+
+def repo_held_key(repo: str) -> str:
+    """Sorted set: quests triage held (``Held``) → epoch ms they were first held; oldest
+    starts first when a slot frees or a reflection passes."""
+    return f"repo:{hash_tag(repo)}:held"
+
+
+def repo_reflection_key(repo: str) -> str:
+    """Hash: the last reflection that passed (``passed``) and one waiting for its review
+    (``pending``), each a JSON record (``bot.journal.limits``)."""
+    return f"repo:{hash_tag(repo)}:reflection"
+
+
 def fingerprint_key(repo: str, fingerprint: str) -> str:
     """Set of the quests ever opened for this fingerprint (duplicate and reopen lookups)."""
     return f"repo:{hash_tag(repo)}:fp:{fingerprint}"

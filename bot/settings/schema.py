@@ -21,6 +21,7 @@ Example::
     shadow: false
     max_attempts: 3
     max_live_quests: 7
+    reflection: {after_bad_endings: 5, window_hours: 24}
     reviewers: [octocat]
     watch_window_minutes: 60
     merge_method: squash
@@ -175,6 +176,16 @@ class Triage(_Section):
     quest as flaky, with no agent run. Off, every failure routed to the agent is researched."""
 
 
+class Reflection(_Section):
+    """Reflection waves (``bot.core.limits``): after ``after_bad_endings`` quests ended badly
+    (abandoned after work began, parked by a failure, rolled back) within ``window_hours``,
+    new quests wait until a reflection passes a review (``/reflect <text>``)."""
+
+    after_bad_endings: StrictInt = Field(default=5, ge=0, le=100)
+    """0: never."""
+    window_hours: StrictInt = Field(default=24, ge=1, le=24 * 90)
+
+
 class Checkpoints(_Section):
     A: Mode = Mode.BLOCKING
     B: Mode = Mode.BLOCKING
@@ -262,6 +273,8 @@ class Settings(_Section):
     max_attempts: StrictInt = Field(default=3, ge=1, le=100)
     mute_hours: StrictInt = Field(default=24, ge=1)
     max_live_quests: StrictInt = Field(default=7, ge=1)
+    """Quests worked on at once; the next waits in the inbox until one ends."""
+    reflection: Reflection = Reflection()
     reviewers: tuple[Login, ...] = ()
     """Logins asked to review at blocking checkpoints; they may also act without write access."""
     watch_window_minutes: StrictInt = Field(default=60, ge=1)

@@ -7,8 +7,11 @@ recorded by the journal's indexes when the transition is applied; their adapters
 
 Triage routes a sensed quest, in this order: a muted fingerprint is ignored; the same
 fingerprint on a quest that is landing makes a *conflict* (wait for that fix to land, then look
-again); on any other live quest a *duplicate*; past the live-quest cap the quest waits for a
-person (*human*); otherwise the repository's route for that kind of signal. A failing check
+again); on any other live quest a *duplicate*; otherwise the repository's route for that kind of
+signal. A quest that route would start is *held* instead (``Held``; ``bot.core.limits``) while
+the repository works on ``max_live_quests`` quests or a reflection wave is due: it stays
+``sensed``, listed in the inbox, and ``release`` triages it again — oldest first, the same
+checks — when a quest of the repository ends or a reflection passes. A failing check
 routed to the agent is re-run on its commit first (``triage.rerun_failed``, on by default):
 triage reports ``rerun_requested`` instead, and ``rerun_check`` asks GitHub for the re-run
 (``bot.github.forge.watch.Rerun``: an Actions workflow run's failed jobs). Its result comes
@@ -28,6 +31,8 @@ from bot.adapters import AdapterContext, outcome_id
 from bot.core import Effect, EffectType, Event, Quest, Route, Severity, SignalKind, State
 from bot.core.events import (
     ChildEvidence,
+    Held,
+    Hold,
     ParentLanded,
     RerunReported,
     RerunRequested,
@@ -36,10 +41,12 @@ from bot.core.events import (
     Triaged,
     WatchClean,
 )
-from bot.core.states import LIVE
+from bot.core.limits import admission, reflection_due
+from bot.core.states import LIVE, TERMINAL
 from bot.github.forge import Forge, Forges
 from bot.github.forge.watch import Rerun
 from bot.journal import Indexes, PermanentError, Timers
+from bot.journal.limits import RepoLimits
 from bot.journal.memory import ForgeMemory
 from bot.journal.outbox import Adapter
 
@@ -63,6 +70,7 @@ class Coordination:
         self.indexes = indexes
         self.timers = timers
         self.memory = ForgeMemory(ctx.journal.client)
+        self.limits = RepoLimits(ctx.journal.client)
 
     def adapters(self) -> dict[EffectType, Adapter]:
         return {
@@ -96,11 +104,31 @@ class Coordination:
                 count += 1
         return count
 
+    async def hold(self, repo: str, but: str, admitted: int = 0) -> Hold | None:
+        """Why a quest of ``repo`` (``but``) that triage would start must wait, if it must:
+        a reflection wave due, or the repository full (``admitted``: quests released in this
+        round, not yet applied)."""
+        settings = await self.ctx.settings.settings(repo)
+        wave = settings.reflection
+        passed = await self.limits.passed(repo)
+        due = reflection_due(await self.limits.bad_endings(repo),
+                             passed.at if passed is not None else None,
+                             wave.after_bad_endings, timedelta(hours=wave.window_hours))
+        working = await self._working(repo, but) + admitted
+        return admission(working, settings.max_live_quests, due)
+
     async def run_triage(self, effect: Effect) -> Sequence[Event] | None:
-        quest = await self.ctx.quest(effect.quest_id)
+        return await self.triage(effect.quest_id, effect.key)
+
+    async def triage(self, quest_id: str, base: str, *,
+                     admitted: int = 0) -> Sequence[Event] | None:
+        """Triage a sensed quest; the events' ids are ``base`` and a name (``base`` is the
+        ``run_triage`` effect's key, or a release's own), so asking again reports the same."""
+        quest = await self.ctx.quest(quest_id)
         if quest.state is not State.SENSED:
             return None  # a person already routed it (/quest fix on an issue)
         settings = await self.ctx.settings.settings(quest.repo)
+        at = self.ctx.clock()
         parent = duplicate_of = None
         if await self.indexes.is_muted(quest.repo, quest.fingerprint):
             route = Route.IGNORE
@@ -108,19 +136,44 @@ class Coordination:
             route, parent = Route.CONFLICT, landing[0].id
         elif others := await self._others(quest):
             route, duplicate_of = Route.DUPLICATE, others[0].id
-        elif await self._working(quest.repo, quest.id) >= settings.max_live_quests:
-            route = Route.HUMAN
         else:
             kind = "check_failure" if quest.kind == "regression" else quest.kind.value
             route = Route(getattr(settings.routes, kind).value)
+        if route in _PAID and (hold := await self.hold(quest.repo, quest.id, admitted)):
+            return [Held(id=f"{base}/held-{hold.value}", quest_id=quest_id, at=at, reason=hold)]
         if (route in _PAID and settings.triage.rerun_failed and quest.kind in _CHECKS
                 and quest.source_run and quest.base and quest.rerun is None):
-            return [RerunRequested(id=outcome_id(effect, "rerun"), quest_id=effect.quest_id,
-                                   at=self.ctx.clock(), route=route, sha=quest.base,
-                                   run=quest.source_run)]
-        return [Triaged(id=outcome_id(effect, "triaged"), quest_id=effect.quest_id,
-                        at=self.ctx.clock(), route=route, parent=parent,
-                        duplicate_of=duplicate_of)]
+            return [RerunRequested(id=f"{base}/rerun", quest_id=quest_id, at=at, route=route,
+                                   sha=quest.base, run=quest.source_run)]
+        return [Triaged(id=f"{base}/triaged", quest_id=quest_id, at=at, route=route,
+                        parent=parent, duplicate_of=duplicate_of)]
+
+    async def release(self, repo: str) -> int:
+        """Triage the held quests of ``repo`` again, oldest first, while they may start; their
+        events are applied as timers due now (idempotent: the ids are the hold's own).
+        Returns how many were released."""
+        admitted = 0
+        for quest_id, since in await self.limits.held(repo):
+            _v, quest = await self.ctx.journal.snapshot(quest_id)
+            if quest is None or quest.state is not State.SENSED or quest.held is None:
+                await self.limits.unhold(repo, quest_id)  # started or ended meanwhile
+                continue
+            events = await self.triage(quest_id, f"{quest_id}:held:{since:.0f}",
+                                       admitted=admitted)
+            first = events[0] if events else None
+            if first is None or isinstance(first, Held):
+                if first is not None and first.reason is not quest.held:  # another reason now
+                    await self.timers.schedule(first, self.ctx.clock())
+                break  # still full, or a reflection is due: the rest wait in order
+            for event in events or ():
+                await self.timers.schedule(event, self.ctx.clock())
+            admitted += 1
+        return admitted
+
+    async def after_change(self, quest: Quest) -> None:
+        """A quest that ended frees a slot: release what its repository holds."""
+        if quest.state in TERMINAL and await self.limits.held(quest.repo):
+            await self.release(quest.repo)
 
     async def rerun_check(self, effect: Effect) -> Sequence[Event] | None:
         """Ask GitHub to re-run the failed check of a sensed quest, once per workflow attempt;

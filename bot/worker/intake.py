@@ -78,6 +78,7 @@ from bot.worker.failures import FailureIntake
 from bot.worker.inbox_ticks import InboxIntake
 from bot.worker.policybook import PolicyBook
 from bot.worker.pulls import PullIntake
+from bot.worker.reflections import Reflections
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +128,8 @@ class Intake:
         self.pulls = PullIntake(ctx, forges, self.memory, self.permissions)
         self.inbox = InboxIntake(ctx, forges, self.memory, self.permissions)
         self.buttons = ButtonIntake(ctx, forges, self.memory, self.permissions)
+        self.reflections: Reflections | None = None
+        """``/reflect`` (``bot.worker.reflections``), set when the worker is assembled."""
 
     async def handle(self, event_name: str, payload: dict[str, Any],
                      delivery_id: str) -> Outcome:
@@ -326,6 +329,10 @@ class Intake:
                 continue
             if not await self.permissions.may_act(forge, c.author, settings.reviewers):
                 reply(no_permission_text(login=c.author, command=item))
+                continue
+            if item.name is CommandName.REFLECT and self.reflections is not None:
+                reply(await self.reflections.reflect(c.repo, c.author, item.reason or ""))
+                replies.append(conversation.rewrite_inbox(c.repo, c.number, f"{event_id}-inbox"))
                 continue
             if (item.name is CommandName.QUEST and not c.is_pull_request
                     and (quest is None or quest.state in TERMINAL)):

@@ -58,6 +58,7 @@ from bot.observe.metrics import Metrics
 from bot.worker.coordination import Coordination
 from bot.worker.intake import Intake
 from bot.worker.policybook import PolicyBook
+from bot.worker.reflections import Reflections
 
 log = logging.getLogger(__name__)
 
@@ -383,13 +384,17 @@ def build_worker(client: redis.asyncio.Redis, forges: Forges, settings: Settings
     book = PolicyBook(settings, journal)
     indexes = Indexes(client)
     timers = Timers(journal, book, outage=outage)
-    every: dict[EffectType, Adapter] = Coordination(ctx, forges, indexes, timers).adapters()
+    coordination = Coordination(ctx, forges, indexes, timers)
+    every: dict[EffectType, Adapter] = coordination.adapters()
     syncs: list[Sync] = []
     for plugin in plugins:
         adapters, sync = plugin(ctx)
         every.update(adapters)
         if sync is not None:
             syncs.append(sync)
+    # last, after the quest's own views: a quest that ended frees a slot for a held one (a
+    # failure leaves the view owed, and the retry releases again: the ids are the hold's)
+    syncs.append(coordination.after_change)
 
     async def sync_all(quest: Quest) -> None:
         for sync in syncs:
@@ -405,5 +410,7 @@ def build_worker(client: redis.asyncio.Redis, forges: Forges, settings: Settings
 
     projector = Projector(sync_all, outage, OwedViews(client, journal.shards), load)
     journal.listeners.append(projector.notify)
-    return Worker(journal, Inbound(client, durable=durable), Intake(ctx, forges, book, indexes),
-                  runner, timers, projector, timings, outage)
+    intake = Intake(ctx, forges, book, indexes)
+    intake.reflections = Reflections(ctx, coordination.limits, coordination.release)
+    return Worker(journal, Inbound(client, durable=durable), intake, runner, timers, projector,
+                  timings, outage)

@@ -79,6 +79,7 @@ def plausible(b: JournalBuilder, event_type: str, actor: str = "maintainer") -> 
         "signal_sensed": {"repo": "octo/demo", "fingerprint": "fp-1", "kind": "check_failure"},
         "triaged": {"route": "auto_fix", "actor": actor},
         "research_started": {},
+        "held": {"reason": "slot"},
         "rerun_requested": {"route": "auto_fix", "sha": "base-1", "run": "check_run:1"},
         "rerun_reported": {"result": "failed", "run": "check_run:2"},
         "signal_attached": {"fingerprint": "fp-1", "source": "check_run:2"},

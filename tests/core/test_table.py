@@ -74,6 +74,8 @@ SEED: dict[State, Moves] = {
     S.SENSED: {**_records(S.SENSED), **STOPS,
                "triaged": {S.TRIAGED, S.ABANDONED, S.PARKED},
                "rerun_requested": {S.SENSED},
+               # issue 14 (limits): held for a free slot or a reflection, still sensed
+               "held": {S.SENSED},
                "rerun_reported": {S.TRIAGED, S.ABANDONED},
                "human_revision": {S.SENSED}, "base_moved": {S.SENSED}},
     # main line triaged → researching: auto_fix and research_only start research; a person
@@ -197,6 +199,7 @@ def test_table_rows_are_the_seeds() -> None:
 EXPECTED: dict[tuple[State, str], Expect] = {
     (S.SENSED, "triaged"): (S.TRIAGED, ()),  # research starts on its follow-up
     (S.SENSED, "rerun_requested"): (S.SENSED, ("rerun_check",)),
+    (S.SENSED, "held"): (S.SENSED, ("notify_inbox",)),
     (S.SENSED, "rerun_reported"): Refusal.BAD_EVENT,  # no re-run asked for
     (S.TRIAGED, "research_started"): Refusal.UNDEFINED,  # routed to a person: they start it
     (S.TRIAGED, "triaged"): (S.RESEARCHING, ("start_agent",)),

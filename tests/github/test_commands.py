@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from bot.core.policy import Checkpoint
 from bot.github.commands import (
+    NEEDS_REASON,
     USAGE,
     Command,
     CommandName,
@@ -319,7 +320,7 @@ def any_command(draw: st.DrawFn) -> Command:
         fields["spend"] = True
     elif name is CommandName.QUEST:
         fields["mode"] = draw(st.sampled_from(QuestMode))
-    elif name in {CommandName.REVISE, CommandName.REJECT, CommandName.PAUSE, CommandName.KILL}:
+    elif name in NEEDS_REASON:
         fields["reason"] = draw(reasons)
     return Command.model_validate(fields)
 

@@ -52,6 +52,7 @@ def test_defaults() -> None:
     assert settings.max_attempts == 3
     assert settings.mute_hours == 24
     assert settings.max_live_quests == 7
+    assert (settings.reflection.after_bad_endings, settings.reflection.window_hours) == (5, 24)
     assert settings.reviewers == ()
     assert settings.watch_window_minutes == 60
     assert settings.proof.commands == ()
@@ -181,6 +182,11 @@ def test_the_example_message() -> None:
         ("max_attempts: true", "`max_attempts` must be a whole number (got True)"),
         ("mute_hours: 0", "`mute_hours` must be at least 1 (got 0)"),
         ("max_live_quests: -1", "`max_live_quests` must be at least 1 (got -1)"),
+        ("reflection: {after_bad_endings: -1}",
+         "`reflection.after_bad_endings` must be at least 0 (got -1)"),
+        ("reflection: {window_hours: 0}", "`reflection.window_hours` must be at least 1 (got 0)"),
+        ("reflection: {after_bad: 3}", "`reflection.after_bad` is not a setting; did you mean "
+         "`reflection.after_bad_endings`?"),
         ("watch_window_minutes: 0", "`watch_window_minutes` must be at least 1 (got 0)"),
         ("reviewers: alice", "`reviewers` must be a list (got text)"),
         (
@@ -254,7 +260,7 @@ def test_every_problem_is_listed_in_file_order_with_lines() -> None:
         f"`{SETTINGS_PATH}` line 2: `shadow` must be true or false (got 'maybe')",
         f"`{SETTINGS_PATH}` line 3: `bogus` is not a setting; the settings here are label, "
         "routes, triage, checkpoints, shadow, max_attempts, mute_hours, max_live_quests, "
-        "reviewers, "
+        "reflection, reviewers, "
         "watch_window_minutes, merge_method, proof, agent, budget",
         f"`{SETTINGS_PATH}` line 5: `routes.issue` must be one of auto_fix, research_only, "
         "human, ignore (got 'nope')",

@@ -8,6 +8,7 @@ what they are about:
 * ``main_line`` — creation, triage and the start of research, research, reproduction, the
   plan, the patch and its proof;
 * ``flaky`` — a failing check re-run on its commit before research is paid for;
+* ``holds`` — a quest held before any work by the repository's limits (``core.limits``);
 * ``checkpoints`` — decisions at A, B and C, and claims on their reviews;
 * ``interruptions`` — pause, resume and kill, a person's push, the base branch moving;
 * ``after_landing`` — the watch, regressions and rollbacks, reopening, related quests;
@@ -49,6 +50,7 @@ from bot.core.rules.checkpoints import (
 )
 from bot.core.rules.flaky import may_report_rerun, may_rerun, rerun_reported, rerun_requested
 from bot.core.rules.flaky import research_follows as research_follows_rerun
+from bot.core.rules.holds import held
 from bot.core.rules.interruptions import (
     base_moved,
     human_revision,
@@ -81,6 +83,7 @@ HANDLERS: dict[str, Handler] = {
     "signal_sensed": signal_sensed,
     "triaged": triaged,
     "research_started": research_started,
+    "held": held,
     "rerun_requested": rerun_requested,
     "rerun_reported": rerun_reported,
     "signal_attached": signal_attached,

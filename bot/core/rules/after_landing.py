@@ -13,6 +13,7 @@ suspects it confirms.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from bot.core.effects import EffectType as E
@@ -30,6 +31,7 @@ from bot.core.events import (
 from bot.core.policy import Policy
 from bot.core.quest import Outcome, ParkReason, Quest
 from bot.core.rules.asks import Asks, Result, minutes, refuse, start
+from bot.core.rules.sealing import next_attempt
 from bot.core.states import State
 
 S = State
@@ -63,9 +65,10 @@ def regression_detected(q: Quest, e: RegressionDetected, _p: Policy) -> Result:
     return nq, [(E.ROLLBACK, {"merge_sha": q.merge_sha, "source": e.source})]
 
 
-def _research_again(q: Quest, **changes: Any) -> Result:
+def _research_again(q: Quest, ended_by: str, reason: str, at: datetime,
+                    **changes: Any) -> Result:
     revision = q.revision + 1
-    nq = q.evolve({
+    nq = q.evolve({**next_attempt(q, ended_by, reason, at),
         "state": S.RESEARCHING, "revision": revision, "attempts": 0, "proof": None,
         "c_approval": None, "head": None, "head_pusher": None, "hypothesis": None,
         "reproduction": None, "reproduction_command": (), "plan": None, "outcome": None,
@@ -75,7 +78,8 @@ def _research_again(q: Quest, **changes: Any) -> Result:
 
 
 def rollback_confirmed(q: Quest, e: RollbackConfirmed, _p: Policy) -> Result:
-    return _research_again(q, base=e.revert_sha)
+    return _research_again(q, "the landed change was rolled back", q.last_signal, e.at,
+                           base=e.revert_sha)
 
 
 def reopened(q: Quest, e: Reopened, _p: Policy) -> Result:
@@ -83,7 +87,8 @@ def reopened(q: Quest, e: Reopened, _p: Policy) -> Result:
         refuse(q, e, f"fingerprint {e.fingerprint} is not this quest's ({q.fingerprint})",
                Refusal.BAD_EVENT)
     severity = max_severity(q.severity_floor, e.severity)
-    return _research_again(q, severity=severity, signals=q.signals + 1, last_signal=e.source,
+    return _research_again(q, "a regression reopened the closed quest", e.source, e.at,
+                           severity=severity, signals=q.signals + 1, last_signal=e.source,
                            base=e.base or q.base)
 
 

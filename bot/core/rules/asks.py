@@ -70,6 +70,7 @@ def park(q: Quest, reason: ParkReason, resume: State, **changes: Any) -> Quest:
 def checkpoint_request(q: Quest, checkpoint: Checkpoint, p: Policy) -> Ask:
     """The snapshot the reviewers are asked to decide on, beside the checkpoint."""
     proof = q.proof
+    seal = q.seal(checkpoint)
     return (
         E.REQUEST_CHECKPOINT,
         {
@@ -80,6 +81,7 @@ def checkpoint_request(q: Quest, checkpoint: Checkpoint, p: Policy) -> Ask:
             "head": q.head,
             "base": q.base,
             "proof_digest": proof.proof_digest if proof is not None else None,
+            "seal": seal.digest if seal is not None else None,
         },
     )
 

@@ -23,9 +23,14 @@ from bot.core.rules.asks import (
     refuse,
     start,
 )
+from bot.core.rules.sealing import next_attempt, reviewed
 from bot.core.states import CHECKPOINT_AT, State
 
 S = State
+_NEW_ATTEMPT = {Checkpoint.A: "checkpoint A sent the hypothesis back to research",
+                Checkpoint.B: "checkpoint B sent the plan back to be written again"}
+"""The revisions that start a new attempt, and how the attempt's record says it ended; a
+revision at C keeps the attempt (``bot.core.attempts``)."""
 _REVISE_TO = {Checkpoint.A: (S.RESEARCHING, "research"),
               Checkpoint.B: (S.REPRODUCING, "plan"),
               Checkpoint.C: (S.PATCHING, "patch")}
@@ -57,39 +62,48 @@ def checkpoint_decided(q: Quest, e: CheckpointDecided, p: Policy) -> Result:
     if e.snapshot is not None and not q.shows(e.snapshot):
         refuse(q, e, "the quest changed since this decision was made (revision, head, base or "
                "proof); look again and decide on what it shows now", Refusal.STALE)
+    if e.seal is not None:
+        seal = q.seal(checkpoint)
+        if seal is None or seal.digest != e.seal:
+            refuse(q, e, f"the evidence of checkpoint {checkpoint.value} was submitted again "
+                   "since this decision was made; look again and decide on what it shows now",
+                   Refusal.STALE)
     decisions = q.decisions + 1
     if e.automatic and (p.shadow or p.blocking(checkpoint)):
         return q.evolve({"decisions": decisions,
-                         "recorded_only_decisions": q.recorded_only_decisions + 1}), []
+                         "recorded_only_decisions": q.recorded_only_decisions + 1,
+                         "attempt_reviews": reviewed(q, e, recorded_only=True)}), []
     verdict = e.verdict
     if (checkpoint is Checkpoint.C and verdict is Verdict.APPROVE
             and e.actor is not None and e.actor == q.head_pusher):
         refuse(q, e, f"@{e.actor} pushed the head under review and cannot approve it; "
                "ask another maintainer", Refusal.PRODUCER)
-    # a decision ends any claim and applies at the checkpoint's own state (``at``)
+    # a decision ends any claim, is kept on the attempt, and applies at the checkpoint's own
+    # state (``at``)
+    reviews = reviewed(q, e, recorded_only=False)
+    done = {"decisions": decisions, "owner": None, "claimed_from": None,
+            "attempt_reviews": reviews}
     if verdict is Verdict.REJECT:
-        return q.evolve({"decisions": decisions, "owner": None, "claimed_from": None,
-                         "state": S.ABANDONED, "outcome": Outcome.REJECTED}), []
+        return q.evolve({**done, "state": S.ABANDONED, "outcome": Outcome.REJECTED}), []
     if verdict is Verdict.REVISE:
         target, stage = _REVISE_TO[checkpoint]
-        return q.evolve({"decisions": decisions, "owner": None, "claimed_from": None,
-                         "state": target}), [start(stage, revise=e.reason)]
+        ended = _NEW_ATTEMPT.get(checkpoint)
+        if ended:
+            done.update(next_attempt(q, ended, e.reason, e.at, reviews=reviews))
+        return q.evolve({**done, "state": target}), [start(stage, revise=e.reason)]
     if checkpoint is Checkpoint.A:
         if q.route is Route.RESEARCH_ONLY:
-            nq = park(q, ParkReason.RESEARCH_COMPLETE, S.HYPOTHESISED, decisions=decisions,
-                      owner=None, claimed_from=None)
+            nq = park(q, ParkReason.RESEARCH_COMPLETE, S.HYPOTHESISED, **done)
             return nq, [(E.NOTIFY_INBOX, {"reason": "research complete: the hypothesis was "
                                           "approved; /quest fix to go on and patch"})]
-        return q.evolve({"decisions": decisions, "owner": None, "claimed_from": None,
-                         "state": S.REPRODUCING}), [(E.START_AGENT, {"stage": "reproduce"})]
+        return q.evolve({**done, "state": S.REPRODUCING}), [
+            (E.START_AGENT, {"stage": "reproduce"})]
     if checkpoint is Checkpoint.B:
-        return q.evolve({"decisions": decisions, "owner": None, "claimed_from": None,
-                         "state": S.PATCHING}), [(E.START_AGENT, {"stage": "patch"})]
+        return q.evolve({**done, "state": S.PATCHING}), [(E.START_AGENT, {"stage": "patch"})]
     if not q.proof_bound:
         refuse(q.evolve({"state": at}), e, "the proof no longer matches this revision, head "
                "and base; wait for the new proof", Refusal.UNBOUND_PROOF)
-    nq = q.evolve({"decisions": decisions, "owner": None, "claimed_from": None,
-                   "state": S.LANDING, "c_approval": q.snapshot})
+    nq = q.evolve({**done, "state": S.LANDING, "c_approval": q.snapshot})
     return nq, [land(nq)]
 
 

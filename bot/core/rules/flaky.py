@@ -42,7 +42,7 @@ def rerun_requested(q: Quest, e: RerunRequested, _p: Policy) -> Result:
     if why is not None:
         refuse(q, e, *why)
     rerun = Rerun(sha=e.sha, fingerprint=q.fingerprint, first=e.run, route=e.route)
-    return q.evolve({"rerun": rerun}), [
+    return q.evolve({"rerun": rerun, "held": None}), [
         (E.RERUN_CHECK, {"run": e.run, "sha": e.sha, "fingerprint": q.fingerprint})]
 
 

@@ -39,6 +39,7 @@ from bot.core.rules.asks import (
     refuse,
     start,
 )
+from bot.core.rules.sealing import plan_artifacts, sealed
 from bot.core.states import State
 
 S = State
@@ -86,7 +87,7 @@ def triaged(q: Quest, e: Triaged, p: Policy) -> Result:
         nq = q.evolve({"state": S.REPRODUCING, "route": e.route, "park_reason": None,
                        "resume_state": None, "park_note": None})
         return nq, [start("reproduce")]
-    q = q.evolve({"route": e.route, "risk": e.risk})
+    q = q.evolve({"route": e.route, "risk": e.risk, "held": None})
     if e.route in _STARTS:  # research starts on the follow-up, ``research_follows``
         return q.evolve({"state": S.TRIAGED, "awaiting_person": False}), []
     if e.route is Route.HUMAN:
@@ -143,7 +144,9 @@ def _research(q: Quest, e: _Event, **changes: Any) -> Result:
 
 
 def hypothesis_written(q: Quest, e: HypothesisWritten, p: Policy) -> Result:
-    nq = q.evolve({"state": S.HYPOTHESISED, "hypothesis": e.summary})
+    seals = sealed(q, Checkpoint.A, e.id, {"hypothesis": {
+        "summary": e.summary, "evidence_digest": e.evidence_digest}})
+    nq = q.evolve({"state": S.HYPOTHESISED, "hypothesis": e.summary, "seals": seals})
     return nq, [checkpoint_request(nq, Checkpoint.A, p)]
 
 
@@ -182,7 +185,8 @@ def plan_written(q: Quest, e: PlanWritten, p: Policy) -> Result:
     why = may_plan(q, e.actor)
     if why is not None:
         refuse(q, e, *why)
-    nq = q.evolve({"state": S.PLANNED, "plan": e.summary, "risk": e.risk})
+    seals = sealed(q, Checkpoint.B, e.id, plan_artifacts(q, e.summary, e.risk.value))
+    nq = q.evolve({"state": S.PLANNED, "plan": e.summary, "risk": e.risk, "seals": seals})
     return nq, [checkpoint_request(nq, Checkpoint.B, p)]
 
 
@@ -233,7 +237,9 @@ def proof_completed(q: Quest, e: ProofCompleted, p: Policy) -> Result:
         refuse(q, e, "the bundle records a failing check or an unconfirmed reproduction; "
                "send proof_failed instead", Refusal.UNBOUND_PROOF)
     proof = Snapshot.of(q.revision, q.head, q.base, digest)
-    changes: dict[str, Any] = {"proof": proof, "c_approval": None}
+    seals = sealed(q, Checkpoint.C, e.id, {"patch": {"head": q.head, "base": q.base},
+                                            "proof": digest})
+    changes: dict[str, Any] = {"proof": proof, "c_approval": None, "seals": seals}
     if q.state is S.HANDED_OFF:
         changes["claimed_from"] = S.READY  # the review stays held, now at C
     else:
