@@ -34,12 +34,15 @@ class _Model(BaseModel):
 class PinnedSnapshot(_Model):
     """What a review is bound to. ``core`` is the snapshot the core's currency check compares
     (revision, head, base, proof digest); ``artifacts`` the SHA-256 of each of the gate's
-    artifacts as the quest holds them. When sealed evidence lands, the sealed digests replace
-    ``artifacts`` in ``pinning.pin`` and nothing else changes."""
+    artifacts as the quest holds them; ``seal`` the gate's sealed evidence (``bot.core.seals``)."""
 
     core: Snapshot
     artifacts: tuple[tuple[str, str], ...]
     """``(name, sha256 hex)``, in the gate's order."""
+    seal: str | None = None
+    """The digest of the gate's seal when the review was requested (``Quest.seal``): a
+    submission after the evidence was submitted again is stale, in this check and in the
+    core's (the decision carries it)."""
 
 
 class PinnedEvidence(_Model):

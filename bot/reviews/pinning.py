@@ -1,7 +1,8 @@
 """Pure: what a review pins from a quest, and whether a pinned review is still current.
 
 The artifacts are read from the quest record (``gates.REQUIRED`` names them per gate) and
-digested here; this is the one place to swap in sealed evidence digests. The currency check is
+digested here, beside the gate's seal (``bot.core.seals``): the digests the move that
+submitted them fixed, which the decision a review routes carries to the core. The currency check is
 the same rule the core applies to every decision (``Quest.shows``), plus the artifact digests
 and the gate itself, so a review that passes it is one the core accepts on the same grounds as
 a person's ``/approve``.
@@ -46,9 +47,11 @@ def digest(text: str) -> str:
 
 
 def pinned_snapshot(quest: Quest, checkpoint: Checkpoint) -> PinnedSnapshot:
+    sealed = quest.seal(checkpoint)
     return PinnedSnapshot(core=quest.snapshot,
                           artifacts=tuple((name, digest(artifact_text(quest, name)))
-                                          for name in REQUIRED[checkpoint]))
+                                          for name in REQUIRED[checkpoint]),
+                          seal=sealed.digest if sealed is not None else None)
 
 
 def pin(quest: Quest, checkpoint: Checkpoint,

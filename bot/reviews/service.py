@@ -177,7 +177,7 @@ class Reviews:
             id=f"review-{rid}", quest_id=record.quest_id, at=self.journal.clock(),
             actor=f"review:{record.role.value}", checkpoint=record.checkpoint,
             verdict=body.verdict, automatic=automatic, reason=body.synopsis,
-            snapshot=record.pinned.snapshot.core)
+            snapshot=record.pinned.snapshot.core, seal=record.pinned.snapshot.seal)
         policy = await self.policy_of(record.quest_id)
         try:
             applied = await self.journal.apply(event, policy)

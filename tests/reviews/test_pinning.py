@@ -72,3 +72,27 @@ def test_current_exactly_when_nothing_pinned_changed(head: str | None, base: str
     pinned_same = (head, base, revision) == (quest.head, quest.base, quest.revision)
     # the plan and the reproduction are context at C, not pinned artifacts
     assert (currency(record, moved) is None) == pinned_same
+
+
+def test_a_review_pins_the_gates_seal_and_a_resubmission_makes_it_stale() -> None:
+    """The same plan text submitted again is a new seal: a review pinned to the old one no
+    longer counts, and the decision it would route carries the old seal, which the core
+    refuses as stale too."""
+    b = builder_in(S.PLANNED)
+    assert b.quest is not None
+    sealed = b.quest.seal(Checkpoint.B)
+    assert sealed is not None
+    record = ReviewRecord(review_id="q-1.0123456789abcdef", quest_id="q-1", repo=b.quest.repo,
+                          role=ReviewRole.DESIGN, checkpoint=Checkpoint.B,
+                          producer_session="producer", pinned=pin(b.quest, Checkpoint.B),
+                          requested_at=0.0)
+    assert record.pinned.snapshot.seal == sealed.digest
+    assert currency(record, b.quest) is None
+    b.decide("B", verdict="revise")  # back to reproducing: the plan is written again
+    b.add("reproduced", check="t")
+    b.add("plan_written", summary="fix the bound")  # the same words
+    assert b.quest is not None and b.quest.state is S.PLANNED
+    again = b.quest.seal(Checkpoint.B)
+    assert again is not None and again.digest != sealed.digest
+    assert currency(record, b.quest) == (
+        "the evidence under review changed since it was pinned; request a new review")
