@@ -31,6 +31,7 @@ from collections.abc import Callable
 
 import redis.asyncio
 
+from bot.errors import Refused
 from bot.journal.keys import hash_tag
 from bot.reviews.models import ReviewRecord, ReviewRole
 
@@ -54,7 +55,7 @@ return {set, redis.call('HGET', KEYS[1], ARGV[1])}
 """
 
 
-class Unauthorized(Exception):
+class Unauthorized(Refused):
     """The capability is unknown, replaced or expired (401)."""
 
 

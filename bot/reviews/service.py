@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict
 from bot.core import InvalidTransition, Policy, Quest
 from bot.core.events import CheckpointDecided, Verdict
 from bot.core.policy import Checkpoint
+from bot.errors import Refused
 from bot.journal import Journal
 from bot.reviews.capabilities import Capabilities, split_review_id
 from bot.reviews.handoff import handoff_prompt
@@ -41,7 +42,7 @@ ContextOf = Callable[[Quest], Awaitable[dict[str, str]]]
 """Context read outside the quest record, for the reviewer (``proof_context``)."""
 
 
-class ReviewRefused(Exception):
+class ReviewRefused(Refused):
     """A review operation refused, with the HTTP status that says why."""
 
     status = 409

@@ -10,9 +10,9 @@ secret appears in either: redaction is the safety net, and questbot should not n
 
 ``people_read_words`` guards what people read: every comment questbot wrote to the fake in any
 end-to-end test — status comments and replies, each create and each edit — and every check
-run's output must hold no internal identifier (a state or event name with an underscore) and
-no path of the host (``tests.github.surface``). The inbox issue's body (an issue, not a
-comment) is not checked here.
+run's output, the inbox issue's body and the pull requests' descriptions must hold no internal
+identifier (a state or event name with an underscore) and no path of the host
+(``tests.github.surface``).
 """
 
 from __future__ import annotations
@@ -118,7 +118,8 @@ def no_secrets_in_logs(request: pytest.FixtureRequest) -> Iterator[list[str]]:
 
 
 SHOWN = {"issues/create-comment": "body", "issues/update-comment": "body",
-         "checks/create": "output", "checks/update": "output"}
+         "checks/create": "output", "checks/update": "output",
+         "issues/create": "body", "issues/update": "body", "pulls/create": "body"}
 """Writes whose text people read from questbot, and the field it is in."""
 
 
