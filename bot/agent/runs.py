@@ -107,6 +107,7 @@ from bot.core.events import (
     ReproductionFailed,
     UsageRecorded,
 )
+from bot.core.gates import status_and_next
 from bot.core.proof import Reproduction
 from bot.errors import ConfigurationError
 from bot.journal import Adapter, PermanentError
@@ -236,7 +237,8 @@ class AgentRuns:
                          repair=payload.get("repair"), revise=payload.get("revise"),
                          resumed=bool(payload.get("resumed")),
                          attempt=int(payload.get("attempt") or 1),
-                         log=await failing_log(self.ctx, quest, stage))
+                         log=await failing_log(self.ctx, quest, stage),
+                         status=status_and_next(quest, settings.to_policy()).text())
         checks: list[CheckCommand] = []
         protected: frozenset[str] = frozenset()
         if stage is Stage.PATCH:

@@ -89,6 +89,11 @@ class AgentTask(_Model):
     attempt: int = 1
     log: str | None = None
     """The failing CI job's log, when whoever started the run fetched one (untrusted text)."""
+    status: str = ""
+    """Seed 003's ``status_and_next`` as the stage starts (``StatusAndNext.text``): the
+    quest's state, its gates with the evidence each needs and has, what each role may do and
+    what comes next — the read an agent takes first and after every transition (a stage
+    begins at one), in the words ``python -m bot status`` prints."""
 
 
 class ReproductionReply(_Model):

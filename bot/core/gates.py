@@ -17,6 +17,7 @@ agent, the CLI and GitHub can all show them.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
@@ -43,6 +44,9 @@ class Role(StrEnum):
     QUESTBOT = "questbot"
     """questbot and its runners: triage, the agent, the proof, landing, the watch."""
 
+
+ROLE_WORDS = {Role.MAINTAINER: "a maintainer", Role.CLAIM_OWNER: "the claim's owner",
+              Role.REVIEWER: "a reviewer", Role.QUESTBOT: "questbot"}
 
 PERSON_EVENTS: tuple[str, ...] = ("checkpoint_decided", "claimed", "released", "paused",
                                   "resumed", "killed", "triaged", "human_revision")
@@ -166,6 +170,37 @@ class StatusAndNext(Model):
 
     def as_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
+
+    def text(self, middle: Sequence[str] = ()) -> str:
+        """The read in plain lines: for the CLI, and for an agent at the start of each stage
+        (``AgentTask.status``) — the same words, so what an operator sees is what the agent
+        was told. ``middle``: lines a caller adds before the next action (the CLI's reviews
+        and earlier attempts, in people's words)."""
+        lines = [f"quest {self.quest_id}: {self.state.value} — {self.meaning}",
+                 f"revision {self.revision}, attempt {self.attempt_number} "
+                 f"(proof attempts {self.attempts})"
+                 + (", shadow mode: automatic decisions are recorded only" if self.shadow
+                    else ""), "", "gates:"]
+        for gate in self.gates:
+            missing = [r for r in gate.required if r not in gate.present]
+            have = "all evidence present" if gate.satisfied else f"missing {', '.join(missing)}"
+            mode = "blocking" if gate.blocking else "advisory"
+            lines.append(f"  {gate.name.value} ({mode}, at {gate.state.value}): "
+                         f"{gate.position}; needs {', '.join(gate.required)}; {have}")
+            seal = gate.seal
+            if seal is not None:
+                now = "current" if gate.seal_current else "not current"
+                digests = ", ".join(f"{k} {v[:12]}" for k, v in seal.artifacts.items())
+                lines.append(f"     sealed {seal.digest} ({now}; attempt {seal.attempt}, "
+                             f"revision {seal.revision}): {digests}")
+        lines += ["", "allowed now:"]
+        for role, actions in self.allowed_actions.items():
+            said = "; ".join(a.says for a in actions) if actions else "nothing"
+            lines.append(f"  {ROLE_WORDS[role]}: {said}")
+        lines += middle
+        who = ROLE_WORDS[self.next_action.role] if self.next_action.role else "nobody"
+        lines += ["", f"next: {who} — {self.next_action.says}"]
+        return "\n".join(lines)
 
 
 def present_evidence(quest: Quest) -> frozenset[str]:
