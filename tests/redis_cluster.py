@@ -124,6 +124,17 @@ class RedisCluster:
         finally:
             c.close()
 
+    def replica_of(self, key: str) -> Node:
+        """The replica of the master serving ``key``."""
+        master = self.master_of(key)
+        for node in self.nodes:
+            if node.process is None or node is master:
+                continue
+            info = redis.Redis(port=node.port, socket_timeout=0.5).info("replication")
+            if info.get("role") == "slave" and int(info.get("master_port", 0)) == master.port:
+                return node
+        raise RuntimeError(f"the master on port {master.port} has no live replica")
+
     def kill_master(self, key: str) -> Node:
         """SIGKILL the master serving ``key``; its replica is promoted (failover)."""
         master = self.master_of(key)

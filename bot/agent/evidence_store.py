@@ -54,7 +54,6 @@ import logging
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
 
-import redis.asyncio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.agent.evidence import EvidenceBundle
@@ -64,6 +63,7 @@ from bot.agent.validation import ClaimVerdict
 from bot.core import Quest
 from bot.core.proof import CheckRecord, Reproduction, Risk
 from bot.journal.keys import hash_tag
+from bot.journal.wire import RedisClient
 
 log = logging.getLogger(__name__)
 
@@ -200,7 +200,7 @@ def compose(records: Sequence[StageRecord]) -> EvidenceBundle | None:
 
 
 class EvidenceStore:
-    def __init__(self, client: redis.asyncio.Redis) -> None:
+    def __init__(self, client: RedisClient) -> None:
         self.client = client
 
     async def record(self, quest_id: str, record: StageRecord) -> StageRecord:

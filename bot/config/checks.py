@@ -79,8 +79,10 @@ def http_url(value: str, *, path_allowed: bool = True) -> str:
 
 
 def redis_url(value: str) -> str:
-    """``redis://[[user]:password@]host[:port][/db]``, ``rediss://…`` or ``unix:///path``."""
-    parts = _split(value, ("redis", "rediss", "unix"), "a redis://, rediss:// or unix://")
+    """``redis://[[user]:password@]host[:port][/db]``, ``rediss://…``, ``unix:///path``, or
+    ``redis+cluster://host:port`` (``rediss+cluster://``): one node of a Redis Cluster."""
+    parts = _split(value, ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster"),
+                   "a redis://, rediss://, unix:// or redis+cluster://")
     if parts.scheme == "unix":
         if not parts.path:
             raise ValueError("has no socket path (unix:///path/to/redis.sock)")
@@ -90,6 +92,9 @@ def redis_url(value: str) -> str:
     database = parts.path.strip("/")
     if database and not database.isdigit():
         raise ValueError("has a database that is not a number (redis://host:6379/0)")
+    if parts.scheme.endswith("+cluster") and database not in ("", "0"):
+        raise ValueError("names a database other than 0, which Redis Cluster does not have "
+                         "(redis+cluster://host:6379/0)")
     return value
 
 

@@ -69,7 +69,7 @@ import redis.exceptions
 
 from bot.journal.durability import Durability
 from bot.journal.group_commit import MAX_BATCH, GroupCommit
-from bot.journal.wire import Arg, Batch, Head
+from bot.journal.wire import Arg, Batch, Head, RedisClient
 
 STREAM = "inbound:{inbound}"
 GROUP = "workers"
@@ -164,7 +164,7 @@ class Inbound:
 
     def __init__(
         self,
-        client: redis.asyncio.Redis,
+        client: RedisClient,
         *,
         durable: bool = True,
         durability_timeout_ms: int = 1000,
@@ -175,7 +175,8 @@ class Inbound:
     ) -> None:
         self.client = client
         self.durable = durable
-        self.durability = Durability(timeout_ms=durability_timeout_ms)
+        self.durability = Durability(timeout_ms=durability_timeout_ms,
+                                     cluster=isinstance(client, redis.asyncio.RedisCluster))
         self.seen_ttl_seconds = seen_ttl_seconds
         self._batcher: GroupCommit[_Pending, Stored | Duplicate] = GroupCommit(
             self._store_batch, size=lambda p: len(p.body), max_items=max_batch,

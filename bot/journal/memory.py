@@ -44,6 +44,7 @@ from redis.typing import EncodableT, FieldT
 from bot.errors import RetryLater
 from bot.journal.errors import JournalError
 from bot.journal.keys import hash_tag
+from bot.journal.wire import RedisClient
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ def _text(value: bytes | str | None) -> str | None:
 
 
 class ForgeMemory:
-    def __init__(self, client: redis.asyncio.Redis) -> None:
+    def __init__(self, client: RedisClient) -> None:
         self.client = client
 
     # -- one quest -------------------------------------------------------------------------

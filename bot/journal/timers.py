@@ -19,14 +19,12 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-import redis.asyncio
-
 from bot.core import Event, InvalidTransition
 from bot.journal.keys import shard_of, timer_events_key, timers_key
 from bot.journal.outage import Outage, pause
 from bot.journal.records import RecordError, dump_event, load_event
 from bot.journal.store import Applied, Journal, PolicySource, utcnow
-from bot.journal.wire import text
+from bot.journal.wire import RedisClient, text
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +42,7 @@ class Timers:
     def __init__(self, journal: Journal, policy: PolicySource, *,
                  clock: Callable[[], datetime] = utcnow, outage: Outage | None = None) -> None:
         self.journal = journal
-        self.client: redis.asyncio.Redis = journal.client
+        self.client: RedisClient = journal.client
         self.policy = policy
         self.clock = clock
         self.outage = outage or Outage()

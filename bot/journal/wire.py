@@ -41,6 +41,7 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio
 from redis.asyncio.connection import Connection
@@ -52,6 +53,12 @@ from redis.exceptions import TimeoutError as RedisTimeoutError
 
 Arg = bytes | str | int
 T = TypeVar("T")
+
+RedisClient = redis.asyncio.Redis | redis.asyncio.RedisCluster
+"""What every store takes: one Redis, or a Redis Cluster (``connect`` with a
+``redis+cluster://`` URL). Every script and ``MULTI`` the stores send touches one slot."""
+
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 
 RETRIES = 5
 BACKOFF_BASE_S = 0.05
@@ -103,15 +110,42 @@ class CountingRetry(Retry):
 def connect(url: str, *, socket_timeout: float, retries: int = RETRIES,
             connect_timeout: float = CONNECT_TIMEOUT_S, health_check_interval: int = 30,
             on_error: Callable[[], None] | None = None,
-            on_reconnect: Callable[[], None] | None = None) -> redis.asyncio.Redis:
+            on_reconnect: Callable[[], None] | None = None) -> RedisClient:
     """A client for ``url`` whose every command rides out a Redis restart (module docstring).
-    ``socket_timeout`` must be longer than any blocking read the caller makes."""
+    ``socket_timeout`` must be longer than any blocking read the caller makes.
+
+    ``redis+cluster://host:port`` (or ``rediss+cluster://``) names one node of a Redis
+    Cluster: the client learns the others from it and follows the slots as they move. Its
+    connections get the same ``Retry``; the cluster client itself re-reads the slot map and
+    resends, up to ``retries`` times, a command that met a dead or demoted master."""
     retry = CountingRetry(ExponentialBackoff(cap=BACKOFF_CAP_S, base=BACKOFF_BASE_S), retries,
                           on_error=on_error, on_reconnect=on_reconnect)
+    if is_cluster_url(url):
+        parts = urlsplit(url)
+        plain = urlunsplit(parts._replace(scheme=CLUSTER_SCHEMES[parts.scheme.lower()]))
+        return redis.asyncio.RedisCluster.from_url(
+            plain, socket_connect_timeout=connect_timeout, socket_timeout=socket_timeout,
+            health_check_interval=health_check_interval, retry=retry,
+            retry_on_error=[RedisConnectionError, RedisTimeoutError])
     return redis.asyncio.Redis.from_url(
         url, socket_connect_timeout=connect_timeout, socket_timeout=socket_timeout,
         health_check_interval=health_check_interval, retry=retry,
         retry_on_error=[RedisConnectionError, RedisTimeoutError])
+
+
+def is_cluster_url(url: str) -> bool:
+    """``redis+cluster://`` or ``rediss+cluster://``: a Redis Cluster, not one server."""
+    return url.partition("://")[0].lower() in CLUSTER_SCHEMES
+
+
+def plain_client(url: str) -> RedisClient:
+    """A client with redis-py's defaults (no retries) for one-shot tools — the replay CLI,
+    benchmarks, tests — on one Redis or, for a ``redis+cluster://`` URL, a cluster."""
+    if is_cluster_url(url):
+        parts = urlsplit(url)
+        return redis.asyncio.RedisCluster.from_url(
+            urlunsplit(parts._replace(scheme=CLUSTER_SCHEMES[parts.scheme.lower()])))
+    return redis.asyncio.Redis.from_url(url)
 
 
 def _bulk(args: Sequence[Arg], out: list[bytes]) -> None:
@@ -180,9 +214,11 @@ class Batch:
         """A command whose leading arguments were packed before (``Head.of``)."""
         self.commands.append((head, args))
 
-    async def execute(self, client: redis.asyncio.Redis) -> list[Any]:
+    async def execute(self, client: RedisClient) -> list[Any]:
         if not self.commands:
             return []
+        if isinstance(client, redis.asyncio.RedisCluster):
+            return await _cluster_execute(client, self.commands)
         pool = getattr(client, "connection_pool", None)
         if pool is None:
             pipe = client.pipeline(transaction=False)
@@ -197,6 +233,61 @@ class Batch:
                 lambda _error: conn.disconnect()))
         finally:
             await pool.release(conn)
+
+
+WAITS = frozenset({"WAIT", "WAITAOF"})
+"""Commands that wait for the writes sent before them on the same connection."""
+
+
+async def _cluster_execute(client: redis.asyncio.RedisCluster,
+                           commands: Sequence[Command]) -> list[Any]:
+    """A batch on a Redis Cluster: redis-py's cluster pipeline splits it by node (one
+    connection each, the commands of a node in order) and follows ``MOVED``. A ``WAIT`` or
+    ``WAITAOF`` holds for the writes sent before it on its own connection, so it is sent to
+    every master the batch wrote to, after that master's commands; its reply is the least
+    any master gave (or the first error): "every write of the batch reached that many"."""
+    await client.initialize()  # the slot map, on a client's first command
+    pipe = client.pipeline(transaction=False)
+    written: dict[str, Any] = {}
+    fanned: list[tuple[int, int]] = []  # (position of the wait, how many copies were sent)
+    queued = 0
+    for head, args in commands:
+        full = (*head.args, *args)
+        name = text(full[0]).upper()
+        if name in WAITS:
+            nodes = list(written.values()) or [client.get_default_node()]
+            for node in nodes:
+                pipe.execute_command(*full, target_nodes=node)
+            fanned.append((queued, len(nodes)))
+            queued += len(nodes)
+            continue
+        key = full[3] if name in ("EVALSHA", "EVAL") and int(full[2]) > 0 else (
+            full[1] if len(full) > 1 else None)
+        if key is not None:
+            node = client.get_node_from_key(text(key))
+            if node is not None:
+                written.setdefault(node.name, node)
+        pipe.execute_command(*full)
+        queued += 1
+    replies = list(await pipe.execute(raise_on_error=False))
+    if not fanned:
+        return replies
+    out: list[Any] = []
+    at = 0
+    for start, count in fanned:
+        out += replies[at:start]
+        copies = replies[start:start + count]
+        errors = [r for r in copies if isinstance(r, Exception)]
+        out.append(errors[0] if errors else min(copies, key=_least))
+        at = start + count
+    return out + replies[at:]
+
+
+def _least(reply: Any) -> int:
+    """``WAIT`` answers a count; ``WAITAOF`` a pair (local fsyncs, replica fsyncs)."""
+    if isinstance(reply, list | tuple):
+        return min(int(r) for r in reply) if reply else 0
+    return int(reply)
 
 
 async def _send(conn: Connection, request: bytes, count: int) -> list[Any]:

@@ -54,7 +54,7 @@ from bot.github.signature import SignatureError, verify_signature
 from bot.github.subscriptions import SUBSCRIBED_EVENTS
 from bot.journal.errors import DurabilityError
 from bot.journal.inbound import Duplicate, Inbound
-from bot.journal.wire import connect
+from bot.journal.wire import RedisClient, connect
 from bot.observe.logs import bind, configure_logging
 from bot.observe.metrics import UNVERIFIED_EVENT, Metrics, Outcome
 
@@ -82,7 +82,7 @@ as failed when it has no answer within 10 s, and an answer it never reads helps 
 
 _SECRET: web.AppKey[bytes] = web.AppKey("questbot_secret", bytes)
 _INBOUND: web.AppKey[Inbound] = web.AppKey("questbot_inbound", Inbound)
-_REDIS: web.AppKey[redis.asyncio.Redis] = web.AppKey("questbot_redis", redis.asyncio.Redis)
+_REDIS: web.AppKey[RedisClient] = web.AppKey("questbot_redis")
 _METRICS: web.AppKey[Metrics] = web.AppKey("questbot_metrics", Metrics)
 _MAX_BODY: web.AppKey[int] = web.AppKey("questbot_max_body", int)
 
@@ -225,7 +225,7 @@ def make_app(
     *,
     secret: str | bytes,
     inbound: Inbound,
-    redis: redis.asyncio.Redis,
+    redis: RedisClient,
     metrics: Metrics,
     max_body: int = DEFAULT_MAX_BODY,
 ) -> web.Application:

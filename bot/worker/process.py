@@ -52,6 +52,7 @@ from bot.journal.inbound import GROUP, STREAM, Inbound, InboundDelivery
 from bot.journal.outbox import Adapter
 from bot.journal.store import PolicySource
 from bot.journal.views import OwedViews
+from bot.journal.wire import RedisClient
 from bot.observe import waits
 from bot.observe.logs import bind
 from bot.observe.metrics import Metrics
@@ -359,7 +360,7 @@ Plugin = Callable[[AdapterContext], tuple[dict[EffectType, Adapter], Sync | None
 """Given the shared context, the adapters a part of questbot brings, and its projection."""
 
 
-def build_worker(client: redis.asyncio.Redis, forges: Forges, settings: SettingsSource,
+def build_worker(client: RedisClient, forges: Forges, settings: SettingsSource,
                  plugins: Sequence[Plugin] = (), *, app: AppIdentity, durable: bool = True,
                  leases: Leases | None = None, metrics: Metrics | None = None) -> Worker:
     """Assemble a worker: the coordination adapters plus each plugin's adapters and

@@ -45,12 +45,12 @@ from typing import Any
 
 import aiohttp
 import gidgethub
-import redis.asyncio
 
 from bot.github.hook_deliveries import AppHooks, HookDelivery
 from bot.github.subscriptions import SUBSCRIBED_EVENTS
 from bot.journal.inbound import seen_key
 from bot.journal.outage import Outage, pause
+from bot.journal.wire import RedisClient
 from bot.observe.metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -129,7 +129,7 @@ class _Due:
 class Redeliverer:
     """One worker's reconciler; ``run`` is its loop, ``once`` one pass."""
 
-    def __init__(self, hooks: AppHooks, client: redis.asyncio.Redis, *,
+    def __init__(self, hooks: AppHooks, client: RedisClient, *,
                  policy: RedeliveryPolicy | None = None, metrics: Metrics | None = None,
                  owner: str = "worker", wall: Callable[[], float] = time.time,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:

@@ -19,6 +19,8 @@ from bot.journal.indexes import Indexes, IndexWrites
 from bot.tools.scenarios import JournalBuilder, main_line
 from tests.journal.conftest import POLICY
 
+pytestmark = pytest.mark.cluster_too
+
 
 async def test_apply_writes_journal_snapshot_and_outbox(journal: Journal) -> None:
     b = JournalBuilder("q-1").sense()
@@ -181,6 +183,9 @@ async def test_durable_apply_falls_back_or_waits(journal: Journal) -> None:
     result = await journal.apply(b.events[0], POLICY, durable=True)
     assert result.version == 1
     d = journal.durability
+    if d.cluster:  # a replica acknowledged it (tests/cluster/test_durability.py: else not)
+        assert d.command() == ("WAIT", 1, d.timeout_ms)
+        return
     assert d.supported is not None
     if d.supported is False:  # redis < 7.2: the appendfsync setting was checked
         assert d.fsync_always is not None
