@@ -17,11 +17,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 import redis.asyncio
 
 from bot.journal.keys import RUNNERS_GROUP, doorbell_key, quest_keys, shard_of
+from bot.journal.streams import read_group
 from bot.journal.wire import RedisClient, stream_rows, text
 
 log = logging.getLogger(__name__)
@@ -114,12 +114,11 @@ async def read(client: RedisClient, shards: Sequence[int], consumer: str,
     if count <= 0:
         return []
     streams = {doorbell_key(s): "0" if own else ">" for s in shards}
-    reply: object = await client.xreadgroup(RUNNERS_GROUP, consumer,
-                                            streams,  # type: ignore[arg-type]
-                                            count=count, block=None if own else block_ms)
+    found = await read_group(client, RUNNERS_GROUP, consumer, streams, count=count,
+                             block_ms=None if own else block_ms)
     by_key = {doorbell_key(s): s for s in shards}
     return [(text(fields["q"]), (by_key[name], entry_id))
-            for name, rows in _read_reply(reply)
+            for name, rows in found
             for entry_id, fields in stream_rows(rows) if fields]
 
 
@@ -208,13 +207,3 @@ def _quest_of(key: str) -> str | None:
         return None
     qid = key[3:-len("}:outbox")]
     return qid if qid and "{" not in qid and "}" not in qid else None
-
-
-def _read_reply(reply: object) -> list[tuple[str, Any]]:
-    """XREADGROUP replies as (stream name, rows), for RESP2 lists and RESP3 maps alike."""
-    if not reply:
-        return []
-    if isinstance(reply, dict):
-        return [(text(name), rows[0] if isinstance(rows, list) and rows and
-                 isinstance(rows[0], list) else rows) for name, rows in reply.items()]
-    return [(text(name), rows) for name, rows in reply]  # type: ignore[attr-defined]

@@ -319,3 +319,29 @@ def stream_rows(rows: Any) -> list[tuple[str, dict[str, Any]]]:
     """Stream entries as ``(entry id, {field name: raw value})`` whatever the client decodes."""
     return [(text(entry_id), {text(k): v for k, v in (fields or {}).items()})
             for entry_id, fields in rows or ()]
+
+
+ATOMIC = """
+-- KEYS: every key the commands touch (one slot); ARGV: each command as its length, then it
+local out, i = {}, 1
+while i <= #ARGV do
+  local n = tonumber(ARGV[i])
+  out[#out + 1] = redis.call(unpack(ARGV, i + 1, i + n))
+  i = i + n + 1
+end
+return out
+"""
+
+
+async def atomic(client: RedisClient, keys: Sequence[str],
+                 *commands: Sequence[Arg]) -> list[Any]:
+    """Write ``commands`` all or nothing, as ``MULTI``/``EXEC`` would, as one Lua script over
+    ``keys`` (which must share a slot). A script and not ``MULTI``: redis-py 8.1's cluster
+    transactions hand a closed client's connection to the next client (a transaction after
+    another client's ``aclose`` fails with "Event loop is closed"), and a script is one
+    command that routes by its keys on one Redis and a cluster alike. Each reply is the
+    command's (integers and strings; a nil reply would cut the list short, so send writes)."""
+    args: list[Arg] = []
+    for command in commands:
+        args += [len(command), *command]
+    return list(await client.eval(ATOMIC, len(keys), *keys, *args))

@@ -48,7 +48,7 @@ from bot.journal import (
     PermanentError,
     Timers,
 )
-from bot.journal.inbound import GROUP, STREAM, Inbound, InboundDelivery
+from bot.journal.inbound import Inbound, InboundDelivery
 from bot.journal.outbox import Adapter
 from bot.journal.store import PolicySource
 from bot.journal.views import OwedViews
@@ -279,8 +279,7 @@ class Worker:
             if not held:
                 return
             try:
-                await self.inbound.client.xclaim(STREAM, GROUP, self.consumer, 0, list(held),
-                                                 justid=True)
+                await self.inbound.keep(self.consumer, list(held))
             except REDIS_AWAY as exc:
                 log.info("could not refresh the deliveries in hand: %s", exc)
             except redis.exceptions.ResponseError as exc:  # NOGROUP: the read recreates it
