@@ -82,6 +82,15 @@ def redis_kind(request: pytest.FixtureRequest) -> str:
 
 
 @pytest.fixture
+def redis_async_url(request: pytest.FixtureRequest, redis_kind: str) -> str:
+    """The URL of the Redis ``redis_async`` is connected to (``redis+cluster://`` for the
+    cluster): for a test that hands it to a tool of its own."""
+    if redis_kind == "cluster":
+        return str(request.getfixturevalue("redis_cluster").url)
+    return str(request.getfixturevalue("redis_url"))
+
+
+@pytest.fixture
 async def redis_async(request: pytest.FixtureRequest,
                       redis_kind: str) -> AsyncIterator[RedisClient]:
     if redis_kind == "cluster":

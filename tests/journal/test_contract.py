@@ -192,7 +192,7 @@ async def test_durable_apply_falls_back_or_waits(journal: Journal) -> None:
 
 
 async def test_rebuild_matches_and_repairs(journal: Journal, redis_async: redis.asyncio.Redis,
-                                           redis_url: str) -> None:
+                                           redis_async_url: str) -> None:
     b = main_line("q-1")
     await journal.apply_many(b.events, POLICY)
     rebuilt = await rebuild(journal, "q-1", POLICY)
@@ -205,5 +205,5 @@ async def test_rebuild_matches_and_repairs(journal: Journal, redis_async: redis.
     assert not (await rebuild(journal, "q-1", POLICY)).matches
     assert (await rebuild(journal, "q-1", POLICY, repair=True)).result.quest == b.quest
     assert (await rebuild(journal, "q-1", POLICY)).matches
-    replayed = await replay_from_redis(redis_url, "q-1", Policy())
+    replayed = await replay_from_redis(redis_async_url, "q-1", Policy())
     assert replayed.quest == b.quest and replayed.applied == len(b.events)

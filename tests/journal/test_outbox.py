@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import redis.asyncio
 
 from bot.core import Effect, EffectType, State
@@ -19,6 +20,8 @@ from bot.journal import (
 from bot.journal.streams import read_group
 from bot.tools.scenarios import JournalBuilder, main_line
 from tests.journal.conftest import POLICY, Recorder
+
+pytestmark = pytest.mark.cluster_too
 
 
 class Clock:
