@@ -61,15 +61,15 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
-import lz4.block
 import redis.asyncio
 import redis.exceptions
 
 from bot.journal.durability import Durability
 from bot.journal.group_commit import MAX_BATCH, GroupCommit
+from bot.journal.inbound_entries import InboundDelivery, compress, read_entry, text
 from bot.journal.keys import INBOUND_CLUSTER_SHARDS, inbound_shard, inbound_stream
 from bot.journal.streams import read_group
 from bot.journal.wire import Arg, Batch, Head, RedisClient, atomic
@@ -138,21 +138,6 @@ class Duplicate:
 
 
 @dataclass(frozen=True, slots=True)
-class InboundDelivery:
-    """One stored delivery, as a worker reads it."""
-
-    entry_id: str
-    delivery_id: str
-    event: str
-    body: bytes
-    received_at: datetime
-    unreadable: str | None = None
-    """Why the stored entry cannot be read back (``body`` then holds what was stored): a
-    corrupt compressed body, or an entry with no body. The worker moves it to the dead
-    letters at once rather than failing the whole read."""
-
-
-@dataclass(frozen=True, slots=True)
 class _Pending:
     delivery_id: str
     event: str
@@ -207,7 +192,7 @@ class Inbound:
         ``DurabilityError``) if it cannot be: the caller must not acknowledge it then."""
         received_ms = int(received_at.timestamp() * 1000)
         return await self._batcher.submit(
-            _Pending(delivery_id, event_name, _compress(body), received_ms))
+            _Pending(delivery_id, event_name, compress(body), received_ms))
 
     async def close(self) -> None:
         """Let the batches in flight finish (before the Redis client is closed)."""
@@ -244,7 +229,7 @@ class Inbound:
             out: list[Stored | Duplicate | None] = [None] * len(batch)
             for (shard, members), reply in zip(by_shard.items(), replies, strict=True):
                 for n, (new, entry) in zip(members, reply, strict=True):
-                    entry_id = self._qualified(shard, _text(entry))
+                    entry_id = self._qualified(shard, text(entry))
                     out[n] = (Stored if int(new) else Duplicate)(batch[n].delivery_id,
                                                                   entry_id)
             return [o for o in out if o is not None]
@@ -318,8 +303,15 @@ class Inbound:
             await self.ensure_group()  # the stream was deleted (FLUSHDB, a new server)
             return []
         shard_of = {stream: n for n, stream in enumerate(self.streams)}
-        return [d for name, rows in found for entry in rows
-                if (d := self._delivery(shard_of[name], entry)) is not None][:count]
+        got = [d for name, rows in found for entry in rows
+               if (d := self._delivery(shard_of[name], entry)) is not None]
+        if self.shards > 1:  # several streams: oldest first, as one stream would give them
+            got.sort(key=lambda d: d.received_at)
+        return got[:count]
+
+    def stream_of(self, delivery_id: str) -> str:
+        """The stream a delivery is (or would be) stored in."""
+        return self.streams[inbound_shard(delivery_id, self.shards)]
 
     async def ack(self, entry_ids: Sequence[str]) -> int:
         """Mark deliveries handled and delete them; returns how many were pending."""
@@ -365,7 +357,7 @@ class Inbound:
                     return claimed
                 cursor, entries = reply[0], reply[1]
                 claimed += [d for e in entries if (d := self._delivery(shard, e)) is not None]
-                if _text(cursor) == "0-0":
+                if text(cursor) == "0-0":
                     break
         return claimed
 
@@ -399,40 +391,7 @@ class Inbound:
         return sum(int(n) for n in await pipe.execute())
 
     def _delivery(self, shard: int, entry: tuple[Any, Any]) -> InboundDelivery | None:
-        found = _delivery(entry)
+        found = read_entry(entry)
         if found is None or self.shards == 1:
             return found
         return replace(found, entry_id=self._qualified(shard, found.entry_id))
-
-
-_compress: Callable[[bytes], bytes] = lz4.block.compress  # the block keeps its size up front
-_decompress: Callable[[bytes], bytes] = lz4.block.decompress
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def _delivery(entry: tuple[Any, Any]) -> InboundDelivery | None:
-    entry_id, fields = entry
-    if not fields:  # deleted after it was read (a claim of an entry someone acknowledged)
-        return None
-    unreadable = None
-    if b"lz4" in fields:
-        try:
-            body = _decompress(fields[b"lz4"])
-        except (lz4.block.LZ4BlockError, ValueError, MemoryError) as exc:
-            body = bytes(fields[b"lz4"])
-            unreadable = f"the stored body is not an LZ4 block: {exc}"
-    elif b"b" in fields:
-        body = bytes(fields[b"b"])
-    else:
-        body, unreadable = b"", "the entry holds no body (neither lz4 nor b)"
-    return InboundDelivery(
-        entry_id=_text(entry_id),
-        delivery_id=_text(fields.get(b"d", b"?")),
-        event=_text(fields.get(b"e", b"?")),
-        body=body,
-        received_at=datetime.fromtimestamp(int(fields.get(b"t", 0)) / 1000, UTC),
-        unreadable=unreadable,
-    )

@@ -48,7 +48,8 @@ from bot.journal import (
     PermanentError,
     Timers,
 )
-from bot.journal.inbound import Inbound, InboundDelivery
+from bot.journal.inbound import Inbound
+from bot.journal.inbound_entries import InboundDelivery
 from bot.journal.outbox import Adapter
 from bot.journal.store import PolicySource
 from bot.journal.views import OwedViews
