@@ -22,6 +22,7 @@ import argparse
 import asyncio
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -71,8 +72,15 @@ async def worker(url: str, name: str, latency_s: float) -> None:
     await client.aclose()
 
 
+def children_cpu() -> float:
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
+
+
 async def one_run(url: str, workers: int, n_trails: int, n_effects: int,
-                  latency_ms: int) -> float:
+                  latency_ms: int) -> tuple[float, float]:
+    """Effects per second, and the workers' CPU milliseconds per effect (start-up included)."""
+    cpu_before = children_cpu()
     client = plain_client(url)
     procs = [subprocess.Popen(
         [sys.executable, __file__, "--worker", url, f"w{n}", str(latency_ms)],
@@ -100,7 +108,7 @@ async def one_run(url: str, workers: int, n_trails: int, n_effects: int,
             if time.monotonic() - start > 300:
                 raise RuntimeError(f"only {done} of {total} effects delivered in 300 s")
             await asyncio.sleep(0.01)
-        return total / (time.monotonic() - start)
+        rate = total / (time.monotonic() - start)
     finally:
         for p in procs:
             if p.stdin is not None:
@@ -111,6 +119,7 @@ async def one_run(url: str, workers: int, n_trails: int, n_effects: int,
             except subprocess.TimeoutExpired:
                 p.kill()
         await client.aclose()
+    return rate, (children_cpu() - cpu_before) * 1000 / (n_trails * n_effects)
 
 
 async def series(url: str, counts: list[int], args: argparse.Namespace,
@@ -118,9 +127,10 @@ async def series(url: str, counts: list[int], args: argparse.Namespace,
     out: dict[int, float] = {}
     for workers in counts:
         flush()
-        rate = await one_run(url, workers, args.trails, args.effects, args.latency_ms)
+        rate, cpu_ms = await one_run(url, workers, args.trails, args.effects, args.latency_ms)
         out[workers] = round(rate, 1)
-        print(f"  {workers} worker(s): {rate:8.1f} effects/s", flush=True)
+        print(f"  {workers} worker(s): {rate:8.1f} effects/s, workers' CPU {cpu_ms:.2f} ms "
+              "an effect (start-up included)", flush=True)
     return out
 
 

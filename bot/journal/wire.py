@@ -51,6 +51,8 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from bot.journal import cluster
+
 Arg = bytes | str | int
 T = TypeVar("T")
 
@@ -123,7 +125,7 @@ def connect(url: str, *, socket_timeout: float, retries: int = RETRIES,
     if is_cluster_url(url):
         parts = urlsplit(url)
         plain = urlunsplit(parts._replace(scheme=CLUSTER_SCHEMES[parts.scheme.lower()]))
-        return redis.asyncio.RedisCluster.from_url(
+        return cluster.ClusterClient.from_url(
             plain, socket_connect_timeout=connect_timeout, socket_timeout=socket_timeout,
             health_check_interval=health_check_interval, retry=retry,
             retry_on_error=[RedisConnectionError, RedisTimeoutError])
@@ -143,7 +145,7 @@ def plain_client(url: str) -> RedisClient:
     benchmarks, tests — on one Redis or, for a ``redis+cluster://`` URL, a cluster."""
     if is_cluster_url(url):
         parts = urlsplit(url)
-        return redis.asyncio.RedisCluster.from_url(
+        return cluster.ClusterClient.from_url(
             urlunsplit(parts._replace(scheme=CLUSTER_SCHEMES[parts.scheme.lower()])))
     return redis.asyncio.Redis.from_url(url)
 
@@ -218,7 +220,7 @@ class Batch:
         if not self.commands:
             return []
         if isinstance(client, redis.asyncio.RedisCluster):
-            return await _cluster_execute(client, self.commands)
+            return await cluster.execute(client, self.commands)
         pool = getattr(client, "connection_pool", None)
         if pool is None:
             pipe = client.pipeline(transaction=False)
@@ -233,61 +235,6 @@ class Batch:
                 lambda _error: conn.disconnect()))
         finally:
             await pool.release(conn)
-
-
-WAITS = frozenset({"WAIT", "WAITAOF"})
-"""Commands that wait for the writes sent before them on the same connection."""
-
-
-async def _cluster_execute(client: redis.asyncio.RedisCluster,
-                           commands: Sequence[Command]) -> list[Any]:
-    """A batch on a Redis Cluster: redis-py's cluster pipeline splits it by node (one
-    connection each, the commands of a node in order) and follows ``MOVED``. A ``WAIT`` or
-    ``WAITAOF`` holds for the writes sent before it on its own connection, so it is sent to
-    every master the batch wrote to, after that master's commands; its reply is the least
-    any master gave (or the first error): "every write of the batch reached that many"."""
-    await client.initialize()  # the slot map, on a client's first command
-    pipe = client.pipeline(transaction=False)
-    written: dict[str, Any] = {}
-    fanned: list[tuple[int, int]] = []  # (position of the wait, how many copies were sent)
-    queued = 0
-    for head, args in commands:
-        full = (*head.args, *args)
-        name = text(full[0]).upper()
-        if name in WAITS:
-            nodes = list(written.values()) or [client.get_default_node()]
-            for node in nodes:
-                pipe.execute_command(*full, target_nodes=node)
-            fanned.append((queued, len(nodes)))
-            queued += len(nodes)
-            continue
-        key = full[3] if name in ("EVALSHA", "EVAL") and int(full[2]) > 0 else (
-            full[1] if len(full) > 1 else None)
-        if key is not None:
-            node = client.get_node_from_key(text(key))
-            if node is not None:
-                written.setdefault(node.name, node)
-        pipe.execute_command(*full)
-        queued += 1
-    replies = list(await pipe.execute(raise_on_error=False))
-    if not fanned:
-        return replies
-    out: list[Any] = []
-    at = 0
-    for start, count in fanned:
-        out += replies[at:start]
-        copies = replies[start:start + count]
-        errors = [r for r in copies if isinstance(r, Exception)]
-        out.append(errors[0] if errors else min(copies, key=_least))
-        at = start + count
-    return out + replies[at:]
-
-
-def _least(reply: Any) -> int:
-    """``WAIT`` answers a count; ``WAITAOF`` a pair (local fsyncs, replica fsyncs)."""
-    if isinstance(reply, list | tuple):
-        return min(int(r) for r in reply) if reply else 0
-    return int(reply)
 
 
 async def _send(conn: Connection, request: bytes, count: int) -> list[Any]:
