@@ -80,7 +80,16 @@ def http_url(value: str, *, path_allowed: bool = True) -> str:
 
 def redis_url(value: str) -> str:
     """``redis://[[user]:password@]host[:port][/db]``, ``rediss://…``, ``unix:///path``, or
-    ``redis+cluster://host:port`` (``rediss+cluster://``): one node of a Redis Cluster."""
+    ``redis+cluster://host:port[,host:port…]`` (``rediss+cluster://``): nodes of a Redis
+    Cluster."""
+    scheme = value.partition("://")[0]
+    if scheme in ("redis+cluster", "rediss+cluster") and "," in value.partition("://")[2]:
+        head, _, tail = value.partition("://")
+        netloc, slash, rest = tail.partition("/")
+        auth, at, hosts = netloc.rpartition("@")
+        for node in hosts.split(","):  # every node must be a host:port of its own
+            redis_url(f"{head}://{auth}{at}{node}{slash}{rest}")
+        return value
     parts = _split(value, ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster"),
                    "a redis://, rediss://, unix:// or redis+cluster://")
     if parts.scheme == "unix":

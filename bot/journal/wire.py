@@ -44,6 +44,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio
+from redis.asyncio.cluster import ClusterNode
 from redis.asyncio.connection import Connection
 from redis.asyncio.retry import Retry
 from redis.backoff import AbstractBackoff, ExponentialBackoff
@@ -116,19 +117,20 @@ def connect(url: str, *, socket_timeout: float, retries: int = RETRIES,
     """A client for ``url`` whose every command rides out a Redis restart (module docstring).
     ``socket_timeout`` must be longer than any blocking read the caller makes.
 
-    ``redis+cluster://host:port`` (or ``rediss+cluster://``) names one node of a Redis
-    Cluster: the client learns the others from it and follows the slots as they move. Its
-    connections get the same ``Retry``; the cluster client itself re-reads the slot map and
-    resends, up to ``retries`` times, a command that met a dead or demoted master."""
+    ``redis+cluster://host:port[,host:port…]`` (or ``rediss+cluster://``) names nodes of a
+    Redis Cluster: the client starts from whichever answers, learns the others and follows the
+    slots as they move — name several, so a process (re)started while one is down still finds
+    the cluster. The cluster client re-reads the slot map and resends, up to ``retries``
+    times, a command that met a dead or demoted master (redis-py gives the node connections
+    no retries of their own)."""
     retry = CountingRetry(ExponentialBackoff(cap=BACKOFF_CAP_S, base=BACKOFF_BASE_S), retries,
                           on_error=on_error, on_reconnect=on_reconnect)
     if is_cluster_url(url):
-        parts = urlsplit(url)
-        plain = urlunsplit(parts._replace(scheme=CLUSTER_SCHEMES[parts.scheme.lower()]))
+        plain, nodes = cluster_startup(url)
         return cluster.ClusterClient.from_url(
-            plain, socket_connect_timeout=connect_timeout, socket_timeout=socket_timeout,
-            health_check_interval=health_check_interval, retry=retry,
-            retry_on_error=[RedisConnectionError, RedisTimeoutError])
+            plain, startup_nodes=nodes, socket_connect_timeout=connect_timeout,
+            socket_timeout=socket_timeout, health_check_interval=health_check_interval,
+            retry=retry, retry_on_error=[RedisConnectionError, RedisTimeoutError])
     return redis.asyncio.Redis.from_url(
         url, socket_connect_timeout=connect_timeout, socket_timeout=socket_timeout,
         health_check_interval=health_check_interval, retry=retry,
@@ -144,10 +146,32 @@ def plain_client(url: str) -> RedisClient:
     """A client with redis-py's defaults (no retries) for one-shot tools — the replay CLI,
     benchmarks, tests — on one Redis or, for a ``redis+cluster://`` URL, a cluster."""
     if is_cluster_url(url):
-        parts = urlsplit(url)
-        return cluster.ClusterClient.from_url(
-            urlunsplit(parts._replace(scheme=CLUSTER_SCHEMES[parts.scheme.lower()])))
+        plain, nodes = cluster_startup(url)
+        return cluster.ClusterClient.from_url(plain, startup_nodes=nodes)
     return redis.asyncio.Redis.from_url(url)
+
+
+def cluster_nodes(url: str) -> list[tuple[str, int]]:
+    """The ``host:port`` pairs of a ``redis+cluster://`` URL (port 6379 when left out)."""
+    netloc = url.partition("://")[2].partition("/")[0].rpartition("@")[2]
+    nodes = []
+    for node in netloc.split(","):
+        host, _, port = node.rpartition(":") if ":" in node else (node, "", "6379")
+        nodes.append((host.strip("[]"), int(port)))
+    return nodes
+
+
+def cluster_startup(url: str) -> tuple[str, list[ClusterNode]]:
+    """A plain ``redis://`` URL of the first node (credentials, TLS and options kept) for
+    redis-py, and every node named, to start from."""
+    parts = urlsplit(url)
+    nodes = cluster_nodes(url)
+    user = parts.netloc.rpartition("@")[0]
+    host, port = nodes[0]
+    first = f"{user}@{host}:{port}" if user else f"{host}:{port}"
+    plain = urlunsplit(parts._replace(scheme=CLUSTER_SCHEMES[parts.scheme.lower()],
+                                      netloc=first))
+    return plain, [ClusterNode(h, p) for h, p in nodes[1:]]
 
 
 def _bulk(args: Sequence[Arg], out: list[bytes]) -> None:
