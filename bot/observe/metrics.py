@@ -110,6 +110,15 @@ class Metrics:
             "questbot_webhook_redelivery_pending", "Deliveries asked for again and neither "
             "stored nor given up yet, as the last pass left them.", registry=r,
         )
+        self.inbound_backlog = Gauge(
+            "questbot_inbound_backlog", "Webhook deliveries stored and not yet handled by a "
+            "worker (every inbound shard), read when /metrics is scraped.", registry=r,
+        )
+        self.inbound_dead = Gauge(
+            "questbot_inbound_dead_letters", "Deliveries moved to the dead letters after "
+            "failing every try (every inbound shard), read when /metrics is scraped.",
+            registry=r,
+        )
         self._quest_states: set[str] = set()
         self._delivery_counters: dict[tuple[str, Outcome], Counter] = {}
 

@@ -218,6 +218,13 @@ async def healthz(request: web.Request) -> web.Response:
 
 async def metrics_view(request: web.Request) -> web.Response:
     metrics = request.app[_METRICS]
+    inbound = request.app[_INBOUND]
+    try:  # the backlog as of this scrape; with Redis away the last value stays
+        async with asyncio.timeout(1.0):
+            metrics.inbound_backlog.set(await inbound.backlog())
+            metrics.inbound_dead.set(await inbound.dead_letters())
+    except (TimeoutError, redis.exceptions.RedisError, OSError) as exc:
+        log.info("could not read the inbound backlog for /metrics: %s", exc)
     return web.Response(body=metrics.render(), headers={"Content-Type": metrics.content_type})
 
 
