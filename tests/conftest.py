@@ -3,7 +3,8 @@
 A test module marked ``pytestmark = pytest.mark.cluster_too`` runs each of its tests that use
 ``redis_async`` twice: on one Redis and on the local Redis Cluster (``tests/redis_cluster.py``,
 started once a session, flushed before each test). ``QUESTBOT_TEST_REDIS=cluster`` runs every
-``redis_async`` test on the cluster instead."""
+``redis_async`` test on the cluster instead, ``QUESTBOT_TEST_REDIS=single`` only on one Redis
+(the cluster variants skipped, for a quick run)."""
 
 from __future__ import annotations
 
@@ -59,7 +60,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if ("redis_kind" in metafunc.fixturenames
             and metafunc.definition.get_closest_marker("cluster_too") is not None
-            and os.environ.get("QUESTBOT_TEST_REDIS") != "cluster"):
+            and os.environ.get("QUESTBOT_TEST_REDIS") not in ("cluster", "single")):
         metafunc.parametrize("redis_kind", ["single", "cluster"], indirect=True)
 
 
