@@ -98,42 +98,88 @@ async def execute(client: redis.asyncio.RedisCluster,
     connection each, the commands of a node in order) and follows ``MOVED``. A ``WAIT`` or
     ``WAITAOF`` holds for the writes sent before it on its own connection, so it is sent to
     every master the batch wrote to, after that master's commands; its reply is the least
-    any master gave (or the first error): "every write of the batch reached that many"."""
+    any master gave (or the first error): "every write of the batch reached that many".
+
+    A write redirected (the slot map was stale: a failover, a slot moved) went out on another
+    connection, which no ``WAIT`` of the batch covers, and the ``WAIT`` may have gone to a
+    master since demoted. Then the slot map is read again and the batch sent once more —
+    every command questbot batches is safe twice — with a write of its own before each
+    ``WAIT`` (``SET {<tag>}:wait``, a key of the same slot, expiring): the replication stream
+    is ordered, so a replica that has it has the redirected write too."""
+    replies, redirected = await _execute(client, commands, marked=False)
+    if not redirected:
+        return replies
+    await client.nodes_manager.initialize()
+    replies, _ = await _execute(client, commands, marked=True)
+    return replies
+
+
+async def _execute(client: redis.asyncio.RedisCluster,
+                   commands: Sequence[tuple[Any, Sequence[Any]]], *,
+                   marked: bool) -> tuple[list[Any], bool]:
+    """The replies, and whether a wait's coverage was lost to a redirect."""
     await client.initialize()  # the slot map, on a client's first command
     pipe = client.pipeline(transaction=False)
-    written: dict[str, Any] = {}
-    fanned: list[tuple[int, int]] = []  # (position of the wait, how many copies were sent)
+    written: dict[str, tuple[Any, str]] = {}  # node name -> (node, a key written there)
+    keys: list[str] = []
+    fanned: list[tuple[int, int, int]] = []  # (position, copies sent, commands a copy)
     queued = 0
     for head, args in commands:
         full = (*head.args, *args)  # head: a wire.Head
         name = _text(full[0]).upper()
         if name in WAITS:
-            nodes = list(written.values()) or [client.get_default_node()]
-            for node in nodes:
+            nodes = list(written.values()) or [(client.get_default_node(), "")]
+            for node, where in nodes:
+                if marked and where:
+                    pipe.execute_command("SET", _marker(where), 1, "PX", 60_000,
+                                         target_nodes=node)
                 pipe.execute_command(*full, target_nodes=node)
-            fanned.append((queued, len(nodes)))
-            queued += len(nodes)
+            per = 2 if marked and nodes[0][1] else 1
+            fanned.append((queued, len(nodes), per))
+            queued += len(nodes) * per
             continue
         key = full[3] if name in ("EVALSHA", "EVAL") and int(full[2]) > 0 else (
             full[1] if len(full) > 1 else None)
         if key is not None:
             node = client.get_node_from_key(_text(key))
             if node is not None:
-                written.setdefault(node.name, node)
+                written.setdefault(node.name, (node, _text(key)))
+                keys.append(_text(key))
         pipe.execute_command(*full)
         queued += 1
     replies = list(await pipe.execute(raise_on_error=False))
     if not fanned:
-        return replies
+        return replies, False
     out: list[Any] = []
     at = 0
-    for start, count in fanned:
+    lost = any(isinstance(r, RedisConnectionError) for r in replies)
+    for start, count, per in fanned:
         out += replies[at:start]
-        copies = replies[start:start + count]
+        copies = replies[start + per - 1:start + count * per:per]
         errors = [r for r in copies if isinstance(r, Exception)]
+        lost = lost or any(_redirect(e) for e in errors)
         out.append(errors[0] if errors else min(copies, key=_least))
-        at = start + count
-    return out + replies[at:]
+        at = start + count * per
+    now = {getattr(client.get_node_from_key(k), "name", None) for k in keys}
+    lost = lost or not now <= set(written)  # a key's slot moved to another master
+    return out + replies[at:], lost
+
+
+def _marker(key: str) -> str:
+    """A key in ``key``'s slot for the write before a ``WAIT``: ``{<its hash tag>}:wait``."""
+    start = key.find("{")
+    end = key.find("}", start + 1)
+    tag = key[start + 1:end] if start != -1 and end > start + 1 else key
+    return "{" + tag + "}:wait"
+
+
+def _redirect(error: Exception) -> bool:
+    """A ``WAIT`` refused because its node is no master of the batch's slots any more, or
+    lost with a connection to a node that went away."""
+    if isinstance(error, RedisConnectionError | redis.exceptions.TimeoutError):
+        return True
+    text = str(error).lower()
+    return any(word in text for word in ("replica", "moved", "clusterdown", "readonly"))
 
 
 def _least(reply: Any) -> int:
