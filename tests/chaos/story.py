@@ -30,7 +30,7 @@ import redis.exceptions
 from bot.agent.demo_spec import sample_files
 from bot.core import Quest, State
 from bot.core.states import MAIN_LINE
-from bot.journal import Indexes, Journal
+from bot.journal import REDIS_AWAY, Indexes, Journal
 from bot.journal.wire import RedisClient, connect
 
 MAINTAINER = "maya"
@@ -219,7 +219,7 @@ class Story:
         while True:
             try:
                 return await call()
-            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
+            except (*REDIS_AWAY, OSError):
                 if time.time() >= self.deadline:
                     raise Stuck("redis did not come back before the deadline") from None
                 await asyncio.sleep(0.5)
