@@ -57,8 +57,8 @@ import aiohttp
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bot.journal.inbound import STREAM  # noqa: E402
-from tests.chaos.processes import Proc, Redis, Supervisor, python_env  # noqa: E402
+from bot.journal.inbound import Inbound  # noqa: E402
+from tests.chaos.processes import ClusterRedis, Proc, Redis, Supervisor, python_env  # noqa: E402
 from tests.chaos.story import Fake, QuestRun, Story, reader_client  # noqa: E402
 from tests.chaos.verdict import diagnose, judge  # noqa: E402
 from tests.redis_server import free_port  # noqa: E402
@@ -102,6 +102,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--no-faults", action="store_true", help="a clean run: no faults at all")
     p.add_argument("--timeout", type=float, default=150.0, metavar="S",
                    help="give up on quests that have not closed by then")
+    p.add_argument("--cluster", action="store_true",
+                   help="a Redis Cluster (3 masters, a replica each); each Redis restart "
+                   "becomes a master killed and its replica promoted")
     p.add_argument("--keep", action="store_true", help="keep the run's directory and logs")
     p.add_argument("--agent", choices=("scripted", "model"), default="scripted",
                    help="the demo's scripted agent, or the model agent on the recorded server")
@@ -138,7 +141,7 @@ async def wait_http(url: str, seconds: float, *, ok: bool = False) -> None:
 
 
 async def inject(args: argparse.Namespace, rng: random.Random, webs: list[Proc],
-                 workers: list[Proc], redis: Redis, chaos: Chaos) -> None:
+                 workers: list[Proc], redis: Redis | ClusterRedis, chaos: Chaos) -> None:
     """Kill processes (and Redis, spread evenly over the kills) until the budget is spent."""
     restart_at = {round((n + 1) * args.kills / (args.redis_restarts + 1))
                   for n in range(args.redis_restarts)}
@@ -149,7 +152,11 @@ async def inject(args: argparse.Namespace, rng: random.Random, webs: list[Proc],
             # Every other restart is at once, as a supervisor restarts a crashed Redis: then no
             # request meets Redis away, and the first after it meets a closed connection.
             quick = chaos.redis_restarts % 2 == 0
-            await redis.crash(0.05 if quick else rng.uniform(0.5, 2.0))
+            away = 0.05 if quick else rng.uniform(0.5, 2.0)
+            if isinstance(redis, ClusterRedis):  # a master of a random slot fails over
+                await redis.crash(away, key=f"q:{{chaos-{rng.randrange(10_000)}}}:snap")
+            else:
+                await redis.crash(away)
             chaos.redis_restarts += 1
         web = rng.random() < 0.2
         if rng.choice(webs if web else workers).kill():
@@ -191,13 +198,14 @@ async def settle(fake: Fake, reader: Any, seconds: float) -> dict[str, Any]:
         busy = state["webhooks"]["in_flight"] or any(
             r["app_slug"] == "questbot" and r["status"] != "completed"
             for repo in state["repositories"].values() for r in repo["check_runs"])
-        busy = busy or bool(await reader.xlen(STREAM))
+        busy = busy or bool(await Inbound(reader).backlog())
         if not busy or time.time() >= deadline:
             return state
         await asyncio.sleep(0.5)
 
 
-def health_after_restarts(chaos: Chaos, redis: Redis, t0: float) -> list[str]:
+def health_after_restarts(chaos: Chaos, redis: Redis | ClusterRedis,
+                          t0: float) -> list[str]:
     """``/healthz`` probes answered 503 although Redis was up from sending to answer."""
     return [f"{name} /healthz answered 503 at +{sent - t0:.1f} s, redis up from probe to answer"
             for sent, answered, name, status in chaos.health
@@ -223,7 +231,8 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
     started = time.time()
     rng = random.Random(args.seed)
     workdir = Path(tempfile.mkdtemp(prefix="questbot-chaos-"))
-    redis = Redis.start(workdir / "redis")
+    redis: Redis | ClusterRedis = (ClusterRedis if args.cluster else Redis).start(
+        workdir / "redis")
     key = workdir / "app.pem"
     fake_port, web_ports = free_port(), [free_port(), free_port()]
     fake_url = f"http://127.0.0.1:{fake_port}"
@@ -272,9 +281,7 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         injecting.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await injecting
-        if redis.outages and redis.outages[-1].up is None:
-            await asyncio.to_thread(redis.server.start)
-            redis.outages[-1].up = time.time()
+        await redis.bring_back()
         state = await settle(fake, reader, 25.0)
         (workdir / "github.json").write_text(json.dumps(state))
         verdict = await judge(state, runs, story.bases, reader, redis.outages, started)
@@ -328,6 +335,9 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
     summary = {
         "quests": len(runs), "quests_ok": verdict.quests_ok, "kills": chaos.kills,
         "web_kills": chaos.web_kills, "redis_restarts": chaos.redis_restarts,
+        "cluster": args.cluster,
+        "master_failovers": len(redis.failovers) if isinstance(redis, ClusterRedis) else 0,
+        "redis_away_s": [round((o.up or o.down) - o.down, 2) for o in redis.outages],
         "duplicate_writes": verdict.duplicate_writes,
         "duplicates": dict(verdict.duplicates), "lost_deliveries": verdict.lost_deliveries,
         "unhandled_deliveries": verdict.unhandled_deliveries,

@@ -1,7 +1,14 @@
-"""Shared fixtures: a real Redis for every test that needs one, and the inbound store on it."""
+"""Shared fixtures: a real Redis for every test that needs one, and the inbound store on it.
+
+A test module marked ``pytestmark = pytest.mark.cluster_too`` runs each of its tests that use
+``redis_async`` twice: on one Redis and on the local Redis Cluster (``tests/redis_cluster.py``,
+started once a session, flushed before each test). ``QUESTBOT_TEST_REDIS=cluster`` runs every
+``redis_async`` test on the cluster instead, ``QUESTBOT_TEST_REDIS=single`` only on one Redis
+(the cluster variants skipped, for a quick run)."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -10,6 +17,8 @@ import redis.asyncio
 from hypothesis import settings
 
 from bot.journal.inbound import Inbound
+from bot.journal.wire import RedisClient, plain_client
+from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer, external_url
 
 # No per-example deadline anywhere: an example's time is not its behaviour (speed is measured by
@@ -43,10 +52,55 @@ def redis_sync(redis_url: str) -> Iterator[redis.Redis]:
         client.close()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "cluster_too: run the module's redis_async tests on "
+                            "one Redis and on the local Redis Cluster")
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if ("redis_kind" in metafunc.fixturenames
+            and metafunc.definition.get_closest_marker("cluster_too") is not None
+            and os.environ.get("QUESTBOT_TEST_REDIS") not in ("cluster", "single")):
+        metafunc.parametrize("redis_kind", ["single", "cluster"], indirect=True)
+
+
+@pytest.fixture(scope="session")
+def redis_cluster() -> Iterator[RedisCluster]:
+    """Three masters with a replica each, for the session (about 2 s to start)."""
+    cluster = RedisCluster()
+    cluster.start()
+    try:
+        yield cluster
+    finally:
+        cluster.cleanup()
+
+
 @pytest.fixture
-async def redis_async(redis_url: str) -> AsyncIterator[redis.asyncio.Redis]:
-    client = redis.asyncio.Redis.from_url(redis_url)
-    await client.flushdb()
+def redis_kind(request: pytest.FixtureRequest) -> str:
+    """``single`` or ``cluster``: what ``redis_async`` connects to."""
+    default = "cluster" if os.environ.get("QUESTBOT_TEST_REDIS") == "cluster" else "single"
+    return str(getattr(request, "param", default))
+
+
+@pytest.fixture
+def redis_async_url(request: pytest.FixtureRequest, redis_kind: str) -> str:
+    """The URL of the Redis ``redis_async`` is connected to (``redis+cluster://`` for the
+    cluster): for a test that hands it to a tool of its own."""
+    if redis_kind == "cluster":
+        return str(request.getfixturevalue("redis_cluster").url)
+    return str(request.getfixturevalue("redis_url"))
+
+
+@pytest.fixture
+async def redis_async(request: pytest.FixtureRequest,
+                      redis_kind: str) -> AsyncIterator[RedisClient]:
+    if redis_kind == "cluster":
+        cluster: RedisCluster = request.getfixturevalue("redis_cluster")
+        cluster.flush()
+        client = plain_client(cluster.url)
+    else:
+        client = plain_client(request.getfixturevalue("redis_url"))
+        await client.flushdb()
     try:
         yield client
     finally:
@@ -60,5 +114,5 @@ def batches() -> list[int]:
 
 
 @pytest.fixture
-def inbound(redis_async: redis.asyncio.Redis, batches: list[int]) -> Inbound:
+def inbound(redis_async: RedisClient, batches: list[int]) -> Inbound:
     return Inbound(redis_async, durable=True, on_batch=batches.append)

@@ -65,8 +65,10 @@ class RedisCluster:
 
     @property
     def url(self) -> str:
-        """A ``redis+cluster://`` URL naming one node: the client finds the rest."""
-        return f"redis+cluster://127.0.0.1:{self.nodes[0].port}/0"
+        """A ``redis+cluster://`` URL naming every node: a client started while one is down
+        starts from another."""
+        nodes = ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
+        return f"redis+cluster://{nodes}/0"
 
     def start(self) -> None:
         cli = shutil.which("redis-cli")
@@ -114,7 +116,10 @@ class RedisCluster:
         raise RuntimeError(f"the cluster was not ok within {seconds} s")
 
     def client(self) -> redis.RedisCluster:
-        return redis.RedisCluster(host="127.0.0.1", port=self.nodes[0].port)
+        """A client starting from any live node."""
+        live = [redis.cluster.ClusterNode("127.0.0.1", n.port) for n in self.nodes
+                if n.process is not None]
+        return redis.RedisCluster(startup_nodes=live)
 
     def master_of(self, key: str) -> Node:
         c = self.client()
@@ -123,6 +128,17 @@ class RedisCluster:
             return next(n for n in self.nodes if n.port == node.port)
         finally:
             c.close()
+
+    def replica_of(self, key: str) -> Node:
+        """The replica of the master serving ``key``."""
+        master = self.master_of(key)
+        for node in self.nodes:
+            if node.process is None or node is master:
+                continue
+            info = redis.Redis(port=node.port, socket_timeout=0.5).info("replication")
+            if info.get("role") == "slave" and int(info.get("master_port", 0)) == master.port:
+                return node
+        raise RuntimeError(f"the master on port {master.port} has no live replica")
 
     def kill_master(self, key: str) -> Node:
         """SIGKILL the master serving ``key``; its replica is promoted (failover)."""

@@ -58,6 +58,13 @@ def test_defaults(env: dict[str, str], key_pem: str) -> None:
     assert config.durable_acks is True
 
 
+@pytest.mark.parametrize("url", ["redis+cluster://10.0.0.1:7000",
+                                 "rediss+cluster://u:pw@a.internal:7000,b.internal:7001/0"])
+def test_a_redis_cluster_url_is_taken(env: dict[str, str], url: str) -> None:
+    env["REDIS_URL"] = url
+    assert load_config(env).redis_url == url
+
+
 def test_every_variable_is_read(env: dict[str, str]) -> None:
     env |= {
         "REDIS_URL": "rediss://cache.internal:6380/2",
@@ -343,6 +350,10 @@ def test_the_worker_and_redelivery_settings(env: dict[str, str]) -> None:
         ("REDIS_URL", "redis://cache:6379/zero", "REDIS_URL=redis://cache:6379/zero: has a "
          "database that is not a number"),
         ("REDIS_URL", "unix://", "REDIS_URL=unix://: has no socket path"),
+        ("REDIS_URL", "redis+cluster://a:6379/1", "REDIS_URL=redis+cluster://a:6379/1: names a "
+         "database other than 0"),
+        ("REDIS_URL", "redis+cluster://a:6379,b:99999/0", "REDIS_URL=redis+cluster://a:6379,"
+         "b:99999/0: has a port that"),
         ("QUESTBOT_REDELIVERY", "sometimes", "QUESTBOT_REDELIVERY=sometimes: is not true or false"),
         ("QUESTBOT_REDELIVERY_INTERVAL", "5", "QUESTBOT_REDELIVERY_INTERVAL=5: is not between 10 "
          "and 86400"),

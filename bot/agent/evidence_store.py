@@ -55,7 +55,6 @@ import logging
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
 
-import redis.asyncio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from bot.agent.evidence import CommandOutput, EvidenceBundle
@@ -65,6 +64,7 @@ from bot.agent.validation import ClaimVerdict
 from bot.core import Quest
 from bot.core.proof import CheckRecord, Reproduction, Risk
 from bot.journal.keys import hash_tag
+from bot.journal.wire import RedisClient
 
 log = logging.getLogger(__name__)
 
@@ -206,7 +206,7 @@ def compose(records: Sequence[StageRecord]) -> EvidenceBundle | None:
 
 
 class EvidenceStore:
-    def __init__(self, client: redis.asyncio.Redis) -> None:
+    def __init__(self, client: RedisClient) -> None:
         self.client = client
 
     async def record(self, quest_id: str, record: StageRecord) -> StageRecord:

@@ -12,12 +12,11 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-import redis.asyncio
-
 from bot.agent.workspace import NotedPush
 from bot.core import Effect, Event
 from bot.journal.keys import hash_tag
 from bot.journal.records import dump_event, load_event
+from bot.journal.wire import RedisClient
 
 OUTCOMES_TTL_SECONDS = 14 * 24 * 3600
 """A redelivery comes within minutes of a crash; two weeks after a quest's last run its
@@ -37,7 +36,7 @@ def push_field(effect: Effect) -> str:
 class Outcomes:
     """The events each finished agent run reported, by effect key (see the module docstring)."""
 
-    def __init__(self, client: redis.asyncio.Redis) -> None:
+    def __init__(self, client: RedisClient) -> None:
         self.client = client
 
     async def remember(self, effect: Effect, events: Sequence[Event]) -> None:
@@ -60,7 +59,7 @@ class PushNotes:
     """The push the run of one ``start_agent`` effect is about to make, noted in Redis
     (``bot.agent.workspace.PushNotes``)."""
 
-    def __init__(self, client: redis.asyncio.Redis, effect: Effect) -> None:
+    def __init__(self, client: RedisClient, effect: Effect) -> None:
         self.client = client
         self.key = outcomes_key(effect.quest_id)
         self.field = push_field(effect)

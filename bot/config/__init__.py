@@ -12,7 +12,7 @@ cannot check signatures must not start at all.
 | ``GITHUB_PRIVATE_KEY`` / ``GITHUB_PRIVATE_KEY_PATH`` | one required | PEM text, or a path to it |
 | ``GITHUB_WEBHOOK_SECRET`` | required | the App's webhook secret |
 | ``GITHUB_APP_SLUG`` | unset | the App's slug, as ``register`` wrote it (read, not required) |
-| ``REDIS_URL`` | ``redis://127.0.0.1:6379/0`` | |
+| ``REDIS_URL`` | ``redis://127.0.0.1:6379/0`` | ``redis+cluster://HOST:PORT`` for a Redis Cluster |
 | ``GITHUB_API_URL`` | ``https://api.github.com`` | GitHub Enterprise: ``https://HOST/api/v3`` |
 | ``PORT`` | ``8080`` | the web process |
 | ``QUESTBOT_METRICS_PORT`` | ``9100`` | the worker's ``/metrics`` and ``/healthz`` |
@@ -76,7 +76,8 @@ _HINTS = {
     "anyone else's",
     "GITHUB_APP_SLUG": "set it to the App's slug (the last part of https://github.com/apps/"
     "SLUG), or unset it",
-    "REDIS_URL": "set it to a redis://, rediss:// or unix:// URL, or unset it for "
+    "REDIS_URL": "set it to a redis://, rediss://, unix:// or redis+cluster:// URL, or unset "
+    "it for "
     "redis://127.0.0.1:6379/0",
     "GITHUB_API_URL": "set it to the REST API root (https://api.github.com, or "
     "https://HOST/api/v3 for GitHub Enterprise Server), or unset it",

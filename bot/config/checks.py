@@ -79,8 +79,19 @@ def http_url(value: str, *, path_allowed: bool = True) -> str:
 
 
 def redis_url(value: str) -> str:
-    """``redis://[[user]:password@]host[:port][/db]``, ``rediss://…`` or ``unix:///path``."""
-    parts = _split(value, ("redis", "rediss", "unix"), "a redis://, rediss:// or unix://")
+    """``redis://[[user]:password@]host[:port][/db]``, ``rediss://…``, ``unix:///path``, or
+    ``redis+cluster://host:port[,host:port…]`` (``rediss+cluster://``): nodes of a Redis
+    Cluster."""
+    scheme = value.partition("://")[0]
+    if scheme in ("redis+cluster", "rediss+cluster") and "," in value.partition("://")[2]:
+        head, _, tail = value.partition("://")
+        netloc, slash, rest = tail.partition("/")
+        auth, at, hosts = netloc.rpartition("@")
+        for node in hosts.split(","):  # every node must be a host:port of its own
+            redis_url(f"{head}://{auth}{at}{node}{slash}{rest}")
+        return value
+    parts = _split(value, ("redis", "rediss", "unix", "redis+cluster", "rediss+cluster"),
+                   "a redis://, rediss://, unix:// or redis+cluster://")
     if parts.scheme == "unix":
         if not parts.path:
             raise ValueError("has no socket path (unix:///path/to/redis.sock)")
@@ -90,6 +101,9 @@ def redis_url(value: str) -> str:
     database = parts.path.strip("/")
     if database and not database.isdigit():
         raise ValueError("has a database that is not a number (redis://host:6379/0)")
+    if parts.scheme.endswith("+cluster") and database not in ("", "0"):
+        raise ValueError("names a database other than 0, which Redis Cluster does not have "
+                         "(redis+cluster://host:6379/0)")
     return value
 
 

@@ -23,7 +23,6 @@ from datetime import datetime
 from typing import Any
 
 import aiohttp
-import redis.asyncio
 from cachetools import LRUCache
 from gidgethub.aiohttp import GitHubAPI
 from pydantic import SecretStr
@@ -34,6 +33,7 @@ from bot.github.auth import InstallationTokens
 from bot.github.errors import GitHubAdapterError
 from bot.github.identity import read_identity
 from bot.github.ratelimit import PacedGitHubAPI, RateLimits
+from bot.journal.wire import RedisClient
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class InstallationAPI(PacedGitHubAPI):
 
 
 class GitHubClients:
-    def __init__(self, session: aiohttp.ClientSession, redis_client: redis.asyncio.Redis, *,
+    def __init__(self, session: aiohttp.ClientSession, redis_client: RedisClient, *,
                  app_id: str | int, private_key: str | bytes | SecretStr, base_url: str,
                  clock: Callable[[], datetime] | None = None,
                  limits: RateLimits | None = None) -> None:

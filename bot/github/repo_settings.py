@@ -24,12 +24,12 @@ from collections.abc import Callable
 from typing import Protocol
 
 import gidgethub
-import redis.asyncio
 from cachetools import TTLCache
 from gidgethub.abc import GitHubAPI
 
 from bot.github.forge import Forge
 from bot.journal.memory import ForgeMemory
+from bot.journal.wire import RedisClient
 from bot.settings.schema import (
     SETTINGS_PATH,
     Settings,
@@ -49,7 +49,7 @@ class RepoClients(Protocol):
 
 
 class RepoSettings:
-    def __init__(self, clients: RepoClients, redis_client: redis.asyncio.Redis, *,
+    def __init__(self, clients: RepoClients, redis_client: RedisClient, *,
                  ttl: float = DEFAULT_TTL, timer: Callable[[], float] = time.monotonic,
                  maxsize: int = 4096) -> None:
         self.clients = clients

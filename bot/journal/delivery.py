@@ -11,11 +11,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 
-import redis.asyncio
-
 from bot.core import Effect, EffectType, Event
 from bot.journal.keys import quest_keys
-from bot.journal.wire import stream_rows, text
+from bot.journal.wire import RedisClient, stream_rows, text
 
 Adapter = Callable[[Effect], Awaitable[Sequence[Event] | None]]
 """Performs one effect; returns the events that report its outcome (or nothing)."""
@@ -79,14 +77,14 @@ def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text}"[:500]
 
 
-async def failures(client: redis.asyncio.Redis, quest_id: str) -> list[Failure]:
+async def failures(client: RedisClient, quest_id: str) -> list[Failure]:
     """The permanent delivery failures recorded for a quest, oldest first."""
     rows = stream_rows(await client.xrange(quest_keys(quest_id).failures, "-", "+"))
     return [Failure(quest_id, text(f["key"]), text(f["type"]), text(f["error"]), int(f["tries"]),
                     float(f["at"])) for _, f in rows]
 
 
-async def delivered(client: redis.asyncio.Redis, quest_id: str) -> dict[str, str]:
+async def delivered(client: RedisClient, quest_id: str) -> dict[str, str]:
     """The delivered-key record of a quest: effect key → ``ok`` or ``failed``."""
     raw = await client.hgetall(quest_keys(quest_id).done)
     return {text(a): text(b) for a, b in raw.items()}

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable, Sequence
-from typing import Any
 
 import redis.asyncio
 
 from bot.journal.keys import RUNNERS_GROUP, doorbell_key, quest_keys, shard_of
-from bot.journal.wire import stream_rows, text
+from bot.journal.streams import read_group
+from bot.journal.wire import RedisClient, stream_rows, text
 
 log = logging.getLogger(__name__)
 
@@ -77,7 +77,7 @@ class Waiting:
         return max(1, min(block_ms, wait)) if wait > 0 else None
 
 
-async def create_groups(client: redis.asyncio.Redis, shards: Iterable[int]) -> None:
+async def create_groups(client: RedisClient, shards: Iterable[int]) -> None:
     """The ``runners`` group of each shard's doorbell stream (idempotent)."""
     for shard in shards:
         try:
@@ -88,7 +88,7 @@ async def create_groups(client: redis.asyncio.Redis, shards: Iterable[int]) -> N
                 raise
 
 
-async def claim(client: redis.asyncio.Redis, shards: Sequence[int], consumer: str,
+async def claim(client: RedisClient, shards: Sequence[int], consumer: str,
                 min_idle_ms: int, count: int) -> list[tuple[str, Bell]]:
     """Take over doorbells idle for ``min_idle_ms``: (quest id, bell), one round trip."""
     if count <= 0:
@@ -105,7 +105,7 @@ async def claim(client: redis.asyncio.Redis, shards: Sequence[int], consumer: st
     return out
 
 
-async def read(client: redis.asyncio.Redis, shards: Sequence[int], consumer: str,
+async def read(client: RedisClient, shards: Sequence[int], consumer: str,
                count: int, block_ms: int | None, *, own: bool = False
                ) -> list[tuple[str, Bell]]:
     """New doorbells, waiting up to ``block_ms`` for one (``None``: do not wait). With
@@ -114,16 +114,15 @@ async def read(client: redis.asyncio.Redis, shards: Sequence[int], consumer: str
     if count <= 0:
         return []
     streams = {doorbell_key(s): "0" if own else ">" for s in shards}
-    reply: object = await client.xreadgroup(RUNNERS_GROUP, consumer,
-                                            streams,  # type: ignore[arg-type]
-                                            count=count, block=None if own else block_ms)
+    found = await read_group(client, RUNNERS_GROUP, consumer, streams, count=count,
+                             block_ms=None if own else block_ms)
     by_key = {doorbell_key(s): s for s in shards}
     return [(text(fields["q"]), (by_key[name], entry_id))
-            for name, rows in _read_reply(reply)
+            for name, rows in found
             for entry_id, fields in stream_rows(rows) if fields]
 
 
-async def refresh(client: redis.asyncio.Redis, consumer: str, bells: Iterable[Bell]) -> None:
+async def refresh(client: RedisClient, consumer: str, bells: Iterable[Bell]) -> None:
     """Reset the idle time of doorbells still being worked on (``XCLAIM … 0 … JUSTID``), so
     nobody takes them over while this runner lives. A doorbell acknowledged meanwhile is not
     brought back: ``XCLAIM`` without ``FORCE`` claims only pending entries."""
@@ -138,7 +137,7 @@ async def refresh(client: redis.asyncio.Redis, consumer: str, bells: Iterable[Be
     await pipe.execute()
 
 
-async def ack(client: redis.asyncio.Redis, bells: Iterable[Bell]) -> None:
+async def ack(client: RedisClient, bells: Iterable[Bell]) -> None:
     """Answer doorbells: acknowledge and delete them."""
     pipe = client.pipeline(transaction=False)
     for shard, entry_id in bells:
@@ -148,7 +147,7 @@ async def ack(client: redis.asyncio.Redis, bells: Iterable[Bell]) -> None:
         await pipe.execute()
 
 
-async def ring(client: redis.asyncio.Redis, quest_ids: Iterable[str], shards: int) -> None:
+async def ring(client: RedisClient, quest_ids: Iterable[str], shards: int) -> None:
     pipe = client.pipeline(transaction=False)
     for qid in quest_ids:
         pipe.xadd(doorbell_key(shard_of(qid, shards)), {"q": qid})
@@ -156,7 +155,7 @@ async def ring(client: redis.asyncio.Redis, quest_ids: Iterable[str], shards: in
         await pipe.execute()
 
 
-async def sweep(client: redis.asyncio.Redis, shards: int, mine: Iterable[int]) -> list[str]:
+async def sweep(client: RedisClient, shards: int, mine: Iterable[int]) -> list[str]:
     """Ring every quest of the shards ``mine`` whose outbox holds effects while no runner
     holds its lease and no doorbell waits for it; the quests rung. Racing an apply costs at
     most a second doorbell, which finds the outbox drained."""
@@ -189,7 +188,7 @@ async def sweep(client: redis.asyncio.Redis, shards: int, mine: Iterable[int]) -
     return orphans
 
 
-async def _unattended(client: redis.asyncio.Redis, quest_ids: list[str]) -> list[str]:
+async def _unattended(client: RedisClient, quest_ids: list[str]) -> list[str]:
     if not quest_ids:
         return []
     pipe = client.pipeline(transaction=False)
@@ -208,13 +207,3 @@ def _quest_of(key: str) -> str | None:
         return None
     qid = key[3:-len("}:outbox")]
     return qid if qid and "{" not in qid and "}" not in qid else None
-
-
-def _read_reply(reply: object) -> list[tuple[str, Any]]:
-    """XREADGROUP replies as (stream name, rows), for RESP2 lists and RESP3 maps alike."""
-    if not reply:
-        return []
-    if isinstance(reply, dict):
-        return [(text(name), rows[0] if isinstance(rows, list) and rows and
-                 isinstance(rows[0], list) else rows) for name, rows in reply.items()]
-    return [(text(name), rows) for name, rows in reply]  # type: ignore[attr-defined]

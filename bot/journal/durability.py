@@ -1,5 +1,13 @@
 """Waiting until a write is durable before acknowledging it.
 
+On a Redis Cluster (``cluster=True``) durable means "on a replica as well": ``WAIT 1
+<timeout>`` after the writes, sent to every master written to (``bot.journal.wire.Batch``),
+returns how many replicas acknowledged them, and fewer than one is a ``DurabilityError``. A
+master that dies after answering is then replaced by a replica that has the write. Redis 7.2's
+``WAITAOF 1 1 <timeout>`` would add that the write is fsynced on the master and on a replica,
+surviving a power loss of both machines; the cluster here runs 7.0, where ``WAIT`` alone is
+what there is (replicas fsync on their own ``appendfsync`` schedule).
+
 On Redis 7.2 and later, ``WAITAOF 1 0 <timeout>`` sent on the same connection right after the
 write blocks until the local AOF has fsynced it. Older servers do not know the command; there
 the guarantee comes from the server setting ``appendfsync always`` (Redis then fsyncs the AOF
@@ -17,6 +25,7 @@ from typing import Any
 import redis.asyncio
 
 from bot.journal.errors import DurabilityError
+from bot.journal.wire import RedisClient
 
 log = logging.getLogger(__name__)
 
@@ -30,9 +39,14 @@ class Durability:
     """``WAITAOF`` works on this server (``None`` until the first durable write)."""
     fsync_always: bool | None = None
     """The fallback: the server's ``appendfsync`` is ``always``."""
+    cluster: bool = False
+    """A Redis Cluster: wait for one replica (``WAIT``) instead of the local fsync."""
 
-    def command(self) -> tuple[str, int, int, int] | None:
-        """The ``WAITAOF`` to send right after the writes, unless the server lacks it."""
+    def command(self) -> tuple[str | int, ...] | None:
+        """The ``WAITAOF`` (``WAIT`` on a cluster) to send right after the writes, unless the
+        server lacks it."""
+        if self.cluster:
+            return ("WAIT", 1, self.timeout_ms)
         if self.supported is False:
             return None
         return ("WAITAOF", 1, 0, self.timeout_ms)
@@ -46,8 +60,16 @@ class Durability:
         pipe.execute_command(*command)
         return True
 
-    async def check(self, client: redis.asyncio.Redis, reply: object) -> None:
+    async def check(self, client: RedisClient, reply: object) -> None:
         """Judge the reply ``WAITAOF`` gave (or the error that says the server lacks it)."""
+        if self.cluster:
+            if isinstance(reply, Exception):
+                raise DurabilityError(f"wait failed: {reply}") from reply
+            if isinstance(reply, int) and reply >= 1:
+                return
+            raise DurabilityError(f"no replica acknowledged the write within "
+                                  f"{self.timeout_ms} ms (wait replied {reply!r}); a failover "
+                                  "now could lose it — retry it, a retry is absorbed")
         if isinstance(reply, redis.exceptions.ResponseError):
             if "unknown command" not in str(reply).lower():
                 raise DurabilityError(f"waitaof failed: {reply}") from reply
@@ -61,7 +83,7 @@ class Durability:
                               f"{self.timeout_ms} ms (waitaof replied {reply!r}); the event "
                               "may be lost on a crash — retry it, a retry is absorbed")
 
-    async def fallback(self, client: redis.asyncio.Redis) -> None:
+    async def fallback(self, client: RedisClient) -> None:
         if self.fsync_always is not None:
             return
         try:

@@ -6,7 +6,9 @@ consumer group, turn them into core events and acknowledge them. A delivery is s
 once per ``X-GitHub-Delivery`` id: GitHub redelivers with the same id (manual redelivery, or a
 retried request), and a redelivery must not become a second signal.
 
-Keys (``{inbound}`` is the Redis Cluster hash tag: every inbound key is in one slot)::
+Keys (``bot.journal.keys.inbound_stream``): on one Redis a single stream and its markers, all
+under the hash tag ``{inbound}``; on a Redis Cluster ``INBOUND_CLUSTER_SHARDS`` such streams,
+``inbound:{inbound-<n>}``, a delivery going to the shard of its id, workers reading them all::
 
     inbound:{inbound}                   stream, consumer group "workers": d, e, t, lz4
     inbound:{inbound}:seen:<delivery>   string with a TTL: the stream entry id first stored
@@ -14,9 +16,8 @@ Keys (``{inbound}`` is the Redis Cluster hash tag: every inbound key is in one s
 The dedupe marker and the stream entry are written by one Lua script, so they are atomic: a
 crash cannot leave a marker without its entry (which would make GitHub's redelivery of a lost
 delivery look like a duplicate and drop it for good). Atomicity across keys needs one slot,
-hence the shared hash tag. The stream is a single key and so a single slot anyway; the markers
-are small and expire, so sharing its slot costs little. (If one slot ever becomes the limit,
-shard both by delivery id — ``inbound:{inbound-<n>}`` — and have workers read every shard.)
+hence the shared tag; a batch of deliveries is one script call a shard, in one round trip.
+Over several shards the entry ids callers see are ``<shard>/<stream id>``.
 
 Markers live four days: GitHub lets people redeliver deliveries from the past three days
 (https://docs.github.com/en/webhooks/testing-and-troubleshooting-webhooks/redelivering-webhooks),
@@ -59,17 +60,19 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Any
 
-import lz4.block
 import redis.asyncio
 import redis.exceptions
 
 from bot.journal.durability import Durability
 from bot.journal.group_commit import MAX_BATCH, GroupCommit
-from bot.journal.wire import Arg, Batch, Head
+from bot.journal.inbound_entries import InboundDelivery, compress, read_entry, text
+from bot.journal.keys import INBOUND_CLUSTER_SHARDS, inbound_shard, inbound_stream
+from bot.journal.streams import read_group
+from bot.journal.wire import Arg, Batch, Head, RedisClient, atomic
 
 STREAM = "inbound:{inbound}"
 GROUP = "workers"
@@ -81,10 +84,16 @@ SEEN_TTL_SECONDS = 4 * 24 * 3600
 FLUSH_INTERVAL_MS = 2.0
 
 
-def seen_key(delivery_id: str) -> str:
+def seen_key(delivery_id: str, shards: int = 1) -> str:
     """The dedupe marker of one delivery. The key's hash tag is the first ``{…}`` in it, which
-    is always ``{inbound}``, so braces in a delivery id cannot move it to another slot."""
-    return f"{STREAM}:seen:{delivery_id}"
+    is always its shard's (``{inbound}`` on one Redis), so braces in a delivery id cannot move
+    it to another slot."""
+    return f"{inbound_stream(inbound_shard(delivery_id, shards), shards)}:seen:{delivery_id}"
+
+
+def default_shards(client: RedisClient) -> int:
+    """One inbound stream on one Redis, ``INBOUND_CLUSTER_SHARDS`` on a cluster."""
+    return INBOUND_CLUSTER_SHARDS if isinstance(client, redis.asyncio.RedisCluster) else 1
 
 
 STORE = """
@@ -129,21 +138,6 @@ class Duplicate:
 
 
 @dataclass(frozen=True, slots=True)
-class InboundDelivery:
-    """One stored delivery, as a worker reads it."""
-
-    entry_id: str
-    delivery_id: str
-    event: str
-    body: bytes
-    received_at: datetime
-    unreadable: str | None = None
-    """Why the stored entry cannot be read back (``body`` then holds what was stored): a
-    corrupt compressed body, or an entry with no body. The worker moves it to the dead
-    letters at once rather than failing the whole read."""
-
-
-@dataclass(frozen=True, slots=True)
 class _Pending:
     delivery_id: str
     event: str
@@ -164,7 +158,7 @@ class Inbound:
 
     def __init__(
         self,
-        client: redis.asyncio.Redis,
+        client: RedisClient,
         *,
         durable: bool = True,
         durability_timeout_ms: int = 1000,
@@ -172,10 +166,17 @@ class Inbound:
         max_batch: int = MAX_BATCH,
         on_batch: Callable[[int], None] | None = None,
         flush_interval_ms: float = FLUSH_INTERVAL_MS,
+        shards: int | None = None,
     ) -> None:
         self.client = client
+        self.shards = shards or default_shards(client)
+        """Streams the deliveries are spread over (by delivery id); the web process and
+        every worker must agree. One on a single Redis, ``INBOUND_CLUSTER_SHARDS`` on a
+        cluster, where each shard's stream lands on a slot of its own."""
+        self.streams = [inbound_stream(n, self.shards) for n in range(self.shards)]
         self.durable = durable
-        self.durability = Durability(timeout_ms=durability_timeout_ms)
+        self.durability = Durability(timeout_ms=durability_timeout_ms,
+                                     cluster=isinstance(client, redis.asyncio.RedisCluster))
         self.seen_ttl_seconds = seen_ttl_seconds
         self._batcher: GroupCommit[_Pending, Stored | Duplicate] = GroupCommit(
             self._store_batch, size=lambda p: len(p.body), max_items=max_batch,
@@ -191,39 +192,71 @@ class Inbound:
         ``DurabilityError``) if it cannot be: the caller must not acknowledge it then."""
         received_ms = int(received_at.timestamp() * 1000)
         return await self._batcher.submit(
-            _Pending(delivery_id, event_name, _compress(body), received_ms))
+            _Pending(delivery_id, event_name, compress(body), received_ms))
 
     async def close(self) -> None:
         """Let the batches in flight finish (before the Redis client is closed)."""
         await self._batcher.close()
 
     async def _store_batch(self, batch: list[_Pending]) -> list[Stored | Duplicate]:
-        # EVALSHA <sha> <numkeys> <stream> <marker>... <ttl> (<id> <event> <ms> <body>)...
-        keys: list[Arg] = [len(batch) + 1, STREAM]
-        values: list[Arg] = [self.seen_ttl_seconds]
-        for p in batch:
-            keys.append(seen_key(p.delivery_id))
-            values += (p.delivery_id, p.event, p.received_ms, p.body)
-        keys += values
+        # per shard: EVALSHA <sha> <numkeys> <stream> <marker>... <ttl> (<id> <event> <ms>
+        # <body>)...; one script call a shard, all of them in one round trip
+        by_shard: dict[int, list[int]] = {}
+        for n, p in enumerate(batch):
+            by_shard.setdefault(inbound_shard(p.delivery_id, self.shards), []).append(n)
+        calls: list[list[Arg]] = []
+        for shard, members in by_shard.items():
+            keys: list[Arg] = [len(members) + 1, self.streams[shard]]
+            values: list[Arg] = [self.seen_ttl_seconds]
+            for n in members:
+                p = batch[n]
+                keys.append(seen_key(p.delivery_id, self.shards))
+                values += (p.delivery_id, p.event, p.received_ms, p.body)
+            calls.append(keys + values)
         for attempt in range(2):
-            reply, waited = await self._send(keys)
-            if isinstance(reply, redis.exceptions.NoScriptError) and attempt == 0:
-                # A restarted or failed-over server lost its script cache; nothing ran.
+            replies, waited = await self._send(calls)
+            if any(isinstance(r, redis.exceptions.NoScriptError) for r in replies) \
+                    and attempt == 0:
+                # A restarted or failed-over server lost its script cache; nothing ran
+                # there, and what ran elsewhere answers the second call as duplicates.
                 await self.client.script_load(STORE)
                 continue
-            if isinstance(reply, Exception):
-                raise reply
+            for reply in replies:
+                if isinstance(reply, Exception):
+                    raise reply
             if waited is not None:
                 await self.durability.check(self.client, waited)
-            return [
-                (Stored if int(new) else Duplicate)(p.delivery_id, _text(entry))
-                for p, (new, entry) in zip(batch, reply, strict=True)
-            ]
+            out: list[Stored | Duplicate | None] = [None] * len(batch)
+            for (shard, members), reply in zip(by_shard.items(), replies, strict=True):
+                for n, (new, entry) in zip(members, reply, strict=True):
+                    entry_id = self._qualified(shard, text(entry))
+                    out[n] = (Stored if int(new) else Duplicate)(batch[n].delivery_id,
+                                                                  entry_id)
+            return [o for o in out if o is not None]
         raise AssertionError("unreachable: the second attempt returns or raises")
 
-    async def _send(self, args: list[Arg]) -> tuple[Any, object | None]:
-        """One round trip: the script's reply (or its error), and ``WAITAOF``'s reply if it
-        was sent (durable acks on, and the server not known to lack it).
+    def _qualified(self, shard: int, raw: str) -> str:
+        """The entry id callers see: the stream's own id on one stream, ``<shard>/<id>``
+        over several (stream ids repeat across streams)."""
+        return raw if self.shards == 1 else f"{shard}/{raw}"
+
+    def _where(self, entry_id: str) -> tuple[int, str]:
+        if self.shards == 1:
+            return 0, entry_id
+        shard, _, raw = entry_id.partition("/")
+        return int(shard), raw
+
+    def _by_shard(self, entry_ids: Sequence[str]) -> dict[int, list[str]]:
+        out: dict[int, list[str]] = {}
+        for entry_id in entry_ids:
+            shard, raw = self._where(entry_id)
+            out.setdefault(shard, []).append(raw)
+        return out
+
+    async def _send(self, calls: list[list[Arg]]) -> tuple[list[Any], object | None]:
+        """One round trip: each script call's reply (or its error), and ``WAITAOF``'s (or on
+        a cluster ``WAIT``'s) reply if it was sent (durable acks on, and the server not known
+        to lack it).
 
         The request is packed and its replies read by ``bot.journal.wire.Batch``, not a
         redis-py pipeline: redis-py runs every argument through its encoder and every reply
@@ -233,55 +266,73 @@ class Inbound:
         retried batch is safe: the script answers a delivery it already stored as a duplicate.
         """
         batch = Batch()
-        batch.call(_STORE_HEAD, *args)
+        for args in calls:
+            batch.call(_STORE_HEAD, *args)
         command = self.durability.command() if self.durable else None
         if command is not None:
             batch.add(*command)
         replies = await batch.execute(self.client)
-        return replies[0], replies[1] if command is not None else None
+        return replies[:len(calls)], replies[-1] if command is not None else None
 
     async def ensure_group(self) -> None:
-        """Create the workers' consumer group (and the stream) if they do not exist. From
-        id 0, so deliveries stored before the first worker started are read too."""
-        try:
-            await self.client.xgroup_create(STREAM, GROUP, id="0", mkstream=True)
-        except redis.exceptions.ResponseError as exc:
-            if "BUSYGROUP" not in str(exc):
-                raise
+        """Create the workers' consumer group (and the stream) of every shard if they do not
+        exist. From id 0, so deliveries stored before the first worker started are read too."""
+        for stream in self.streams:
+            try:
+                await self.client.xgroup_create(stream, GROUP, id="0", mkstream=True)
+            except redis.exceptions.ResponseError as exc:
+                if "BUSYGROUP" not in str(exc):
+                    raise
         self._group_ready = True
 
     async def read(
         self, consumer: str, count: int = 100, block_ms: int | None = 1000
     ) -> list[InboundDelivery]:
-        """Up to ``count`` deliveries no consumer has read yet, waiting up to ``block_ms``
-        for one (``None``: do not wait). They stay pending for ``consumer`` until ``ack``.
-        The client's socket timeout must be longer than ``block_ms``."""
+        """Up to ``count`` deliveries no consumer has read yet (from every shard), waiting up
+        to ``block_ms`` for one (``None``: do not wait). They stay pending for ``consumer``
+        until ``ack``. The client's socket timeout must be longer than ``block_ms``."""
         if not self._group_ready:
             await self.ensure_group()
         try:
-            reply = await self.client.xreadgroup(
-                GROUP, consumer, {STREAM: ">"}, count=count, block=block_ms
-            )
+            found = await read_group(self.client, GROUP, consumer,
+                                     {stream: ">" for stream in self.streams},
+                                     count=count, block_ms=block_ms)
         except redis.exceptions.ResponseError as exc:
             if "NOGROUP" not in str(exc):
                 raise
             await self.ensure_group()  # the stream was deleted (FLUSHDB, a new server)
             return []
-        entries: list[tuple[Any, Any]] = []
-        streams: Any = reply or []  # [[stream, [(id, fields), ...]], ...] (RESP2)
-        for _stream, stream_entries in streams:
-            entries += stream_entries
-        return [d for d in map(_delivery, entries) if d is not None]
+        shard_of = {stream: n for n, stream in enumerate(self.streams)}
+        got = [d for name, rows in found for entry in rows
+               if (d := self._delivery(shard_of[name], entry)) is not None]
+        if self.shards > 1:  # several streams: oldest first, as one stream would give them
+            got.sort(key=lambda d: d.received_at)
+        return got[:count]
+
+    def stream_of(self, delivery_id: str) -> str:
+        """The stream a delivery is (or would be) stored in."""
+        return self.streams[inbound_shard(delivery_id, self.shards)]
 
     async def ack(self, entry_ids: Sequence[str]) -> int:
         """Mark deliveries handled and delete them; returns how many were pending."""
         if not entry_ids:
             return 0
         pipe = self.client.pipeline(transaction=False)
-        pipe.xack(STREAM, GROUP, *entry_ids)
-        pipe.xdel(STREAM, *entry_ids)
-        acked, _ = await pipe.execute()
-        return int(acked)
+        for shard, raws in self._by_shard(entry_ids).items():
+            pipe.xack(self.streams[shard], GROUP, *raws)
+            pipe.xdel(self.streams[shard], *raws)
+        replies = await pipe.execute()
+        return sum(int(n) for n in replies[::2])
+
+    async def keep(self, consumer: str, entry_ids: Sequence[str]) -> None:
+        """Reset the idle time of deliveries still being handled (``XCLAIM … 0 … JUSTID``),
+        so ``claim_stale`` elsewhere leaves them alone while this worker lives."""
+        pipe = self.client.pipeline(transaction=False)
+        for shard, raws in self._by_shard(entry_ids).items():
+            pipe.xclaim(self.streams[shard], GROUP, consumer, 0,
+                        list[str | bytes | int | memoryview](raws), justid=True)
+        if len(pipe):
+            await pipe.execute()
 
     async def claim_stale(
         self, consumer: str, min_idle_ms: int = 60_000, count: int = 100
@@ -291,76 +342,56 @@ class Inbound:
         if not self._group_ready:
             await self.ensure_group()
         claimed: list[InboundDelivery] = []
-        cursor: Any = "0-0"
-        while len(claimed) < count:
-            try:
-                reply = await self.client.xautoclaim(
-                    STREAM, GROUP, consumer, min_idle_ms, start_id=cursor,
-                    count=count - len(claimed),
-                )
-            except redis.exceptions.ResponseError as exc:
-                if "NOGROUP" not in str(exc):
-                    raise
-                await self.ensure_group()  # the stream was deleted (FLUSHDB, a new server)
-                return claimed
-            cursor, entries = reply[0], reply[1]
-            claimed += [d for d in map(_delivery, entries) if d is not None]
-            if _text(cursor) == "0-0":
-                break
+        for shard, stream in enumerate(self.streams):
+            cursor: Any = "0-0"
+            while len(claimed) < count:
+                try:
+                    reply = await self.client.xautoclaim(
+                        stream, GROUP, consumer, min_idle_ms, start_id=cursor,
+                        count=count - len(claimed),
+                    )
+                except redis.exceptions.ResponseError as exc:
+                    if "NOGROUP" not in str(exc):
+                        raise
+                    await self.ensure_group()  # the stream was deleted (FLUSHDB, new server)
+                    return claimed
+                cursor, entries = reply[0], reply[1]
+                claimed += [d for e in entries if (d := self._delivery(shard, e)) is not None]
+                if text(cursor) == "0-0":
+                    break
         return claimed
 
     async def failed(self, delivery: InboundDelivery, error: str, *, max_tries: int) -> bool:
         """Count a failed attempt. Past ``max_tries`` the delivery moves to the dead-letter
         stream (with the error) and is acknowledged, so a delivery that can never be handled
         stops being retried without being lost. Returns whether it was moved."""
-        tries = int(await self.client.hincrby(TRIES, delivery.entry_id, 1))
+        shard, raw = self._where(delivery.entry_id)
+        stream = self.streams[shard]
+        tries = int(await self.client.hincrby(f"{stream}:tries", raw, 1))
         if tries < max_tries:
             return False
-        pipe = self.client.pipeline(transaction=True)  # one slot: the {inbound} tag
-        pipe.xadd(DEAD, {"d": delivery.delivery_id, "e": delivery.event, "b": delivery.body,
-                         "error": error[:2000], "tries": str(tries)})
-        pipe.hdel(TRIES, delivery.entry_id)
-        pipe.xack(STREAM, GROUP, delivery.entry_id)
-        pipe.xdel(STREAM, delivery.entry_id)
-        await pipe.execute()
+        dead, tried = f"{stream}:dead", f"{stream}:tries"  # one slot: the shard's tag
+        await atomic(self.client, [stream, dead, tried],
+                     ("XADD", dead, "*", "d", delivery.delivery_id, "e", delivery.event,
+                      "b", delivery.body, "error", error[:2000], "tries", str(tries)),
+                     ("HDEL", tried, raw), ("XACK", stream, GROUP, raw), ("XDEL", stream, raw))
         return True
 
     async def dead_letters(self) -> int:
-        return int(await self.client.xlen(DEAD))
+        pipe = self.client.pipeline(transaction=False)
+        for stream in self.streams:
+            pipe.xlen(f"{stream}:dead")
+        return sum(int(n) for n in await pipe.execute())
 
     async def backlog(self) -> int:
-        """Deliveries stored and not yet acknowledged (read or not)."""
-        return int(await self.client.xlen(STREAM))
+        """Deliveries stored and not yet acknowledged (read or not), over every shard."""
+        pipe = self.client.pipeline(transaction=False)
+        for stream in self.streams:
+            pipe.xlen(stream)
+        return sum(int(n) for n in await pipe.execute())
 
-
-_compress: Callable[[bytes], bytes] = lz4.block.compress  # the block keeps its size up front
-_decompress: Callable[[bytes], bytes] = lz4.block.decompress
-
-
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
-
-
-def _delivery(entry: tuple[Any, Any]) -> InboundDelivery | None:
-    entry_id, fields = entry
-    if not fields:  # deleted after it was read (a claim of an entry someone acknowledged)
-        return None
-    unreadable = None
-    if b"lz4" in fields:
-        try:
-            body = _decompress(fields[b"lz4"])
-        except (lz4.block.LZ4BlockError, ValueError, MemoryError) as exc:
-            body = bytes(fields[b"lz4"])
-            unreadable = f"the stored body is not an LZ4 block: {exc}"
-    elif b"b" in fields:
-        body = bytes(fields[b"b"])
-    else:
-        body, unreadable = b"", "the entry holds no body (neither lz4 nor b)"
-    return InboundDelivery(
-        entry_id=_text(entry_id),
-        delivery_id=_text(fields.get(b"d", b"?")),
-        event=_text(fields.get(b"e", b"?")),
-        body=body,
-        received_at=datetime.fromtimestamp(int(fields.get(b"t", 0)) / 1000, UTC),
-        unreadable=unreadable,
-    )
+    def _delivery(self, shard: int, entry: tuple[Any, Any]) -> InboundDelivery | None:
+        found = read_entry(entry)
+        if found is None or self.shards == 1:
+            return found
+        return replace(found, entry_id=self._qualified(shard, found.entry_id))

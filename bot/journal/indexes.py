@@ -14,8 +14,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from datetime import datetime
 
-import redis.asyncio
-
 from bot.core import LIVE, Effect, EffectType, Quest, State
 from bot.core.limits import bad_ending
 from bot.journal.keys import (
@@ -27,6 +25,7 @@ from bot.journal.keys import (
     repo_live_key,
     repo_quests_key,
 )
+from bot.journal.wire import RedisClient
 
 
 class IndexWrites:
@@ -123,7 +122,7 @@ def _str(value: bytes | str) -> str:
 class Indexes:
     """Read side of the indexes."""
 
-    def __init__(self, client: redis.asyncio.Redis) -> None:
+    def __init__(self, client: RedisClient) -> None:
         self.client = client
 
     async def quests_of_repo(self, repo: str) -> set[str]:

@@ -137,3 +137,21 @@ def ci_log_key(quest_id: str) -> str:
     """Hash with a TTL: the run that failed → its job's log, trimmed (``""``: none to read),
     so the research and reproduce stages of one quest download it once."""
     return f"q:{hash_tag(quest_id)}:ci_log"
+
+
+INBOUND_CLUSTER_SHARDS = 16
+"""How many inbound streams a Redis Cluster gets (one Redis keeps its single stream)."""
+
+
+def inbound_stream(shard: int, shards: int) -> str:
+    """Stream with the consumer group ``workers``: stored webhook deliveries. With one shard
+    it is ``inbound:{inbound}``, the key from before the streams were sharded, so a single
+    Redis keeps its backlog across the upgrade; with more, ``inbound:{inbound-<n>}``. The
+    shard's dedupe markers, tries and dead letters share its tag (``<stream>:seen:<id>``,
+    ``<stream>:tries``, ``<stream>:dead``)."""
+    return "inbound:{inbound}" if shards == 1 else f"inbound:{{inbound-{shard}}}"
+
+
+def inbound_shard(delivery_id: str, shards: int) -> int:
+    """The shard a delivery is stored in: fixed by its id, so a redelivery finds its marker."""
+    return 0 if shards == 1 else zlib.crc32(delivery_id.encode()) % shards

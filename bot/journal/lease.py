@@ -37,6 +37,7 @@ from bot.journal.errors import LeaseLost
 from bot.journal.keys import quest_keys
 from bot.journal.outage import REDIS_AWAY, describe
 from bot.journal.scripts import ScriptSet
+from bot.journal.wire import RedisClient
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -79,7 +80,7 @@ class Leases:
 class Lease:
     """One runner's hold on one quest's lease."""
 
-    def __init__(self, client: redis.asyncio.Redis, scripts: ScriptSet, quest_id: str,
+    def __init__(self, client: RedisClient, scripts: ScriptSet, quest_id: str,
                  holder: str, leases: Leases) -> None:
         self.client = client
         self.scripts = scripts

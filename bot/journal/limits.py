@@ -9,10 +9,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
-import redis.asyncio
 from pydantic import BaseModel, ConfigDict, Field
 
 from bot.journal.keys import repo_bad_endings_key, repo_held_key, repo_reflection_key
+from bot.journal.wire import RedisClient, atomic
 
 
 class ReflectionRecord(BaseModel):
@@ -33,7 +33,7 @@ def _at(ms: float) -> datetime:
 
 
 class RepoLimits:
-    def __init__(self, client: redis.asyncio.Redis) -> None:
+    def __init__(self, client: RedisClient) -> None:
         self.client = client
 
     async def bad_endings(self, repo: str) -> list[datetime]:
@@ -62,10 +62,8 @@ class RepoLimits:
     async def pass_reflection(self, repo: str, record: ReflectionRecord) -> None:
         """Record a reflection that passed its review; a pending one is done with."""
         key = repo_reflection_key(repo)
-        pipe = self.client.pipeline(transaction=True)
-        pipe.hset(key, "passed", record.model_dump_json())
-        pipe.hdel(key, "pending")
-        await pipe.execute()
+        await atomic(self.client, [key], ("HSET", key, "passed", record.model_dump_json()),
+                     ("HDEL", key, "pending"))
 
     async def _record(self, repo: str, field: str) -> ReflectionRecord | None:
         raw = await self.client.hget(repo_reflection_key(repo), field)

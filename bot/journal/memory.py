@@ -44,6 +44,7 @@ from redis.typing import EncodableT, FieldT
 from bot.errors import RetryLater
 from bot.journal.errors import JournalError
 from bot.journal.keys import hash_tag
+from bot.journal.wire import RedisClient, atomic
 
 log = logging.getLogger(__name__)
 
@@ -89,7 +90,7 @@ def _text(value: bytes | str | None) -> str | None:
 
 
 class ForgeMemory:
-    def __init__(self, client: redis.asyncio.Redis) -> None:
+    def __init__(self, client: RedisClient) -> None:
         self.client = client
 
     # -- one quest -------------------------------------------------------------------------
@@ -112,11 +113,9 @@ class ForgeMemory:
     async def record_quest(self, quest_id: str, *, clear: str, **fields: str | int) -> None:
         """Write ``fields`` and drop the reservation ``clear`` in one transaction: what a
         create that reserved its name before writing to GitHub records once it is done."""
-        mapping: dict[FieldT, EncodableT] = {name: str(value) for name, value in fields.items()}
-        async with self.client.pipeline(transaction=True) as pipe:
-            pipe.hset(quest_gh_key(quest_id), mapping=mapping)
-            pipe.hdel(quest_gh_key(quest_id), clear)
-            await pipe.execute()
+        key = quest_gh_key(quest_id)
+        pairs = [part for name, value in fields.items() for part in (name, str(value))]
+        await atomic(self.client, [key], ("HSET", key, *pairs), ("HDEL", key, clear))
 
     async def set_quest_field(self, quest_id: str, name: str, value: str | int) -> None:
         await self.client.hset(quest_gh_key(quest_id), name, str(value))

@@ -34,9 +34,11 @@ import redis.exceptions
 log = logging.getLogger(__name__)
 
 REDIS_AWAY: tuple[type[BaseException], ...] = (
-    redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, ConnectionError)
+    redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, ConnectionError,
+    redis.exceptions.ClusterDownError, redis.exceptions.TryAgainError)
 """Errors that mean Redis cannot be reached now (``BusyLoadingError`` is a redis-py
-``ConnectionError``)."""
+``ConnectionError``; on a cluster, ``CLUSTERDOWN`` while a failover is under way and
+``TRYAGAIN`` while a slot moves)."""
 
 
 def nogroup(exc: BaseException) -> bool:

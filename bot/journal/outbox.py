@@ -69,7 +69,7 @@ from bot.journal.lease import Lease, Leases
 from bot.journal.outage import REDIS_AWAY, Outage, nogroup
 from bot.journal.records import RecordError, load_effect
 from bot.journal.store import Journal, PolicySource
-from bot.journal.wire import stream_rows, text
+from bot.journal.wire import RedisClient, stream_rows, text
 
 __all__ = ["Adapter", "Adapters", "Backoff", "EffectRunner", "Failure", "RunStats",
            "delivered", "failures"]
@@ -101,7 +101,7 @@ class EffectRunner:
                  outage: Outage | None = None, batch: int = 64,
                  concurrency: int = 16) -> None:
         self.journal = journal
-        self.client: redis.asyncio.Redis = journal.client
+        self.client: RedisClient = journal.client
         self.adapters = adapters
         self.policy = policy
         self.consumer = consumer or f"runner-{uuid.uuid4().hex[:8]}"

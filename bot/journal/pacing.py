@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Protocol
 
-import redis.asyncio
+from bot.journal.wire import RedisClient
 
 PACE_TTL_S = 7200
 """A schedule nobody wrote to for two hours holds nothing: every limit has refilled."""
@@ -112,7 +112,7 @@ def pace_key(installation_id: int) -> str:
 class SharedSchedule:
     """``next_slot`` per installation in Redis, shared by every worker."""
 
-    def __init__(self, client: redis.asyncio.Redis) -> None:
+    def __init__(self, client: RedisClient) -> None:
         self.client = client
         self._slot = client.register_script(_SLOT)
         self._block = client.register_script(_BLOCK)

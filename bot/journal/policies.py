@@ -12,12 +12,11 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-import redis.asyncio
-
 from bot.core import Policy
 from bot.journal.errors import CorruptJournal
 from bot.journal.keys import quest_keys
 from bot.journal.records import RecordError, dump_policy, load_policy, policy_digest
+from bot.journal.wire import RedisClient
 
 _KNOWN_OBJECTS = 64
 
@@ -62,7 +61,7 @@ class PolicyMemo:
             self._stored.pop(quest_id, None)
 
 
-async def read_policies(client: redis.asyncio.Redis,
+async def read_policies(client: RedisClient,
                         quest_id: str) -> tuple[dict[str, Policy], dict[int, str]]:
     """The quest's policies by digest, and where each took over: journal version → digest."""
     stored = await client.hgetall(quest_keys(quest_id).policies)

@@ -17,15 +17,13 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass
 
-import redis.asyncio
-
 from bot.core import Event, FoldResult, Policy, Quest, fold
 from bot.journal.errors import CorruptJournal
 from bot.journal.indexes import IndexWrites
 from bot.journal.keys import quest_keys
 from bot.journal.records import dump_quest
 from bot.journal.store import Journal
-from bot.journal.wire import Batch
+from bot.journal.wire import Batch, plain_client
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +119,7 @@ async def rebuild(journal: Journal, quest_id: str, policy: Policy, *,
 async def replay_recorded(url: str, quest_id: str, policy: Policy) -> Rebuilt:
     """Fold one quest's journal from the Redis at ``url`` with its recorded policies (and
     ``policy`` for entries recorded without one); nothing is written."""
-    client = redis.asyncio.Redis.from_url(url)
+    client = plain_client(url)
     try:
         return await rebuild(Journal(client), quest_id, policy)
     finally:

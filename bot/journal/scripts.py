@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 
 import redis.asyncio
 
+from bot.journal.wire import RedisClient
+
 APPLY = """
 -- KEYS: snap, events, ids, outbox, policies
 -- ARGV: expected version, policy digest, policy json ('' when the quest holds it already),
@@ -161,11 +163,11 @@ class ScriptSet:
     def sha(self, name: str) -> str:
         return sha1(self.sources[name])
 
-    async def load(self, client: redis.asyncio.Redis) -> None:
+    async def load(self, client: RedisClient) -> None:
         for source in self.sources.values():
             await client.script_load(source)
 
-    async def call(self, client: redis.asyncio.Redis, name: str, keys: list[str],
+    async def call(self, client: RedisClient, name: str, keys: list[str],
                    args: list[str | int | float]) -> object:
         """One script call outside a pipeline, loading the script if the server lacks it."""
         try:

@@ -53,7 +53,7 @@ from bot.journal.records import RecordError, dump_effect, dump_event, dump_quest
 from bot.journal.records import load_quest as _load_quest
 from bot.journal.scripts import ScriptSet
 from bot.journal.views import views_key
-from bot.journal.wire import Batch, Head, stream_rows, text
+from bot.journal.wire import Batch, Head, RedisClient, stream_rows, text
 
 __all__ = ["Applied", "Clock", "Journal", "JournalEntry", "PolicySource", "stream_rows", "utcnow"]
 
@@ -89,14 +89,15 @@ class _Item:
 class Journal:
     """Quests in Redis: ``apply`` events, read snapshots and journals, ring doorbells."""
 
-    def __init__(self, client: redis.asyncio.Redis, *, shards: int = DEFAULT_SHARDS,
+    def __init__(self, client: RedisClient, *, shards: int = DEFAULT_SHARDS,
                  durable: bool = False, durability_timeout_ms: int = 1000,
                  clock: Clock = utcnow, cache_size: int = 10_000,
                  max_conflicts: int = 200) -> None:
         self.client = client
         self.shards = shards
         self.durable = durable
-        self.durability = Durability(timeout_ms=durability_timeout_ms)
+        self.durability = Durability(timeout_ms=durability_timeout_ms,
+                                     cluster=isinstance(client, redis.asyncio.RedisCluster))
         self.clock = clock
         self.scripts = ScriptSet()
         self.cache_size = cache_size

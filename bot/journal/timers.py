@@ -19,14 +19,12 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-import redis.asyncio
-
 from bot.core import Event, InvalidTransition
 from bot.journal.keys import shard_of, timer_events_key, timers_key
 from bot.journal.outage import Outage, pause
 from bot.journal.records import RecordError, dump_event, load_event
 from bot.journal.store import Applied, Journal, PolicySource, utcnow
-from bot.journal.wire import text
+from bot.journal.wire import RedisClient, atomic, text
 
 log = logging.getLogger(__name__)
 
@@ -44,7 +42,7 @@ class Timers:
     def __init__(self, journal: Journal, policy: PolicySource, *,
                  clock: Callable[[], datetime] = utcnow, outage: Outage | None = None) -> None:
         self.journal = journal
-        self.client: redis.asyncio.Redis = journal.client
+        self.client: RedisClient = journal.client
         self.policy = policy
         self.clock = clock
         self.outage = outage or Outage()
@@ -53,17 +51,16 @@ class Timers:
         """Apply ``event`` once ``due`` has passed. Scheduling the same event id again moves
         its due time."""
         shard = shard_of(event.quest_id, self.journal.shards)
-        pipe = self.client.pipeline(transaction=True)  # one slot: the shard's tag
-        pipe.hset(timer_events_key(shard), event.id, dump_event(event))
-        pipe.zadd(timers_key(shard), {event.id: _ms(due)})
-        await pipe.execute()
+        events, due_at = timer_events_key(shard), timers_key(shard)  # one slot: the shard's
+        await atomic(self.client, [events, due_at],
+                     ("HSET", events, event.id, dump_event(event)),
+                     ("ZADD", due_at, _ms(due), event.id))
 
     async def cancel(self, quest_id: str, event_id: str) -> bool:
         shard = shard_of(quest_id, self.journal.shards)
-        pipe = self.client.pipeline(transaction=True)
-        pipe.zrem(timers_key(shard), event_id)
-        pipe.hdel(timer_events_key(shard), event_id)
-        removed, _ = await pipe.execute()
+        events, due_at = timer_events_key(shard), timers_key(shard)
+        removed, _ = await atomic(self.client, [events, due_at], ("ZREM", due_at, event_id),
+                                  ("HDEL", events, event_id))
         return bool(removed)
 
     async def pending(self, quest_id: str | None = None) -> list[tuple[str, int]]:

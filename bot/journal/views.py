@@ -23,10 +23,8 @@ import random
 import time
 from collections.abc import Sequence
 
-import redis.asyncio
-
 from bot.journal.keys import shard_of
-from bot.journal.wire import text
+from bot.journal.wire import RedisClient, text
 
 _DONE = """
 -- KEYS: the shard's views set; ARGV: quest id, the score its sync wrote
@@ -43,7 +41,7 @@ def views_key(shard: int) -> str:
 
 
 class OwedViews:
-    def __init__(self, client: redis.asyncio.Redis, shards: int) -> None:
+    def __init__(self, client: RedisClient, shards: int) -> None:
         self.client = client
         self.shards = shards
         self._done = client.register_script(_DONE)

@@ -41,8 +41,10 @@ import math
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import redis.asyncio
+from redis.asyncio.cluster import ClusterNode
 from redis.asyncio.connection import Connection
 from redis.asyncio.retry import Retry
 from redis.backoff import AbstractBackoff, ExponentialBackoff
@@ -50,8 +52,16 @@ from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
+from bot.journal import cluster
+
 Arg = bytes | str | int
 T = TypeVar("T")
+
+RedisClient = redis.asyncio.Redis | redis.asyncio.RedisCluster
+"""What every store takes: one Redis, or a Redis Cluster (``connect`` with a
+``redis+cluster://`` URL). Every script and ``MULTI`` the stores send touches one slot."""
+
+CLUSTER_SCHEMES = {"redis+cluster": "redis", "rediss+cluster": "rediss"}
 
 RETRIES = 5
 BACKOFF_BASE_S = 0.05
@@ -103,15 +113,65 @@ class CountingRetry(Retry):
 def connect(url: str, *, socket_timeout: float, retries: int = RETRIES,
             connect_timeout: float = CONNECT_TIMEOUT_S, health_check_interval: int = 30,
             on_error: Callable[[], None] | None = None,
-            on_reconnect: Callable[[], None] | None = None) -> redis.asyncio.Redis:
+            on_reconnect: Callable[[], None] | None = None) -> RedisClient:
     """A client for ``url`` whose every command rides out a Redis restart (module docstring).
-    ``socket_timeout`` must be longer than any blocking read the caller makes."""
+    ``socket_timeout`` must be longer than any blocking read the caller makes.
+
+    ``redis+cluster://host:port[,host:port…]`` (or ``rediss+cluster://``) names nodes of a
+    Redis Cluster: the client starts from whichever answers, learns the others and follows the
+    slots as they move — name several, so a process (re)started while one is down still finds
+    the cluster. The cluster client re-reads the slot map and resends, up to ``retries``
+    times, a command that met a dead or demoted master (redis-py gives the node connections
+    no retries of their own)."""
     retry = CountingRetry(ExponentialBackoff(cap=BACKOFF_CAP_S, base=BACKOFF_BASE_S), retries,
                           on_error=on_error, on_reconnect=on_reconnect)
+    if is_cluster_url(url):
+        plain, nodes = cluster_startup(url)
+        return cluster.ClusterClient.from_url(
+            plain, startup_nodes=nodes, socket_connect_timeout=connect_timeout,
+            socket_timeout=socket_timeout, health_check_interval=health_check_interval,
+            retry=retry, retry_on_error=[RedisConnectionError, RedisTimeoutError])
     return redis.asyncio.Redis.from_url(
         url, socket_connect_timeout=connect_timeout, socket_timeout=socket_timeout,
         health_check_interval=health_check_interval, retry=retry,
         retry_on_error=[RedisConnectionError, RedisTimeoutError])
+
+
+def is_cluster_url(url: str) -> bool:
+    """``redis+cluster://`` or ``rediss+cluster://``: a Redis Cluster, not one server."""
+    return url.partition("://")[0].lower() in CLUSTER_SCHEMES
+
+
+def plain_client(url: str) -> RedisClient:
+    """A client with redis-py's defaults (no retries) for one-shot tools — the replay CLI,
+    benchmarks, tests — on one Redis or, for a ``redis+cluster://`` URL, a cluster."""
+    if is_cluster_url(url):
+        plain, nodes = cluster_startup(url)
+        return cluster.ClusterClient.from_url(plain, startup_nodes=nodes)
+    return redis.asyncio.Redis.from_url(url)
+
+
+def cluster_nodes(url: str) -> list[tuple[str, int]]:
+    """The ``host:port`` pairs of a ``redis+cluster://`` URL (port 6379 when left out)."""
+    netloc = url.partition("://")[2].partition("/")[0].rpartition("@")[2]
+    nodes = []
+    for node in netloc.split(","):
+        host, _, port = node.rpartition(":") if ":" in node else (node, "", "6379")
+        nodes.append((host.strip("[]"), int(port)))
+    return nodes
+
+
+def cluster_startup(url: str) -> tuple[str, list[ClusterNode]]:
+    """A plain ``redis://`` URL of the first node (credentials, TLS and options kept) for
+    redis-py, and every node named, to start from."""
+    parts = urlsplit(url)
+    nodes = cluster_nodes(url)
+    user = parts.netloc.rpartition("@")[0]
+    host, port = nodes[0]
+    first = f"{user}@{host}:{port}" if user else f"{host}:{port}"
+    plain = urlunsplit(parts._replace(scheme=CLUSTER_SCHEMES[parts.scheme.lower()],
+                                      netloc=first))
+    return plain, [ClusterNode(h, p) for h, p in nodes[1:]]
 
 
 def _bulk(args: Sequence[Arg], out: list[bytes]) -> None:
@@ -180,9 +240,11 @@ class Batch:
         """A command whose leading arguments were packed before (``Head.of``)."""
         self.commands.append((head, args))
 
-    async def execute(self, client: redis.asyncio.Redis) -> list[Any]:
+    async def execute(self, client: RedisClient) -> list[Any]:
         if not self.commands:
             return []
+        if isinstance(client, redis.asyncio.RedisCluster):
+            return await cluster.execute(client, self.commands)
         pool = getattr(client, "connection_pool", None)
         if pool is None:
             pipe = client.pipeline(transaction=False)
@@ -228,3 +290,29 @@ def stream_rows(rows: Any) -> list[tuple[str, dict[str, Any]]]:
     """Stream entries as ``(entry id, {field name: raw value})`` whatever the client decodes."""
     return [(text(entry_id), {text(k): v for k, v in (fields or {}).items()})
             for entry_id, fields in rows or ()]
+
+
+ATOMIC = """
+-- KEYS: every key the commands touch (one slot); ARGV: each command as its length, then it
+local out, i = {}, 1
+while i <= #ARGV do
+  local n = tonumber(ARGV[i])
+  out[#out + 1] = redis.call(unpack(ARGV, i + 1, i + n))
+  i = i + n + 1
+end
+return out
+"""
+
+
+async def atomic(client: RedisClient, keys: Sequence[str],
+                 *commands: Sequence[Arg]) -> list[Any]:
+    """Write ``commands`` all or nothing, as ``MULTI``/``EXEC`` would, as one Lua script over
+    ``keys`` (which must share a slot). A script and not ``MULTI``: redis-py 8.1's cluster
+    transactions hand a closed client's connection to the next client (a transaction after
+    another client's ``aclose`` fails with "Event loop is closed"), and a script is one
+    command that routes by its keys on one Redis and a cluster alike. Each reply is the
+    command's (integers and strings; a nil reply would cut the list short, so send writes)."""
+    args: list[Arg] = []
+    for command in commands:
+        args += [len(command), *command]
+    return list(await client.eval(ATOMIC, len(keys), *keys, *args))

@@ -115,6 +115,15 @@ class Metrics:
             "automatic reviewer had reached a verdict first (advisory checkpoints, shadow "
             "mode), by repository and whether the two agreed.", ["repo", "agreed"], registry=r,
         )
+        self.inbound_backlog = Gauge(
+            "questbot_inbound_backlog", "Webhook deliveries stored and not yet handled by a "
+            "worker (every inbound shard), read when /metrics is scraped.", registry=r,
+        )
+        self.inbound_dead = Gauge(
+            "questbot_inbound_dead_letters", "Deliveries moved to the dead letters after "
+            "failing every try (every inbound shard), read when /metrics is scraped.",
+            registry=r,
+        )
         self._quest_states: set[str] = set()
         self._delivery_counters: dict[tuple[str, Outcome], Counter] = {}
 

@@ -24,6 +24,7 @@ from bot.core import Event, Quest
 from bot.core.events import CheckpointDecided, Verdict
 from bot.core.policy import Checkpoint
 from bot.journal.keys import hash_tag
+from bot.journal.wire import RedisClient
 from bot.observe.metrics import Metrics
 from bot.reviews.capabilities import reviews_key
 
@@ -41,7 +42,7 @@ return note
 
 
 class Agreement:
-    def __init__(self, client: redis.asyncio.Redis, metrics: Metrics | None = None) -> None:
+    def __init__(self, client: RedisClient, metrics: Metrics | None = None) -> None:
         self.client = client
         self.metrics = metrics
         self._take = client.register_script(_TAKE)

@@ -29,10 +29,9 @@ import secrets
 import time
 from collections.abc import Callable
 
-import redis.asyncio
-
 from bot.errors import Refused
 from bot.journal.keys import hash_tag
+from bot.journal.wire import RedisClient
 from bot.reviews.models import ReviewRecord, ReviewRole
 
 TTL_SECONDS = 3600
@@ -79,7 +78,7 @@ def _hash(capability: str) -> str:
 
 
 class Capabilities:
-    def __init__(self, client: redis.asyncio.Redis, *, ttl_seconds: int = TTL_SECONDS,
+    def __init__(self, client: RedisClient, *, ttl_seconds: int = TTL_SECONDS,
                  clock: Clock = time.time) -> None:
         self.client = client
         self.ttl_seconds = ttl_seconds

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-import redis.asyncio
-
 from bot.agent.evidence_store import EvidenceStore
 from bot.core import Quest
 from bot.core.states import State
+from bot.journal.wire import RedisClient
 
 TAIL = 1500
 """Characters of each command's output the reviewer sees: the end, where the verdict is."""
@@ -22,7 +21,7 @@ TAIL = 1500
 ContextOf = Callable[[Quest], Awaitable[dict[str, str]]]
 
 
-def proof_context(client: redis.asyncio.Redis) -> ContextOf:
+def proof_context(client: RedisClient) -> ContextOf:
     store = EvidenceStore(client)
 
     async def context(quest: Quest) -> dict[str, str]:

@@ -57,7 +57,7 @@ from bot.github.subscriptions import SUBSCRIBED_EVENTS
 from bot.journal.errors import DurabilityError
 from bot.journal.inbound import Duplicate, Inbound
 from bot.journal.store import Journal
-from bot.journal.wire import connect
+from bot.journal.wire import RedisClient, connect
 from bot.observe.logs import bind, configure_logging
 from bot.observe.metrics import UNVERIFIED_EVENT, Metrics, Outcome
 from bot.reviews.capabilities import Capabilities
@@ -89,7 +89,7 @@ as failed when it has no answer within 10 s, and an answer it never reads helps 
 
 _SECRET: web.AppKey[bytes] = web.AppKey("questbot_secret", bytes)
 _INBOUND: web.AppKey[Inbound] = web.AppKey("questbot_inbound", Inbound)
-_REDIS: web.AppKey[redis.asyncio.Redis] = web.AppKey("questbot_redis", redis.asyncio.Redis)
+_REDIS: web.AppKey[RedisClient] = web.AppKey("questbot_redis")
 _METRICS: web.AppKey[Metrics] = web.AppKey("questbot_metrics", Metrics)
 _MAX_BODY: web.AppKey[int] = web.AppKey("questbot_max_body", int)
 
@@ -225,6 +225,13 @@ async def healthz(request: web.Request) -> web.Response:
 
 async def metrics_view(request: web.Request) -> web.Response:
     metrics = request.app[_METRICS]
+    inbound = request.app[_INBOUND]
+    try:  # the backlog as of this scrape; with Redis away the last value stays
+        async with asyncio.timeout(1.0):
+            metrics.inbound_backlog.set(await inbound.backlog())
+            metrics.inbound_dead.set(await inbound.dead_letters())
+    except (TimeoutError, redis.exceptions.RedisError, OSError) as exc:
+        log.info("could not read the inbound backlog for /metrics: %s", exc)
     return web.Response(body=metrics.render(), headers={"Content-Type": metrics.content_type})
 
 
@@ -232,7 +239,7 @@ def make_app(
     *,
     secret: str | bytes,
     inbound: Inbound,
-    redis: redis.asyncio.Redis,
+    redis: RedisClient,
     metrics: Metrics,
     max_body: int = DEFAULT_MAX_BODY,
     reviews: Reviews | None = None,

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import aiohttp
-import redis.asyncio
 from aiohttp import web
 from pydantic import SecretStr
 
@@ -39,7 +38,7 @@ from bot.github.repo_settings import RepoSettings
 from bot.journal import Leases
 from bot.journal.outbox import Adapter
 from bot.journal.pacing import SharedSchedule
-from bot.journal.wire import connect
+from bot.journal.wire import RedisClient, connect
 from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
 from bot.worker.http import make_worker_app
@@ -52,7 +51,7 @@ log = logging.getLogger(__name__)
 
 @dataclass
 class Runtime:
-    redis: redis.asyncio.Redis
+    redis: RedisClient
     session: aiohttp.ClientSession
     clients: GitHubClients
     settings: RepoSettings
@@ -66,7 +65,7 @@ class Runtime:
         await self.redis.aclose()
 
 
-def redis_client(url: str, metrics: Metrics | None = None) -> redis.asyncio.Redis:
+def redis_client(url: str, metrics: Metrics | None = None) -> RedisClient:
     """The worker's Redis client (``bot.journal.wire.connect``): a command that meets a closed
     connection — a Redis that restarted, failed over or is still loading its AOF — is sent
     again on a new one with exponential back-off, for about 2.5 s, before its error reaches the
@@ -80,7 +79,7 @@ def redis_client(url: str, metrics: Metrics | None = None) -> redis.asyncio.Redi
                    on_reconnect=on_reconnect)
 
 
-def redeliverer(session: aiohttp.ClientSession, client: redis.asyncio.Redis, *,
+def redeliverer(session: aiohttp.ClientSession, client: RedisClient, *,
                 app_id: str | int, private_key: str | bytes | SecretStr, base_url: str,
                 limits: RateLimits, metrics: Metrics, policy: RedeliveryPolicy,
                 owner: str) -> Redeliverer:

@@ -36,8 +36,6 @@ import hashlib
 import logging
 from collections.abc import Awaitable, Callable
 
-import redis.asyncio
-
 from bot.adapters import AdapterContext
 from bot.core import Event, InvalidTransition, Quest, Severity, SignalKind, State
 from bot.core.events import (
@@ -54,6 +52,7 @@ from bot.github.forge.watch import at_or_after
 from bot.github.signals import Failure, Passed
 from bot.journal import Applied, Indexes
 from bot.journal.keys import hash_tag
+from bot.journal.wire import RedisClient
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +92,7 @@ class FailureIntake:
         self.default_head = default_head
 
     @property
-    def client(self) -> redis.asyncio.Redis:
+    def client(self) -> RedisClient:
         return self.ctx.journal.client
 
     async def _quest(self, quest_id: str) -> Quest | None:

@@ -24,6 +24,7 @@ from aiohttp import web
 from bot.github.ratelimit import RateLimits
 from bot.journal import Journal, Outage
 from bot.journal.outage import describe
+from bot.journal.wire import RedisClient
 from bot.observe.metrics import Metrics
 
 _METRICS = web.AppKey("metrics", Metrics)
@@ -35,7 +36,7 @@ PING_TIMEOUT_S = 1.0
 
 async def live_counts(journal: Journal) -> dict[str, int]:
     """Live quests by state, across every repository questbot has seen."""
-    client: redis.asyncio.Redis = journal.client
+    client: RedisClient = journal.client
     counts: Counter[str] = Counter()
     async for key in client.scan_iter(match="repo:{*}:live", count=500):
         for raw in await client.smembers(key):

@@ -48,10 +48,12 @@ from bot.journal import (
     PermanentError,
     Timers,
 )
-from bot.journal.inbound import GROUP, STREAM, Inbound, InboundDelivery
+from bot.journal.inbound import Inbound
+from bot.journal.inbound_entries import InboundDelivery
 from bot.journal.outbox import Adapter
 from bot.journal.store import PolicySource
 from bot.journal.views import OwedViews
+from bot.journal.wire import RedisClient
 from bot.observe import waits
 from bot.observe.logs import bind
 from bot.observe.metrics import Metrics
@@ -287,8 +289,7 @@ class Worker:
             if not held:
                 return
             try:
-                await self.inbound.client.xclaim(STREAM, GROUP, self.consumer, 0, list(held),
-                                                 justid=True)
+                await self.inbound.keep(self.consumer, list(held))
             except REDIS_AWAY as exc:
                 log.info("could not refresh the deliveries in hand: %s", exc)
             except redis.exceptions.ResponseError as exc:  # NOGROUP: the read recreates it
@@ -368,7 +369,7 @@ Plugin = Callable[[AdapterContext], tuple[dict[EffectType, Adapter], Sync | None
 """Given the shared context, the adapters a part of questbot brings, and its projection."""
 
 
-def build_worker(client: redis.asyncio.Redis, forges: Forges, settings: SettingsSource,
+def build_worker(client: RedisClient, forges: Forges, settings: SettingsSource,
                  plugins: Sequence[Plugin] = (), *, app: AppIdentity, durable: bool = True,
                  leases: Leases | None = None, metrics: Metrics | None = None) -> Worker:
     """Assemble a worker: the coordination adapters plus each plugin's adapters and

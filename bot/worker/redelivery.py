@@ -45,12 +45,12 @@ from typing import Any
 
 import aiohttp
 import gidgethub
-import redis.asyncio
 
 from bot.github.hook_deliveries import AppHooks, HookDelivery
 from bot.github.subscriptions import SUBSCRIBED_EVENTS
-from bot.journal.inbound import seen_key
+from bot.journal.inbound import default_shards, seen_key
 from bot.journal.outage import Outage, pause
+from bot.journal.wire import RedisClient
 from bot.observe.metrics import Metrics
 
 log = logging.getLogger(__name__)
@@ -129,12 +129,13 @@ class _Due:
 class Redeliverer:
     """One worker's reconciler; ``run`` is its loop, ``once`` one pass."""
 
-    def __init__(self, hooks: AppHooks, client: redis.asyncio.Redis, *,
+    def __init__(self, hooks: AppHooks, client: RedisClient, *,
                  policy: RedeliveryPolicy | None = None, metrics: Metrics | None = None,
                  owner: str = "worker", wall: Callable[[], float] = time.time,
                  sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
         self.hooks = hooks
         self.client = client
+        self.inbound_shards = default_shards(client)
         self.policy = policy or RedeliveryPolicy()
         self.metrics = metrics
         self.owner = owner
@@ -245,7 +246,10 @@ class Redeliverer:
         found: set[str] = set()
         for start in range(0, len(guids), 500):
             chunk = guids[start:start + 500]
-            markers = await self.client.mget([seen_key(g) for g in chunk])
+            pipe = self.client.pipeline(transaction=False)  # on a cluster: one slot a key
+            for g in chunk:
+                pipe.exists(seen_key(g, self.inbound_shards))
+            markers = [n or None for n in await pipe.execute()]
             found |= {g for g, marker in zip(chunk, markers, strict=True) if marker is not None}
         return found
 

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from tests.redis_cluster import RedisCluster
 from tests.redis_server import RedisServer
 
 CRASH_RESTART_S = 0.2
@@ -232,6 +233,56 @@ class Redis:
 
     def stop(self) -> None:
         self.server.stop()
+
+    async def bring_back(self) -> None:
+        """Start it again if the run ended while it was away."""
+        if self.outages and self.outages[-1].up is None:
+            await asyncio.to_thread(self.server.start)
+            self.outages[-1].up = time.time()
+
+
+@dataclass
+class ClusterRedis:
+    """The run's Redis Cluster (``--cluster``): three masters with a replica each. A crash is
+    a master failover: SIGKILL of a master (chosen by a key), its replica promoted — the
+    outage lasts until every slot is served again — and the old master started again on its
+    own directory, where it rejoins as the new master's replica."""
+
+    cluster: RedisCluster
+    outages: list[Outage] = field(default_factory=list)
+    failovers: list[tuple[int, int]] = field(default_factory=list)
+    """(killed port, promoted port) of each failover."""
+
+    @classmethod
+    def start(cls, directory: Path) -> ClusterRedis:
+        cluster = RedisCluster(directory=directory)
+        cluster.start()
+        return cls(cluster)
+
+    @property
+    def url(self) -> str:
+        return self.cluster.url
+
+    async def crash(self, away_s: float, key: str = "q:{chaos}:snap") -> Outage:
+        outage = Outage(time.time())
+        self.outages.append(outage)
+        dead = await asyncio.to_thread(self.cluster.kill_master, key)
+        outage.up = time.time()
+        promoted = await asyncio.to_thread(self.cluster.master_of, key)
+        self.failovers.append((dead.port, promoted.port))
+        await asyncio.sleep(away_s)
+        await asyncio.to_thread(dead.start)  # rejoins as a replica
+        await asyncio.to_thread(self.cluster.wait_replicas)
+        return outage
+
+    def was_down(self, start: float, end: float) -> bool:
+        return was_down(self.outages, start, end)
+
+    def stop(self) -> None:
+        self.cluster.cleanup()
+
+    async def bring_back(self) -> None:
+        """A failover ends with its node back; nothing is left away."""
 
 
 def was_down(outages: Sequence[Outage], start: float, end: float) -> bool:

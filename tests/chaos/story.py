@@ -26,13 +26,12 @@ from typing import Any, TypeVar
 import aiohttp
 import redis.asyncio
 import redis.exceptions
-from redis.asyncio.retry import Retry
-from redis.backoff import ExponentialBackoff
 
 from bot.agent.demo_spec import sample_files
 from bot.core import Quest, State
 from bot.core.states import MAIN_LINE
-from bot.journal import Indexes, Journal
+from bot.journal import REDIS_AWAY, Indexes, Journal
+from bot.journal.wire import RedisClient, connect
 
 MAINTAINER = "maya"
 READER = "rex"
@@ -109,12 +108,10 @@ class Fake:
         await self.session.close()
 
 
-def reader_client(url: str) -> redis.asyncio.Redis:
-    """The harness's own Redis client: it must ride out the restarts it causes."""
-    return redis.asyncio.Redis.from_url(
-        url, socket_connect_timeout=2, socket_timeout=5,
-        retry=Retry(ExponentialBackoff(cap=1.0, base=0.05), 5),
-        retry_on_error=[redis.exceptions.ConnectionError, redis.exceptions.TimeoutError])
+def reader_client(url: str) -> RedisClient:
+    """The harness's own Redis client: it must ride out the restarts (and, on a cluster, the
+    failovers) it causes — the production client (``bot.journal.wire.connect``)."""
+    return connect(url, socket_timeout=5)
 
 
 @dataclass
@@ -222,7 +219,7 @@ class Story:
         while True:
             try:
                 return await call()
-            except (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError, OSError):
+            except (*REDIS_AWAY, OSError):
                 if time.time() >= self.deadline:
                     raise Stuck("redis did not come back before the deadline") from None
                 await asyncio.sleep(0.5)

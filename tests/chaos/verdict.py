@@ -27,7 +27,7 @@ from typing import Any
 import redis.asyncio
 
 from bot.github.render import INBOX_TITLE
-from bot.journal.inbound import DEAD, GROUP, STREAM, seen_key
+from bot.journal.inbound import GROUP, Inbound, seen_key
 from bot.journal.keys import DEFAULT_SHARDS, RUNNERS_GROUP, doorbell_key, quest_keys, shard_of
 from tests.chaos.processes import Outage, was_down
 from tests.chaos.story import QuestRun
@@ -194,25 +194,28 @@ async def judge(state: dict[str, Any], runs: list[QuestRun], bases: dict[str, st
 
 async def _deliveries(state: dict[str, Any], client: redis.asyncio.Redis, v: Verdict) -> None:
     acknowledged = state["webhooks"]["acknowledged"]
+    inbound = Inbound(client)  # one stream on one Redis, every shard on a cluster
     pipe = client.pipeline(transaction=False)
     for guid in acknowledged:
-        pipe.exists(seen_key(guid))
+        pipe.exists(seen_key(guid, inbound.shards))
     found = await pipe.execute() if acknowledged else []
     for guid, present in zip(acknowledged, found, strict=True):
         if not present:
             v.lost_deliveries += 1
             v.problems.append(f"delivery {guid} was acknowledged and is not in redis")
-    dead = int(await client.xlen(DEAD))
+    dead = await inbound.dead_letters()
     if dead:
         v.lost_deliveries += dead
-        v.problems.append(f"{dead} deliveries in the dead letters ({DEAD})")
-    backlog = int(await client.xlen(STREAM))
+        v.problems.append(f"{dead} deliveries in the dead letters "
+                          f"({', '.join(s + ':dead' for s in inbound.streams[:2])}…)")
+    backlog = await inbound.backlog()
     if backlog:
         v.unhandled_deliveries += backlog
-        pending = await client.xpending(STREAM, GROUP)
+        pending = 0
+        for stream in inbound.streams:
+            pending += int((await client.xpending(stream, GROUP)).get("pending", 0))
         v.problems.append(f"{backlog} deliveries still in the inbound stream at the end "
-                          f"({pending.get('pending', 0)} read by a worker and never "
-                          "acknowledged)")
+                          f"({pending} read by a worker and never acknowledged)")
 
 
 async def diagnose(client: redis.asyncio.Redis, run: QuestRun) -> dict[str, Any]:

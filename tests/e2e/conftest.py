@@ -40,12 +40,12 @@ _STANDARD = set(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {"messa
 
 
 @pytest.fixture
-async def stack(redis_url: str, redis_async: object) -> AsyncIterator[Stack]:
+async def stack(redis_async_url: str, redis_async: object) -> AsyncIterator[Stack]:
     """A fresh stack on a flushed Redis; every request the bot made must have been valid,
     within the App's permissions and within GitHub's secondary limits (paced with GitHub's
     figures, on a clock that skips the waits: ``virtual_pacing``)."""
     limits, pace_time = virtual_pacing()
-    s = await Stack(redis_url, scripted_specs={REPO: sample_spec()}, limits=limits,
+    s = await Stack(redis_async_url, scripted_specs={REPO: sample_spec()}, limits=limits,
                     pace_time=pace_time).start()
     try:
         yield s

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-import redis.asyncio
 from aiohttp import web
 
 from bot.agent.model import ModelEndpoint
@@ -25,6 +24,7 @@ from bot.core import Quest
 from bot.github.ratelimit import RateLimits
 from bot.journal.inbound import Inbound
 from bot.journal.pacing import Pace
+from bot.journal.wire import RedisClient, plain_client
 from bot.observe.metrics import Metrics
 from bot.web.app import make_app
 from bot.worker.assembly import Runtime, start_runtime
@@ -83,7 +83,7 @@ class Stack:
     fake: FakeGitHub = field(init=False)
     runtime: Runtime = field(init=False)
     web_runner: web.AppRunner = field(init=False)
-    web_client: redis.asyncio.Redis = field(init=False)
+    web_client: RedisClient = field(init=False)
     metrics: Metrics = field(default_factory=Metrics)
     clock: Clock = field(default_factory=Clock)
     app_slug: str = "questbot"
@@ -96,7 +96,7 @@ class Stack:
                                clock=self.pace_time.wall if self.pace_time else time.time)
         register(self.fake.world, load_manifest(MANIFEST))  # the App as app.yml registers it
         await self.fake.start()
-        self.web_client = redis.asyncio.Redis.from_url(self.redis_url)
+        self.web_client = plain_client(self.redis_url)
         app = make_app(secret=SECRET, inbound=Inbound(self.web_client, durable=False),
                        redis=self.web_client, metrics=self.metrics)
         self.web_runner = web.AppRunner(app, access_log=None)

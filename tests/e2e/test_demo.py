@@ -5,12 +5,15 @@ test agent runs it too, as the rest of the end-to-end tests use it."""
 
 from __future__ import annotations
 
+import pytest
+
 from bot.core import State
 from tests.e2e.scenario import Story, main_line, regression
 from tests.e2e.stack import Stack, virtual_pacing
 from tests.modelserver.demo import STAGES, demo_model, spent_by_stage
 
 
+@pytest.mark.cluster_too
 async def test_a_failing_check_goes_to_closed_and_a_regression_reopens_it(stack: Stack) -> None:
     story = Story(stack)
     quest = await main_line(story)

@@ -4,12 +4,15 @@ failure of any of them finds it — and a rebuild from the quest writes them aga
 
 from __future__ import annotations
 
+import pytest
 import redis.asyncio
 
 from bot.journal import Indexes, Journal
 from bot.journal.indexes import IndexWrites
 from bot.tools.scenarios import JournalBuilder
 from tests.journal.conftest import POLICY
+
+pytestmark = pytest.mark.cluster_too
 
 
 async def test_attached_fingerprints_find_the_quest(journal: Journal,

@@ -19,6 +19,8 @@ from bot.journal.indexes import Indexes, IndexWrites
 from bot.tools.scenarios import JournalBuilder, main_line
 from tests.journal.conftest import POLICY
 
+pytestmark = pytest.mark.cluster_too
+
 
 async def test_apply_writes_journal_snapshot_and_outbox(journal: Journal) -> None:
     b = JournalBuilder("q-1").sense()
@@ -181,13 +183,16 @@ async def test_durable_apply_falls_back_or_waits(journal: Journal) -> None:
     result = await journal.apply(b.events[0], POLICY, durable=True)
     assert result.version == 1
     d = journal.durability
+    if d.cluster:  # a replica acknowledged it (tests/cluster/test_durability.py: else not)
+        assert d.command() == ("WAIT", 1, d.timeout_ms)
+        return
     assert d.supported is not None
     if d.supported is False:  # redis < 7.2: the appendfsync setting was checked
         assert d.fsync_always is not None
 
 
 async def test_rebuild_matches_and_repairs(journal: Journal, redis_async: redis.asyncio.Redis,
-                                           redis_url: str) -> None:
+                                           redis_async_url: str) -> None:
     b = main_line("q-1")
     await journal.apply_many(b.events, POLICY)
     rebuilt = await rebuild(journal, "q-1", POLICY)
@@ -200,5 +205,5 @@ async def test_rebuild_matches_and_repairs(journal: Journal, redis_async: redis.
     assert not (await rebuild(journal, "q-1", POLICY)).matches
     assert (await rebuild(journal, "q-1", POLICY, repair=True)).result.quest == b.quest
     assert (await rebuild(journal, "q-1", POLICY)).matches
-    replayed = await replay_from_redis(redis_url, "q-1", Policy())
+    replayed = await replay_from_redis(redis_async_url, "q-1", Policy())
     assert replayed.quest == b.quest and replayed.applied == len(b.events)

@@ -11,7 +11,10 @@ import redis.asyncio
 
 from bot.journal.group_commit import GroupCommit
 from bot.journal.inbound import GROUP, STREAM, Duplicate, Inbound, Stored, seen_key
+from bot.journal.keys import inbound_shard, inbound_stream
 from tests.shared import SHARED
+
+pytestmark = pytest.mark.cluster_too
 
 RECEIVED = datetime(2024, 5, 1, 12, 0, 0, 123000, tzinfo=UTC)
 
@@ -32,8 +35,8 @@ async def test_a_second_store_of_one_delivery_id_is_a_duplicate_of_the_first(
     first = await inbound.store("d-1", "issues", b"{}", RECEIVED)
     again = await inbound.store("d-1", "issues", b'{"other": 1}', RECEIVED)
     assert again == Duplicate("d-1", first.entry_id)
-    assert await redis_async.xlen(STREAM) == 1
-    ttl = await redis_async.ttl(seen_key("d-1"))
+    assert await redis_async.xlen(inbound.stream_of("d-1")) == 1
+    ttl = await redis_async.ttl(seen_key("d-1", inbound.shards))
     assert 3 * 24 * 3600 < ttl <= inbound.seen_ttl_seconds
 
 
@@ -43,6 +46,10 @@ async def test_the_dedupe_marker_and_the_stream_share_one_cluster_slot() -> None
     assert key_slot(seen_key("72d3162e-cc78-11e3-81ab-4c9367dc0958").encode()) == key_slot(
         STREAM.encode())
     assert key_slot(seen_key("{evil}").encode()) == key_slot(STREAM.encode())
+    for delivery in ("72d3162e-cc78-11e3-81ab-4c9367dc0958", "{evil}", "d-1"):  # sharded
+        stream = inbound_stream(inbound_shard(delivery, 16), 16)
+        assert key_slot(seen_key(delivery, 16).encode()) == key_slot(stream.encode())
+    assert len({key_slot(inbound_stream(n, 16).encode()) for n in range(16)}) == 16
 
 
 async def test_ack_deletes_and_claim_stale_takes_over_what_a_dead_worker_left(
@@ -51,6 +58,7 @@ async def test_ack_deletes_and_claim_stale_takes_over_what_a_dead_worker_left(
     for n in range(3):
         await inbound.store(f"d-{n}", "push", b"{}", RECEIVED)
     read = await inbound.read("w1", count=10, block_ms=None)
+    read.sort(key=lambda d: d.delivery_id)  # in order on one stream; over shards, by time
     assert [d.delivery_id for d in read] == ["d-0", "d-1", "d-2"]
     assert await inbound.read("w2", block_ms=None) == []  # each delivery goes to one worker
     assert await inbound.ack([read[0].entry_id]) == 1
@@ -58,8 +66,9 @@ async def test_ack_deletes_and_claim_stale_takes_over_what_a_dead_worker_left(
     # w1 dies holding d-1 and d-2; w2 takes them over once they are idle long enough.
     assert await inbound.claim_stale("w2", min_idle_ms=60_000) == []
     claimed = await inbound.claim_stale("w2", min_idle_ms=0)
-    assert [d.delivery_id for d in claimed] == ["d-1", "d-2"]
-    pending = await redis_async.xpending_range(STREAM, GROUP, "-", "+", 10)
+    assert sorted(d.delivery_id for d in claimed) == ["d-1", "d-2"]
+    pending = [p for stream in inbound.streams
+               for p in await redis_async.xpending_range(stream, GROUP, "-", "+", 10)]
     assert {p["consumer"] for p in pending} == {b"w2"}
     assert await inbound.ack([d.entry_id for d in claimed]) == 2
     assert await inbound.backlog() == 0
@@ -102,8 +111,10 @@ async def test_durable_acks_learn_how_this_server_makes_writes_durable(
     inbound: Inbound,
 ) -> None:
     await inbound.store("d", "issues", b"{}", RECEIVED)
-    # The test server is 7.0 (no WAITAOF) with appendfsync always, or 7.2+ with WAITAOF.
-    assert inbound.durability.supported is True or inbound.durability.fsync_always is True
+    # The test server is 7.0 (no WAITAOF) with appendfsync always, or 7.2+ with WAITAOF; on
+    # the cluster a replica acknowledged the write (WAIT), or store would have raised.
+    assert (inbound.durability.supported is True or inbound.durability.fsync_always is True
+            or inbound.durability.command() == ("WAIT", 1, inbound.durability.timeout_ms))
 
 
 # -- the batcher on its own ------------------------------------------------------------------
@@ -202,7 +213,7 @@ async def test_bodies_are_stored_compressed_and_read_back_byte_for_byte(
     body = (SHARED / "github" / "webhooks" / "check_run"
             / "completed.with-organization.payload.json").read_bytes()
     await inbound.store("d-big", "check_run", body, RECEIVED)
-    ((_, fields),) = await redis_async.xrange(STREAM)
+    ((_, fields),) = await redis_async.xrange(inbound.stream_of("d-big"))
     assert b"b" not in fields and len(fields[b"lz4"]) * 3 < len(body)
     (got,) = await inbound.read("w1", block_ms=None)
     assert got.body == body
@@ -212,8 +223,9 @@ async def test_an_entry_stored_raw_before_compression_is_still_read(
     inbound: Inbound, redis_async: redis.asyncio.Redis
 ) -> None:
     await inbound.ensure_group()
-    await redis_async.xadd(STREAM, {"d": "d-old", "e": "issues", "t": 1_700_000_000_000,
-                                    "b": b'{"action": "opened"}'})
+    await redis_async.xadd(inbound.stream_of("d-old"),
+                           {"d": "d-old", "e": "issues", "t": 1_700_000_000_000,
+                            "b": b'{"action": "opened"}'})
     (got,) = await inbound.read("w1", block_ms=None)
     assert (got.delivery_id, got.event, got.body) == ("d-old", "issues", b'{"action": "opened"}')
 

@@ -12,6 +12,8 @@ import redis.asyncio
 from bot.errors import RetryLater
 from bot.journal.memory import CreationBusy, ForgeMemory, quest_gh_key
 
+pytestmark = pytest.mark.cluster_too
+
 LEASE = quest_gh_key("q-1") + ":creating:pr"
 
 

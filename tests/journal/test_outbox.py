@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import redis.asyncio
 
 from bot.core import Effect, EffectType, State
@@ -16,8 +17,11 @@ from bot.journal import (
     delivered,
     failures,
 )
+from bot.journal.streams import read_group
 from bot.tools.scenarios import JournalBuilder, main_line
 from tests.journal.conftest import POLICY, Recorder
+
+pytestmark = pytest.mark.cluster_too
 
 
 class Clock:
@@ -141,8 +145,8 @@ async def test_dead_runner_doorbells_are_claimed(journal: Journal, recorder: Rec
     dead = EffectRunner(journal, recorder.adapters(), POLICY, consumer="dead", leases=quick)
     await dead.setup()
     # the dead runner read the doorbells and never acknowledged them
-    await redis_async.xreadgroup("runners", "dead", {f"outbox:{{shard-{s}}}": ">"
-                                                     for s in range(4)})
+    await read_group(redis_async, "runners", "dead",
+                     {f"outbox:{{shard-{s}}}": ">" for s in range(4)}, count=100, block_ms=None)
     alive = EffectRunner(journal, recorder.adapters(), POLICY, consumer="alive", leases=quick)
     assert (await alive.run_once()).claimed == 0  # not idle long enough yet
     import asyncio

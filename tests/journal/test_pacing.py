@@ -7,11 +7,15 @@ from __future__ import annotations
 import asyncio
 import os
 
+import pytest
 import redis.asyncio
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.journal.pacing import LocalSchedule, Pace, SharedSchedule, next_slot, pace_key
+from bot.journal.wire import plain_client
+
+pytestmark = pytest.mark.cluster_too
 
 EXAMPLES = int(os.environ.get("QUESTBOT_PROPERTY_EXAMPLES", "60"))
 
@@ -63,10 +67,11 @@ def test_a_burst_goes_at_once_then_one_write_a_second() -> None:
 
 
 async def test_the_shared_schedule_is_the_local_one_for_every_worker(
-        redis_async: redis.asyncio.Redis) -> None:
+        redis_async: redis.asyncio.Redis, redis_async_url: str) -> None:
     pace = Pace(burst=4, spacing=0.5, hourly_burst=6, hourly_spacing=10.0)
     local, shared = LocalSchedule(), SharedSchedule(redis_async)
-    other_worker = SharedSchedule(redis.asyncio.Redis(connection_pool=redis_async.connection_pool))
+    other_client = plain_client(redis_async_url)  # another worker's own client
+    other_worker = SharedSchedule(other_client)
     times = [5.0, 5.0, 5.1, 5.2, 5.2, 6.0, 9.0, 30.0, 30.0, 31.0]
     mine = [await local.slot(7, t, pace) for t in times]
     theirs = []
@@ -75,6 +80,7 @@ async def test_the_shared_schedule_is_the_local_one_for_every_worker(
     assert theirs == mine
     assert await shared.slot(8, 5.0, pace) == 5.0  # another installation has its own
     assert 0 < await redis_async.ttl(pace_key(7)) <= 7200
+    await other_client.aclose()
 
 
 async def test_a_block_holds_every_workers_writes_until_it_ends(

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 from typing import Any
 
+import pytest
 import redis.asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -13,6 +14,8 @@ from hypothesis import strategies as st
 from bot.core import InvalidTransition, Policy, fold
 from bot.journal import Journal, rebuild
 from bot.tools.scenarios import JournalBuilder
+
+pytestmark = pytest.mark.cluster_too
 
 ACTIONS: list[tuple[str, dict[str, Any]]] = [
     ("hypothesis_written", {"summary": "h"}),

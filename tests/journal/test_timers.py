@@ -5,10 +5,14 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime, timedelta
 
+import pytest
+
 from bot.core import State
 from bot.journal import Journal, Timers, timer_event_id
 from bot.tools.scenarios import EPOCH, JournalBuilder
 from tests.journal.conftest import POLICY
+
+pytestmark = pytest.mark.cluster_too
 
 
 class Clock:

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 import redis.asyncio
 
 from bot.journal.views import OwedViews, views_key
+
+pytestmark = pytest.mark.cluster_too
 
 
 async def test_a_view_begun_and_done_is_not_owed(redis_async: redis.asyncio.Redis) -> None:

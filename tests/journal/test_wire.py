@@ -10,7 +10,15 @@ import pytest
 import redis.asyncio
 from redis.asyncio.connection import Connection
 
-from bot.journal.wire import NO_HEAD, Batch, Head, pack
+from bot.journal.wire import (
+    NO_HEAD,
+    Batch,
+    Head,
+    cluster_nodes,
+    cluster_startup,
+    is_cluster_url,
+    pack,
+)
 
 
 def test_pack_is_the_request_redis_py_sends() -> None:
@@ -76,3 +84,13 @@ async def test_a_client_without_a_pool_gets_a_pipeline(redis_async: redis.asynci
     replies = await batch.execute(_ClusterLike(redis_async))  # type: ignore[arg-type]
     assert replies[0] == 1 and replies[2] == 1
     assert isinstance(replies[1], redis.exceptions.ResponseError)
+
+
+def test_a_cluster_url_names_the_nodes_to_start_from() -> None:
+    url = "rediss+cluster://u:pw@a.internal:7000,b.internal:7001,c.internal/0"
+    assert cluster_nodes(url) == [("a.internal", 7000), ("b.internal", 7001),
+                                  ("c.internal", 6379)]
+    plain, rest = cluster_startup(url)
+    assert plain == "rediss://u:pw@a.internal:7000/0"
+    assert [(n.host, n.port) for n in rest] == [("b.internal", 7001), ("c.internal", 6379)]
+    assert is_cluster_url(url) and not is_cluster_url("redis://a:6379/0")

@@ -16,6 +16,8 @@ from bot.core.policy import Checkpoint
 from bot.reviews.capabilities import Capabilities, Unauthorized, reviews_key, split_review_id
 from bot.reviews.models import PinnedEvidence, PinnedSnapshot, ReviewRecord, ReviewRole
 
+pytestmark = pytest.mark.cluster_too  # its store must work on a Redis Cluster too
+
 
 class Clock:
     def __init__(self) -> None:

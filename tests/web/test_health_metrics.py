@@ -95,3 +95,18 @@ async def test_the_cached_delivery_counters_count_each_label_pair_apart() -> Non
     assert delivered("issues", Outcome.ACCEPTED) == 3
     assert delivered("issues", Outcome.DUPLICATE) == 1
     assert delivered("push", Outcome.ACCEPTED) == 1
+
+
+async def test_metrics_show_the_inbound_backlog_and_dead_letters(
+        client: Client, inbound: Inbound) -> None:
+    for n in range(3):
+        response = await send(client, delivery("issues", "opened", delivery_id=f"m-{n}"))
+        assert response.status == 202
+    got = samples(await (await client.get("/metrics")).text())
+    assert got[("questbot_inbound_backlog", ())] == 3
+    assert got[("questbot_inbound_dead_letters", ())] == 0
+    (first, *_) = await inbound.read("w1", block_ms=None)
+    assert await inbound.failed(first, "cannot be handled", max_tries=1)
+    got = samples(await (await client.get("/metrics")).text())
+    assert got[("questbot_inbound_backlog", ())] == 2
+    assert got[("questbot_inbound_dead_letters", ())] == 1

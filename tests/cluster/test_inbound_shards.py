@@ -1,0 +1,35 @@
+"""On a Redis Cluster the inbound deliveries are spread over 16 streams, on every master, and a
+worker reads them all back, oldest first."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.journal.inbound import Inbound
+from bot.journal.wire import RedisClient
+from tests.redis_cluster import RedisCluster
+
+
+@pytest.fixture
+def redis_kind() -> str:
+    return "cluster"
+
+
+async def test_deliveries_go_to_every_shard_and_are_all_read_in_time_order(
+        redis_async: RedisClient, redis_cluster: RedisCluster) -> None:
+    web, worker = Inbound(redis_async), Inbound(redis_async)
+    assert web.shards == 16
+    start = datetime(2024, 5, 1, tzinfo=UTC)
+    for n in range(48):
+        await web.store(f"d-{n}", "push", b"{}", start + timedelta(seconds=n))
+    lengths = [int(await redis_async.xlen(s)) for s in web.streams]
+    assert sum(lengths) == 48 and sum(1 for n in lengths if n) >= 8
+    masters = {redis_cluster.master_of(s).port for s, n in zip(web.streams, lengths,
+                                                               strict=True) if n}
+    assert len(masters) == 3
+    got = await worker.read("w1", count=100, block_ms=None)
+    assert [d.delivery_id for d in got] == [f"d-{n}" for n in range(48)]
+    assert await worker.ack([d.entry_id for d in got]) == 48
+    assert await worker.backlog() == 0
