@@ -166,7 +166,8 @@ def _changed(evidence: EvidenceBundle | None, pull_url: str | None) -> str:
     more = f" and {len(files) - 5} more" if len(files) > 5 else ""
     diff = link("the diff", f"{pull_url}/files") if pull_url else ""
     lines = evidence.lines if evidence is not None else None
-    stat = f" (+{lines[0]:,} lines, -{lines[1]:,} lines)" if lines is not None else ""
+    stat = (f" (+{lines[0]:,} line{'s' if lines[0] != 1 else ''}, "
+            f"-{lines[1]:,} line{'s' if lines[1] != 1 else ''})" if lines is not None else "")
     return (f"{len(files)} file{'s' if len(files) != 1 else ''}{stat}: {shown}{more}"
             + (f" — {diff}" if diff else ""))
 

@@ -58,7 +58,7 @@ async def test_a_maintainer_reads_the_quest_at_each_checkpoint(stack: Stack) -> 
     status = story.status_comment()
     pr = stack.fake.repo(REPO).pulls[story.pr_number()]
     first = top(status)
-    assert ("1 file (+1 lines, -1 lines): `pager.py` — "
+    assert ("1 file (+1 line, -1 line): `pager.py` — "
             f"[the diff](https://github.com/{REPO}/pull/{pr.number}/files)") in first
     assert f"bound to head `{ready.head and ready.head[:12]}`" in first
     assert "the reproduction fails on the base and passes on the head" in first
