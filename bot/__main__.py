@@ -10,7 +10,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from bot.config import Config, ConfigError, load_config
+from bot.config import Config, ConfigError, load_config, redis_url
 from bot.core import Policy
 from bot.tools.replay import (
     JournalFileError,
@@ -70,7 +70,7 @@ def _status(args: argparse.Namespace) -> int:
             from bot.journal.errors import CorruptJournal
             from bot.journal.recovery import replay_recorded
 
-            url = args.redis or os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+            url = args.redis or redis_url()
             if not args.quest:
                 print("status: name a quest id, or --journal FILE", file=sys.stderr)
                 return 2

@@ -496,3 +496,19 @@ def test_model_problems_say_what_to_do(env: dict[str, str], extra: dict[str, str
     problem = only_problem({**env, **extra})
     assert expected in problem
     assert "sk-x" not in problem
+
+
+def test_the_tools_read_redis_url_as_the_processes_do(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``python -m bot status`` and ``review`` need Redis and none of the App's settings:
+    ``redis_url`` is the environment's, else ``./.env``'s, else the default."""
+    from bot.config import REDIS_DEFAULT, redis_url
+
+    dotenv = tmp_path / ".env"
+    monkeypatch.setenv("QUESTBOT_ENV_FILE", str(dotenv))
+    monkeypatch.delenv("REDIS_URL", raising=False)
+    assert redis_url() == REDIS_DEFAULT
+    dotenv.write_text("REDIS_URL=redis://file-host:6380/2\n")
+    assert redis_url() == "redis://file-host:6380/2"
+    monkeypatch.setenv("REDIS_URL", "redis+cluster://env-host:7000/0")
+    assert redis_url() == "redis+cluster://env-host:7000/0"

@@ -104,6 +104,7 @@ _URLS = frozenset({"REDIS_URL", "GITHUB_API_URL"})
 _REGISTERED = frozenset({"GITHUB_APP_ID", "GITHUB_WEBHOOK_SECRET"})
 _KEY_VARIABLES = ("GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY_PATH")
 ENV_FILE_VARIABLE = "QUESTBOT_ENV_FILE"
+REDIS_DEFAULT = "redis://127.0.0.1:6379/0"
 
 
 class ConfigError(ConfigurationError):
@@ -220,7 +221,7 @@ class Config(SandboxConfig, ModelConfig):
     )
     github_webhook_secret: SecretStr = Field(validation_alias="GITHUB_WEBHOOK_SECRET")
     github_app_slug: str | None = Field(default=None, validation_alias="GITHUB_APP_SLUG")
-    redis_url: str = Field(default="redis://127.0.0.1:6379/0", validation_alias="REDIS_URL")
+    redis_url: str = Field(default=REDIS_DEFAULT, validation_alias="REDIS_URL")
     github_api_url: str = Field(default="https://api.github.com", validation_alias="GITHUB_API_URL")
     port: int = Field(default=8080, validation_alias="PORT")
     durable_acks: bool = Field(default=True, validation_alias="QUESTBOT_DURABLE_ACKS")
@@ -391,6 +392,13 @@ def settings_values(
             from_file.pop(name, None)
     origins = {name: env_file for name in from_file if name not in merged}
     return {**from_file, **merged}, origins, list(found.problems)
+
+
+def redis_url() -> str:
+    """``REDIS_URL`` as the web process and the worker read it (the environment over
+    ``./.env``), for a tool that needs Redis and none of the App's settings."""
+    values, _origins, _problems = settings_values()
+    return values.get("REDIS_URL") or REDIS_DEFAULT
 
 
 def load_config(environ: Mapping[str, str] | None = None, *,

@@ -10,6 +10,7 @@ import json
 import os
 import sys
 
+from bot.config import redis_url
 from bot.journal.store import Journal
 from bot.journal.wire import connect
 from bot.reviews.capabilities import Capabilities
@@ -31,7 +32,7 @@ async def request(url: str, quest_id: str, role: ReviewRole, *, producer: str | 
 
 def run(args: argparse.Namespace) -> int:
     """0 with the capability printed; 2 when the review cannot be requested."""
-    url = args.redis or os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    url = args.redis or redis_url()
     base_url = args.url or os.environ.get("QUESTBOT_PUBLIC_URL")
     try:
         issued = asyncio.run(request(url, args.quest, ReviewRole(args.role),
