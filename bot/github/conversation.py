@@ -28,10 +28,13 @@ from collections.abc import Iterable
 from cachetools import TTLCache
 
 from bot.core import Effect, EffectType, InvalidTransition, Quest, Refusal, effect_key
+from bot.core.gates import status_and_next
+from bot.core.policy import Policy
 from bot.core.rules.budget import waits_for_spend
 from bot.core.states import CHECKPOINT_AT
 from bot.github.commands import Command
 from bot.github.forge import Forge
+from bot.github.gates_words import gates_lines
 from bot.github.refusal_words import Precheck, doing, now_commands, refusal_words
 from bot.journal.keys import thread_trail
 
@@ -142,7 +145,9 @@ def reopened_text(actor: str, number: int) -> str:
     return f"@{actor} reopened #{number}: the quest goes on where it paused."
 
 
-def status_text(quest: Quest | None) -> str:
+def status_text(quest: Quest | None, policy: Policy | None = None) -> str:
+    """The reply to ``/status``: where the quest stands, its checkpoints (``status_and_next``
+    under ``policy``, the repository's) and the commands it takes now."""
     if quest is None:
         return ("There is no quest on this thread. On an issue, `/quest fix` starts one (or "
                 "`/quest research`); a quest's own pull request answers `/status` with it.")
@@ -160,6 +165,7 @@ def status_text(quest: Quest | None) -> str:
         what, _, error = quest.last_failure.partition(": ")
         lines.append(f"questbot could not {what.replace('_', ' ')} the last time it tried: "
                      f"`{error.replace('_', ' ')}`.")
+    lines += ["", "Checkpoints:", *gates_lines(status_and_next(quest, policy or Policy())), ""]
     lines.append("Commands it takes now: "
                  + ", ".join(f"`{usage}`" for usage in now_commands(quest)) + ".")
     return "\n".join(lines)

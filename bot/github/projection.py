@@ -306,7 +306,7 @@ class Projection:
              (await failures(self.ctx.journal.client, quest.id))[-3:]],
             path=story.path, failed=story.failed,
             check_url=await self.memory.quest(quest.id, "check_url"),
-            budget=(policy.budget_cents, policy.budget_tokens))
+            budget=(policy.budget_cents, policy.budget_tokens), policy=policy)
         body = status.status_comment(view)
         new_digest = digest(target, body)
         if await self.memory.quest(quest.id, "status_digest") == new_digest:
@@ -343,7 +343,8 @@ class Projection:
         head = quest.head or (await self._pr_head(quest) if current else None) or quest.base
         if head is None:
             return
-        view = render.check_run(quest, evidence)
+        settings = await self.ctx.settings.settings(quest.repo)
+        view = render.check_run(quest, evidence, settings.to_policy())
         details = (await self.memory.quest(quest.id, "pr_url") if current else None) or details_url
         body = view.body(details)
         new_digest = digest(head, body)

@@ -38,12 +38,15 @@ from bot.agent.evidence import EvidenceBundle
 from bot.agent.outcome import RunOutcome, outcome_of
 from bot.agent.result import TaskResult
 from bot.core import Quest
+from bot.core.gates import status_and_next
+from bot.core.policy import Policy
 from bot.core.quest import Outcome, ParkReason
 from bot.core.rules.budget import waits_for_spend
 from bot.core.states import CHECKPOINT_AT, MEANING, State
 from bot.github import spend_words
 from bot.github.evidence import render_markdown, render_outputs
 from bot.github.forge.limits import OUTPUT_LIMIT, fit
+from bot.github.gates_words import gates_lines
 from bot.github.inbox_marks import INBOX_MARKER, entry_marker, tick_command, tick_label
 from bot.github.markdown import hide_paths, inline_code, plain
 from bot.github.refusal_words import doing
@@ -117,8 +120,9 @@ def key_marker(key: str) -> str:
     return f"<!-- questbot:key={key} -->"
 
 
-def next_action(quest: Quest) -> str:
-    """One sentence: what happens next, and who does it."""
+def next_action(quest: Quest, policy: Policy | None = None) -> str:
+    """One sentence: what happens next, and who does it (``policy``: whether an open
+    checkpoint is advisory; without it, a person decides)."""
     state = quest.state
     rerun = quest.rerun
     if rerun is not None and ((rerun.result is None and state is State.SENSED)
@@ -136,7 +140,10 @@ def next_action(quest: Quest) -> str:
     if checkpoint is not None:
         what = {State.HYPOTHESISED: "the hypothesis", State.PLANNED: "the plan",
                 State.READY: f"the proof of head {sha(quest.head)}"}[state]
-        return (f"A person reviews {what}: `/approve {checkpoint.value}`, `/revise <why>` or "
+        who = "A person reviews"
+        if policy is not None and not policy.shadow and not policy.blocking(checkpoint):
+            who = "questbot's automatic reviewer or a person reviews"
+        return (f"{who} {what}: `/approve {checkpoint.value}`, `/revise <why>` or "
                 f"`/reject <why>` (or the buttons on the `questbot` check run).")
     if state is State.TRIAGED:
         return ("Routed to a person: `/quest fix` or `/quest research` to start it, or "
@@ -272,11 +279,14 @@ _CUT = ("\n\n*(cut here: GitHub allows {limit:,} characters in a check run's det
         "{rest:,} more were left out)*\n")
 
 
-def check_text(quest: Quest, evidence: EvidenceBundle | None = None) -> str:
+def check_text(quest: Quest, evidence: EvidenceBundle | None = None,
+               policy: Policy | None = None) -> str:
     """The check run's details — the full text the status comment points to when it cuts:
     what comes next, the proof, the evidence and what the proof printed, cut to GitHub's limit
     at a line end (the verdict heading comes first, so it is never cut off)."""
-    text = f"{next_action(quest)}\n\n{_proof_line(quest)}"
+    checkpoints = "\n".join(gates_lines(status_and_next(quest, policy or Policy())))
+    text = (f"{next_action(quest, policy)}\n\n**Checkpoints:**\n{checkpoints}\n\n"
+            f"{_proof_line(quest)}")
     if evidence is not None:
         text += "\n\n" + render_markdown(evidence)
         if evidence.outputs:
@@ -290,16 +300,22 @@ def check_text(quest: Quest, evidence: EvidenceBundle | None = None) -> str:
     return cut
 
 
-def check_run(quest: Quest, evidence: EvidenceBundle | None = None) -> CheckRunView:
-    """The ``questbot`` check run for the quest's current state."""
+def check_run(quest: Quest, evidence: EvidenceBundle | None = None,
+              policy: Policy | None = None) -> CheckRunView:
+    """The ``questbot`` check run for the quest's current state (``policy``: which
+    checkpoints block, for the checkpoints' lines)."""
     state = quest.state
     meaning = f"{state_words(state).capitalize()}: {MEANING[state]}"
-    text = check_text(quest, evidence)
+    text = check_text(quest, evidence, policy)
     if state in CHECKPOINT_AT or state is State.HANDED_OFF:
         checkpoint = CHECKPOINT_AT.get(quest.checkpoint_state)
         at = f"checkpoint {checkpoint.value}" if checkpoint else "a claimed review"
+        who = "a person"
+        if (checkpoint is not None and state is not State.HANDED_OFF and policy is not None
+                and not policy.shadow and not policy.blocking(checkpoint)):
+            who = "a review"  # advisory: questbot's automatic reviewer or a person
         return CheckRunView("completed", CheckConclusion.ACTION_REQUIRED,
-                            f"questbot: waiting for a person at {at}", meaning, text,
+                            f"questbot: waiting for {who} at {at}", meaning, text,
                             ACTIONS if checkpoint else ())
     if waits_for_spend(quest):
         return CheckRunView("completed", CheckConclusion.ACTION_REQUIRED,

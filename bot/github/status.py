@@ -35,12 +35,15 @@ from bot.agent.evidence import EvidenceBundle
 from bot.core import Quest
 from bot.core.diagram import path_mermaid
 from bot.core.events import SignalKind
+from bot.core.gates import status_and_next
+from bot.core.policy import Policy
 from bot.core.states import CHECKPOINT_AT, MEANING, State
 from bot.github import spend_words
 from bot.github.attempts_words import attempts_lines, attempts_summary
 from bot.github.evidence import render_markdown, render_outputs
 from bot.github.forge.limits import BODY_LIMIT as COMMENT_LIMIT
 from bot.github.forge.limits import fit
+from bot.github.gates_words import gates_lines
 from bot.github.markdown import code_block, hide_paths, inline_code, plain
 from bot.github.render import (
     ACTIONS,
@@ -89,6 +92,9 @@ class StatusView:
     budget: tuple[int | None, int | None] = (None, None)
     """The policy's budget in cents and tokens (``Policy.budget_cents``, ``budget_tokens``):
     the cost line says what is left of it. ``(None, None)``: none to show."""
+    policy: Policy | None = None
+    """The policy the quest is stepped under: which checkpoints block (``Policy()``'s
+    defaults when not given)."""
 
     @property
     def full_text(self) -> str:
@@ -210,9 +216,12 @@ def status_comment(view: StatusView) -> str:
         "",
         f"**State:** {state_words(q.state)} — {MEANING[q.state]}",
         "",
-        f"**Next:** {next_action(q)}",
+        f"**Next:** {next_action(q, view.policy)}",
         "",
         *_commands(q, view),
+        "",
+        "**Checkpoints:**",
+        *gates_lines(status_and_next(q, view.policy or Policy())),
         "",
         f"- **What failed:** {_what_failed(q, view.failed)}",
         f"- **What questbot thinks:** {_thinks(q, view.evidence)}",

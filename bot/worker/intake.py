@@ -325,7 +325,7 @@ class Intake:
                 reply(f"@{c.author} {item.message}")
                 continue
             if item.name is CommandName.STATUS:
-                reply(status_text(quest))
+                reply(status_text(quest, settings.to_policy()))
                 continue
             if not await self.permissions.may_act(forge, c.author, settings.reviewers):
                 reply(no_permission_text(login=c.author, command=item))

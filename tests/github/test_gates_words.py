@@ -1,0 +1,114 @@
+"""The checkpoints people read on GitHub are ``status_and_next``'s gates: one line each in the
+status comment, the check run and the ``/status`` reply, saying the same as the read the agent
+and the CLI get — open where the gate is open, who decides it under the repository's policy,
+the evidence it lacks, and the seal a decision is pinned to."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from bot.core import Quest, State
+from bot.core.gates import status_and_next
+from bot.core.policy import Checkpoint, CheckpointMode, Policy
+from bot.core.states import CHECKPOINT_AT
+from bot.github import render
+from bot.github.conversation import status_text
+from bot.github.gates_words import gates_lines
+from bot.github.status import StatusView, status_comment
+from tests.core.quests import builder_in
+from tests.core.test_gates import journals
+from tests.github.surface import problems
+
+ADVISORY_B = Policy(checkpoints={c: CheckpointMode(blocking=c is not Checkpoint.B)
+                                 for c in Checkpoint})
+
+
+def quest_in(state: State, policy: Policy | None = None) -> Quest:
+    quest = builder_in(state, policy).quest
+    assert quest is not None
+    return quest
+
+
+def test_an_open_blocking_gate_names_who_decides_and_its_seal() -> None:
+    quest = quest_in(State.PLANNED)
+    [a, b, c] = gates_lines(status_and_next(quest, Policy()))
+    seal_a, seal_b = quest.seal(Checkpoint.A), quest.seal(Checkpoint.B)
+    assert seal_a is not None and seal_b is not None
+    assert a == f"- A, the hypothesis: passed, sealed as `{seal_a.digest[:12]}`"
+    assert b.startswith("- B, the reproduction and the plan: **open**, a person decides; "
+                        "its evidence is on record")
+    assert b.endswith(f"sealed as `{seal_b.digest[:12]}`")
+    assert c == "- C, the patch and its proof: not reached yet (a person decides it)"
+
+
+def test_an_advisory_gate_says_an_automatic_review_may_decide_it_everywhere() -> None:
+    quest = quest_in(State.PLANNED, ADVISORY_B)
+    said = "an automatic review or a person decides"
+    view = render.check_run(quest, None, ADVISORY_B)
+    assert view.title == "questbot: waiting for a review at checkpoint B"
+    assert said in view.text
+    assert "questbot's automatic reviewer or a person reviews the plan" in view.text
+    assert said in status_comment(StatusView(quest=quest, policy=ADVISORY_B))
+    assert said in status_text(quest, ADVISORY_B)
+    blocking = render.check_run(quest, None, Policy())
+    assert blocking.title == "questbot: waiting for a person at checkpoint B"
+    assert said not in blocking.text
+
+
+def test_shadow_mode_says_a_person_decides() -> None:
+    shadow = ADVISORY_B.model_copy(update={"shadow": True})
+    quest = quest_in(State.PLANNED, shadow)
+    [_a, b, _c] = gates_lines(status_and_next(quest, shadow))
+    assert "a person decides (shadow mode: an automatic review is recorded only)" in b
+    assert render.check_run(quest, None, shadow).title == (
+        "questbot: waiting for a person at checkpoint B")
+
+
+def test_a_claimed_gate_is_decided_by_whoever_claimed_it() -> None:
+    quest = quest_in(State.HANDED_OFF)
+    lines = gates_lines(status_and_next(quest, Policy()))
+    assert sum("**open**, the person who claimed the review decides" in x for x in lines) == 1
+
+
+def test_a_quest_that_ended_before_any_gate_says_so_once() -> None:
+    assert gates_lines(status_and_next(quest_in(State.ABANDONED), Policy())) == [
+        "- none was reached before the quest ended"]
+
+
+@pytest.mark.parametrize("state", list(State), ids=lambda s: s.value)
+def test_every_state_shows_the_checkpoints_in_all_three_places(state: State) -> None:
+    quest = quest_in(state)
+    lines = gates_lines(status_and_next(quest, Policy()))
+    for text in (status_comment(StatusView(quest=quest)), render.check_run(quest).text or "",
+                 status_text(quest)):
+        assert all(line in text for line in lines)
+        assert problems(text) == []
+
+
+@st.composite
+def walked(draw: st.DrawFn) -> tuple[Quest, Policy]:
+    """A random plausible journal (``tests.core.test_gates.journals``), read under a drawn
+    policy."""
+    b = draw(journals())
+    policy = Policy(checkpoints={c: CheckpointMode(blocking=draw(st.booleans()))
+                                 for c in Checkpoint}, shadow=draw(st.booleans()))
+    assert b.quest is not None
+    return b.quest, policy
+
+
+@settings(max_examples=150, deadline=None)
+@given(walked())
+def test_the_open_line_is_the_open_gate_and_only_it(case: tuple[Quest, Policy]) -> None:
+    quest, policy = case
+    status = status_and_next(quest, policy)
+    lines = gates_lines(status)
+    opened = [g.name for g in status.gates if g.position == "open"]
+    shown = [line[2] for line in lines if "**open**" in line]
+    assert shown == [c.value for c in opened]
+    if quest.state in CHECKPOINT_AT:
+        assert shown == [CHECKPOINT_AT[quest.state].value]
+    for gate in status.gates:
+        if gate.seal is not None and (gate.seal_current or gate.position != "passed"):
+            assert any(gate.seal.digest[:12] in line for line in lines)
