@@ -44,6 +44,7 @@ from bot.agent.evidence import EvidenceBundle
 from bot.core import Quest
 from bot.core.events import Reopened, Reproduced, Route
 from bot.core.states import CHECKPOINT_AT, State
+from bot.github import check_run as checks
 from bot.github import render, status
 from bot.github.forge import CHECK_NAME, CheckRun, Forge, Forges, Pull, refused
 from bot.github.forge.graphql import GraphQLRefused
@@ -344,7 +345,7 @@ class Projection:
         if head is None:
             return
         settings = await self.ctx.settings.settings(quest.repo)
-        view = render.check_run(quest, evidence, settings.to_policy())
+        view = checks.check_run(quest, evidence, settings.to_policy())
         details = (await self.memory.quest(quest.id, "pr_url") if current else None) or details_url
         body = view.body(details)
         new_digest = digest(head, body)
@@ -381,7 +382,7 @@ class Projection:
         return await self.memory.quest(quest.id, "pr_head")
 
     async def _check_run_on(self, quest: Quest, forge: Forge, head: str,
-                            view: render.CheckRunView, body: dict[str, Any]) -> CheckRun:
+                            view: checks.CheckRunView, body: dict[str, Any]) -> CheckRun:
         """The run that shows ``body`` on ``head``: the recorded one, updated; else one
         GitHub has for this quest and head (created by a path that died before recording
         it), updated; else a new one. GitHub shows the newest run of a name per commit, so
@@ -429,7 +430,7 @@ class Projection:
 
     async def _supersede(self, forge: Forge, run_id: int, head: str) -> None:
         try:
-            await forge.update_check_run(run_id, render.superseded_check_run(head).body())
+            await forge.update_check_run(run_id, checks.superseded_check_run(head).body())
         except PermanentError as exc:  # gone or not ours any more: nothing left to finish
             log.warning("could not mark check run %s superseded: %s", run_id, exc)
 

@@ -40,13 +40,13 @@ from bot.core.policy import Policy
 from bot.core.states import CHECKPOINT_AT, MEANING, State
 from bot.github import spend_words
 from bot.github.attempts_words import attempts_lines, attempts_summary
+from bot.github.check_run import ACTIONS
 from bot.github.evidence import render_markdown, render_outputs
 from bot.github.forge.limits import BODY_LIMIT as COMMENT_LIMIT
 from bot.github.forge.limits import fit
 from bot.github.gates_words import gates_lines
 from bot.github.markdown import code_block, hide_paths, inline_code, plain
 from bot.github.render import (
-    ACTIONS,
     login,
     next_action,
     quest_marker,
@@ -199,7 +199,7 @@ def _commands(q: Quest, view: StatusView) -> list[str]:
     commands = [f"`{c.usage}`" + (f" (only {login(c.only)})" if c.only else "")
                 for c in allowed_commands(q)]
     out = ["**Commands you can use now:** " + ", ".join(commands)]
-    if q.checkpoint_state in CHECKPOINT_AT:  # the check run has them (``render.check_run``)
+    if q.checkpoint_state in CHECKPOINT_AT:  # the check run has them (``bot.github.check_run``)
         buttons = " · ".join(f"**{a['label']}**" for a in ACTIONS)
         only = f" (only {login(q.owner)})" if q.state is State.HANDED_OFF else ""
         out += ["", f"**Or the buttons** on the {link('`questbot` check run', view.check_url)}"

@@ -12,7 +12,7 @@ from bot.agent.machine import RunState
 from bot.agent.result import TaskResult
 from bot.agent.validation import Claim, ClaimVerdict, Evidence, Verdict
 from bot.core import Quest, State
-from bot.github import render
+from bot.github import check_run as checks
 from bot.github.evidence import render_markdown
 from bot.github.markdown import plain
 from tests.e2e.scenario import MAINTAINER, REPO, SETTINGS, Story
@@ -135,7 +135,7 @@ def test_the_check_run_text_is_cut_to_githubs_limit_after_the_verdict() -> None:
     result = TaskResult(run_id="q:proof:1", state=RunState.FAILED, reason="proof failed")
     bundle = EvidenceBundle(hypothesis="h", claims=claims, result=result)
     quest = Quest(id="q", repo=REPO, state=State.PARKED, fingerprint="f", kind="check_failure")
-    text = render.check_run(quest, bundle).body()["output"]["text"]
-    assert len(text) <= render.CHECK_TEXT_LIMIT < len(render_markdown(bundle))
+    text = checks.check_run(quest, bundle).body()["output"]["text"]
+    assert len(text) <= checks.CHECK_TEXT_LIMIT < len(render_markdown(bundle))
     assert "❌ Failed, not verified" in text and SUCCESS not in text
     assert text.endswith("more were left out)*\n")

@@ -1,4 +1,4 @@
-"""The one check-run renderer (``render.check_run``) speaks GitHub's vocabulary: an agent run's
+"""The one check-run renderer (``bot.github.check_run``) speaks GitHub's vocabulary: an agent run's
 outcome maps to one conclusion, what GitHub cannot express is said in words, and a failed
 verification never shows as success — whatever the quest's state."""
 
@@ -13,7 +13,7 @@ from bot.agent.outcome import RunOutcome, outcome_of
 from bot.agent.result import AppliedChange, TaskResult
 from bot.core import State
 from bot.core.proof import CheckRecord
-from bot.github.render import CONCLUSION_BY_OUTCOME, CheckConclusion, check_run
+from bot.github.check_run import CONCLUSION_BY_OUTCOME, CheckConclusion, check_run
 from tests.agent.bundles import bundle
 from tests.core.quests import quest_in
 from tests.shared import GITHUB

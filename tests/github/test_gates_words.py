@@ -13,7 +13,7 @@ from bot.core import Quest, State
 from bot.core.gates import status_and_next
 from bot.core.policy import Checkpoint, CheckpointMode, Policy
 from bot.core.states import CHECKPOINT_AT
-from bot.github import render
+from bot.github import check_run as checks
 from bot.github.conversation import status_text
 from bot.github.gates_words import gates_lines
 from bot.github.status import StatusView, status_comment
@@ -46,13 +46,13 @@ def test_an_open_blocking_gate_names_who_decides_and_its_seal() -> None:
 def test_an_advisory_gate_says_an_automatic_review_may_decide_it_everywhere() -> None:
     quest = quest_in(State.PLANNED, ADVISORY_B)
     said = "an automatic review or a person decides"
-    view = render.check_run(quest, None, ADVISORY_B)
+    view = checks.check_run(quest, None, ADVISORY_B)
     assert view.title == "questbot: waiting for a review at checkpoint B"
     assert said in view.text
     assert "questbot's automatic reviewer or a person reviews the plan" in view.text
     assert said in status_comment(StatusView(quest=quest, policy=ADVISORY_B))
     assert said in status_text(quest, ADVISORY_B)
-    blocking = render.check_run(quest, None, Policy())
+    blocking = checks.check_run(quest, None, Policy())
     assert blocking.title == "questbot: waiting for a person at checkpoint B"
     assert said not in blocking.text
 
@@ -62,7 +62,7 @@ def test_shadow_mode_says_a_person_decides() -> None:
     quest = quest_in(State.PLANNED, shadow)
     [_a, b, _c] = gates_lines(status_and_next(quest, shadow))
     assert "a person decides (shadow mode: an automatic review is recorded only)" in b
-    assert render.check_run(quest, None, shadow).title == (
+    assert checks.check_run(quest, None, shadow).title == (
         "questbot: waiting for a person at checkpoint B")
 
 
@@ -81,7 +81,7 @@ def test_a_quest_that_ended_before_any_gate_says_so_once() -> None:
 def test_every_state_shows_the_checkpoints_in_all_three_places(state: State) -> None:
     quest = quest_in(state)
     lines = gates_lines(status_and_next(quest, Policy()))
-    for text in (status_comment(StatusView(quest=quest)), render.check_run(quest).text or "",
+    for text in (status_comment(StatusView(quest=quest)), checks.check_run(quest).text or "",
                  status_text(quest)):
         assert all(line in text for line in lines)
         assert problems(text) == []

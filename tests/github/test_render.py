@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from bot.core import State
+from bot.github import check_run as checks
 from bot.github import render, status
 from bot.github.markdown import inline_code
 from bot.github.views import allowed_commands, lifecycle_mermaid
@@ -51,7 +52,7 @@ def test_untrusted_text_neither_pings_nor_claims_success() -> None:
     assert title.startswith("`@octo-org") and "(check mark)" in title
     assert title in body and "@octo-org" not in body.replace(title, "")
     assert "✅" not in body
-    check = render.check_run(b.quest)
+    check = checks.check_run(b.quest)
     assert check.conclusion is not None and check.conclusion.value == "cancelled"
     inbox = render.inbox_body([render.InboxEntry(b.quest, "#3", "@everyone look")])
     assert "@everyone" not in inbox
@@ -61,7 +62,7 @@ def test_unbound_proof_does_not_render_as_success() -> None:
     b = JournalBuilder().sense().to_ready(head="h1")
     b.add("human_revision", head="h2", pusher="bob")
     assert b.quest is not None and b.quest.state is State.PROVING
-    view = render.check_run(b.quest)
+    view = checks.check_run(b.quest)
     assert view.conclusion is None and "success" not in str(view.body())
     assert "none yet" in status.status_comment(status.StatusView(b.quest))
 
@@ -78,13 +79,13 @@ def _rerun_asked() -> JournalBuilder:
 def test_a_flaky_quest_shows_neutral_with_both_runs_and_is_listed_in_the_inbox() -> None:
     b = _rerun_asked()
     assert b.quest is not None
-    waiting = render.check_run(b.quest)
+    waiting = checks.check_run(b.quest)
     assert waiting.status == "queued" and "re-runs the failed check" in waiting.text
     b.add("rerun_reported", result="passed", run="check_run:7")
     flaky = b.quest
     assert flaky is not None
-    view = render.check_run(flaky)
-    assert view.status == "completed" and view.conclusion is render.CheckConclusion.NEUTRAL
+    view = checks.check_run(flaky)
+    assert view.status == "completed" and view.conclusion is checks.CheckConclusion.NEUTRAL
     assert "flaky" in view.summary and "no agent was run" in view.summary
     assert "check_run:1" in view.text and "check_run:7" in view.text
     inbox = render.inbox_body([], [render.InboxEntry(flaky)])

@@ -9,6 +9,7 @@ import pytest
 
 from bot.core import Policy, State
 from bot.core.quest import Quest
+from bot.github import check_run as checks
 from bot.github import render, spend_words
 from bot.github.views import allowed_commands
 from bot.tools.scenarios import JournalBuilder
@@ -60,8 +61,8 @@ def test_the_parked_quest_says_what_to_do_and_offers_the_answer() -> None:
     usages = [a.usage for a in allowed_commands(q)]
     assert "/approve spend" in usages and "/deny spend" in usages
     assert "/resume" not in usages  # it would not skip the question
-    run = render.check_run(q)
-    assert run.conclusion is render.CheckConclusion.ACTION_REQUIRED
+    run = checks.check_run(q)
+    assert run.conclusion is checks.CheckConclusion.ACTION_REQUIRED
     assert [a["identifier"] for a in run.actions] == ["approve_spend", "deny_spend"]
     assert all(len(a["label"]) <= 20 and len(a["description"]) <= 40
                and len(a["identifier"]) <= 20 for a in run.actions)
@@ -79,8 +80,8 @@ def test_declined_says_so_and_offers_resume() -> None:
     usages = [a.usage for a in allowed_commands(q)]
     assert "/resume" in usages and "/approve spend" not in usages
     assert "/deny spend" not in usages
-    run = render.check_run(q)
-    assert run.conclusion is render.CheckConclusion.NEUTRAL and run.actions == ()
+    run = checks.check_run(q)
+    assert run.conclusion is checks.CheckConclusion.NEUTRAL and run.actions == ()
 
 
 def test_spend_is_not_offered_without_a_request() -> None:

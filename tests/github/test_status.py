@@ -26,7 +26,8 @@ from bot.core import EVENT_TYPES, Quest, State
 from bot.core.diagram import path_mermaid
 from bot.core.lifecycle import path
 from bot.core.proof import CheckRecord
-from bot.github import render, status
+from bot.github import check_run as checks
+from bot.github import status
 from bot.github.forge.limits import BODY_LIMIT, OUTPUT_LIMIT
 from bot.github.markdown import display_argv, hide_paths
 from bot.github.timeline import WORDS, entry_of
@@ -41,7 +42,7 @@ STATES = every_state()
 
 def check_markdown(quest: Quest, bundle: EvidenceBundle | None) -> str:
     """The check run as one Markdown file: its fields, then its summary and text."""
-    body = render.check_run(quest, bundle).body()
+    body = checks.check_run(quest, bundle).body()
     output = body.pop("output")
     return (f"```json\n{json.dumps(body, indent=2, sort_keys=True)}\n```\n\n"
             f"# {output['title']}\n\n{output['summary']}\n\n---\n\n{output.get('text', '')}\n")
@@ -74,7 +75,7 @@ def test_the_check_run_at_each_state_matches_its_snapshot(state: State) -> None:
 @pytest.mark.parametrize("state", list(State), ids=lambda s: s.value)
 def test_what_people_read_has_no_internal_name_or_host_path(state: State) -> None:
     at = STATES[state]
-    check = render.check_run(at.quest, at.view.evidence).body()["output"]
+    check = checks.check_run(at.quest, at.view.evidence).body()["output"]
     for text in (status.status_comment(at.view), check["title"], check["summary"],
                  check.get("text", "")):
         assert problems(text) == []
@@ -197,12 +198,12 @@ def test_whatever_the_quest_holds_github_takes_what_questbot_writes(
     assert body.count("<details>") == body.count("</details>")
     assert body.rstrip().endswith("</details>")  # the path, after everything cut, survives
     assert problems(body) == []
-    output = render.check_run(quest, bundle).body()["output"]
+    output = checks.check_run(quest, bundle).body()["output"]
     assert len(output["summary"]) <= OUTPUT_LIMIT and len(output["text"]) <= OUTPUT_LIMIT
     assert problems(output["text"]) == []
-    with mock.patch.object(render, "CHECK_TEXT_LIMIT", 10**9):  # the text uncut
-        whole = render.check_text(quest, bundle)
-    if len(whole) > render.CHECK_TEXT_LIMIT:  # a cut always says so
+    with mock.patch.object(checks, "CHECK_TEXT_LIMIT", 10**9):  # the text uncut
+        whole = checks.check_text(quest, bundle)
+    if len(whole) > checks.CHECK_TEXT_LIMIT:  # a cut always says so
         assert "more were left out" in output["text"]
     else:
         assert output["text"] == whole
