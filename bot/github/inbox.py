@@ -38,10 +38,9 @@ from bot.github.forge.graphql import GraphQLRefused
 from bot.github.forge.records import Issue
 from bot.github.inbox_marks import INBOX_MARKER
 from bot.github.limits_words import Waiting, Wave, limits_lines
-from bot.github.projection import digest
 from bot.journal import Indexes
 from bot.journal.limits import RepoLimits
-from bot.journal.memory import ForgeMemory
+from bot.journal.memory import ForgeMemory, digest
 from bot.reviews.agreement import Agreement
 
 log = logging.getLogger(__name__)

@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import hashlib
+import json
 import logging
 import secrets
 import time
@@ -47,6 +49,13 @@ from bot.journal.keys import hash_tag
 from bot.journal.wire import RedisClient, atomic
 
 log = logging.getLogger(__name__)
+
+
+def digest(*parts: object) -> str:
+    """The digest of rendered content a write would send, recorded with what was written so a
+    sync that would change nothing sends nothing."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
 
 LEASE_MS = 15_000
 """How long a creating lease lives without a heartbeat: a dead holder blocks others this long."""
