@@ -68,7 +68,7 @@ class ReflectionAttempt(_Model):
     session: str
     """The writer's session (``questbot-reflection-writer:…``), or the submitter's login."""
     record: dict[str, str]
-    """The bad endings' record: citation path (``endings/<quest>``) → what it says."""
+    """The bad endings' record: citation path (``endings/<n>``) → what it says."""
 
 
 class ReflectionReview(_Model):

@@ -5,7 +5,7 @@ Pure. The worker reads the bad endings (``repo:{<owner/name>}:bad``: quest, revi
 kind, when) and each quest's snapshot and journal; here they become one document per quest —
 which quest, how it ended, what it tried, and every reason recorded on the way (a person's
 ``/kill`` or ``/reject``, the agent's halt, a failed proof or effect) — named
-``endings/<quest id>``. The writer cites these; the reviewer is fed them and the reflection
+``endings/<n>``, oldest first. The writer cites these; the reviewer is fed them and the reflection
 (``reflection``) and nothing else, and cites them too. A citation is checked by seed 002's
 validation (``bot.agent.validation``), as a research claim is checked against a checkout: a
 quote from anywhere else — the writer's conversation, the repository, the model's memory — is
@@ -100,10 +100,6 @@ def parse_ending(member: str, ms: float) -> Ending | None:
                   datetime.fromtimestamp(ms / 1000, tz=UTC))
 
 
-def path_of(quest_id: str) -> str:
-    return f"endings/{quest_id}"
-
-
 def _words(name: str) -> str:
     return name.replace("_", " ")
 
@@ -144,13 +140,15 @@ def ending_document(ending: Ending, quest: Quest | None, said: Sequence[str]) ->
 
 
 def record_of(documents: Iterable[tuple[Ending, str]]) -> dict[str, str]:
-    """The record, newest ``MAX_ENDINGS`` quests, each once (its latest ending's document)."""
-    out: dict[str, str] = {}
+    """The record: the newest ``MAX_ENDINGS`` quests, each once (its latest ending's
+    document), numbered oldest first — ``endings/1``, ``endings/2``… — so a citation names a
+    place in the record, not an id the model would have to copy exactly."""
+    latest: dict[str, tuple[Ending, str]] = {}
     for ending, text in sorted(documents, key=lambda d: d[0].at, reverse=True):
-        path = path_of(ending.quest_id)
-        if path not in out and len(out) < MAX_ENDINGS:
-            out[path] = text
-    return out
+        if ending.quest_id not in latest and len(latest) < MAX_ENDINGS:
+            latest[ending.quest_id] = (ending, text)
+    oldest_first = sorted(latest.values(), key=lambda d: d[0].at)
+    return {f"endings/{n}": text for n, (_ending, text) in enumerate(oldest_first, 1)}
 
 
 class RecordView:
@@ -183,7 +181,7 @@ def check_claims(claims: Sequence[Claim], record: Mapping[str, str],
     cites_record = any(e.path.startswith("endings/") for v in verdicts
                        if v.verdict is not Verdict.REJECTED for e in v.claim.evidence)
     if verdicts and not problems and not cites_record:
-        problems.append("no claim cites a bad ending (endings/<quest>): say what in the "
+        problems.append("no claim cites a bad ending (endings/<n>): say what in the "
                         "record the verdict rests on")
     return bool(verdicts) and not problems, problems
 
@@ -203,7 +201,7 @@ def writer_prompt(record: Mapping[str, str], attempt: int, rejections: Sequence[
         f"{len(record)} quests of this repository ended badly of late, so new quests wait "
         "until a reflection passes a review. Write it: what went wrong across these quests, "
         "and what changes from now on — concrete, short, and true to the record below. "
-        "Back it with claims, each citing a bad ending by its path (endings/<quest>) and "
+        "Back it with claims, each citing a bad ending by its path (endings/<n>) and "
         "quoting it exactly; claims citing anything else are rejected.",
     ]
     if rejections:
@@ -240,7 +238,7 @@ def reviewer_prompt(reflection: str, record: Mapping[str, str]) -> str:
         "",
         "Answer with one verdict — pass: the reflection holds up and new quests may start; "
         "reject: it must be written again, with the reason — and a synopsis, with the claims "
-        "it rests on: each cites the record by its path (endings/<quest>) or the reflection "
+        "it rests on: each cites the record by its path (endings/<n>) or the reflection "
         f"({REFLECTION}) and quotes it exactly. At least one claim must cite a bad ending.",
         "",
         f"The reflection ({REFLECTION}):",

@@ -14,10 +14,10 @@ How a wave goes:
 2. **Written, once.** The effect's adapter (``run``) reads the record (``reflection_record``:
    each bad ending's quest, how it ended, what it tried, every reason on the way), asks the
    writer, and keeps the reflection with ``HSETNX`` (``bot.journal.reflection_attempts``): a
-   redelivery after a restart, or another worker, finds it and reviews that one. It is shown
-   pending in the inbox.
-3. **Reviewed, once.** The reviewer gets only the reflection and the same record, in a
-   conversation of its own; its verdict is kept with ``HSETNX`` too. A verdict whose citations
+   redelivery after a restart, or another worker, finds it and reviews that one. Then it
+   queues the inbox's rewrite, which shows it pending, and the review, as effects of the trail.
+3. **Reviewed, once.** The review effect hands the reviewer only the reflection and the same
+   record, in a conversation of its own; its verdict is kept with ``HSETNX`` too. A verdict whose citations
    do not hold decides nothing; it counts as the attempt's end, so the writer tries again.
 4. **Decided.** A pass ends the wave in one script that checks the wave is still the run's
    (a maintainer may have reflected meanwhile; a wave passes once), then the held quests are
@@ -140,7 +140,8 @@ class ReflectionRuns:
         wave = await self.attempts.wave(repo)
         for n in range(1, MAX_ATTEMPTS + 1):
             if await self.attempts.review(repo, wave, str(n)) is None:
-                await self._enqueue(repo, wave, str(n), {})
+                written = await self.attempts.attempt(repo, wave, str(n)) is not None
+                await self._enqueue(repo, wave, str(n), {"review": 1} if written else {})
                 return
         # every attempt was reviewed and none passed: the wave waits for a maintainer
 
@@ -162,7 +163,7 @@ class ReflectionRuns:
     async def _enqueue(self, repo: str, wave: int, attempt: str,
                        extra: dict[str, Any]) -> None:
         trail = reflection_trail(repo)
-        cause = f"wave-{wave}-try-{attempt}"
+        cause = f"wave-{wave}-try-{attempt}" + ("-review" if extra.get("review") else "")
         done = quest_keys(trail).done
         occurrence = 0  # an attempt the runner gave up on (endpoint down) goes again
         while await self.ctx.journal.client.hget(
@@ -186,18 +187,22 @@ class ReflectionRuns:
     # -- the run ----------------------------------------------------------------------------
 
     async def run(self, effect: Effect) -> Sequence[Event] | None:
-        """The ``reflect`` adapter: write (once), review (once), decide."""
+        """The ``reflect`` adapter, in two effects so the inbox shows the reflection between
+        them: write it (once) and queue its review; then review it (once) and decide."""
         p = effect.payload
         repo, wave, attempt = str(p["repo"]), int(p["wave"]), str(p["attempt"])
         if (await self.attempts.wave(repo) != wave
                 or not await wave_due(self.ctx, self.limits, repo)):
             return None  # the wave is over (a maintainer reflected, or a review passed)
         kept = await self.attempts.attempt(repo, wave, attempt)
-        if kept is None:
-            kept = await self._write(repo, wave, attempt, p)
-            if kept is None:
+        if not p.get("review"):
+            if kept is None and await self._write(repo, wave, attempt, p) is None:
                 return None
             await self._show(repo, f"{effect.event_id}-written")
+            await self._enqueue(repo, wave, attempt, {"review": 1})
+            return None
+        if kept is None:
+            return None  # never written: the write effect comes first
         review = await self.attempts.review(repo, wave, attempt)
         if review is None:
             review = await self._review(repo, kept)
