@@ -41,8 +41,8 @@ from bot.github.limits_words import Waiting, Wave, limits_lines
 from bot.github.projection import digest
 from bot.journal import Indexes
 from bot.journal.limits import RepoLimits
-from bot.journal.reflection_attempts import ReflectionAttempts
 from bot.journal.memory import ForgeMemory
+from bot.journal.reflection_attempts import ReflectionAttempts
 from bot.reviews.agreement import Agreement
 
 log = logging.getLogger(__name__)

@@ -17,8 +17,9 @@ How a wave goes:
    redelivery after a restart, or another worker, finds it and reviews that one. Then it
    queues the inbox's rewrite, which shows it pending, and the review, as effects of the trail.
 3. **Reviewed, once.** The review effect hands the reviewer only the reflection and the same
-   record, in a conversation of its own; its verdict is kept with ``HSETNX`` too. A verdict whose citations
-   do not hold decides nothing; it counts as the attempt's end, so the writer tries again.
+   record, in a conversation of its own; its verdict is kept with ``HSETNX`` too. A verdict
+   whose citations do not hold decides nothing; it counts as the attempt's end, so the writer
+   tries again.
 4. **Decided.** A pass ends the wave in one script that checks the wave is still the run's
    (a maintainer may have reflected meanwhile; a wave passes once), then the held quests are
    released; a rejection is shown in the inbox with the reviewer's reason and the next

@@ -21,6 +21,7 @@ from bot.journal.reflection_attempts import ReflectionAttempts
 from tests.e2e.conftest import shown_texts
 from tests.e2e.scenario import MAINTAINER, READER, REPO, setup_repository
 from tests.e2e.stack import Stack, free_port, virtual_pacing
+from tests.e2e.test_github_flows import replies
 from tests.e2e.test_limits import ISSUES_START, inbox, open_quests, quest_of, words
 from tests.modelserver.server import ModelServer, recorded
 
@@ -82,6 +83,11 @@ async def test_a_wave_is_lifted_by_the_reflection_reviewers_pass_with_no_person(
             assert "A reflection is due" not in body and "Waiting to start" not in body
             shown = [text for op, text in shown_texts(stack) if op == "issues/update"]
             assert any("waits for its review by the reflection reviewer" in t for t in shown)
+            box = inbox(stack)
+            await stack.fake.comment(REPO, box.number, "/reflect we should read logs",
+                                     user=READER)  # no write access, and no wave now
+            await stack.settle()
+            assert any("no reflection is due" in r for r in replies(stack, box.number))
             (fourth,) = await open_quests(stack, 1, start=3)  # the wave is over
             assert quest_of(await stack.quests(REPO), fourth).state is State.HYPOTHESISED
             served.assert_clean()
