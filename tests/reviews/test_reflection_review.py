@@ -4,16 +4,20 @@ verdict that stands on them, and one whose citations do not hold, which decides 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+import redis.asyncio
 from pydantic import SecretStr
 
+from bot.__main__ import main
 from bot.agent.model import ModelEndpoint, Wire
 from bot.agent.validation import Claim, Evidence
 from bot.core import State
 from bot.core.events import Killed
+from bot.journal import Journal
 from bot.reviews.reflection_record import (
     Ending,
     check_claims,
@@ -25,6 +29,7 @@ from bot.reviews.reflection_record import (
 from bot.reviews.reflection_review import review_reflection, write_reflection
 from tests.core.quests import builder_in
 from tests.modelserver.server import ModelServer, recorded
+from tests.reviews.stored import QUEST, stored
 
 MODELS = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5"}
 AT = datetime(2026, 1, 1, tzinfo=UTC)
@@ -117,3 +122,16 @@ def test_the_record_numbers_each_quest_once_oldest_first_from_its_journal() -> N
     record = record_of([(Ending("q-old", 1, 1, "parked", AT), "old"), (later, doc),
                         (Ending(quest.id, 1, 1, "parked", AT), "earlier")])
     assert record == {"endings/1": "old", "endings/2": doc}
+
+
+async def test_no_capability_is_issued_for_a_reflection_review(
+        redis_url: str, redis_async: redis.asyncio.Redis,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A reflection is a repository's, not a quest's: questbot reviews it itself, and the CLI
+    says so rather than pinning a quest's gate."""
+    await stored(Journal(redis_async), State.PLANNED)
+    code = await asyncio.to_thread(main, ["review", "request", QUEST, "--role",
+                                          "reflection_reviewer", "--redis", redis_url])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "reflection wave, not a quest" in err and "/reflect" in err
