@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from enum import Enum
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -109,7 +110,7 @@ def reasons(events: Iterable[Event]) -> list[str]:
     out = []
     for event in events:
         said = getattr(event, "reason", None) or getattr(event, "error", None)
-        if isinstance(said, str) and said.strip():
+        if isinstance(said, str) and not isinstance(said, Enum) and said.strip():
             who = f" by {event.actor}" if event.actor else ""
             out.append(f"{_words(event.type)}{who}: {said.strip()}")
     return out

@@ -48,7 +48,7 @@ from bot.agent.model import ModelEndpoint
 from bot.core import Effect, EffectType, Event, Quest, State, effect_key
 from bot.core.events import Hold
 from bot.core.limits import reflection_due
-from bot.journal.keys import hash_tag, quest_keys
+from bot.journal.keys import hash_tag, quest_keys, repo_bad_endings_key
 from bot.journal.limits import ReflectionRecord, RepoLimits
 from bot.journal.reflection_attempts import ReflectionAttempt, ReflectionAttempts, ReflectionReview
 from bot.reviews.reflection_record import (
@@ -216,8 +216,8 @@ class ReflectionRuns:
     async def record(self, repo: str) -> dict[str, str]:
         """The bad endings since the last reflection that passed, one document a quest."""
         passed = await self.limits.passed(repo)
-        found: Any = await self.ctx.journal.client.zrange(
-            f"repo:{hash_tag(repo)}:bad", 0, -1, withscores=True)
+        found: Any = await self.ctx.journal.client.zrange(repo_bad_endings_key(repo), 0, -1,
+                                                           withscores=True)
         docs = []
         for member, ms in found:
             ending = parse_ending(member.decode() if isinstance(member, bytes) else str(member),
