@@ -12,7 +12,8 @@ key and runs unchanged on Redis Cluster:
   that restarted, or a second worker, finds it and reviews that one rather than writing another;
 * ``verdict:<wave>:<attempt>`` — the ``ReflectionReview`` JSON, written once likewise;
 * ``rejected`` — the latest rejection, for the inbox; cleared by a pass;
-* ``outsiders:<wave>`` — how many reflections people without write access submitted.
+* ``outsiders:<wave>`` — how many reflections people without write access submitted, and
+  ``outsider:<wave>:<comment>`` which one each comment was.
 
 Every script first checks that ``wave`` is still the run's: a run that finishes after the wave
 ended (a maintainer reflected meanwhile) records nothing, and a wave passes once.
@@ -47,7 +48,11 @@ redis.call('HDEL', KEYS[1], 'pending')
 return 1
 """
 _OUTSIDER = _CURRENT + """
-return redis.call('HINCRBY', KEYS[1], 'outsiders:' .. ARGV[1], 1)
+local seen = redis.call('HGET', KEYS[1], 'outsider:' .. ARGV[1] .. ':' .. ARGV[2])
+if seen then return tonumber(seen) end
+local n = redis.call('HINCRBY', KEYS[1], 'outsiders:' .. ARGV[1], 1)
+redis.call('HSET', KEYS[1], 'outsider:' .. ARGV[1] .. ':' .. ARGV[2], n)
+return n
 """
 
 
@@ -132,7 +137,9 @@ class ReflectionAttempts:
         return bool(await self._reject(keys=[repo_reflection_key(repo)],
                                        args=[wave, record.model_dump_json()]))
 
-    async def outsider(self, repo: str, wave: int) -> int:
-        """Count a submission by someone without write access; which one it is (0: the wave
-        is over)."""
-        return int(await self._outsider(keys=[repo_reflection_key(repo)], args=[wave]) or 0)
+    async def outsider(self, repo: str, wave: int, cause: str) -> int:
+        """Count a submission by someone without write access, once per ``cause`` (the
+        comment: a redelivered webhook counts it once); which one it is (0: the wave is
+        over)."""
+        return int(await self._outsider(keys=[repo_reflection_key(repo)], args=[wave, cause])
+                   or 0)

@@ -329,8 +329,8 @@ class Intake:
                 continue
             if not await self.permissions.may_act(forge, c.author, settings.reviewers):
                 if (item.name is CommandName.REFLECT and self.reflections is not None
-                        and (said := await self.reflections.submit(c.repo, c.author,
-                                                                   item.reason or ""))):
+                        and (said := await self.reflections.submit(
+                            c.repo, c.author, item.reason or "", event_id))):
                     reply(said)  # for the reflection reviewer (``reflection_runs``)
                     continue
                 reply(no_permission_text(login=c.author, command=item))

@@ -146,13 +146,14 @@ class ReflectionRuns:
                 return
         # every attempt was reviewed and none passed: the wave waits for a maintainer
 
-    async def submit(self, repo: str, login: str, text: str) -> str:
-        """A ``/reflect`` by someone without write access: put up for review. The reply."""
+    async def submit(self, repo: str, login: str, text: str, cause: str) -> str:
+        """A ``/reflect`` by someone without write access, from comment ``cause``: put up
+        for review, once however often the comment is delivered. The reply."""
         if not await wave_due(self.ctx, self.limits, repo):
             return (f"@{login} thank you, but no reflection is due: no quest waits for one. "
                     "When several quests end badly, the inbox says so.")
         wave = await self.attempts.wave(repo)
-        n = await self.attempts.outsider(repo, wave)
+        n = await self.attempts.outsider(repo, wave, cause)
         if not 0 < n <= MAX_SUBMISSIONS:
             return (f"@{login} thank you: enough reflections were put up for review in this "
                     "wave; the next one needs a maintainer's `/reflect`.")

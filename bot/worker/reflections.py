@@ -45,9 +45,9 @@ class Reflections:
         return (f"@{maintainer} the reflection passed: new quests start again, and {waiting}. "
                 "The inbox shows what still waits.")
 
-    async def submit(self, repo: str, login: str, text: str) -> str | None:
+    async def submit(self, repo: str, login: str, text: str, cause: str) -> str | None:
         """A ``/reflect`` by someone without write access: put up for the reflection
         reviewer; the reply. ``None`` without a reviewer (no model): refused as before."""
         if self.runs is None:
             return None
-        return await self.runs.submit(repo, login, text)
+        return await self.runs.submit(repo, login, text, cause)

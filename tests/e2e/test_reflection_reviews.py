@@ -148,3 +148,31 @@ async def test_with_the_endpoint_down_the_wave_stays_and_is_tried_again_later(
             served.assert_clean()
     finally:
         await stack.stop()
+
+
+async def test_a_reflection_by_someone_without_write_access_goes_to_the_reviewer(
+        redis_url: str, redis_async: object) -> None:
+    async with ModelServer(recorded("openai", *LIFTED)) as served:
+        stack = await reflection_stack(redis_url, served.url)
+        try:
+            await setup_repository(stack, WAVE)
+            first = await open_quests(stack, 2)
+            for issue, reason in zip(first, ("the fix guessed at the cause without reading "
+                                             "the log", "guessed again, the log said "
+                                             "otherwise"), strict=True):
+                await stack.fake.comment(REPO, issue.number, f"/kill {reason}",
+                                         user=MAINTAINER)
+            await stack.fake.comment(REPO, first[0].number, "/reflect Research starts from "
+                                     "the failing log and quotes it before any fix is planned.",
+                                     user=READER)
+            await stack.settle()
+            said = replies(stack, first[0].number)
+            assert any("goes to questbot's reflection reviewer" in r for r in said)
+            assert not any("needs write access" in r for r in said)
+            passed = await RepoLimits(stack.runtime.redis).passed(REPO)
+            assert passed is not None and passed.by == READER
+            assert passed.reviewer == "reflection reviewer"
+            assert served.turns_of("review-reflection-pass") == [1]  # rex's, reviewed once
+            served.assert_clean()
+        finally:
+            await stack.stop()

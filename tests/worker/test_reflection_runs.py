@@ -150,12 +150,14 @@ async def test_a_maintainer_who_reflects_first_ends_the_wave_and_the_run_records
 async def test_a_reflection_by_someone_without_write_access_goes_to_the_same_reviewer(
         served: ModelServer, redis_async: redis.asyncio.Redis) -> None:
     w = Worker(redis_async, served)
-    said = await w.runs.submit(REPO, "rex", LOG_FIRST)
+    said = await w.runs.submit(REPO, "rex", LOG_FIRST, "comment-1-1")
     assert "no reflection is due" in said and reflects(await w.queued()) == []
     await two_bad_endings(w.journal)
-    said = await w.runs.submit(REPO, "rex", LOG_FIRST)
+    said = await w.runs.submit(REPO, "rex", LOG_FIRST, "comment-2-1")
     assert "goes to questbot's reflection reviewer" in said
+    await w.runs.submit(REPO, "rex", LOG_FIRST, "comment-2-1")  # the webhook redelivered
     (write,) = reflects(await w.queued())
+    assert write.payload["attempt"] == "s1"
     await w.runs.run(write)
     assert served.turns_of("reflect-write") == []  # rex's words, not questbot's
     (review,) = reflects(await w.queued())
@@ -164,9 +166,11 @@ async def test_a_reflection_by_someone_without_write_access_goes_to_the_same_rev
     assert passed is not None and passed.by == "rex" and passed.reviewer == "reflection reviewer"
     assert w.released == 1
     await two_bad_endings_again(w.journal)
-    for _ in range(MAX_SUBMISSIONS):
-        assert "goes to" in await w.runs.submit(REPO, "rex", "we will be careful")
-    assert "needs a maintainer" in await w.runs.submit(REPO, "rex", "we will be careful")
+    for n in range(MAX_SUBMISSIONS):
+        assert "goes to" in await w.runs.submit(REPO, "rex", "we will be careful",
+                                                f"comment-3-{n}")
+    assert "needs a maintainer" in await w.runs.submit(REPO, "rex", "we will be careful",
+                                                       "comment-4-1")
 
 
 async def two_bad_endings_again(journal: Journal) -> None:
