@@ -21,7 +21,7 @@ from bot.journal import Journal
 from bot.journal.keys import quest_keys
 from bot.journal.limits import RepoLimits
 from bot.journal.records import load_effect
-from bot.journal.reflection_attempts import ReflectionAttempts
+from bot.journal.reflection_attempts import ReflectionAttempts, ReflectionReview
 from bot.settings.schema import Settings
 from bot.tools.scenarios import JournalBuilder
 from bot.worker.reflection_runs import (
@@ -179,3 +179,21 @@ async def two_bad_endings_again(journal: Journal) -> None:
         b.add("killed", actor="maya", reason="wrong idea")
         for event in b.inputs:
             await journal.apply(event, POLICY)
+
+
+async def test_after_three_reflections_sent_back_the_wave_waits_for_a_maintainer(
+        served: ModelServer, redis_async: redis.asyncio.Redis) -> None:
+    w = Worker(redis_async, served)
+    await two_bad_endings(w.journal)
+    attempts = ReflectionAttempts(redis_async)
+    for n in ("1", "2", "3"):
+        await w.runs.nudge(REPO)
+        (write,) = reflects(await w.queued())
+        assert write.payload["attempt"] == n  # the next attempt, each once
+        await attempts.review_once(REPO, 0, n, ReflectionReview(
+            passed=False, synopsis="too vague", session="s", at=datetime.now(UTC)))
+    await w.runs.nudge(REPO)
+    assert reflects(await w.queued()) == []  # no fourth: a maintainer's /reflect now
+    reflections = Reflections(w.ctx, w.limits, w.release, runs=w.runs)
+    assert "the reflection passed" in await reflections.reflect(REPO, "maya", "we guessed")
+    assert served.served == []
