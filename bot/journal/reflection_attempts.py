@@ -109,14 +109,15 @@ class ReflectionAttempts:
         raw = await self.client.hget(repo_reflection_key(repo), "rejected")
         return ReflectionRecord.model_validate_json(raw) if raw else None
 
-    async def write_once(self, repo: str, attempt: ReflectionAttempt
-                         ) -> ReflectionAttempt | None:
-        """Keep ``attempt`` unless one is kept already (then that one); shown pending in the
-        inbox. ``None``: its wave is over."""
-        pending = ReflectionRecord(text=attempt.text[:4000], by=attempt.by, at=attempt.at)
+    async def write_once(self, repo: str, attempt: ReflectionAttempt, *,
+                         pending: bool = True) -> ReflectionAttempt | None:
+        """Keep ``attempt`` unless one is kept already (then that one); with ``pending``,
+        shown in the inbox as waiting for its review. ``None``: its wave is over."""
+        shown = ReflectionRecord(text=attempt.text[:4000], by=attempt.by, at=attempt.at)
         raw = await self._once(keys=[repo_reflection_key(repo)],
                                args=[attempt.wave, f"try:{attempt.wave}:{attempt.attempt}",
-                                     attempt.model_dump_json(), pending.model_dump_json()])
+                                     attempt.model_dump_json(),
+                                     shown.model_dump_json() if pending else ""])
         return ReflectionAttempt.model_validate_json(raw) if raw else None
 
     async def review_once(self, repo: str, wave: int, attempt: str,

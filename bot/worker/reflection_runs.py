@@ -247,10 +247,12 @@ class ReflectionRuns:
         log.info("questbot wrote reflection %s of wave %d for %s (%d tokens)", attempt, wave,
                  repo, written.usage.tokens)
         text = written.reflection.text if written.reflection is not None else ""
+        backed = written.reflection is not None and not written.problems
         kept = await self.attempts.write_once(repo, ReflectionAttempt(
             wave=wave, attempt=attempt, text=text or "(no reflection)", by=WRITER, at=at,
-            session=f"questbot-reflection-writer:{wave}:{attempt}", record=record))
-        if kept is not None and (written.reflection is None or written.problems):
+            session=f"questbot-reflection-writer:{wave}:{attempt}", record=record),
+            pending=backed)
+        if kept is not None and not backed:
             # the writer could not back it with the record: no reviewer is asked to judge it
             await self.attempts.review_once(repo, wave, attempt, ReflectionReview(
                 passed=False, synopsis="questbot could not back its reflection with the "

@@ -327,6 +327,17 @@ def review_reflection_pass_again() -> Script:
     ])
 
 
+def reflect_unfounded() -> Script:
+    """A writer that backs its reflection with what the record does not hold, twice."""
+    answer = ("answer", {"went_wrong": "The pager rounds down.", "changes": "Round up.",
+                         "claims": [claim("the pager rounds down", "pager.py",
+                                          "return total // per_page")]})
+    return Script("reflect-unfounded", ["reflect: write; attempt 1 of", "wrong idea"], [
+        Turn([answer], tools=REVIEW_TOOLS, tokens=(1400, 60)),
+        Turn([answer], last_contains=["were rejected", "answer 1 of 2"], tokens=(1500, 60)),
+    ])
+
+
 def review_reflection_unfounded() -> Script:
     """A reviewer that passes the reflection citing what it was never shown, twice."""
     outside = claim("the tests pass now", "tests/test_pager.py", "assertEqual")
@@ -342,7 +353,8 @@ SCRIPTS = [research(), research_repaired(), research_exhausted(), research_needs
            reproduce(), plan(), patch(), patch_refused(), review_hypothesis(), review_design(),
            review_design_repaired(), review_experiment_unfounded(), reflect_write(),
            review_reflection_pass(), reflect_vague(), review_reflection_reject(),
-           reflect_again(), review_reflection_pass_again(), review_reflection_unfounded()]
+           reflect_again(), review_reflection_pass_again(), review_reflection_unfounded(),
+           reflect_unfounded()]
 
 
 def _id(*parts: object, size: int = 24) -> str:

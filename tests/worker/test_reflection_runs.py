@@ -197,3 +197,35 @@ async def test_after_three_reflections_sent_back_the_wave_waits_for_a_maintainer
     reflections = Reflections(w.ctx, w.limits, w.release, runs=w.runs)
     assert "the reflection passed" in await reflections.reflect(REPO, "maya", "we guessed")
     assert served.served == []
+
+
+async def test_a_reflection_its_writer_cannot_back_with_the_record_is_not_put_up(
+        redis_async: redis.asyncio.Redis) -> None:
+    async with ModelServer(recorded("openai", "reflect-unfounded")) as served:
+        w = Worker(redis_async, served)
+        await two_bad_endings_again(w.journal)
+        await w.runs.nudge(REPO)
+        (write,) = reflects(await w.queued())
+        await w.runs.run(write)
+        assert served.turns_of("reflect-unfounded") == [1, 2]  # told, and again
+        assert await w.limits.pending(REPO) is None  # not shown as under review
+        (review,) = reflects(await w.queued())
+        await w.runs.run(review)  # no reviewer is asked: nothing is recorded to serve it
+        rejected = await ReflectionAttempts(redis_async).rejected(REPO)
+        assert rejected is not None and "could not back its reflection" in rejected.synopsis
+        (again,) = reflects(await w.queued())
+        assert again.payload["attempt"] == "2" and "review" not in again.payload
+        assert await w.limits.passed(REPO) is None
+        served.assert_clean()
+
+
+async def test_an_attempt_the_runner_gave_up_on_is_queued_again_by_the_next_nudge(
+        served: ModelServer, redis_async: redis.asyncio.Redis) -> None:
+    w = Worker(redis_async, served)
+    await two_bad_endings(w.journal)
+    await w.runs.nudge(REPO)
+    (write,) = reflects(await w.queued())
+    await redis_async.hset(quest_keys(TRAIL).done, write.key, "failed")  # endpoint down long
+    await w.runs.nudge(REPO)
+    (again,) = reflects(await w.queued())
+    assert again.payload == write.payload and again.occurrence == 1 and again.key != write.key
