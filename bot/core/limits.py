@@ -10,9 +10,9 @@ is due. Pure: the worker counts, reads the times and asks here.
 * **Reflection waves.** After ``after_bad_endings`` bad endings (``bad_ending``) within
   ``window_hours`` and since the last reflection that passed, a reflection is due: new quests
   are held (reason ``reflection``) until a reflection — what went wrong and what changes —
-  passes a review (a maintainer's ``/reflect <text>``, or the reflection reviewer's model run
-  once there is one). Due is latched: bad endings that age out of the window do not lift it;
-  only a reflection does.
+  passes a review (a maintainer's ``/reflect <text>``, or questbot's own reflection passed by
+  its reflection reviewer: ``bot.worker.reflection_runs``). Due is latched: bad endings that
+  age out of the window do not lift it; only a reflection does.
 """
 
 from __future__ import annotations
@@ -48,8 +48,9 @@ HOLD_WORDS: dict[Hold, str] = {
     Hold.SLOT: "waits for a free slot: the repository works on as many quests as it allows "
                "at once; it starts when one of them ends",
     Hold.REFLECTION: "waits for a reflection: several quests ended badly of late, so new ones "
-                     "start once a maintainer writes what went wrong and what changes "
-                     "(/reflect <text>) in the inbox",
+                     "start once a reflection on what went wrong and what changes passes its "
+                     "review — questbot's own, reviewed by its reflection reviewer, or a "
+                     "maintainer's (/reflect <text>) in the inbox",
 }
 """What a held quest waits for, in people's words (the inbox, the status)."""
 

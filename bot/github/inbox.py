@@ -41,6 +41,7 @@ from bot.github.limits_words import Waiting, Wave, limits_lines
 from bot.journal import Indexes
 from bot.journal.limits import RepoLimits
 from bot.journal.memory import ForgeMemory, digest
+from bot.journal.reflection_attempts import ReflectionAttempts
 from bot.reviews.agreement import Agreement
 
 log = logging.getLogger(__name__)
@@ -135,8 +136,9 @@ class Inbox:
                              passed.at if passed is not None else None,
                              reflection.after_bad_endings,
                              timedelta(hours=reflection.window_hours))
+        rejected = await ReflectionAttempts(self.ctx.journal.client).rejected(repo)
         wave = Wave(due, reflection.after_bad_endings, reflection.window_hours,
-                    await self.limits.pending(repo), passed)
+                    await self.limits.pending(repo), passed, rejected)
         return limits_lines(waiting, wave, settings.max_live_quests)
 
     async def _write(self, repo: str, body: str, *, force: bool = False) -> int:

@@ -32,6 +32,8 @@ class Wave:
     window_hours: int
     pending: ReflectionRecord | None = None
     passed: ReflectionRecord | None = None
+    rejected: ReflectionRecord | None = None
+    """The latest reflection the reflection reviewer sent back, its reason the synopsis."""
 
 
 def limits_lines(waiting: Sequence[Waiting], wave: Wave, max_live_quests: int) -> list[str]:
@@ -43,9 +45,14 @@ def limits_lines(waiting: Sequence[Waiting], wave: Wave, max_live_quests: int) -
                   "hours (stopped after work began, parked by a failure, or rolled back). New "
                   "quests wait until a reflection passes: a maintainer comments here "
                   "`/reflect <what went wrong and what changes>`."]
+        if wave.rejected is not None:
+            lines.append(f"The reflection reviewer sent back the reflection by "
+                         f"{inline_code(wave.rejected.by)}: "
+                         f"{plain(wave.rejected.synopsis, limit=500)}")
         if wave.pending is not None:
             lines.append(f"A reflection by {inline_code(wave.pending.by)} waits for its "
-                         f"review: {plain(wave.pending.text, limit=500)}")
+                         f"review by the reflection reviewer: "
+                         f"{plain(wave.pending.text, limit=500)}")
     if waiting:
         lines += ["", "### Waiting to start", "",
                   f"At most {max_live_quests} quests are worked on at once; the oldest of "
@@ -57,4 +64,7 @@ def limits_lines(waiting: Sequence[Waiting], wave: Wave, max_live_quests: int) -
     if lines and wave.passed is not None and not wave.due:
         lines.append(f"The last reflection, by {inline_code(wave.passed.by)}: "
                      f"{plain(wave.passed.text, limit=500)}")
+        if wave.passed.reviewer and wave.passed.reviewer != wave.passed.by:
+            lines.append(f"It passed the review of the {wave.passed.reviewer}: "
+                         f"{plain(wave.passed.synopsis, limit=300)}")
     return lines

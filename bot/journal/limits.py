@@ -60,10 +60,11 @@ class RepoLimits:
         await self.client.hset(repo_reflection_key(repo), "pending", record.model_dump_json())
 
     async def pass_reflection(self, repo: str, record: ReflectionRecord) -> None:
-        """Record a reflection that passed its review; a pending one is done with."""
+        """Record a reflection that passed its review; a pending one, and a rejection, are
+        done with, and the next wave begins (``wave``: ``bot.journal.reflection_attempts``)."""
         key = repo_reflection_key(repo)
         await atomic(self.client, [key], ("HSET", key, "passed", record.model_dump_json()),
-                     ("HDEL", key, "pending"))
+                     ("HDEL", key, "pending", "rejected"), ("HINCRBY", key, "wave", 1))
 
     async def _record(self, repo: str, field: str) -> ReflectionRecord | None:
         raw = await self.client.hget(repo_reflection_key(repo), field)

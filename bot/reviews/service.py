@@ -42,6 +42,14 @@ ContextOf = Callable[[Quest], Awaitable[dict[str, str]]]
 """Context read outside the quest record, for the reviewer (``proof_context``)."""
 
 
+REFLECTION_REFUSED = (
+    "a reflection_reviewer reviews a repository's reflection wave, not a quest: questbot "
+    "runs that review itself when a wave is due (a model is configured), and a "
+    "maintainer's /reflect <text> in the inbox passes one at once")
+"""Why no capability is issued for a reflection review (``docs/decisions.md``, "Reflection
+reviews")."""
+
+
 class ReviewRefused(Refused):
     """A review operation refused, with the HTTP status that says why."""
 
@@ -114,6 +122,8 @@ class Reviews:
             raise Conflict(f"there is no quest {quest_id}")
         gate = open_gate(quest)
         want = ROLE_GATE.get(role)
+        if role is ReviewRole.REFLECTION:  # a repository's wave, not a quest's gate
+            raise Conflict(REFLECTION_REFUSED)
         if want is None and role not in OUTSIDE_GATES:
             raise Conflict(f"a {role.value} reviews outside checkpoints A, B and C, and "
                            "questbot does not ask for that review yet")

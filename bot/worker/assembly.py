@@ -44,6 +44,7 @@ from bot.observe.metrics import Metrics
 from bot.worker.http import make_worker_app
 from bot.worker.process import Plugin, Sync, Worker, build_worker
 from bot.worker.redelivery import Redeliverer, RedeliveryPolicy
+from bot.worker.reflection_runs import model_runs
 from bot.worker.reviewing import reviewing
 
 log = logging.getLogger(__name__)
@@ -156,7 +157,8 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
                           [reviewing(github_plugin(forges, draft_pulls=draft_pulls), model,
                                      metrics),
                            agent_plugin(scripted_specs, poll_seconds, model)],
-                          app=app, durable=durable, leases=leases, metrics=metrics)
+                          app=app, durable=durable, leases=leases, metrics=metrics,
+                          reflection_model=model_runs(model) if model is not None else None)
     if app_slug and app_slug != app.slug:
         log.warning("GITHUB_APP_SLUG is %r but GitHub says this App is %r; questbot goes by "
                     "GitHub's answer — correct or unset GITHUB_APP_SLUG", app_slug, app.slug)

@@ -328,6 +328,11 @@ class Intake:
                 reply(status_text(quest, settings.to_policy()))
                 continue
             if not await self.permissions.may_act(forge, c.author, settings.reviewers):
+                if (item.name is CommandName.REFLECT and self.reflections is not None
+                        and (said := await self.reflections.submit(
+                            c.repo, c.author, item.reason or "", event_id))):
+                    reply(said)  # for the reflection reviewer (``reflection_runs``)
+                    continue
                 reply(no_permission_text(login=c.author, command=item))
                 continue
             if item.name is CommandName.REFLECT and self.reflections is not None:

@@ -60,6 +60,7 @@ from bot.observe.metrics import Metrics
 from bot.worker.coordination import Coordination
 from bot.worker.intake import Intake
 from bot.worker.policybook import PolicyBook
+from bot.worker.reflection_runs import ReflectionModel, ReflectionRuns
 from bot.worker.reflections import Reflections
 
 log = logging.getLogger(__name__)
@@ -371,13 +372,16 @@ Plugin = Callable[[AdapterContext], tuple[dict[EffectType, Adapter], Sync | None
 
 def build_worker(client: RedisClient, forges: Forges, settings: SettingsSource,
                  plugins: Sequence[Plugin] = (), *, app: AppIdentity, durable: bool = True,
-                 leases: Leases | None = None, metrics: Metrics | None = None) -> Worker:
+                 leases: Leases | None = None, metrics: Metrics | None = None,
+                 reflection_model: ReflectionModel | None = None) -> Worker:
     """Assemble a worker: the coordination adapters plus each plugin's adapters and
     projection. ``app`` is who the App is (``GitHubClients.identity``). ``leases`` are the
     effect runner's figures (``Leases()``: a 10 s lease kept by a 2 s heartbeat however long
     an adapter runs, and a dead runner's work taken over after 12 s). The agent reaches
     repositories through ``forges.git_host`` and reads a failing job's log through
-    ``forges.failing_log``; nothing else of GitHub is in the context."""
+    ``forges.failing_log``; nothing else of GitHub is in the context. ``reflection_model``
+    writes and reviews reflections when a wave is due (``reflection_runs``; ``None``: a
+    maintainer's ``/reflect`` only)."""
     outage = Outage()
     journal = ObservedJournal(client, durable=durable)
     ctx = AdapterContext(journal=journal, hosts=forges.git_host, settings=settings, app=app,
@@ -396,6 +400,11 @@ def build_worker(client: RedisClient, forges: Forges, settings: SettingsSource,
     # last, after the quest's own views: a quest that ended frees a slot for a held one (a
     # failure leaves the view owed, and the retry releases again: the ids are the hold's)
     syncs.append(coordination.after_change)
+    runs = None if reflection_model is None else ReflectionRuns(
+        ctx, coordination.limits, coordination.release, reflection_model)
+    if runs is not None:
+        every[EffectType.REFLECT] = runs.run
+        syncs.append(runs.after_change)
 
     async def sync_all(quest: Quest) -> None:
         for sync in syncs:
@@ -412,6 +421,7 @@ def build_worker(client: RedisClient, forges: Forges, settings: SettingsSource,
     projector = Projector(sync_all, outage, OwedViews(client, journal.shards), load)
     journal.listeners.append(projector.notify)
     intake = Intake(ctx, forges, book, indexes)
-    intake.reflections = Reflections(ctx, coordination.limits, coordination.release)
+    intake.reflections = Reflections(ctx, coordination.limits, coordination.release,
+                                     runs=runs)
     return Worker(journal, Inbound(client, durable=durable), intake, runner, timers, projector,
                   timings, outage)

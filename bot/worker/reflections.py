@@ -2,52 +2,31 @@
 reflection — what went wrong and what changes — is reviewed, and once one passes, the quests
 the wave held are triaged again.
 
-Two ways in. A maintainer's ``/reflect <text>`` (anywhere in the repository, usually the
-inbox) is both the reflection and its review: it passes at once. Any other author — an agent,
-a contributor through an operator tool — submits one with ``submit``, which keeps it pending
-for the ``reviewer`` hook: a ``reflection_reviewer`` model run (issue 14, item 5, not built
-here) returns a verdict, and a pass counts like a maintainer's. Without a reviewer the
-reflection waits, pending and shown in the inbox, for a maintainer.
+Three ways in. A maintainer's ``/reflect <text>`` (anywhere in the repository, usually the
+inbox) is both the reflection and its review: it passes at once. With a model configured,
+questbot writes one itself when a wave is due and its ``reflection_reviewer`` reviews it
+(``bot.worker.reflection_runs``); and a ``/reflect`` by someone without write access is
+``submit``-ted to that same reviewer, whose pass counts like a maintainer's. Without a model
+the wave waits for a maintainer, and other people's ``/reflect`` is refused as before.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from datetime import timedelta
-
 from bot.adapters import AdapterContext
-from bot.core.limits import reflection_due
 from bot.journal.limits import ReflectionRecord, RepoLimits
-
-
-@dataclass(frozen=True)
-class ReflectionVerdict:
-    passed: bool
-    synopsis: str = ""
-
-
-ReflectionReviewer = Callable[[str, ReflectionRecord], Awaitable[ReflectionVerdict]]
-"""Given the repository and a pending reflection, an adversarial review's verdict."""
-Release = Callable[[str], Awaitable[int]]
-"""Triage a repository's held quests again (``Coordination.release``); how many started."""
+from bot.worker.reflection_runs import ReflectionRuns, Release, wave_due
 
 
 class Reflections:
     def __init__(self, ctx: AdapterContext, limits: RepoLimits, release: Release, *,
-                 reviewer: ReflectionReviewer | None = None) -> None:
+                 runs: ReflectionRuns | None = None) -> None:
         self.ctx = ctx
         self.limits = limits
         self.release = release
-        self.reviewer = reviewer
+        self.runs = runs
 
     async def due(self, repo: str) -> bool:
-        settings = await self.ctx.settings.settings(repo)
-        passed = await self.limits.passed(repo)
-        return reflection_due(await self.limits.bad_endings(repo),
-                              passed.at if passed is not None else None,
-                              settings.reflection.after_bad_endings,
-                              timedelta(hours=settings.reflection.window_hours))
+        return await wave_due(self.ctx, self.limits, repo)
 
     async def reflect(self, repo: str, maintainer: str, text: str) -> str:
         """A maintainer's ``/reflect``: it passes; the reply, in their words."""
@@ -66,15 +45,9 @@ class Reflections:
         return (f"@{maintainer} the reflection passed: new quests start again, and {waiting}. "
                 "The inbox shows what still waits.")
 
-    async def submit(self, repo: str, record: ReflectionRecord) -> ReflectionVerdict | None:
-        """A reflection from anyone else: kept pending, and reviewed by ``reviewer`` if there
-        is one (``None``: it waits for a maintainer's ``/reflect``)."""
-        await self.limits.propose(repo, record)
-        if self.reviewer is None:
+    async def submit(self, repo: str, login: str, text: str, cause: str) -> str | None:
+        """A ``/reflect`` by someone without write access: put up for the reflection
+        reviewer; the reply. ``None`` without a reviewer (no model): refused as before."""
+        if self.runs is None:
             return None
-        verdict = await self.reviewer(repo, record)
-        if verdict.passed:
-            await self.limits.pass_reflection(repo, record.model_copy(update={
-                "reviewer": "reflection reviewer", "synopsis": verdict.synopsis}))
-            await self.release(repo)
-        return verdict
+        return await self.runs.submit(repo, login, text, cause)

@@ -237,9 +237,124 @@ def review_experiment_unfounded() -> Script:
     ])
 
 
+def claim(statement: str, path: str, quote: str, confidence: float = 0.9) -> dict[str, Any]:
+    return {"statement": statement, "confidence": confidence,
+            "evidence": [{"path": path, "quote": quote}]}
+
+
+LOG_FIRST = "Research starts from the failing log and quotes it before any fix is planned."
+VAGUE = "We will be more careful."
+QUOTE_LOG = "Each quest's hypothesis must quote the failing log before a plan is written."
+SENT_BACK = ("It names no cause the record shows and no change that would have prevented "
+             "these endings: both quests were killed as the wrong idea, and it does not say "
+             "why.")
+
+
+def reflect_write() -> Script:
+    """questbot's reflection on two quests killed for guessing (``bot.worker.reflection_runs``)."""
+    return Script("reflect-write", ["reflect: write; attempt 1 of", "guessed at the cause"], [
+        Turn([("answer", {
+            "went_wrong": "Both quests guessed at the cause instead of reading the failing "
+                          "log, and a maintainer stopped each.",
+            "changes": LOG_FIRST,
+            "claims": [claim("the first quest was stopped for guessing", "endings/1",
+                             "guessed at the cause"),
+                       claim("the second was stopped because the log disagreed",
+                             "endings/2", "the log said otherwise")]})],
+             tools=REVIEW_TOOLS, tokens=(1500, 160)),
+    ])
+
+
+def review_reflection_pass() -> Script:
+    return Script("review-reflection-pass",
+                  ["review: reflection_reviewer;", "Research starts from the failing log"], [
+        Turn([("answer", {
+            "verdict": "pass",
+            "synopsis": "It names the cause both endings record, guessing without the log, "
+                        "and a change that would have caught it.",
+            "claims": [claim("the first ending records the guess", "endings/1",
+                             "guessed at the cause"),
+                       claim("the change answers it", "reflection",
+                             "Research starts from the failing log")]})],
+             tools=REVIEW_TOOLS, tokens=(1700, 120)),
+    ])
+
+
+def reflect_vague() -> Script:
+    return Script("reflect-vague", ["reflect: write; attempt 1 of", "wrong idea"], [
+        Turn([("answer", {"went_wrong": "Things went wrong with two quests.", "changes": VAGUE,
+                          "claims": [claim("a quest was killed", "endings/1", "wrong idea")]})],
+             tools=REVIEW_TOOLS, tokens=(1400, 60)),
+    ])
+
+
+def review_reflection_reject() -> Script:
+    return Script("review-reflection-reject", ["review: reflection_reviewer;", VAGUE], [
+        Turn([("answer", {
+            "verdict": "reject", "synopsis": SENT_BACK,
+            "claims": [claim("the record says only that the idea was wrong", "endings/1",
+                             "wrong idea"),
+                       claim("the change is no change", "reflection", VAGUE)]})],
+             tools=REVIEW_TOOLS, tokens=(1600, 110)),
+    ])
+
+
+def reflect_again() -> Script:
+    """The second attempt, told why the first was sent back."""
+    return Script("reflect-again", ["reflect: write; attempt 2 of", "wrong idea"], [
+        Turn([("answer", {
+            "went_wrong": "Both quests went after the wrong idea: each was planned before "
+                          "its hypothesis was checked against the failure.",
+            "changes": QUOTE_LOG,
+            "claims": [claim("both were killed as the wrong idea", "endings/2",
+                             "wrong idea")]})],
+             last_contains=["It names no cause the record shows"], tools=REVIEW_TOOLS,
+             tokens=(1800, 150)),
+    ])
+
+
+def review_reflection_pass_again() -> Script:
+    return Script("review-reflection-pass-again",
+                  ["review: reflection_reviewer;", "must quote the failing log"], [
+        Turn([("answer", {
+            "verdict": "pass",
+            "synopsis": "It names what both endings share and a check that would have "
+                        "stopped the wrong idea before any plan.",
+            "claims": [claim("both endings are the wrong idea", "endings/2", "wrong idea"),
+                       claim("the change is concrete", "reflection",
+                             "must quote the failing log")]})],
+             tools=REVIEW_TOOLS, tokens=(1750, 120)),
+    ])
+
+
+def reflect_unfounded() -> Script:
+    """A writer that backs its reflection with what the record does not hold, twice."""
+    answer = ("answer", {"went_wrong": "The pager rounds down.", "changes": "Round up.",
+                         "claims": [claim("the pager rounds down", "pager.py",
+                                          "return total // per_page")]})
+    return Script("reflect-unfounded", ["reflect: write; attempt 1 of", "wrong idea"], [
+        Turn([answer], tools=REVIEW_TOOLS, tokens=(1400, 60)),
+        Turn([answer], last_contains=["were rejected", "answer 1 of 2"], tokens=(1500, 60)),
+    ])
+
+
+def review_reflection_unfounded() -> Script:
+    """A reviewer that passes the reflection citing what it was never shown, twice."""
+    outside = claim("the tests pass now", "tests/test_pager.py", "assertEqual")
+    answer = ("answer", {"verdict": "pass", "synopsis": "Fine.", "claims": [outside]})
+    return Script("review-reflection-unfounded",
+                  ["review: reflection_reviewer;", "Research starts from the failing log"], [
+        Turn([answer], tools=REVIEW_TOOLS, tokens=(1300, 60)),
+        Turn([answer], last_contains=["were rejected", "answer 1 of 2"], tokens=(1500, 60)),
+    ])
+
+
 SCRIPTS = [research(), research_repaired(), research_exhausted(), research_needs_human(),
            reproduce(), plan(), patch(), patch_refused(), review_hypothesis(), review_design(),
-           review_design_repaired(), review_experiment_unfounded()]
+           review_design_repaired(), review_experiment_unfounded(), reflect_write(),
+           review_reflection_pass(), reflect_vague(), review_reflection_reject(),
+           reflect_again(), review_reflection_pass_again(), review_reflection_unfounded(),
+           reflect_unfounded()]
 
 
 def _id(*parts: object, size: int = 24) -> str:

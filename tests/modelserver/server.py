@@ -76,6 +76,8 @@ class ModelServer:
     errors: list[str] = field(default_factory=list)
     served: list[Served] = field(default_factory=list)
     url: str = ""
+    port: int = 0
+    """The port to listen on (0: any free one); a test restarts a server on the same one."""
     _runner: web.AppRunner | None = None
 
     def __post_init__(self) -> None:
@@ -89,7 +91,7 @@ class ModelServer:
         app.router.add_route("*", "/{tail:.*}", self._unknown)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
         port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         self.url = f"http://127.0.0.1:{port}"

@@ -1,0 +1,178 @@
+"""Reflection waves lifted by questbot's own reflection and its ``reflection_reviewer`` (issue
+14, item 6), end to end on the fake: the web process, the worker, a real Redis, the scripted
+agent for the quests and the recorded model server for the writer and the reviewer.
+
+A wave lifted with no person; a reflection the reviewer sends back, shown in the inbox, then a
+second that passes; an endpoint that is down, under which the wave stays — and which, once up,
+is tried again and passes."""
+
+from __future__ import annotations
+
+import asyncio
+
+from pydantic import SecretStr
+
+from bot.agent.demo_spec import sample_spec
+from bot.agent.model import ModelEndpoint, Wire
+from bot.core import State
+from bot.core.events import Held, Hold, Triaged
+from bot.journal.limits import RepoLimits
+from bot.journal.reflection_attempts import ReflectionAttempts
+from tests.e2e.conftest import shown_texts
+from tests.e2e.scenario import MAINTAINER, READER, REPO, setup_repository
+from tests.e2e.stack import Stack, free_port, virtual_pacing
+from tests.e2e.test_github_flows import replies
+from tests.e2e.test_limits import ISSUES_START, inbox, open_quests, quest_of, words
+from tests.modelserver.server import ModelServer, recorded
+
+WAVE = ISSUES_START + "reflection: {after_bad_endings: 2, window_hours: 24}\n"
+LIFTED = ("reflect-write", "review-reflection-pass")
+
+
+async def reflection_stack(redis_url: str, model_url: str) -> Stack:
+    """The sample's scripted agent works the quests; the model writes and reviews."""
+    endpoint = ModelEndpoint(wire=Wire.OPENAI, url=f"{model_url}/v1",
+                             api_key=SecretStr("sk-test-not-a-real-key"), model="gpt-4.1-mini")
+    limits, pace_time = virtual_pacing()
+    stack = Stack(redis_url, scripted_specs={REPO: sample_spec()}, model=endpoint,
+                  limits=limits, pace_time=pace_time)
+    return await stack.start()
+
+
+async def wave_with_one_held(stack: Stack, *reasons: str) -> str:
+    """Two quests killed with ``reasons`` and a third opened before the worker looks: the
+    wave is due when triage sees the third, so it is held. The held quest's id."""
+    await setup_repository(stack, WAVE)
+    first = await open_quests(stack, 2)
+    for issue, reason in zip(first, reasons, strict=True):
+        await stack.fake.comment(REPO, issue.number, f"/kill {reason}", user=MAINTAINER)
+    third = await stack.fake.open_issue(REPO, "bug number 2", user=READER, labels=["questbot"])
+    await stack.settle()
+    return quest_of(await stack.quests(REPO), third).id
+
+
+async def held_then_started(stack: Stack, quest_id: str) -> None:
+    quest = await stack.quest(quest_id)
+    assert quest.state is State.HYPOTHESISED and quest.held is None
+    events = await stack.runtime.worker.journal.events(quest_id)
+    held = [e for e in events if isinstance(e, Held)]
+    assert [h.reason for h in held] == [Hold.REFLECTION]
+    assert any(isinstance(e, Triaged) for e in events[events.index(held[0]):])
+
+
+async def test_a_wave_is_lifted_by_the_reflection_reviewers_pass_with_no_person(
+        redis_url: str, redis_async: object) -> None:
+    async with ModelServer(recorded("openai", *LIFTED)) as served:
+        stack = await reflection_stack(redis_url, served.url)
+        try:
+            held = await wave_with_one_held(
+                stack, "the fix guessed at the cause without reading the log",
+                "guessed again, the log said otherwise")
+            await held_then_started(stack, held)
+            assert served.turns_of("reflect-write") == [1]
+            assert served.turns_of("review-reflection-pass") == [1]
+            # the reviewer was fed the reflection and the record, never the writer's talk
+            review = next(s.request for s in served.served
+                          if s.conversation == "review-reflection-pass")
+            sent = str(review["messages"])
+            assert "reflect: write" not in sent and "the log said otherwise" in sent
+            passed = await RepoLimits(stack.runtime.redis).passed(REPO)
+            assert passed is not None and passed.by == "questbot"
+            assert passed.reviewer == "reflection reviewer" and "failing log" in passed.text
+            body = words(inbox(stack).body or "")
+            assert "A reflection is due" not in body and "Waiting to start" not in body
+            shown = [text for op, text in shown_texts(stack) if op == "issues/update"]
+            assert any("waits for its review by the reflection reviewer" in t for t in shown)
+            box = inbox(stack)
+            await stack.fake.comment(REPO, box.number, "/reflect we should read logs",
+                                     user=READER)  # no write access, and no wave now
+            await stack.settle()
+            assert any("no reflection is due" in r for r in replies(stack, box.number))
+            (fourth,) = await open_quests(stack, 1, start=3)  # the wave is over
+            assert quest_of(await stack.quests(REPO), fourth).state is State.HYPOTHESISED
+            served.assert_clean()
+            stack.fake.assert_clean()
+        finally:
+            await stack.stop()
+
+
+async def test_a_rejected_reflection_is_shown_and_a_second_one_passes(
+        redis_url: str, redis_async: object) -> None:
+    names = ("reflect-vague", "review-reflection-reject", "reflect-again",
+             "review-reflection-pass-again")
+    async with ModelServer(recorded("openai", *names)) as served:
+        stack = await reflection_stack(redis_url, served.url)
+        try:
+            held = await wave_with_one_held(stack, "wrong idea", "wrong idea again")
+            await held_then_started(stack, held)
+            assert [served.turns_of(n) for n in names] == [[1], [1], [1], [1]]
+            attempts = ReflectionAttempts(stack.runtime.redis)
+            first = await attempts.review(REPO, 0, "1")
+            second = await attempts.review(REPO, 0, "2")
+            assert first is not None and first.passed is False
+            assert "names no cause" in first.synopsis
+            assert second is not None and second.passed is True
+            written = await attempts.attempt(REPO, 0, "2")
+            assert written is not None and written.session != second.session
+            shown = [words(text) for op, text in shown_texts(stack) if op == "issues/update"]
+            assert any("The reflection reviewer sent back the reflection by `questbot`: It "
+                       "names no cause" in t for t in shown)
+            assert "sent back" not in words(inbox(stack).body or "")  # passed since
+            passed = await RepoLimits(stack.runtime.redis).passed(REPO)
+            assert passed is not None and "must quote the failing log" in passed.text
+            served.assert_clean()
+        finally:
+            await stack.stop()
+
+
+async def test_with_the_endpoint_down_the_wave_stays_and_is_tried_again_later(
+        redis_url: str, redis_async: object) -> None:
+    port = free_port()
+    stack = await reflection_stack(redis_url, f"http://127.0.0.1:{port}")
+    try:
+        held = await wave_with_one_held(
+            stack, "the fix guessed at the cause without reading the log",
+            "guessed again, the log said otherwise")
+        quest = await stack.quest(held)
+        assert quest.state is State.SENSED and quest.held is Hold.REFLECTION
+        limits = RepoLimits(stack.runtime.redis)
+        assert await limits.passed(REPO) is None and await limits.pending(REPO) is None
+        assert await ReflectionAttempts(stack.runtime.redis).attempt(REPO, 0, "1") is None
+        body = words(inbox(stack).body or "")
+        assert "A reflection is due" in body and f"`{held}`: waits for a reflection" in body
+        async with ModelServer(recorded("openai", *LIFTED), port=port) as served:
+            await asyncio.sleep(2.5)  # the effect runner's backoff after the failed try
+            await stack.settle()
+            await held_then_started(stack, held)
+            assert served.turns_of("reflect-write") == [1]
+            served.assert_clean()
+    finally:
+        await stack.stop()
+
+
+async def test_a_reflection_by_someone_without_write_access_goes_to_the_reviewer(
+        redis_url: str, redis_async: object) -> None:
+    async with ModelServer(recorded("openai", *LIFTED)) as served:
+        stack = await reflection_stack(redis_url, served.url)
+        try:
+            await setup_repository(stack, WAVE)
+            first = await open_quests(stack, 2)
+            for issue, reason in zip(first, ("the fix guessed at the cause without reading "
+                                             "the log", "guessed again, the log said "
+                                             "otherwise"), strict=True):
+                await stack.fake.comment(REPO, issue.number, f"/kill {reason}",
+                                         user=MAINTAINER)
+            await stack.fake.comment(REPO, first[0].number, "/reflect Research starts from "
+                                     "the failing log and quotes it before any fix is planned.",
+                                     user=READER)
+            await stack.settle()
+            said = replies(stack, first[0].number)
+            assert any("goes to questbot's reflection reviewer" in r for r in said)
+            assert not any("needs write access" in r for r in said)
+            passed = await RepoLimits(stack.runtime.redis).passed(REPO)
+            assert passed is not None and passed.by == READER
+            assert passed.reviewer == "reflection reviewer"
+            assert served.turns_of("review-reflection-pass") == [1]  # rex's, reviewed once
+            served.assert_clean()
+        finally:
+            await stack.stop()

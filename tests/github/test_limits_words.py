@@ -1,0 +1,41 @@
+"""The inbox's words on a reflection wave (``bot.github.limits_words``): due, a reflection
+under review, one the reviewer sent back with its reason, and the last that passed — all in
+people's words, the reflection's own text escaped."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bot.core.events import Hold
+from bot.github.limits_words import Waiting, Wave, limits_lines
+from bot.journal.limits import ReflectionRecord
+from tests.github.surface import problems
+
+AT = datetime(2026, 1, 1, tzinfo=UTC)
+MINE = ReflectionRecord(text="We will be more careful.", by="questbot", at=AT)
+
+
+def test_a_due_wave_shows_the_reflection_under_review_and_the_last_rejection() -> None:
+    rejected = MINE.model_copy(update={"reviewer": "reflection reviewer",
+                                       "synopsis": "It names no cause the record shows."})
+    pending = ReflectionRecord(text="Research reads the *failing log* first.", by="questbot",
+                               at=AT)
+    text = "\n".join(limits_lines([], Wave(True, 2, 24, pending, None, rejected), 7))
+    assert "### A reflection is due" in text
+    assert ("The reflection reviewer sent back the reflection by `questbot`: It names no "
+            "cause the record shows") in text
+    assert "waits for its review by the reflection reviewer: Research reads" in text
+    assert "*failing log*" not in text  # a reflection is prose, escaped
+    assert problems(text) == []
+
+
+def test_a_wave_passed_by_the_reviewer_says_so_once_it_is_over() -> None:
+    passed = MINE.model_copy(update={"reviewer": "reflection reviewer",
+                                     "synopsis": "It names the cause both endings record."})
+    waiting = [Waiting("q1", "bug", Hold.SLOT)]
+    text = "\n".join(limits_lines(waiting, Wave(False, 2, 24, None, passed), 7))
+    assert "The last reflection, by `questbot`: We will be more careful" in text
+    assert "It passed the review of the reflection reviewer: It names the cause" in text
+    by_hand = MINE.model_copy(update={"by": "maya", "reviewer": "maya"})
+    text = "\n".join(limits_lines(waiting, Wave(False, 2, 24, None, by_hand), 7))
+    assert "passed the review" not in text
