@@ -37,6 +37,13 @@ def test_bench_fold_prints_its_figures() -> None:
                 "events_per_s_reading_every_effect"):
         assert figures[key] > 0, key
     assert abs(figures["ratio"] - figures["events_per_s"] / figures["baseline_events_per_s"]) < 0.01
+    assert figures["clock"] == "wall"
+
+
+def test_bench_fold_times_by_cpu_when_asked() -> None:
+    figures = run_bench("bench_fold.py", "--events", "3000", "--rounds", "1", "--clock", "cpu")
+    assert figures["clock"] == "cpu" and figures["events_per_s"] > 0
+    assert abs(figures["ratio"] - figures["events_per_s"] / figures["baseline_events_per_s"]) < 0.01
 
 
 def test_bench_webhook_prints_its_figures() -> None:

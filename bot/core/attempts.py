@@ -74,9 +74,15 @@ class AttemptRecord(BaseModel):
 
 
 def kept(items: tuple[DecisionRecord, ...], item: DecisionRecord) -> tuple[DecisionRecord, ...]:
-    return (*items, item)[-MAX_REVIEWS:]
+    """``items`` and ``item``, the newest ``MAX_REVIEWS`` (every decision adds one: the slice
+    only when the bound is reached)."""
+    if len(items) < MAX_REVIEWS:
+        return (*items, item)
+    return (*items[1 - MAX_REVIEWS:], item)
 
 
 def logged(log: tuple[AttemptRecord, ...],
            record: AttemptRecord) -> tuple[AttemptRecord, ...]:
-    return (*log, record)[-MAX_ATTEMPT_LOG:]
+    if len(log) < MAX_ATTEMPT_LOG:
+        return (*log, record)
+    return (*log[1 - MAX_ATTEMPT_LOG:], record)

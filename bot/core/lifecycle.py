@@ -106,9 +106,9 @@ def _advance(quest: Quest | None, event: Event, policy: Policy, rows: list[Effec
                 return None
             raise InvalidTransition(state, etype, _undefined_reason(etype), Refusal.UNDEFINED)
     nq, asks = handler(quest, event, policy)  # type: ignore[arg-type]  # None only for signal_sensed
-    for kind, _ in asks:
+    for index, (kind, _) in enumerate(asks):
         if kind is _START_AGENT:  # a stage starts only within the budget (``rules.budget``)
-            nq, asks = budget.hold(nq, asks, event.id, policy)
+            nq, asks = budget.hold(nq, asks, event.id, policy, index)
             break
     if nq.state not in targets:
         source = quest.state if quest is not None else None

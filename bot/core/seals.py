@@ -63,37 +63,51 @@ def make_seal(gate: Checkpoint, revision: int, attempt: int, submission: str,
     canonical JSON), or a ``str`` that is a digest already (a proof's). The seal's own digest
     is the SHA-256 of ``<gate>\n<revision>\n<attempt>\n<submission>`` and a
     ``\n<name>=<digest>`` per artifact — a line format, not JSON: every step through a gate
-    makes one, and the fold's budget is a few microseconds an event."""
+    makes one, and the fold's budget is a few microseconds an event (hence the digests inline
+    rather than by ``artifact_digest``, and the record made unvalidated)."""
     digests: dict[str, str] = {}
-    parts = [gate._value_, str(revision), str(attempt), submission]
+    text = f"{gate._value_}\n{revision}\n{attempt}\n{submission}"
     for name, value in artifacts.items():
-        digest = value if value.__class__ is str else artifact_digest(value)
+        if value.__class__ is str:
+            digest = value
+        else:
+            try:
+                digest = _sha256(_dumps(value, option=_SORTED)).hexdigest()
+            except (TypeError, orjson.JSONEncodeError):
+                digest = canonical_digest(value)
         digests[name] = digest
-        parts.append(f"{name}={digest}")
+        text = f"{text}\n{name}={digest}"
     return make(Seal, {"gate": gate, "revision": revision, "attempt": attempt,
                        "submission": submission, "artifacts": digests,
-                       "digest": hashlib.sha256("\n".join(parts).encode()).hexdigest()})
+                       "digest": _sha256(text.encode()).hexdigest()})
 
 
 def artifact_digest(value: object) -> str:
     """``canonical_digest(value)``, by ``orjson``: the same bytes for the values seals digest
     (mappings of text, ``None``, whole numbers and lists of text — ``tests/core/test_seals.py``
-    holds them equal), at a fifth of the cost; every step through a gate makes one or two."""
+    holds them equal), at a fifth of the cost; ``make_seal`` does the same inline."""
     try:
-        return hashlib.sha256(orjson.dumps(value, option=_SORTED)).hexdigest()
+        return _sha256(_dumps(value, option=_SORTED)).hexdigest()
     except (TypeError, orjson.JSONEncodeError):
         return canonical_digest(value)  # what orjson would write differently, or not at all
 
 
 _SORTED = orjson.OPT_SORT_KEYS
+_dumps = orjson.dumps
+_sha256 = hashlib.sha256
 
 
 def with_seal(seals: tuple[Seal, ...], seal: Seal) -> tuple[Seal, ...]:
-    """``seals`` with ``seal`` replacing its gate's, in gate order."""
+    """``seals`` with ``seal`` replacing its gate's, in gate order (at most three: a loop
+    over them beats a sort)."""
     gate = seal.gate
-    if any(s.gate is gate for s in seals):
-        return tuple(seal if s.gate is gate else s for s in seals)
-    return tuple(sorted((*seals, seal), key=lambda s: s.gate._value_))
+    order = gate._value_
+    for i, s in enumerate(seals):
+        if s.gate is gate:
+            return (*seals[:i], seal, *seals[i + 1:])
+        if s.gate._value_ > order:
+            return (*seals[:i], seal, *seals[i:])
+    return (*seals, seal)
 
 
 def seal_of(seals: tuple[Seal, ...], gate: Checkpoint) -> Seal | None:

@@ -219,3 +219,53 @@ def test_every_seal_holds_its_gates_artifacts_in_name_order() -> None:
         seal = q.seal(gate)
         assert seal is not None and tuple(seal.artifacts) == ARTIFACTS[gate]
         assert list(ARTIFACTS[gate]) == sorted(ARTIFACTS[gate])
+
+
+_text = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=12)
+"""Text with a UTF-8 form (a lone surrogate has none, so no digest either way)."""
+_artifact = st.one_of(
+    st.text(alphabet="0123456789abcdef", min_size=64, max_size=64),  # a digest already
+    st.fixed_dictionaries({"summary": _text, "risk": st.none() | _text,
+                           "command": st.lists(_text, max_size=3) | st.tuples(_text),
+                           "n": st.integers(-2**53, 2**53)}))
+
+
+def _reference_seal(gate: Checkpoint, revision: int, attempt: int, submission: str,
+                    artifacts: dict[str, object]) -> tuple[dict[str, str], str]:
+    """The seal's documented form, computed the slow way: canonical digests, one line each."""
+    import hashlib
+
+    digests = {name: value if isinstance(value, str) else canonical_digest(value)
+               for name, value in artifacts.items()}
+    lines = [gate.value, str(revision), str(attempt), submission,
+             *(f"{name}={digest}" for name, digest in digests.items())]
+    return digests, hashlib.sha256("\n".join(lines).encode()).hexdigest()
+
+
+@given(st.sampled_from(list(Checkpoint)), st.integers(1, 10**6), st.integers(1, 10**6), _text,
+       st.dictionaries(st.sampled_from(["hypothesis", "patch", "plan", "proof", "x=y"]),
+                       _artifact, max_size=3))
+def test_make_seal_digests_are_the_documented_line_format(
+        gate: Checkpoint, revision: int, attempt: int, submission: str,
+        artifacts: dict[str, object]) -> None:
+    from bot.core.seals import make_seal
+
+    artifacts = dict(sorted(artifacts.items()))
+    seal = make_seal(gate, revision, attempt, submission, artifacts)
+    digests, digest = _reference_seal(gate, revision, attempt, submission, artifacts)
+    assert (seal.artifacts, seal.digest) == (digests, digest)
+    assert list(seal.artifacts) == list(artifacts)
+    assert seal == type(seal).model_validate_json(seal.model_dump_json())
+
+
+@given(st.lists(st.sampled_from(list(Checkpoint)), max_size=8))
+def test_with_seal_keeps_one_seal_a_gate_in_gate_order(gates: list[Checkpoint]) -> None:
+    from bot.core.seals import Seal, make_seal, with_seal
+
+    seals: tuple[Seal, ...] = ()
+    for n, gate in enumerate(gates):
+        seal = make_seal(gate, 1, 1, f"e{n}", {"proof": "0" * 64})
+        expected = tuple(sorted((*(s for s in seals if s.gate is not gate), seal),
+                                key=lambda s: s.gate.value))
+        seals = with_seal(seals, seal)
+        assert seals == expected

@@ -47,11 +47,13 @@ def reached(q: Quest, p: Policy) -> bool:
             or (tokens is not None and q.usage_tokens >= tokens))
 
 
-def hold(nq: Quest, asks: Asks, event_id: str, p: Policy) -> Result:
+def hold(nq: Quest, asks: Asks, event_id: str, p: Policy, index: int | None = None) -> Result:
     """``nq`` and ``asks`` as a handler gave them, or — when they start an agent stage and the
     allowance is spent — the quest parked with a spend request in the start's place. The
-    request's id is the event's with ``/spend`` (ids are never minted in the core)."""
-    index = next((i for i, (kind, _) in enumerate(asks) if kind is E.START_AGENT), None)
+    request's id is the event's with ``/spend`` (ids are never minted in the core).
+    ``index``: where the first ``start_agent`` is in ``asks``, when the caller found it."""
+    if index is None:
+        index = next((i for i, (kind, _) in enumerate(asks) if kind is E.START_AGENT), None)
     if index is None or not reached(nq, p):
         return nq, asks
     start = asks[index][1]

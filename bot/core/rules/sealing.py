@@ -23,9 +23,10 @@ def sealed(q: Quest, gate: Checkpoint, submission: str,
 
 
 def plan_artifacts(q: Quest, plan: str, risk: str) -> dict[str, object]:
-    return {"plan": {"summary": plan, "risk": risk},  # in name order (``make_seal``)
-            "reproduction": {"check": q.reproduction,
-                             "command": list(q.reproduction_command)}}
+    """The plan's artifacts, in name order (``make_seal``); the command as the tuple it is,
+    which canonical JSON writes as the list it was received as."""
+    return {"plan": {"summary": plan, "risk": risk},
+            "reproduction": {"check": q.reproduction, "command": q.reproduction_command}}
 
 
 def reviewed(q: Quest, e: CheckpointDecided, *,
