@@ -39,6 +39,7 @@ class EffectType(Name):
     RESUME_DEPENDENTS = "resume_dependents"
     DELIVER_CHILD_EVIDENCE = "deliver_child_evidence"
     REACT = "react"  # enqueued by intake (a conversation effect); the lifecycle never emits it
+    CONSOLIDATE = "consolidate"  # enqueued when a quest's ending teaches (bot.worker.lessons)
 
 
 def effect_key(quest_id: str, revision: int, type_: str, event_id: str, occurrence: int) -> str:
