@@ -122,7 +122,8 @@ class Consolidator:
             log.info("quest %s's lesson %s", quest.id,
                      "is kept" if kept else "was decided already; not kept again")
         else:
-            fate = Fate.REJECTED if verdict.verdict is not None else Fate.UNREVIEWED
+            fate = (Fate.REJECTED if verdict.verdict is not None and verdict.founded
+                    else Fate.UNREVIEWED)  # no founded verdict: nobody reviewed it
             await self.store.settle(quest.id, revision, quest.repo, fate)
             log.info("quest %s's lesson is not kept (%s): %s", quest.id, fate.value,
                      "; ".join(verdict.problems) or verdict.synopsis or "no verdict")
