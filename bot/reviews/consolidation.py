@@ -84,7 +84,7 @@ def lesson_message(quest: Quest, ending: Ending, record: dict[str, str]) -> str:
     return "\n".join([
         f"lesson: {ending.value}; quest: {quest.id}; repository: {quest.repo}; "
         f"revision: {quest.revision}",
-        f"This quest {ENDING_WORDS[ending]}. Write one lesson for the next quest in this "
+        f"This quest ended: {ENDING_WORDS[ending]}. Write one lesson for the next quest in this "
         "repository: what this one teaches about the repository, its checks or its failures "
         "— for example \"in this repository check X fails when Y; the fix pattern was Z\". "
         "At most three sentences, only what the record below bears out, nothing about this "
@@ -112,7 +112,7 @@ def review_handoff(quest: Quest, ending: Ending, lesson: str,
     """The consolidation reviewer's prompt: the lesson, the record, the checklist."""
     return "\n".join([
         f"You are the consolidation reviewer of questbot quest {quest.id} in {quest.repo}, "
-        f"which {ENDING_WORDS[ending]}. Be adversarial: look for the reason this lesson "
+        f"which ended: {ENDING_WORDS[ending]}. Be adversarial: look for the reason this lesson "
         "should not be kept. Rejecting it with a reason is the normal case, not a failure; a "
         "lesson you keep is read by every later quest in the repository.",
         "You work only from the lesson and the quest's record below.",

@@ -40,6 +40,10 @@ from bot.worker.process import Plugin, Sync
 
 log = logging.getLogger(__name__)
 
+LESSON_STAGE = "lesson"
+"""What the receipt of a lesson's two runs names as its stage: the status comment's cost line
+shows it beside the agent's stages."""
+
 WriteLesson = Callable[[Quest, Ending, dict[str, str]], Awaitable[tuple[str | None, Usage]]]
 """``(quest, ending, record) → (lesson or None, usage)``: the writer's fresh conversation."""
 ReviewLesson = Callable[[Quest, Ending, str, dict[str, str]], Awaitable[ModelVerdict]]
@@ -134,7 +138,7 @@ class Consolidator:
             return []
         return [UsageRecorded(id=outcome_id(effect, "lesson-usage"), quest_id=quest.id,
                               at=self.ctx.clock(), tokens=usage.tokens,
-                              cost_cents=usage.cost_cents)]
+                              cost_cents=usage.cost_cents, stage=LESSON_STAGE)]
 
 
 def lessons(model: ModelEndpoint | None, *, write: WriteLesson | None = None,
