@@ -23,12 +23,28 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.core.effects import Effect, EffectType, effect_key
 from bot.core.lessons import ENDING_WORDS, Ending, mark
 from bot.journal.keys import hash_tag
 from bot.journal.wire import RedisClient
 
 MAX_LESSONS = 20
 MAX_LESSON_CHARS = 600
+
+
+def lesson_trail(quest_id: str) -> str:
+    """The trail a quest's lesson effects go on (an outbox and lease of their own): a
+    rolled-back quest goes on working, and its next stage must not wait behind a model run."""
+    return f"{quest_id}/lesson"
+
+
+def inbox_rewrite(quest_id: str, repo: str, revision: int, why: str) -> Effect:
+    """A ``notify_inbox`` that writes the repository's inbox again: a lesson was kept or
+    dropped, and the inbox shows them."""
+    trail = lesson_trail(quest_id)
+    return Effect(key=effect_key(trail, revision, EffectType.NOTIFY_INBOX.value, why, 0),
+                  type=EffectType.NOTIFY_INBOX, quest_id=trail, revision=revision,
+                  event_id=why, occurrence=0, payload={"rewrite": True, "repo": repo})
 
 
 def lessons_key(repo: str) -> str:

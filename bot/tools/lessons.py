@@ -13,7 +13,8 @@ import sys
 
 from bot.config import redis_url
 from bot.core.lessons import ENDING_WORDS
-from bot.journal.lessons import Lesson, LessonStore
+from bot.journal.lessons import Lesson, LessonStore, inbox_rewrite, lesson_trail
+from bot.journal.store import Journal
 from bot.journal.wire import connect
 
 
@@ -26,9 +27,14 @@ async def listed(url: str, repo: str) -> list[Lesson]:
 
 
 async def dropped(url: str, repo: str, quest_id: str) -> int:
+    """Drop them, and ask a worker to write the inbox again without them."""
     client = connect(url, socket_timeout=10)
     try:
-        return await LessonStore(client).drop(repo, quest_id)
+        count = await LessonStore(client).drop(repo, quest_id)
+        if count:
+            await Journal(client).enqueue(lesson_trail(quest_id), [inbox_rewrite(
+                quest_id, repo, 0, "dropped")])
+        return count
     finally:
         await client.aclose()
 

@@ -6,8 +6,9 @@ for the repository (``bot.journal.lessons``) and read by every later stage's age
 ``lessons(model)`` is a plugin: its projection, run after each transition's views, sees a
 quest at a teaching ending and enqueues one ``consolidate`` effect for it
 (``Journal.enqueue``; the key names the quest and revision, so seeing the quest again queues
-nothing new). The effect lives on a trail of its own, ``<quest id>/lesson``, not the quest's:
-a rolled-back quest goes on working, and its next stage must not wait behind a model run.
+nothing new). The effect lives on a trail of its own (``lesson_trail``), not the quest's: a
+rolled-back quest goes on working, and its next stage must not wait behind a model run. A
+kept lesson asks for the inbox to be written again (``notify_inbox``), which lists them.
 
 Its adapter writes and reviews the lesson. The effect runner gives it what every effect has —
 one runner at a time (the trail's lease), retries with back-off when the endpoint is down
@@ -32,7 +33,7 @@ from bot.core import Effect, EffectType, Event, Quest
 from bot.core.effects import effect_key
 from bot.core.events import UsageRecorded, Verdict
 from bot.core.lessons import Ending, teaches
-from bot.journal.lessons import Draft, Fate, Lesson, LessonStore
+from bot.journal.lessons import Draft, Fate, Lesson, LessonStore, inbox_rewrite, lesson_trail
 from bot.journal.outbox import Adapter
 from bot.reviews.automatic import ModelVerdict
 from bot.reviews.consolidation import quest_record
@@ -50,12 +51,8 @@ ReviewLesson = Callable[[Quest, Ending, str, dict[str, str]], Awaitable[ModelVer
 """``(quest, ending, lesson, record) → verdict``: the consolidation reviewer's."""
 
 
-def trail_of(quest_id: str) -> str:
-    return f"{quest_id}/lesson"
-
-
 def consolidate_effect(quest: Quest, ending: Ending) -> Effect:
-    trail = trail_of(quest.id)
+    trail = lesson_trail(quest.id)
     return Effect(key=effect_key(trail, quest.revision, EffectType.CONSOLIDATE.value,
                                  ending.value, 0),
                   type=EffectType.CONSOLIDATE, quest_id=trail, revision=quest.revision,
@@ -96,7 +93,8 @@ class Consolidator:
         if ending is None or await self.store.fate(quest.id, quest.revision,
                                                    quest.repo) is not None:
             return
-        await self.ctx.journal.enqueue(trail_of(quest.id), [consolidate_effect(quest, ending)])
+        await self.ctx.journal.enqueue(lesson_trail(quest.id),
+                                       [consolidate_effect(quest, ending)])
 
     async def consolidate(self, effect: Effect) -> Sequence[Event] | None:
         quest_id, revision = str(effect.payload["quest"]), int(effect.payload["revision"])
@@ -125,6 +123,9 @@ class Consolidator:
                 text=draft.text, synopsis=verdict.synopsis[:1000], at=self.ctx.clock()))
             log.info("quest %s's lesson %s", quest.id,
                      "is kept" if kept else "was decided already; not kept again")
+            if kept:  # the inbox shows the latest lessons
+                await self.ctx.journal.enqueue(lesson_trail(quest.id), [inbox_rewrite(
+                    quest.id, quest.repo, revision, "kept")])
         else:
             fate = (Fate.REJECTED if verdict.verdict is not None and verdict.founded
                     else Fate.UNREVIEWED)  # no founded verdict: nobody reviewed it

@@ -1,7 +1,8 @@
 """Lessons end to end on the fake GitHub: the web process, the worker, a real Redis, the
 sandbox and the model agent on the recorded model server. A quest that lands and is watched
 clean yields a lesson the consolidation reviewer keeps; the next quest's research prompt
-holds it, fenced as data; a maintainer lists and drops it from the command line."""
+holds it, fenced as data; the inbox shows it; an operator lists and drops it from the command
+line, and the inbox no longer shows it."""
 
 from __future__ import annotations
 
@@ -48,6 +49,12 @@ async def stack(served: ModelServer, redis_url: str,
         await started.stop()
 
 
+def inbox(stack: Stack) -> str:
+    (issue,) = [i for i in stack.fake.repo(REPO).issues.values()
+                if i.title == "questbot inbox"]
+    return str(issue.body)
+
+
 def first_message(request: dict[str, object]) -> str:
     messages = request["messages"]
     assert isinstance(messages, list)
@@ -64,6 +71,8 @@ async def test_a_landed_quest_teaches_the_next_one(stack: Stack, served: ModelSe
     assert (lesson.text, lesson.quest_id) == (LESSON, landed.id)
     assert served.turns_of("lesson-landed") == [1]
     assert served.turns_of("review-consolidation") == [1]
+    shown = inbox(stack)  # people see it
+    assert "What closed quests taught" in shown and "proved by a reproduction test" in shown
 
     repo = stack.fake.repo(REPO)
     pager = (repo.git.read(str(repo.branch_sha("main")), "pager.py") or b"").decode()
@@ -87,4 +96,6 @@ async def test_a_landed_quest_teaches_the_next_one(stack: Stack, served: ModelSe
     drop = argparse.Namespace(redis=redis_url, repo=REPO, drop=landed.id, json=False)
     assert await asyncio.to_thread(run, drop) == 0  # the command line, as an operator runs it
     assert await store.lessons(REPO) == []
+    await stack.settle()
+    assert "What closed quests taught" not in inbox(stack)
     assert await asyncio.to_thread(run, drop) == 1  # nothing left of that quest

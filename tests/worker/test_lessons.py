@@ -20,9 +20,9 @@ from bot.core import Event, Policy, State
 from bot.core.lessons import teaches
 from bot.journal import Journal
 from bot.journal.keys import quest_keys
-from bot.journal.lessons import Fate, LessonStore
+from bot.journal.lessons import Fate, LessonStore, lesson_trail
 from bot.journal.wire import RedisClient
-from bot.worker.lessons import Consolidator, consolidate_effect, model_runs, trail_of
+from bot.worker.lessons import Consolidator, consolidate_effect, model_runs
 from tests.agent.conftest import StaticSettings
 from tests.core.quests import builder_in
 from tests.modelserver.make_recorded import HYPOTHESIS, LESSON, PLAN
@@ -170,6 +170,6 @@ async def test_an_ending_is_enqueued_once_and_a_quest_without_work_teaches_nothi
     assert quest is not None
     await c.after_change(quest)
     await c.after_change(quest)  # the view synced again
-    assert await redis_async.xlen(quest_keys(trail_of(QUEST)).outbox) == 1
+    assert await redis_async.xlen(quest_keys(lesson_trail(QUEST)).outbox) == 1
     killed = builder_in(State.ABANDONED).quest  # killed before any work
     assert killed is not None and teaches(killed) is None
