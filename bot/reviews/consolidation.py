@@ -20,8 +20,8 @@ from __future__ import annotations
 from bot.agent.evidence import EvidenceBundle
 from bot.agent.model.untrusted import fence
 from bot.core import Quest
+from bot.core.attempts import AttemptRecord, DecisionRecord
 from bot.core.lessons import ENDING_WORDS, Ending
-from bot.github.attempts_words import attempt_words, review_words
 from bot.reviews.evidence_view import citation
 from bot.reviews.models import PinnedEvidence, PinnedSnapshot
 
@@ -32,6 +32,27 @@ TAIL = 1500
 
 def _cut(text: str) -> str:
     return text if len(text) <= FIELD_CHARS else text[:FIELD_CHARS] + " […]"
+
+
+def review_line(review: DecisionRecord) -> str:
+    """One decision at a gate, as the record shows it."""
+    who = review.actor or "questbot"
+    said = f"checkpoint {review.gate.value}: {review.verdict.value} by {who}"
+    if review.automatic:
+        said += " (automatic)"
+    if review.recorded_only:
+        said += " (recorded only)"
+    return said + (f": {review.reason}" if review.reason else "")
+
+
+def attempt_line(record: AttemptRecord) -> str:
+    """One earlier attempt: how it ended, what it had, what its reviewers said."""
+    parts = [f"attempt {record.number} (revision {record.revision}) ended: {record.ended_by}"
+             + (f": {record.reason}" if record.reason else "")]
+    parts += [f"{name}: {value}" for name, value in (("hypothesis", record.hypothesis),
+                                                    ("plan", record.plan)) if value]
+    parts += [review_line(r) for r in record.reviews]
+    return "; ".join(parts)
 
 
 def quest_record(quest: Quest, ending: Ending, bundle: EvidenceBundle | None) -> dict[str, str]:
@@ -59,9 +80,8 @@ def quest_record(quest: Quest, ending: Ending, bundle: EvidenceBundle | None) ->
         runs = [f"{o.name} at the {o.at}: exit {o.exit_code}\n{o.tail[-TAIL:]}".rstrip()
                 for o in bundle.outputs]
         fields["proof"] = "\n\n".join(runs) or None
-    reviews = [review_words(r) for r in quest.attempt_reviews]
-    fields["reviews"] = "\n".join(reviews) or None
-    fields["earlier attempts"] = "\n".join(attempt_words(r) for r in quest.attempt_log) or None
+    fields["reviews"] = "\n".join(review_line(r) for r in quest.attempt_reviews) or None
+    fields["earlier attempts"] = "\n".join(attempt_line(r) for r in quest.attempt_log) or None
     return {name: _cut(text) for name, text in fields.items() if text}
 
 
