@@ -6,9 +6,13 @@ from __future__ import annotations
 import asyncio
 from datetime import UTC, datetime
 
+import pytest
+
 from bot.core.lessons import Ending
 from bot.journal.lessons import MAX_LESSONS, Draft, Fate, Lesson, LessonStore, lesson_lines
 from bot.journal.wire import RedisClient
+
+pytestmark = pytest.mark.cluster_too
 
 REPO = "octo/demo"
 AT = datetime(2026, 12, 1, tzinfo=UTC)
