@@ -102,7 +102,7 @@ async def test_a_landed_quest_keeps_its_reviewed_lesson_once(
     sent = str(writer.get("messages", writer))
     assert "lesson: landed;" in sent and "page_count divides with //" in sent
     _v, quest = await c.ctx.journal.snapshot(QUEST)
-    assert quest is not None and quest.usage_tokens >= 1500 + 90 + 1700 + 160
+    assert quest is not None and quest.usage_tokens == 1500 + 90 + 1700 + 160
     await deliver(c)  # delivered again (a restart before the runner recorded it)
     assert len(await LessonStore(redis_async).lessons(REPO)) == 1
     assert served.turns_of("lesson-landed") == [1]
@@ -173,3 +173,21 @@ async def test_an_ending_is_enqueued_once_and_a_quest_without_work_teaches_nothi
     assert await redis_async.xlen(quest_keys(lesson_trail(QUEST)).outbox) == 1
     killed = builder_in(State.ABANDONED).quest  # killed before any work
     assert killed is not None and teaches(killed) is None
+
+
+async def test_a_retry_after_the_reviewer_was_down_reviews_the_same_draft(
+        served: ModelServer, protocol: str, redis_async: RedisClient) -> None:
+    live = model_runs(endpoint(protocol, served.url))
+    dead = model_runs(endpoint(protocol, f"http://127.0.0.1:{closed_port()}"))
+    first = consolidator(redis_async, endpoint(protocol, served.url))
+    first.review = dead[1]  # the writer answers, then the endpoint goes away
+    await ended(first.ctx.journal, State.CLOSED)
+    with pytest.raises(ModelUnavailable):
+        await deliver(first)
+    assert await LessonStore(redis_async).lessons(REPO) == []
+    first.review = live[1]
+    await deliver(first)  # the runner's retry
+    assert [lesson.text for lesson in await LessonStore(redis_async).lessons(REPO)] == [LESSON]
+    assert served.turns_of("lesson-landed") == [1]  # written once, paid for once
+    _v, quest = await first.ctx.journal.snapshot(QUEST)
+    assert quest is not None and quest.usage_tokens == 1500 + 90 + 1700 + 160
