@@ -1,7 +1,7 @@
 """A repository's lessons as Redis holds them: what closed quests taught, each reviewed by the
 ``consolidation_reviewer`` before it is kept (``bot.worker.lessons`` writes and reviews them).
 
-Two keys, both under the repository's hash tag (one slot, so one script writes both):
+Three keys, all under the repository's hash tag (one slot, so one script writes them):
 
 * ``repo:{<repo>}:lessons`` — a list of the accepted lessons as JSON, newest first, at most
   ``MAX_LESSONS``: the agent reads them all into every stage's prompt, so the list stays short
@@ -13,6 +13,10 @@ Two keys, both under the repository's hash tag (one slot, so one script writes b
   A rejected lesson is marked too: asked again, the quest is not reviewed again. A lesson
   written and not yet reviewed waits there as ``draft:<mark>`` (with what writing it cost),
   so a review tried again judges the same words.
+* ``repo:{<repo>}:lessons:pending`` — a hash: the marks of endings whose lesson is owed (mark
+  → ending), from the moment its effect is queued until its fate is written. The worker looks
+  at it whenever a quest of the repository changes, and queues again the lesson of an ending
+  whose effect the runner gave up on (the endpoint was down longer than its back-off).
 """
 
 from __future__ import annotations
@@ -55,6 +59,10 @@ def lessons_done_key(repo: str) -> str:
     return f"repo:{hash_tag(repo)}:lessons:done"
 
 
+def lessons_pending_key(repo: str) -> str:
+    return f"repo:{hash_tag(repo)}:lessons:pending"
+
+
 class Fate(StrEnum):
     KEPT = "kept"
     REJECTED = "rejected"
@@ -95,6 +103,7 @@ if redis.call('HSETNX', KEYS[2], ARGV[1], 'kept') == 0 then return 0 end
 redis.call('LPUSH', KEYS[1], ARGV[2])
 redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[3]) - 1)
 redis.call('HDEL', KEYS[2], 'draft:' .. ARGV[1])
+redis.call('HDEL', KEYS[3], ARGV[1])
 return 1
 """
 
@@ -135,7 +144,8 @@ class LessonStore:
     async def keep(self, lesson: Lesson) -> bool:
         """Keep an accepted lesson, once per ending; ``False`` when its ending has a fate
         already (kept by another worker, or rejected)."""
-        kept = await self._keep(keys=[lessons_key(lesson.repo), lessons_done_key(lesson.repo)],
+        kept = await self._keep(keys=[lessons_key(lesson.repo), lessons_done_key(lesson.repo),
+                                      lessons_pending_key(lesson.repo)],
                                 args=[mark(lesson.quest_id, lesson.revision),
                                       lesson.model_dump_json(), MAX_LESSONS])
         return bool(kept)
@@ -145,7 +155,26 @@ class LessonStore:
         key, name = lessons_done_key(repo), mark(quest_id, revision)
         settled = await self.client.hsetnx(key, name, fate.value)
         await self.client.hdel(key, f"draft:{name}")
+        await self.client.hdel(lessons_pending_key(repo), name)
         return bool(settled)
+
+    async def owe(self, quest_id: str, revision: int, repo: str, ending: Ending) -> None:
+        """This ending's lesson is owed: its effect is about to be queued."""
+        await self.client.hset(lessons_pending_key(repo), mark(quest_id, revision),
+                               ending.value)
+
+    async def forgive(self, quest_id: str, revision: int, repo: str) -> None:
+        """No lesson is owed after all (the quest moved on before it was written)."""
+        await self.client.hdel(lessons_pending_key(repo), mark(quest_id, revision))
+
+    async def owed(self, repo: str) -> list[tuple[str, int, Ending]]:
+        """The endings whose lesson is owed: (quest id, revision, ending)."""
+        raw: Any = await self.client.hgetall(lessons_pending_key(repo))
+        out = []
+        for name, ending in raw.items():
+            quest_id, _, revision = _text(name).rpartition("@")
+            out.append((quest_id, int(revision), Ending(_text(ending))))
+        return sorted(out)
 
     async def draft(self, quest_id: str, revision: int, repo: str) -> Draft | None:
         raw = await self.client.hget(lessons_done_key(repo), f"draft:{mark(quest_id, revision)}")

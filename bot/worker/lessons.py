@@ -13,11 +13,13 @@ kept lesson asks for the inbox to be written again (``notify_inbox``), which lis
 Its adapter writes and reviews the lesson. The effect runner gives it what every effect has —
 one runner at a time (the trail's lease), retries with back-off when the endpoint is down
 (``ModelUnavailable`` is ``RetryLater``), a delivery again after a crash — and the store's
-atomic mark makes the keep once-only. A draft that was written is kept beside the mark, so a
-retry after the reviewer's endpoint failed reviews the same words rather than paying for new
-ones. Nothing is kept without a founded ``approve``: a rejection, a verdict whose claims do
-not hold, or a run without an answer keeps nothing and is not tried again. Without a model
-endpoint no lesson is written.
+atomic mark makes the keep once-only. The lesson is *owed* until its fate is written: when the
+runner gives up on it (the endpoint down longer than its back-off), the next change of any
+quest of the repository queues it again, as the effect's next occurrence. A draft that was
+written is kept beside the mark, so a retry after the reviewer's endpoint failed reviews the
+same words rather than paying for new ones. Nothing is kept without a founded ``approve``: a
+rejection, a verdict whose claims do not hold, or a run without an answer keeps nothing and is
+not tried again. Without a model endpoint no lesson is written.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from bot.core import Effect, EffectType, Event, Quest
 from bot.core.effects import effect_key
 from bot.core.events import UsageRecorded, Verdict
 from bot.core.lessons import Ending, teaches
+from bot.journal.keys import quest_keys
 from bot.journal.lessons import Draft, Fate, Lesson, LessonStore, inbox_rewrite, lesson_trail
 from bot.journal.outbox import Adapter
 from bot.reviews.automatic import ModelVerdict
@@ -51,13 +54,16 @@ ReviewLesson = Callable[[Quest, Ending, str, dict[str, str]], Awaitable[ModelVer
 """``(quest, ending, lesson, record) → verdict``: the consolidation reviewer's."""
 
 
-def consolidate_effect(quest: Quest, ending: Ending) -> Effect:
-    trail = lesson_trail(quest.id)
-    return Effect(key=effect_key(trail, quest.revision, EffectType.CONSOLIDATE.value,
-                                 ending.value, 0),
-                  type=EffectType.CONSOLIDATE, quest_id=trail, revision=quest.revision,
-                  event_id=ending.value, occurrence=0,
-                  payload={"quest": quest.id, "revision": quest.revision})
+def consolidate_effect(quest_id: str, revision: int, ending: Ending,
+                       occurrence: int = 0) -> Effect:
+    """The effect that writes and reviews one ending's lesson; ``occurrence`` counts the
+    times the runner gave up on it before."""
+    trail = lesson_trail(quest_id)
+    return Effect(key=effect_key(trail, revision, EffectType.CONSOLIDATE.value, ending.value,
+                                 occurrence),
+                  type=EffectType.CONSOLIDATE, quest_id=trail, revision=revision,
+                  event_id=ending.value, occurrence=occurrence,
+                  payload={"quest": quest_id, "revision": revision})
 
 
 def model_runs(endpoint: ModelEndpoint) -> tuple[WriteLesson, ReviewLesson]:
@@ -88,13 +94,25 @@ class Consolidator:
         self.evidence = EvidenceStore(ctx.journal.client)
 
     async def after_change(self, quest: Quest) -> None:
-        """A quest at a teaching ending gets its ``consolidate`` effect, once."""
+        """A quest at a teaching ending gets its ``consolidate`` effect, once; and any change
+        in the repository queues again a lesson whose effect the runner gave up on."""
         ending = teaches(quest)
-        if ending is None or await self.store.fate(quest.id, quest.revision,
-                                                   quest.repo) is not None:
-            return
-        await self.ctx.journal.enqueue(lesson_trail(quest.id),
-                                       [consolidate_effect(quest, ending)])
+        if ending is not None and await self.store.fate(quest.id, quest.revision,
+                                                        quest.repo) is None:
+            await self.store.owe(quest.id, quest.revision, quest.repo, ending)
+        for quest_id, revision, owed in await self.store.owed(quest.repo):
+            await self._enqueue(quest_id, revision, owed)
+
+    async def _enqueue(self, quest_id: str, revision: int, ending: Ending) -> None:
+        """Queue the ending's effect: the same one while it is queued or delivered (the
+        journal's enqueue adds nothing then), the next occurrence once the runner gave up."""
+        done = quest_keys(lesson_trail(quest_id)).done
+        occurrence = 0
+        while await self.ctx.journal.client.hget(done, consolidate_effect(
+                quest_id, revision, ending, occurrence).key) in (b"failed", "failed"):
+            occurrence += 1
+        await self.ctx.journal.enqueue(lesson_trail(quest_id), [
+            consolidate_effect(quest_id, revision, ending, occurrence)])
 
     async def consolidate(self, effect: Effect) -> Sequence[Event] | None:
         quest_id, revision = str(effect.payload["quest"]), int(effect.payload["revision"])
@@ -103,6 +121,8 @@ class Consolidator:
         if quest is None or ending is None or quest.revision != revision:
             log.info("no lesson from quest %s revision %d: it has moved on since it ended",
                      quest_id, revision)
+            if quest is not None:
+                await self.store.forgive(quest_id, revision, quest.repo)
             return None
         if await self.store.fate(quest.id, revision, quest.repo) is not None:
             return None  # decided before this delivery: kept, rejected or dropped

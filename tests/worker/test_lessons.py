@@ -84,7 +84,7 @@ async def deliver(c: Consolidator) -> None:
     assert quest is not None
     ending = teaches(quest)
     assert ending is not None
-    events = await c.consolidate(consolidate_effect(quest, ending))
+    events = await c.consolidate(consolidate_effect(quest.id, quest.revision, ending))
     if events:
         await c.ctx.journal.apply_many(list(events), Policy())
 
@@ -191,3 +191,29 @@ async def test_a_retry_after_the_reviewer_was_down_reviews_the_same_draft(
     assert served.turns_of("lesson-landed") == [1]  # written once, paid for once
     _v, quest = await first.ctx.journal.snapshot(QUEST)
     assert quest is not None and quest.usage_tokens == 1500 + 90 + 1700 + 160
+
+
+async def test_a_lesson_the_runner_gave_up_on_is_queued_again_by_the_next_change(
+        served: ModelServer, protocol: str, redis_async: RedisClient) -> None:
+    c = consolidator(redis_async, endpoint(protocol, served.url))
+    journal = c.ctx.journal
+    await ended(journal, State.CLOSED)
+    _v, quest = await journal.snapshot(QUEST)
+    assert quest is not None
+    await c.after_change(quest)
+    trail = quest_keys(lesson_trail(QUEST))
+    (entry,) = await redis_async.xrange(trail.outbox)
+    first = entry[1][b"k"].decode()
+    # the runner gave up (eight tries with the endpoint down): recorded failed, out of the outbox
+    await redis_async.hset(trail.done, first, "failed")
+    await redis_async.xdel(trail.outbox, entry[0])
+    assert await LessonStore(redis_async).owed(REPO) == [(QUEST, 1, teaches(quest))]
+    other = builder_in(State.RESEARCHING).quest
+    assert other is not None
+    await c.after_change(other.model_copy(update={"id": "q-2"}))  # any quest of the repository
+    (entry,) = await redis_async.xrange(trail.outbox)
+    again = entry[1][b"k"].decode()
+    assert again != first and again.endswith(":1")  # the next occurrence
+    await deliver(c)
+    assert [lesson.text for lesson in await LessonStore(redis_async).lessons(REPO)] == [LESSON]
+    assert await LessonStore(redis_async).owed(REPO) == []
