@@ -6,10 +6,10 @@ Two fresh conversations, neither of them the producer's. The *writer* reads the 
 the quest ended, its hypothesis, reproduction, plan, change, proof and reviews, its earlier
 attempts — and writes one short lesson for the next quest in the repository. The *reviewer*,
 adversarial, reads only the lesson and the same record and accepts or rejects it; its claims
-must cite the record (``artifacts/<name>``, checked by ``evidence_view.check_citations``
-as a gate review's are), so a lesson the record does not bear out cannot pass on
-the reviewer's say-so. The lesson itself is not citable: a reviewer cannot found a verdict on
-the text it judges.
+must cite the record (``artifacts/<name>``, checked by ``evidence_view.check_citations`` as a
+gate review's are), so a lesson the record does not bear out cannot pass on the reviewer's
+say-so. The lesson itself is not citable: a reviewer cannot found a verdict on the text it
+judges.
 
 Every field is the quest's own or came from outside through it (an issue title, a model's
 hypothesis), so it is fenced as untrusted data in both prompts, cut at ``FIELD_CHARS``.

@@ -101,6 +101,10 @@ async def test_a_landed_quest_keeps_its_reviewed_lesson_once(
     writer = served.served[0].request
     sent = str(writer.get("messages", writer))
     assert "lesson: landed;" in sent and "page_count divides with //" in sent
+    (review,) = [str(s.request["messages"]) for s in served.served
+                 if s.conversation == "review-consolidation"]
+    assert LESSON in review  # a fresh conversation: the lesson, not the writer's talk
+    assert "consolidation writer" not in review and "lesson: landed;" not in review
     _v, quest = await c.ctx.journal.snapshot(QUEST)
     assert quest is not None and quest.usage_tokens == 1500 + 90 + 1700 + 160
     await deliver(c)  # delivered again (a restart before the runner recorded it)
