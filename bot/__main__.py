@@ -1,5 +1,5 @@
-"""questbot's command line: ``python -m bot replay|status|proof|serve|worker|register|receive``
-and ``review``."""
+"""questbot's command line: ``python -m bot replay|status|proof|serve|worker|register|receive``,
+``review`` and ``lessons``."""
 
 from __future__ import annotations
 
@@ -258,6 +258,9 @@ def build_parser() -> argparse.ArgumentParser:
     from bot.tools.review import add_parser as add_review_parser
 
     add_review_parser(sub)
+    from bot.tools.lessons import add_parser as add_lessons_parser
+
+    add_lessons_parser(sub)
     return parser
 
 

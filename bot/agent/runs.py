@@ -111,6 +111,7 @@ from bot.core.gates import status_and_next
 from bot.core.proof import Reproduction
 from bot.errors import ConfigurationError
 from bot.journal import Adapter, PermanentError
+from bot.journal.lessons import LessonStore, lesson_lines
 from bot.settings.schema import AgentKind, Settings
 
 log = logging.getLogger(__name__)
@@ -238,7 +239,9 @@ class AgentRuns:
                          resumed=bool(payload.get("resumed")),
                          attempt=int(payload.get("attempt") or 1),
                          log=await failing_log(self.ctx, quest, stage),
-                         status=status_and_next(quest, settings.to_policy()).text())
+                         status=status_and_next(quest, settings.to_policy()).text(),
+                         lessons=lesson_lines(await LessonStore(self.ctx.journal.client)
+                                              .lessons(quest.repo)))
         checks: list[CheckCommand] = []
         protected: frozenset[str] = frozenset()
         if stage is Stage.PATCH:

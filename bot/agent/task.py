@@ -94,6 +94,10 @@ class AgentTask(_Model):
     quest's state, its gates with the evidence each needs and has, what each role may do and
     what comes next — the read an agent takes first and after every transition (a stage
     begins at one), in the words ``python -m bot status`` prints."""
+    lessons: tuple[str, ...] = ()
+    """What earlier quests in the repository taught, newest first, each accepted by the
+    consolidation reviewer (``bot.worker.lessons``): context, and untrusted — a lesson was
+    written by a model from text that came from outside."""
 
 
 class ReproductionReply(_Model):

@@ -40,6 +40,7 @@ class EffectType(Name):
     DELIVER_CHILD_EVIDENCE = "deliver_child_evidence"
     REACT = "react"  # enqueued by intake (a conversation effect); the lifecycle never emits it
     REFLECT = "reflect"  # a repository's reflection run (bot.worker.reflection_runs); ditto
+    CONSOLIDATE = "consolidate"  # enqueued when a quest's ending teaches (bot.worker.lessons)
 
 
 def effect_key(quest_id: str, revision: int, type_: str, event_id: str, occurrence: int) -> str:

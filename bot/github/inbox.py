@@ -19,7 +19,8 @@ same ``issues/update``): the inbox is how quests routed to a person reach one.
 Below what waits, the latest flaky failures (``rules.flaky``): quests that ended because their
 failed check passed when re-run, each with both runs, so a person sees what questbot chose not
 to spend an agent on. Their ids are kept in the repository's GitHub record (``flaky``, the
-newest ``FLAKY_SHOWN``).
+newest ``FLAKY_SHOWN``). After what waits, the latest lessons closed quests taught
+(``bot.github.lesson_words``).
 """
 
 from __future__ import annotations
@@ -37,8 +38,10 @@ from bot.github.forge import Forge, Forges
 from bot.github.forge.graphql import GraphQLRefused
 from bot.github.forge.records import Issue
 from bot.github.inbox_marks import INBOX_MARKER
+from bot.github.lesson_words import lessons_lines
 from bot.github.limits_words import Waiting, Wave, limits_lines
 from bot.journal import Indexes
+from bot.journal.lessons import LessonStore
 from bot.journal.limits import RepoLimits
 from bot.journal.memory import ForgeMemory, digest
 from bot.journal.reflection_attempts import ReflectionAttempts
@@ -118,7 +121,8 @@ class Inbox:
             if quest is not None and quest.outcome is Outcome.FLAKY:
                 flaky.append(render.InboxEntry(quest, await self._where(quest)))
         agreement = await Agreement(self.ctx.journal.client).counts(repo)
-        return render.inbox_body(entries, flaky, await self._limits(repo),
+        taught = lessons_lines(repo, await LessonStore(self.ctx.journal.client).lessons(repo))
+        return render.inbox_body(entries, flaky, [*await self._limits(repo), *taught],
                                  agreement=agreement)
 
     async def _limits(self, repo: str) -> list[str]:

@@ -42,6 +42,7 @@ from bot.journal.wire import RedisClient, connect
 from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
 from bot.worker.http import make_worker_app
+from bot.worker.lessons import lessons
 from bot.worker.process import Plugin, Sync, Worker, build_worker
 from bot.worker.redelivery import Redeliverer, RedeliveryPolicy
 from bot.worker.reflection_runs import model_runs
@@ -156,7 +157,7 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
     worker = build_worker(client, forges, settings,
                           [reviewing(github_plugin(forges, draft_pulls=draft_pulls), model,
                                      metrics),
-                           agent_plugin(scripted_specs, poll_seconds, model)],
+                           agent_plugin(scripted_specs, poll_seconds, model), lessons(model)],
                           app=app, durable=durable, leases=leases, metrics=metrics,
                           reflection_model=model_runs(model) if model is not None else None)
     if app_slug and app_slug != app.slug:

@@ -138,7 +138,8 @@ async def test_a_spent_budget_stops_the_quest_and_an_approval_pays_for_the_stage
     quest = await story.step("the watch window passed", State.CLOSED)
     server.assert_clean()
     # each stage's receipt named its stage: the cost per stage the status comment shows
-    assert [s.stage for s in quest.usage_by_stage] == ["research", "reproduce", "patch"]
+    assert [s.stage for s in quest.usage_by_stage] == ["research", "reproduce", "patch",
+                                                       "lesson"]  # what the quest taught
     assert sum(s.tokens for s in quest.usage_by_stage) == quest.usage_tokens
     cost = next(line for line in story.status_comment().splitlines()
                 if line.startswith("- **Cost so far:**"))

@@ -10,7 +10,7 @@ import pytest
 from bot.core import State
 from tests.e2e.scenario import Story, main_line, regression
 from tests.e2e.stack import Stack, virtual_pacing
-from tests.modelserver.demo import STAGES, demo_model, spent_by_stage
+from tests.modelserver.demo import LESSONS, STAGES, demo_model, spent_by_stage
 
 
 @pytest.mark.cluster_too
@@ -35,9 +35,10 @@ async def test_the_demo_with_the_model_agent(redis_url: str, redis_async: object
         stack.fake.assert_clean()
         server.assert_clean()
         stages = spent_by_stage(await stack.runtime.worker.journal.events(story.quest_id))
-        assert [s.stage for s in stages] == [*STAGES, "research"]  # and research again at r2
+        # the landed quest's lesson, then research again at r2
+        assert [s.stage for s in stages] == [*STAGES, "lesson", "research"]
         assert all(s.tokens > 0 and s.cost_cents >= 1 for s in stages)
-        assert {s.conversation for s in server.served} == set(STAGES)
+        assert {s.conversation for s in server.served} == {*STAGES, *LESSONS}
     finally:
         await stack.stop()
         await server.close()

@@ -27,6 +27,8 @@ from tests.modelserver.server import ModelServer, recorded
 
 WAVE = ISSUES_START + "reflection: {after_bad_endings: 2, window_hours: 24}\n"
 LIFTED = ("reflect-write", "review-reflection-pass")
+LESSONS = ("lesson-abandoned", "review-consolidation-unfounded")
+"""What the killed quests teach: a lesson written and not kept (``bot.worker.lessons``)."""
 
 
 async def reflection_stack(redis_url: str, model_url: str) -> Stack:
@@ -62,7 +64,7 @@ async def held_then_started(stack: Stack, quest_id: str) -> None:
 
 async def test_a_wave_is_lifted_by_the_reflection_reviewers_pass_with_no_person(
         redis_url: str, redis_async: object) -> None:
-    async with ModelServer(recorded("openai", *LIFTED)) as served:
+    async with ModelServer(recorded("openai", *LIFTED, *LESSONS)) as served:
         stack = await reflection_stack(redis_url, served.url)
         try:
             held = await wave_with_one_held(
@@ -100,7 +102,7 @@ async def test_a_rejected_reflection_is_shown_and_a_second_one_passes(
         redis_url: str, redis_async: object) -> None:
     names = ("reflect-vague", "review-reflection-reject", "reflect-again",
              "review-reflection-pass-again")
-    async with ModelServer(recorded("openai", *names)) as served:
+    async with ModelServer(recorded("openai", *names, *LESSONS)) as served:
         stack = await reflection_stack(redis_url, served.url)
         try:
             held = await wave_with_one_held(stack, "wrong idea", "wrong idea again")
@@ -140,7 +142,7 @@ async def test_with_the_endpoint_down_the_wave_stays_and_is_tried_again_later(
         assert await ReflectionAttempts(stack.runtime.redis).attempt(REPO, 0, "1") is None
         body = words(inbox(stack).body or "")
         assert "A reflection is due" in body and f"`{held}`: waits for a reflection" in body
-        async with ModelServer(recorded("openai", *LIFTED), port=port) as served:
+        async with ModelServer(recorded("openai", *LIFTED, *LESSONS), port=port) as served:
             await asyncio.sleep(2.5)  # the effect runner's backoff after the failed try
             await stack.settle()
             await held_then_started(stack, held)
@@ -152,7 +154,7 @@ async def test_with_the_endpoint_down_the_wave_stays_and_is_tried_again_later(
 
 async def test_a_reflection_by_someone_without_write_access_goes_to_the_reviewer(
         redis_url: str, redis_async: object) -> None:
-    async with ModelServer(recorded("openai", *LIFTED)) as served:
+    async with ModelServer(recorded("openai", *LIFTED, *LESSONS)) as served:
         stack = await reflection_stack(redis_url, served.url)
         try:
             await setup_repository(stack, WAVE)

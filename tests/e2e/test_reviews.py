@@ -86,7 +86,8 @@ async def test_an_advisory_b_is_decided_by_the_automatic_reviewer(
 
 
 @pytest.mark.parametrize("served", [("research", "review-hypothesis", "reproduce",
-                                     "review-design")], indirect=True)
+                                     "review-design", "lesson-abandoned",
+                                     "review-consolidation-unfounded")], indirect=True)
 async def test_shadow_mode_records_automatic_verdicts_and_never_advances(
         served: ModelServer, redis_url: str, redis_async: object) -> None:
     stack = await model_stack(redis_url, served)

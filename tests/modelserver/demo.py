@@ -25,11 +25,13 @@ from bot.core.events import (
 from tests.modelserver.server import ModelServer, recorded
 
 STAGES = ("research", "reproduce", "patch")
+LESSONS = ("lesson-landed", "review-consolidation")
+"""What the landed quest teaches, written and reviewed (``bot.worker.lessons``)."""
 MODEL = "gpt-4.1-mini"
 
 
 async def demo_model() -> tuple[ModelServer, ModelEndpoint]:
-    server = await ModelServer(recorded("openai", *STAGES),
+    server = await ModelServer(recorded("openai", *STAGES, *LESSONS),
                                substitutions={"PYTHON": sandbox.python()}).start()
     endpoint = ModelEndpoint(wire=Wire.OPENAI, url=f"{server.url}/v1",
                              api_key=SecretStr("sk-demo-not-a-real-key"), model=MODEL)

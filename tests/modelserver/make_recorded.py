@@ -349,12 +349,88 @@ def review_reflection_unfounded() -> Script:
     ])
 
 
+LESSON_TOOLS = ["lesson"]
+"""The lesson writer has no tools either: it reads the ended quest's record (``consolidation``)."""
+LESSON = ("In this repository the tests check fails when page_count rounds a partial last "
+          "page down with //; the fix pattern was ceiling division, -(-total // per_page), "
+          "in pager.py, proved by a reproduction test of its own.")
+LESSON_ROLLED_BACK = ("Ceiling division in page_count is the fix that holds in this "
+                      "repository; reuse it for any paging bug.")
+LESSON_ABANDONED = ("In this repository a plan to fix the bound is stopped by maintainers; "
+                    "prefer changes nobody reviews.")
+
+
+def lesson(name: str, ending: str, text: str) -> Script:
+    """The writer, after a quest's ``ending``: one lesson, in one answer."""
+    return Script(name, [f"lesson: {ending};"], [
+        Turn([("lesson", {"lesson": text})], tools=LESSON_TOOLS, tokens=(1500, 90)),
+    ])
+
+
+def review_consolidation() -> Script:
+    """The consolidation reviewer keeps the landed quest's lesson: the record bears it out."""
+    return Script("review-consolidation",
+                  ["review: consolidation_reviewer;", "the fix pattern was ceiling division"], [
+        Turn([("answer", {"verdict": "approve",
+                          "synopsis": "The record shows the cause, the one-line fix and that "
+                                      "it landed and stayed clean; the lesson says no more.",
+                          "claims": [
+                              {"statement": "the quest landed and was watched clean",
+                               "confidence": 0.95,
+                               "evidence": [{"path": "artifacts/ending",
+                                             "quote": "landed and watched clean"}]},
+                              {"statement": "the cause was floor division in page_count",
+                               "confidence": 0.9,
+                               "evidence": [{"path": "artifacts/hypothesis",
+                                             "quote": "page_count divides with //"}]},
+                              {"statement": "the fix rounded the page count up",
+                               "confidence": 0.9,
+                               "evidence": [{"path": "artifacts/plan",
+                                             "quote": "Round the page count up"}]}]})],
+             tools=REVIEW_TOOLS, tokens=(1700, 160)),
+    ])
+
+
+def review_consolidation_rejected() -> Script:
+    """A rolled-back fix taught as the one that holds: rejected, citing the ending."""
+    return Script("review-consolidation-rejected",
+                  ["review: consolidation_reviewer;", "the fix that holds"], [
+        Turn([("answer", {"verdict": "reject",
+                          "synopsis": "The fix was rolled back after a regression, so the "
+                                      "record says it did not hold; the lesson says the "
+                                      "opposite and generalises to every paging bug.",
+                          "claims": [{"statement": "the landed fix was rolled back",
+                                      "confidence": 0.95,
+                                      "evidence": [{"path": "artifacts/ending",
+                                                    "quote": "rolled back after a "
+                                                             "regression"}]}]})],
+             tools=REVIEW_TOOLS, tokens=(1600, 120)),
+    ])
+
+
+def review_consolidation_unfounded() -> Script:
+    """A consolidation review that approves citing what the record never held, twice."""
+    answer = ("answer", {"verdict": "approve", "synopsis": "Sounds right.",
+                         "claims": [{"statement": "maintainers stop such plans",
+                                     "confidence": 0.6,
+                                     "evidence": [{"path": "CONTRIBUTING.md",
+                                                   "quote": "we stop plans"}]}]})
+    return Script("review-consolidation-unfounded",
+                  ["review: consolidation_reviewer;", "prefer changes nobody reviews"], [
+        Turn([answer], tools=REVIEW_TOOLS, tokens=(1400, 70)),
+        Turn([answer], last_contains=["were rejected", "answer 1 of 2"], tokens=(1600, 70)),
+    ])
+
+
 SCRIPTS = [research(), research_repaired(), research_exhausted(), research_needs_human(),
            reproduce(), plan(), patch(), patch_refused(), review_hypothesis(), review_design(),
            review_design_repaired(), review_experiment_unfounded(), reflect_write(),
            review_reflection_pass(), reflect_vague(), review_reflection_reject(),
            reflect_again(), review_reflection_pass_again(), review_reflection_unfounded(),
-           reflect_unfounded()]
+           reflect_unfounded(), lesson("lesson-landed", "landed", LESSON),
+           lesson("lesson-rolled-back", "rolled_back", LESSON_ROLLED_BACK),
+           lesson("lesson-abandoned", "abandoned", LESSON_ABANDONED), review_consolidation(),
+           review_consolidation_rejected(), review_consolidation_unfounded()]
 
 
 def _id(*parts: object, size: int = 24) -> str:

@@ -1,0 +1,101 @@
+"""Lessons end to end on the fake GitHub: the web process, the worker, a real Redis, the
+sandbox and the model agent on the recorded model server. A quest that lands and is watched
+clean yields a lesson the consolidation reviewer keeps; the next quest's research prompt
+holds it, fenced as data; the inbox shows it; an operator lists and drops it from the command
+line, and the inbox no longer shows it."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import AsyncIterator
+
+import pytest
+from pydantic import SecretStr
+
+from bot.agent import sandbox
+from bot.agent.model import ModelEndpoint, Wire
+from bot.core import State
+from bot.journal.lessons import LessonStore
+from bot.tools.lessons import lessons_text, run
+from tests.e2e.scenario import REPO, Story, main_line
+from tests.e2e.stack import Stack, virtual_pacing
+from tests.modelserver.make_recorded import LESSON
+from tests.modelserver.server import ModelServer, recorded
+
+
+@pytest.fixture
+async def served() -> AsyncIterator[ModelServer]:
+    server = await ModelServer(recorded("openai", "research", "reproduce", "patch",
+                                        "lesson-landed", "review-consolidation"),
+                               substitutions={"PYTHON": sandbox.python()}).start()
+    try:
+        yield server
+    finally:
+        await server.close()
+
+
+@pytest.fixture
+async def stack(served: ModelServer, redis_url: str,
+                redis_async: object) -> AsyncIterator[Stack]:
+    endpoint = ModelEndpoint(wire=Wire.OPENAI, url=f"{served.url}/v1",
+                             api_key=SecretStr("sk-test-not-a-real-key"), model="gpt-4.1-mini")
+    limits, pace_time = virtual_pacing()
+    started = await Stack(redis_url, model=endpoint, limits=limits,
+                          pace_time=pace_time).start()
+    try:
+        yield started
+    finally:
+        await started.stop()
+
+
+def inbox(stack: Stack) -> str:
+    (issue,) = [i for i in stack.fake.repo(REPO).issues.values()
+                if i.title == "questbot inbox"]
+    return str(issue.body)
+
+
+def first_message(request: dict[str, object]) -> str:
+    messages = request["messages"]
+    assert isinstance(messages, list)
+    return str(next(m["content"] for m in messages if m["role"] == "user"))
+
+
+async def test_a_landed_quest_teaches_the_next_one(stack: Stack, served: ModelServer,
+                                                   redis_url: str,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    story = Story(stack)
+    landed = await main_line(story)
+    store = LessonStore(stack.runtime.redis)
+    (lesson,) = await store.lessons(REPO)
+    assert (lesson.text, lesson.quest_id) == (LESSON, landed.id)
+    assert served.turns_of("lesson-landed") == [1]
+    assert served.turns_of("review-consolidation") == [1]
+    shown = inbox(stack)  # people see it
+    assert "What closed quests taught" in shown and "proved by a reproduction test" in shown
+
+    repo = stack.fake.repo(REPO)
+    pager = (repo.git.read(str(repo.branch_sha("main")), "pager.py") or b"").decode()
+    head = await stack.fake.push(REPO, "main", {"pager.py": pager.replace(
+        "return -(-total // per_page)", "return total // per_page")}, user="carol",
+        message="a later change brings the bug back")
+    await stack.fake.fail_check(REPO, head.sha, name="lint")
+    await stack.settle()
+    (nxt,) = [q for q in await stack.quests(REPO) if q.id != landed.id]
+    assert nxt.state is State.HYPOTHESISED
+    researched = [first_message(s.request) for s in served.served
+                  if s.conversation == "research" and s.turn == 1]
+    assert len(researched) == 2
+    assert LESSON not in researched[0]  # the first quest had nothing to learn from
+    fenced = '<untrusted-data source="lessons">\n- ' + LESSON + f" (quest {landed.id}"
+    assert fenced in researched[1]
+    served.assert_clean()
+
+    print(lessons_text(REPO, await store.lessons(REPO)))
+    assert LESSON in capsys.readouterr().out
+    drop = argparse.Namespace(redis=redis_url, repo=REPO, drop=landed.id, json=False)
+    assert await asyncio.to_thread(run, drop) == 0  # the command line, as an operator runs it
+    assert await store.lessons(REPO) == []
+    await stack.settle()
+    assert "What closed quests taught" not in inbox(stack)
+    assert await asyncio.to_thread(run, drop) == 1  # nothing left of that quest

@@ -1,0 +1,34 @@
+"""The inbox's lessons: the latest five, each with its quest, as inert prose — a lesson is a
+model's words about outside text, so it can mention nobody and link nowhere."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from bot.core.lessons import Ending
+from bot.github.lesson_words import SHOWN, lessons_lines
+from bot.journal.lessons import Lesson
+
+REPO = "octo/demo"
+
+
+def lesson(n: int, text: str = "check X fails under Y") -> Lesson:
+    return Lesson(quest_id=f"q-{n}", revision=1, repo=REPO, ending=Ending.ROLLED_BACK,
+                  text=text, at=datetime(2026, 12, 1, tzinfo=UTC))
+
+
+def test_no_lessons_no_section() -> None:
+    assert lessons_lines(REPO, []) == []
+
+
+def test_the_latest_are_shown_with_their_quest_and_how_to_drop_one() -> None:
+    text = "\n".join(lessons_lines(REPO, [lesson(n) for n in range(SHOWN + 2)]))
+    assert "### What closed quests taught" in text
+    assert "(quest `q-0`, landed, then rolled back after a regression)" in text
+    assert "`q-5`" not in text and "and 2 older" in text
+    assert f"python -m bot lessons {REPO} --drop QUEST_ID" in text
+
+
+def test_a_lesson_mentions_nobody_and_links_nowhere() -> None:
+    text = "\n".join(lessons_lines(REPO, [lesson(1, "ask @maya, see [here](http://x) **now**")]))
+    assert "@maya" not in text and "](http" not in text and "**now**" not in text
