@@ -39,7 +39,11 @@ async def read_group(client: RedisClient, group: str, consumer: str,
     while True:
         pipe = client.pipeline(transaction=False)
         for key, start in streams.items():
-            pipe.xreadgroup(group, consumer, {key: start}, count=count)
+            # routed here: redis-py would ask a node (COMMAND GETKEYS) where each
+            # XREADGROUP's key is, twice a command, before sending it
+            pipe.execute_command("XREADGROUP", "GROUP", group, consumer, "COUNT", count,
+                                 "STREAMS", key, start,
+                                 target_nodes=client.get_node_from_key(key))
         found: list[tuple[str, Any]] = []
         for reply in await pipe.execute(raise_on_error=True):
             found += rows_of(reply)
