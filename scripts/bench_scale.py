@@ -7,13 +7,18 @@ local Redis Cluster (three masters, a replica each: ``tests/redis_cluster.py``).
 Each worker is a process of its own running the production effect runner
 (``EffectRunner.run``, 16 quests at a time) on a client from ``bot.journal.wire.connect``. The
 work is ``--trails`` thread trails with ``--effects`` replies each, queued with
-``Journal.enqueue`` once every worker is up; a reply's adapter takes ``--latency-ms`` (50 ms)
-and does nothing else: the simulated GitHub write, without the fake's HTTP (so this measures
-questbot's own scaling, not the fake's). Effects of one trail are delivered in order, one
-runner at a time (its lease), so a run cannot take less than ``effects x latency``.
+``Journal.enqueue`` once every worker is up and before any starts (the clock starts when they
+are told to go: queued while they ran, the bench's own queueing — 0.2 to 0.8 s for 128 trails
+on two busy cores — was the limit of a four-worker run, not the workers); a reply's adapter
+takes ``--latency-ms`` (50 ms) and does nothing else: the simulated GitHub write, without the
+fake's HTTP (so this measures questbot's own scaling, not the fake's). Effects of one trail
+are delivered in order, one runner at a time (its lease), so a run cannot take less than
+``effects x latency``.
 
 The last line is a JSON object: ``effects_per_s`` and ``effects_per_s_cluster`` by worker
-count, ``speedup_4`` and ``speedup_4_cluster`` (4 workers ÷ 1).
+count, ``speedup_4`` and ``speedup_4_cluster`` (4 workers ÷ 1). ``--commands`` prints the
+commands the masters ran per effect, by name (``INFO commandstats``, commands inside scripts
+included), ``--profile DIR`` keeps each worker's cProfile statistics.
 """
 
 from __future__ import annotations
@@ -44,6 +49,8 @@ from tests.redis_cluster import RedisCluster  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 
 SHARDS = 16
+QUEUERS = 16
+"""Enqueues at a time, before the workers start."""
 
 
 def trails(count: int) -> list[str]:
@@ -58,8 +65,9 @@ def replies(trail: str, count: int) -> list[Effect]:
 
 
 async def worker(url: str, name: str, latency_s: float, profile_to: str = "") -> None:
-    """One worker process: the effect runner until stdin closes; with ``profile_to``, its
-    cProfile statistics are written there."""
+    """One worker process: ready once its groups exist, then the effect runner from the line
+    ``go`` on stdin until stdin closes; with ``profile_to``, its cProfile statistics are
+    written there."""
     client = connect(url, socket_timeout=5)
     journal = Journal(client, shards=SHARDS)
 
@@ -80,9 +88,11 @@ async def worker(url: str, name: str, latency_s: float, profile_to: str = "") ->
         loop.remove_reader(sys.stdin.fileno())
         stop.set()
 
-    loop.add_reader(sys.stdin.fileno(), closed)
     profile = cProfile.Profile() if profile_to else None
     print("ready", flush=True)
+    if os.read(sys.stdin.fileno(), 3) != b"go\n":
+        return
+    loop.add_reader(sys.stdin.fileno(), closed)
     before = time.process_time()
     if profile is not None:
         profile.enable()
@@ -145,6 +155,8 @@ class Run:
     """The masters' microseconds per effect running commands."""
     shares: list[int]
     """The effects each worker wrote."""
+    queue_s: float
+    """How long queueing the work took (before the clock starts)."""
 
 
 async def one_run(url: str, workers: int, n_trails: int, n_effects: int,
@@ -167,12 +179,22 @@ async def one_run(url: str, workers: int, n_trails: int, n_effects: int,
                 raise RuntimeError("a worker did not start")
         journal = Journal(client, shards=SHARDS)
         names = trails(n_trails)
-        await asyncio.sleep(0.3)  # the workers' first sweep is over
+        gate = asyncio.Semaphore(QUEUERS)
+
+        async def queue(trail: str) -> None:
+            async with gate:
+                await journal.enqueue(trail, replies(trail, n_effects))
+
+        queued = time.monotonic()
+        await asyncio.gather(*(queue(trail) for trail in names))
+        queued = time.monotonic() - queued
         calls_before, usec_before = commandstats(nodes)
         bench_before = time.process_time()
         start = time.monotonic()
-        for trail in names:
-            await journal.enqueue(trail, replies(trail, n_effects))
+        for p in procs:
+            assert p.stdin is not None
+            p.stdin.write(b"go\n")
+            p.stdin.flush()
         await wait_done(client, names, n_effects, start)
         rate = total / (time.monotonic() - start)
         bench_cpu = time.process_time() - bench_before
@@ -193,7 +215,7 @@ async def one_run(url: str, workers: int, n_trails: int, n_effects: int,
             node.close()
     calls_after.subtract(calls_before)
     return Run(rate, cpu * 1000 / total, bench_cpu * 1000 / total,
-               +calls_after, (usec_after - usec_before) / total, sorted(shares))
+               +calls_after, (usec_after - usec_before) / total, sorted(shares), queued)
 
 
 async def series(url: str, counts: list[int], args: argparse.Namespace,
@@ -208,7 +230,8 @@ async def series(url: str, counts: list[int], args: argparse.Namespace,
             run = await one_run(url, workers, args.trails, args.effects, args.latency_ms,
                                 f"{args.profile}/{label}-{n}" if args.profile else "")
             rates.append(run.rate)
-            print(f"  {workers} worker(s): {run.rate:8.1f} effects/s, workers' CPU "
+            print(f"  {workers} worker(s): {run.rate:8.1f} effects/s (queued in "
+                  f"{run.queue_s * 1000:.0f} ms), workers' CPU "
                   f"{run.cpu_ms:.2f} ms an effect (the bench's own {run.bench_cpu_ms:.2f}), "
                   f"Redis {run.redis_us:.0f} µs and "
                   f"{run.commands.total() / total:.1f} commands an effect; each wrote "

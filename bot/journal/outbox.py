@@ -125,6 +125,8 @@ class EffectRunner:
         self._fresh: set[Bell] = set()
         """Doorbells read new (not taken over, not deferred): dropped when the lease is held."""
         self._ready = False
+        self._turn = 0
+        """Where the next read of new doorbells starts among the shards (``_read_share``)."""
         self._next: dict[str, float] = {"sweep": time.monotonic() + self.leases.sweep_s}
         """When the periodic chores (claim, refresh, sweep) are due next, monotonic."""
 
@@ -200,12 +202,44 @@ class EffectRunner:
             free -= len(claimed)
         if free > 0:
             block = None if taken else self._deferred.block_ms(self.clock(), busy, block_ms)
-            taken += self._new(await doorbells.read(self.client, self.shards, self.consumer,
-                                                    min(free, self.batch), block))
+            taken += self._new(await self._read_share(min(free, self.batch), busy, block))
         elif not taken and self._tasks:
             await asyncio.wait(list(self._tasks), timeout=block_ms / 1000,
                                return_when=asyncio.FIRST_COMPLETED)
         return taken
+
+    async def _read_share(self, room: int, busy: set[str], block_ms: int | None
+                          ) -> list[tuple[str, Bell]]:
+        """New doorbells of at most ``room`` quests (besides those served here already): a
+        runner takes what it can serve now and leaves the rest to runners with room.
+
+        ``XREADGROUP``'s ``COUNT`` holds per stream, so a read of every shard could take
+        ``room`` doorbells of each: one runner took 51 of 128 quests while three others
+        idled. Each stream is asked for ``room // shards`` (at least one), the shards in a
+        turning order; with less room than shards, the first ``room`` of that order are read
+        first, without waiting. What a read still brings beyond ``room`` is handed back —
+        rung again, then answered — for another runner."""
+        n = len(self.shards)
+        self._turn = (self._turn + 1) % n
+        order = self.shards[self._turn:] + self.shards[:self._turn]
+        if room < n:
+            found = await doorbells.read(self.client, order[:room], self.consumer, 1, None)
+            if found:
+                return found
+        found = await doorbells.read(self.client, order, self.consumer, max(1, room // n),
+                                     block_ms)
+        keep: list[tuple[str, Bell]] = []
+        back: list[tuple[str, Bell]] = []
+        quests: set[str] = set()
+        for qid, bell in found:
+            if qid in busy or qid in quests or len(quests) < room:
+                quests.add(qid)
+                keep.append((qid, bell))
+            else:
+                back.append((qid, bell))
+        if back:
+            await doorbells.hand_back(self.client, back, self.journal.shards)
+        return keep
 
     def _chore_due(self, name: str, every_s: float) -> bool:
         now = time.monotonic()

@@ -36,6 +36,7 @@ async def read_group(client: RedisClient, group: str, consumer: str,
                                                 count=count, block=block_ms)
         return rows_of(reply)
     deadline = time.monotonic() + (block_ms or 0) / 1000
+    await client.initialize()  # the slot map, should this be the client's first command
     while True:
         pipe = client.pipeline(transaction=False)
         for key, start in streams.items():
