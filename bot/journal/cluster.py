@@ -126,8 +126,11 @@ class ClusterClient(redis.asyncio.RedisCluster):
 class _Pipeline(ClusterPipeline):
     def __init__(self, client: ClusterClient, transaction: Any | None = None) -> None:
         super().__init__(client, transaction)
+        self._questbot_client = client
         strategy = self._execution_strategy
-        attempt = strategy._execute  # type: ignore[attr-defined]  # one attempt of redis-py's loop
+        attempt = getattr(strategy, "_execute", None)  # one attempt of redis-py's loop
+        if attempt is None:  # a transaction: its attempts go uncounted
+            return
 
         async def counted(*args: Any, **kwargs: Any) -> list[Any]:
             try:
@@ -138,7 +141,6 @@ class _Pipeline(ClusterPipeline):
             return replies
 
         strategy._execute = counted  # type: ignore[attr-defined]
-        self._questbot_client = client
 
     async def execute(self, raise_on_error: bool = True,
                       allow_redirections: bool = True) -> list[Any]:
