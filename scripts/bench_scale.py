@@ -49,6 +49,8 @@ from tests.redis_cluster import RedisCluster  # noqa: E402
 from tests.redis_server import RedisServer  # noqa: E402
 
 SHARDS = 16
+CONCURRENCY = 16
+"""Deliveries a worker runs at once (the production runner's default)."""
 QUEUERS = 16
 """Enqueues at a time, before the workers start."""
 
@@ -62,6 +64,21 @@ def replies(trail: str, count: int) -> list[Effect]:
     return [Effect(key=effect_key(trail, 0, kind.value, f"c-{n}", 0), type=kind,
                    quest_id=trail, revision=0, event_id=f"c-{n}", occurrence=0,
                    payload={"body": f"reply {n}"}) for n in range(count)]
+
+
+async def warm(client: Any) -> None:
+    """Open the connections ``CONCURRENCY`` deliveries at once use, before the clock starts:
+    each costs a connect and redis-py's handshake (HELLO, CLIENT SETINFO, the package's
+    version read from its metadata), about 3 ms of a busy core — start-up, not work."""
+    import redis.asyncio
+
+    if isinstance(client, redis.asyncio.RedisCluster):
+        await client.initialize()
+        for node in client.get_primaries():
+            await asyncio.gather(*(client.execute_command("PING", target_nodes=node)
+                                   for _ in range(CONCURRENCY + 4)))
+    else:
+        await asyncio.gather(*(client.ping() for _ in range(CONCURRENCY + 4)))
 
 
 async def worker(url: str, name: str, latency_s: float, profile_to: str = "") -> None:
@@ -79,8 +96,9 @@ async def worker(url: str, name: str, latency_s: float, profile_to: str = "") ->
         written += 1
 
     runner = EffectRunner(journal, Adapters({EffectType.REPLY_COMMENT: write}), Policy(),
-                          consumer=name)
+                          consumer=name, concurrency=CONCURRENCY)
     await runner.setup()
+    await warm(client)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
 

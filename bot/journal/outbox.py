@@ -141,7 +141,7 @@ class EffectRunner:
         """Serve doorbells until ``stop`` is set, whatever Redis does meanwhile. On the way
         out, running deliveries are stopped and their quests rung, so another runner takes
         them over at once instead of after ``claim_idle_s``."""
-        self._next["sweep"] = 0.0  # at once: heal what a crash of the last process left
+        self._next["sweep"] = 0.0  # at the first turn: heal what a crash of the last process left
         try:
             await self.outage.guard("effects", lambda: self.poll(block_ms=block_ms), stop)
         finally:
@@ -176,6 +176,8 @@ class EffectRunner:
             self._tasks[task] = qid
             self._serving.update(dict.fromkeys(bells, qid))
             task.add_done_callback(functools.partial(self._served, bells=bells))
+        # after the deliveries are under way: a worker started on a backlog serves it first
+        await self._sweep_chore()
         return len(taken)
 
     def _served(self, task: asyncio.Task[None], bells: list[Bell]) -> None:
@@ -186,7 +188,7 @@ class EffectRunner:
     async def _gather(self, block_ms: int) -> list[tuple[str, Bell]]:
         if not self._ready:
             await self.setup()
-        await self._chores()
+        await self._refresh_chore()
         free = self.concurrency - len(self._tasks)
         busy = set(self._tasks.values())
         taken = self._deferred.due(self.clock(), busy, free)
@@ -249,8 +251,14 @@ class EffectRunner:
         return True
 
     async def _chores(self) -> None:
+        await self._refresh_chore()
+        await self._sweep_chore()
+
+    async def _refresh_chore(self) -> None:
         if self._deferred and self._chore_due("refresh", self.leases.heartbeat_s):
             await doorbells.refresh(self.client, self.consumer, list(self._deferred.bells))
+
+    async def _sweep_chore(self) -> None:
         if self._chore_due("sweep", self.leases.sweep_s):
             await doorbells.sweep(self.client, self.journal.shards, self.shards)
 
