@@ -216,12 +216,14 @@ class EffectRunner:
         runner takes what it can serve now and leaves the rest to runners with room.
 
         ``XREADGROUP``'s ``COUNT`` holds per stream, so a read of every shard could take
-        ``room`` doorbells of each: one runner took 51 of 128 quests while three others
-        idled. Each stream is asked for ``room // shards`` (at least one), the shards in a
-        turning order; with less room than shards, the first ``room`` of that order are read
-        first, without waiting. What a read still brings beyond ``room`` is handed back —
-        rung again, then answered — for another runner."""
+        ``room`` doorbells of each: one runner of four took a whole backlog of 128 quests
+        while the others idled. Each stream is asked for ``room // shards`` (at least one),
+        the shards in a turning order; with less room than shards, the first ``room`` of
+        that order are read first, without waiting. What a read still brings beyond ``room``
+        is handed back — rung again, then answered — for another runner."""
         n = len(self.shards)
+        if not n:
+            return []
         self._turn = (self._turn + 1) % n
         order = self.shards[self._turn:] + self.shards[:self._turn]
         if room < n:
@@ -235,7 +237,8 @@ class EffectRunner:
         quests: set[str] = set()
         for qid, bell in found:
             if qid in busy or qid in quests or len(quests) < room:
-                quests.add(qid)
+                if qid not in busy:  # served here already: it waits its turn, no new room
+                    quests.add(qid)
                 keep.append((qid, bell))
             else:
                 back.append((qid, bell))
