@@ -14,20 +14,35 @@ that, the same 20 scripts take 20 distinct slots every time. Should the ``Attrib
 still occur (a topology change while commands are in flight), the command is sent again —
 at least once, as redis-py's own resend after a connection error is — and a pipeline raises
 ``ConnectionError``, which its callers already wait out.
+
+Reconnects, for the metrics. On one Redis the connection's ``Retry`` tells ``on_error`` and
+``on_reconnect`` (``wire.CountingRetry``); a cluster client's node connections get no retries
+of their own (redis-py gives them none: the client re-reads the slot map and sends again),
+so ``ClusterClient`` counts at that level: ``on_error`` for each attempt of a command or
+pipeline that met a connection error or timeout, ``on_reconnect`` for each command or
+pipeline that then succeeded — the same two series, whichever Redis the process runs on.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from typing import Any
+import contextvars
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar
 
 import redis.asyncio
 from redis.asyncio.cluster import ClusterPipeline
 from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
 
 RACE_RETRIES = 5
 RACE_BACKOFF_S = 0.05
+T = TypeVar("T")
+
+_failed: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+    "questbot_cluster_failed", default=None)
+"""The attempts of the command or pipeline in hand that met a connection error (a list, so
+that tasks redis-py starts for it, each with a copy of the context, add to the same one)."""
 
 
 def _torn(exc: AttributeError) -> bool:
@@ -39,7 +54,43 @@ class ClusterClient(redis.asyncio.RedisCluster):
     """``RedisCluster`` that sends a command again when redis-py's own race tore its
     connection down (module docstring)."""
 
+    def _hook(self, name: str) -> Callable[[], None] | None:
+        hook: Callable[[], None] | None = getattr(getattr(self, "retry", None), name, None)
+        return hook
+
+    def _attempt_failed(self) -> None:
+        failed = _failed.get()
+        if failed is not None:
+            failed.append(1)
+        on_error = self._hook("on_error")
+        if on_error is not None:
+            on_error()
+
+    async def _counted(self, call: Callable[[], Awaitable[T]]) -> T:
+        """``call``, telling ``on_reconnect`` when it succeeded after failed attempts."""
+        failed: list[int] = []
+        token = _failed.set(failed)
+        try:
+            result = await call()
+        finally:
+            _failed.reset(token)
+        on_reconnect = self._hook("on_reconnect")
+        if failed and on_reconnect is not None:
+            on_reconnect()
+        return result
+
+    async def _execute_command(self, target_node: Any, *args: Any, **kwargs: Any) -> Any:
+        """One attempt of a command (redis-py's loop makes them)."""
+        try:
+            return await super()._execute_command(target_node, *args, **kwargs)
+        except (RedisConnectionError, RedisTimeoutError):
+            self._attempt_failed()
+            raise
+
     async def execute_command(self, *args: Any, **kwargs: Any) -> Any:
+        return await self._counted(lambda: self._execute_resent(*args, **kwargs))
+
+    async def _execute_resent(self, *args: Any, **kwargs: Any) -> Any:
         if getattr(self, "_initialize", False):  # first use, or after a topology change
             await self.initialize()
         for attempt in range(RACE_RETRIES + 1):
@@ -73,8 +124,30 @@ class ClusterClient(redis.asyncio.RedisCluster):
 
 
 class _Pipeline(ClusterPipeline):
+    def __init__(self, client: ClusterClient, transaction: Any | None = None) -> None:
+        super().__init__(client, transaction)
+        self._questbot_client = client
+        strategy = self._execution_strategy
+        attempt = getattr(strategy, "_execute", None)  # one attempt of redis-py's loop
+        if attempt is None:  # a transaction: its attempts go uncounted
+            return
+
+        async def counted(*args: Any, **kwargs: Any) -> list[Any]:
+            try:
+                replies: list[Any] = await attempt(*args, **kwargs)
+            except (RedisConnectionError, RedisTimeoutError):
+                client._attempt_failed()
+                raise
+            return replies
+
+        strategy._execute = counted  # type: ignore[attr-defined]
+
     async def execute(self, raise_on_error: bool = True,
                       allow_redirections: bool = True) -> list[Any]:
+        return await self._questbot_client._counted(
+            lambda: self._execute_torn(raise_on_error, allow_redirections))
+
+    async def _execute_torn(self, raise_on_error: bool, allow_redirections: bool) -> list[Any]:
         try:
             return await super().execute(raise_on_error, allow_redirections)
         except AttributeError as exc:

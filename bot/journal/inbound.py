@@ -288,15 +288,21 @@ class Inbound:
     async def read(
         self, consumer: str, count: int = 100, block_ms: int | None = 1000
     ) -> list[InboundDelivery]:
-        """Up to ``count`` deliveries no consumer has read yet (from every shard), waiting up
+        """About ``count`` deliveries no consumer has read yet (from every shard), waiting up
         to ``block_ms`` for one (``None``: do not wait). They stay pending for ``consumer``
-        until ``ack``. The client's socket timeout must be longer than ``block_ms``."""
+        until ``ack``. The client's socket timeout must be longer than ``block_ms``.
+
+        ``XREADGROUP``'s ``COUNT`` holds per stream: each of the shards is asked for its share
+        of ``count`` (rounded up, so up to ``count`` rounded up to a multiple of the shards
+        come back), and every delivery read is returned. Asking each for ``count`` and
+        returning the oldest ``count`` left the rest pending for this consumer, unseen and
+        unrefreshed, until another worker took them over ``claim_idle_ms`` later."""
         if not self._group_ready:
             await self.ensure_group()
         try:
             found = await read_group(self.client, GROUP, consumer,
                                      {stream: ">" for stream in self.streams},
-                                     count=count, block_ms=block_ms)
+                                     count=-(-count // len(self.streams)), block_ms=block_ms)
         except redis.exceptions.ResponseError as exc:
             if "NOGROUP" not in str(exc):
                 raise
@@ -307,7 +313,7 @@ class Inbound:
                if (d := self._delivery(shard_of[name], entry)) is not None]
         if self.shards > 1:  # several streams: oldest first, as one stream would give them
             got.sort(key=lambda d: d.received_at)
-        return got[:count]
+        return got
 
     def stream_of(self, delivery_id: str) -> str:
         """The stream a delivery is (or would be) stored in."""

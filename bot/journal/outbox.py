@@ -125,6 +125,8 @@ class EffectRunner:
         self._fresh: set[Bell] = set()
         """Doorbells read new (not taken over, not deferred): dropped when the lease is held."""
         self._ready = False
+        self._turn = 0
+        """Where the next read of new doorbells starts among the shards (``_read_share``)."""
         self._next: dict[str, float] = {"sweep": time.monotonic() + self.leases.sweep_s}
         """When the periodic chores (claim, refresh, sweep) are due next, monotonic."""
 
@@ -139,7 +141,7 @@ class EffectRunner:
         """Serve doorbells until ``stop`` is set, whatever Redis does meanwhile. On the way
         out, running deliveries are stopped and their quests rung, so another runner takes
         them over at once instead of after ``claim_idle_s``."""
-        self._next["sweep"] = 0.0  # at once: heal what a crash of the last process left
+        self._next["sweep"] = 0.0  # at the first turn: heal what a crash of the last process left
         try:
             await self.outage.guard("effects", lambda: self.poll(block_ms=block_ms), stop)
         finally:
@@ -174,6 +176,8 @@ class EffectRunner:
             self._tasks[task] = qid
             self._serving.update(dict.fromkeys(bells, qid))
             task.add_done_callback(functools.partial(self._served, bells=bells))
+        # after the deliveries are under way: a worker started on a backlog serves it first
+        await self._sweep_chore()
         return len(taken)
 
     def _served(self, task: asyncio.Task[None], bells: list[Bell]) -> None:
@@ -184,7 +188,7 @@ class EffectRunner:
     async def _gather(self, block_ms: int) -> list[tuple[str, Bell]]:
         if not self._ready:
             await self.setup()
-        await self._chores()
+        await self._refresh_chore()
         free = self.concurrency - len(self._tasks)
         busy = set(self._tasks.values())
         taken = self._deferred.due(self.clock(), busy, free)
@@ -200,12 +204,47 @@ class EffectRunner:
             free -= len(claimed)
         if free > 0:
             block = None if taken else self._deferred.block_ms(self.clock(), busy, block_ms)
-            taken += self._new(await doorbells.read(self.client, self.shards, self.consumer,
-                                                    min(free, self.batch), block))
+            taken += self._new(await self._read_share(min(free, self.batch), busy, block))
         elif not taken and self._tasks:
             await asyncio.wait(list(self._tasks), timeout=block_ms / 1000,
                                return_when=asyncio.FIRST_COMPLETED)
         return taken
+
+    async def _read_share(self, room: int, busy: set[str], block_ms: int | None
+                          ) -> list[tuple[str, Bell]]:
+        """New doorbells of at most ``room`` quests (besides those served here already): a
+        runner takes what it can serve now and leaves the rest to runners with room.
+
+        ``XREADGROUP``'s ``COUNT`` holds per stream, so a read of every shard could take
+        ``room`` doorbells of each: one runner of four took a whole backlog of 128 quests
+        while the others idled. Each stream is asked for ``room // shards`` (at least one),
+        the shards in a turning order; with less room than shards, the first ``room`` of
+        that order are read first, without waiting. What a read still brings beyond ``room``
+        is handed back — rung again, then answered — for another runner."""
+        n = len(self.shards)
+        if not n:
+            return []
+        self._turn = (self._turn + 1) % n
+        order = self.shards[self._turn:] + self.shards[:self._turn]
+        if room < n:
+            found = await doorbells.read(self.client, order[:room], self.consumer, 1, None)
+            if found:
+                return found
+        found = await doorbells.read(self.client, order, self.consumer, max(1, room // n),
+                                     block_ms)
+        keep: list[tuple[str, Bell]] = []
+        back: list[tuple[str, Bell]] = []
+        quests: set[str] = set()
+        for qid, bell in found:
+            if qid in busy or qid in quests or len(quests) < room:
+                if qid not in busy:  # served here already: it waits its turn, no new room
+                    quests.add(qid)
+                keep.append((qid, bell))
+            else:
+                back.append((qid, bell))
+        if back:
+            await doorbells.hand_back(self.client, back, self.journal.shards)
+        return keep
 
     def _chore_due(self, name: str, every_s: float) -> bool:
         now = time.monotonic()
@@ -215,8 +254,14 @@ class EffectRunner:
         return True
 
     async def _chores(self) -> None:
+        await self._refresh_chore()
+        await self._sweep_chore()
+
+    async def _refresh_chore(self) -> None:
         if self._deferred and self._chore_due("refresh", self.leases.heartbeat_s):
             await doorbells.refresh(self.client, self.consumer, list(self._deferred.bells))
+
+    async def _sweep_chore(self) -> None:
         if self._chore_due("sweep", self.leases.sweep_s):
             await doorbells.sweep(self.client, self.journal.shards, self.shards)
 

@@ -46,3 +46,39 @@ async def test_durable_writes_after_a_failover_the_client_did_not_see() -> None:
     finally:
         await client.aclose()
         cluster.cleanup()
+
+
+async def test_reconnects_on_a_cluster_are_counted_as_on_one_redis() -> None:
+    """redis-py gives a cluster's node connections no retries of their own, so the hooks of
+    ``wire.connect`` would never hear of a failover: the cluster client counts instead — a
+    command and a pipeline, each across its master's failover."""
+    from bot.journal.wire import connect
+
+    cluster = RedisCluster()
+    cluster.start()
+    errors: list[int] = []
+    reconnects: list[int] = []
+    client = connect(cluster.url, socket_timeout=5, on_error=lambda: errors.append(1),
+                     on_reconnect=lambda: reconnects.append(1))
+    try:
+        await client.set("{one}:k", 1)
+        pipe = client.pipeline(transaction=False)
+        pipe.set("{two}:k", 1)
+        await pipe.execute()
+        assert (errors, reconnects) == ([], [])
+        cluster.kill_master("{one}:k")
+        await client.set("{one}:k", 2)
+        assert len(errors) >= 1 and len(reconnects) == 1
+        seen = len(errors)
+        if cluster.master_of("{two}:k").port == cluster.master_of("{one}:k").port:
+            await client.set("{two}:k", 1)  # its old master was the one killed: reconnected
+            seen = len(errors)
+        cluster.kill_master("{two}:k")
+        pipe = client.pipeline(transaction=False)
+        pipe.set("{two}:k", 2)
+        pipe.get("{two}:k")
+        assert (await pipe.execute())[1] == b"2"
+        assert len(errors) > seen and len(reconnects) == 2
+    finally:
+        await client.aclose()
+        cluster.cleanup()

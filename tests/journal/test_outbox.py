@@ -199,3 +199,80 @@ async def test_the_lease_runs_afresh_before_every_adapter_call(
     assert (await runner.deliver("q-1")).drained
     assert len(left) == len(b.effects) >= 6
     assert min(left) > 800, left
+
+
+def _replies(trail: str, count: int) -> list[Effect]:
+    from bot.core import effect_key
+
+    kind = EffectType.REPLY_COMMENT
+    return [Effect(key=effect_key(trail, 0, kind.value, f"c-{n}", 0), type=kind,
+                   quest_id=trail, revision=0, event_id=f"c-{n}", occurrence=0,
+                   payload={"body": f"reply {n}"}) for n in range(count)]
+
+
+async def _pending(client: redis.asyncio.Redis, consumer: str, shards: int) -> int:
+    total = 0
+    for shard in range(shards):
+        summary = await client.xpending(f"outbox:{{shard-{shard}}}", "runners")
+        total += sum(int(c["pending"]) for c in summary["consumers"]
+                     if c["name"] in (consumer, consumer.encode()))
+    return total
+
+
+async def test_a_runner_takes_only_the_quests_it_has_room_for(
+        journal: Journal, redis_async: redis.asyncio.Redis) -> None:
+    """``XREADGROUP``'s ``COUNT`` holds per stream: a read of every shard took that many
+    doorbells of each, and one runner kept quests that runners with room never saw."""
+    import asyncio
+
+    trails = [f"bench/room#{n}" for n in range(24)]
+    for trail in trails:
+        await journal.enqueue(trail, _replies(trail, 1))
+    release = asyncio.Event()
+    started: list[str] = []
+
+    async def slow(effect: Effect) -> None:
+        started.append(effect.quest_id)
+        await release.wait()
+
+    adapters = Adapters({EffectType.REPLY_COMMENT: slow})
+    small = EffectRunner(journal, adapters, POLICY, consumer="small", concurrency=3)
+    large = EffectRunner(journal, adapters, POLICY, consumer="large", concurrency=8)
+    await small.setup()
+    for _ in range(3):  # full: later turns take nothing
+        await small.poll(block_ms=0)
+    await large.poll(block_ms=0)
+    await asyncio.sleep(0.2)
+    assert await _pending(redis_async, "small", journal.shards) == 3
+    assert await _pending(redis_async, "large", journal.shards) == 8
+    assert len(started) == len(set(started)) == 11
+    release.set()
+    stop = asyncio.Event()
+    rest = EffectRunner(journal, adapters, POLICY, consumer="rest")
+    running = [asyncio.create_task(r.run(stop, block_ms=20)) for r in (small, large, rest)]
+    for _ in range(100):
+        if all([await delivered(redis_async, t) for t in trails]):
+            break
+        await asyncio.sleep(0.05)
+    stop.set()
+    await asyncio.gather(*running)
+    assert sorted(started) == sorted(trails)  # each delivered once
+
+
+async def test_handed_back_doorbells_reach_another_runner(
+        journal: Journal, redis_async: redis.asyncio.Redis, recorder: Recorder) -> None:
+    from bot.journal import doorbells
+
+    trails = [f"bench/back#{n}" for n in range(6)]
+    for trail in trails:
+        await journal.enqueue(trail, _replies(trail, 1))
+    runner = EffectRunner(journal, recorder.adapters(), POLICY, consumer="full")
+    await runner.setup()
+    read = await doorbells.read(redis_async, range(journal.shards), "full", 100, None)
+    assert sorted(q for q, _ in read) == sorted(trails)
+    await doorbells.hand_back(redis_async, read, journal.shards)
+    assert await _pending(redis_async, "full", journal.shards) == 0
+    other = EffectRunner(journal, recorder.adapters(), POLICY, consumer="other")
+    await drain(other, 3)
+    assert sorted(recorder.calls) == sorted(e.key for t in trails for e in _replies(t, 1))
+    assert set(recorder.calls.values()) == {1}
