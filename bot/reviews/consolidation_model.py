@@ -10,25 +10,14 @@ import.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai import Agent as Conversation
-from pydantic_ai import ToolOutput, capture_run_messages
-from pydantic_ai.exceptions import (
-    ModelAPIError,
-    ModelConnectionError,
-    ModelRateLimitError,
-    ModelServerError,
-    ModelUnavailableError,
-    UnexpectedModelBehavior,
-    UsageLimitExceeded,
-)
-from pydantic_ai.usage import UsageLimits
+from pydantic_ai import ToolOutput
 
-from bot.agent.model.conversation import ModelUnavailable, spent
 from bot.agent.model.endpoint import ModelEndpoint
+from bot.agent.model.one_answer import one_answer
 from bot.agent.task import Usage
 from bot.core import Quest
 from bot.core.lessons import Ending
@@ -71,22 +60,13 @@ async def write_lesson(endpoint: ModelEndpoint, quest: Quest, ending: Ending,
         output_type=[ToolOutput(LessonAnswer, name="lesson", description=LessonAnswer.__doc__)],
         instructions=LESSON_INSTRUCTIONS, model_settings=endpoint.settings(),
         retries={"output": 1}, defer_model_check=True, name="questbot-lesson-writer")
-    chat = endpoint.chat_model(model)
-    with capture_run_messages() as messages:
-        try:
-            async with chat:
-                result = await asyncio.wait_for(conversation.run(
-                    lesson_message(quest, ending, record), model=chat,
-                    usage_limits=UsageLimits(request_limit=MAX_REQUESTS)), timeout_seconds)
-        except (ModelRateLimitError, ModelUnavailableError, ModelServerError,
-                ModelConnectionError) as exc:
-            raise ModelUnavailable(f"the model endpoint is unavailable: {exc}") from exc
-        except (TimeoutError, UsageLimitExceeded, ModelAPIError,
-                UnexpectedModelBehavior) as exc:
-            return Drafted(None, f"the lesson writer gave no usable answer: {exc}",
-                           spent(list(messages), endpoint.prices))
-    usage = spent(result.new_messages(), endpoint.prices)
-    text = result.output.lesson.strip()
+    answer, why, usage = await one_answer(endpoint, conversation,
+                                          lesson_message(quest, ending, record), None,
+                                          model=model, timeout_seconds=timeout_seconds,
+                                          request_limit=MAX_REQUESTS)
+    if answer is None:
+        return Drafted(None, f"the lesson writer gave no usable answer: {why}", usage)
+    text = answer.lesson.strip()
     return Drafted(text, "", usage) if text else Drafted(None, "the lesson was blank", usage)
 
 

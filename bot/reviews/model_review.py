@@ -17,19 +17,9 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai import Agent as Conversation
 from pydantic_ai import ModelRetry, RunContext, ToolOutput
-from pydantic_ai.exceptions import (
-    ModelAPIError,
-    ModelConnectionError,
-    ModelRateLimitError,
-    ModelServerError,
-    ModelUnavailableError,
-    UnexpectedModelBehavior,
-    UsageLimitExceeded,
-)
-from pydantic_ai.usage import UsageLimits
 
-from bot.agent.model.conversation import ModelUnavailable, spent
 from bot.agent.model.endpoint import ModelEndpoint
+from bot.agent.model.one_answer import one_answer
 from bot.agent.validation import Claim
 from bot.core.events import Verdict
 from bot.reviews.automatic import ModelVerdict
@@ -73,10 +63,6 @@ async def review_with_model(endpoint: ModelEndpoint, role: ReviewRole, handoff: 
                             max_attempts: int = 2, timeout_seconds: float = 600.0
                             ) -> ModelVerdict:
     """Run one review. Raises ``ModelUnavailable`` (retry later) when the endpoint is down."""
-    import asyncio
-
-    from pydantic_ai import capture_run_messages
-
     conversation: Conversation[_Turn, ReviewAnswer] = Conversation(
         output_type=[ToolOutput(ReviewAnswer, name="answer", description=ReviewAnswer.__doc__)],
         deps_type=_Turn, instructions=INSTRUCTIONS, model_settings=endpoint.settings(),
@@ -96,22 +82,11 @@ async def review_with_model(endpoint: ModelEndpoint, role: ReviewRole, handoff: 
                              "Answer again, citing only the pinned evidence.")
         return output
 
-    chat = endpoint.chat_model(model)
     turn = _Turn(pinned=pinned, max_attempts=max_attempts)
-    with capture_run_messages() as messages:
-        try:
-            async with chat:
-                result = await asyncio.wait_for(conversation.run(
-                    task_message(role, handoff), deps=turn, model=chat,
-                    usage_limits=UsageLimits(request_limit=MAX_REQUESTS)), timeout_seconds)
-        except (ModelRateLimitError, ModelUnavailableError, ModelServerError,
-                ModelConnectionError) as exc:
-            raise ModelUnavailable(f"the model endpoint is unavailable: {exc}") from exc
-        except (TimeoutError, UsageLimitExceeded, ModelAPIError,
-                UnexpectedModelBehavior) as exc:
-            return ModelVerdict(None, "", False, [f"the review gave no usable answer: {exc}"],
-                                spent(list(messages), endpoint.prices))
-    answer = result.output
+    answer, why, usage = await one_answer(endpoint, conversation, task_message(role, handoff),
+                                          turn, model=model, timeout_seconds=timeout_seconds,
+                                          request_limit=MAX_REQUESTS)
+    if answer is None:
+        return ModelVerdict(None, "", False, [f"the review gave no usable answer: {why}"], usage)
     founded, verdicts = check_citations(answer.claims, pinned)
-    return ModelVerdict(answer.verdict, answer.synopsis, founded, problems(verdicts),
-                        spent(result.new_messages(), endpoint.prices))
+    return ModelVerdict(answer.verdict, answer.synopsis, founded, problems(verdicts), usage)

@@ -18,26 +18,15 @@ pydantic-ai takes seconds to import.
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
 from pydantic_ai import Agent as Conversation
-from pydantic_ai import ModelRetry, RunContext, ToolOutput, capture_run_messages
-from pydantic_ai.exceptions import (
-    ModelAPIError,
-    ModelConnectionError,
-    ModelRateLimitError,
-    ModelServerError,
-    ModelUnavailableError,
-    UnexpectedModelBehavior,
-    UsageLimitExceeded,
-)
-from pydantic_ai.usage import UsageLimits
+from pydantic_ai import ModelRetry, RunContext, ToolOutput
 
-from bot.agent.model.conversation import ModelUnavailable, spent
 from bot.agent.model.endpoint import ModelEndpoint
+from bot.agent.model.one_answer import one_answer
 from bot.agent.task import Usage
 from bot.reviews.reflection_record import (
     ReflectionAnswer,
@@ -91,23 +80,13 @@ async def _converse(endpoint: ModelEndpoint, answer: type[A], instructions: str,
                              "again, citing only the record.")
         return output
 
-    chat = endpoint.chat_model()
-    with capture_run_messages() as messages:
-        try:
-            async with chat:
-                result = await asyncio.wait_for(conversation.run(
-                    task, deps=turn, model=chat,
-                    usage_limits=UsageLimits(request_limit=MAX_REQUESTS)), timeout_seconds)
-        except (ModelRateLimitError, ModelUnavailableError, ModelServerError,
-                ModelConnectionError) as exc:
-            raise ModelUnavailable(f"the model endpoint is unavailable: {exc}") from exc
-        except (TimeoutError, UsageLimitExceeded, ModelAPIError,
-                UnexpectedModelBehavior) as exc:
-            return None, [f"the run gave no usable answer: {exc}"], spent(list(messages),
-                                                                           endpoint.prices)
-    output = result.output
+    output, why, usage = await one_answer(endpoint, conversation, task, turn,
+                                          timeout_seconds=timeout_seconds,
+                                          request_limit=MAX_REQUESTS)
+    if output is None:
+        return None, [f"the run gave no usable answer: {why}"], usage
     _founded, problems = check_claims(output.claims, turn.record, turn.reflection)
-    return output, problems, spent(result.new_messages(), endpoint.prices)
+    return output, problems, usage
 
 
 async def write_reflection(endpoint: ModelEndpoint, record: Mapping[str, str], attempt: int,
