@@ -9,6 +9,8 @@ the producer's conversation, the repository, its own imagination — is ``missin
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from bot.agent.validation import Claim, ClaimVerdict, Verdict, validate_claims
 from bot.reviews.models import PinnedEvidence
 
@@ -18,10 +20,11 @@ def citation(kind: str, name: str) -> str:
     return f"{kind}/{name.replace(' ', '-')}"
 
 
-class PinnedView:
-    def __init__(self, pinned: PinnedEvidence) -> None:
-        files = {citation("artifacts", k): v for k, v in pinned.artifacts.items()}
-        files.update({citation("context", k): v for k, v in pinned.context.items()})
+class TextsView:
+    """Named texts as the ``RepositoryView`` claims are checked against: what a reviewer was
+    shown, and nothing else (an empty text is not there to cite)."""
+
+    def __init__(self, files: Mapping[str, str]) -> None:
         self.files = {path: text for path, text in files.items() if text}
 
     def exists(self, path: str) -> bool:
@@ -34,10 +37,16 @@ class PinnedView:
             raise FileNotFoundError(path) from None
 
 
+def pinned_view(pinned: PinnedEvidence) -> TextsView:
+    files = {citation("artifacts", k): v for k, v in pinned.artifacts.items()}
+    files.update({citation("context", k): v for k, v in pinned.context.items()})
+    return TextsView(files)
+
+
 def check_citations(claims: tuple[Claim, ...], pinned: PinnedEvidence
                     ) -> tuple[bool, tuple[ClaimVerdict, ...]]:
     """Whether the verdict stands on its cited evidence: at least one claim, none rejected."""
-    verdicts = tuple(validate_claims(claims, PinnedView(pinned)))
+    verdicts = tuple(validate_claims(claims, pinned_view(pinned)))
     founded = bool(verdicts) and all(v.verdict is not Verdict.REJECTED for v in verdicts)
     return founded, verdicts
 

@@ -30,6 +30,7 @@ from bot.agent.model.untrusted import fence
 from bot.agent.task import Usage
 from bot.agent.validation import Claim, ClaimVerdict, Verdict, validate_claims
 from bot.core import Event, Quest
+from bot.reviews.evidence_view import TextsView
 
 MAX_ENDINGS = 20
 """The newest bad endings a reflection is written from."""
@@ -152,22 +153,9 @@ def record_of(documents: Iterable[tuple[Ending, str]]) -> dict[str, str]:
     return {f"endings/{n}": text for n, (_ending, text) in enumerate(oldest_first, 1)}
 
 
-class RecordView:
-    """The record (and the reflection under review) as a ``RepositoryView``."""
-
-    def __init__(self, record: Mapping[str, str], reflection: str | None = None) -> None:
-        self.files = {path: text for path, text in record.items() if text}
-        if reflection:
-            self.files[REFLECTION] = reflection
-
-    def exists(self, path: str) -> bool:
-        return path in self.files
-
-    def read(self, path: str) -> str:
-        try:
-            return self.files[path]
-        except KeyError:
-            raise FileNotFoundError(path) from None
+def record_view(record: Mapping[str, str], reflection: str | None = None) -> TextsView:
+    """The record (and the reflection under review) as what claims may cite."""
+    return TextsView({**record, REFLECTION: reflection} if reflection else record)
 
 
 def check_claims(claims: Sequence[Claim], record: Mapping[str, str],
@@ -176,7 +164,7 @@ def check_claims(claims: Sequence[Claim], record: Mapping[str, str],
     least one citing a bad ending (a verdict resting on the reflection alone judges the
     reflection by itself). The problems, in words for the model and the record."""
     verdicts: list[ClaimVerdict] = list(validate_claims(tuple(claims),
-                                                        RecordView(record, reflection)))
+                                                        record_view(record, reflection)))
     problems = [f"{v.claim.statement[:200]!r}: " + "; ".join(r.message for r in v.reasons)
                 for v in verdicts if v.verdict is Verdict.REJECTED]
     cites_record = any(e.path.startswith("endings/") for v in verdicts
