@@ -15,7 +15,7 @@ from bot.journal import Adapters, EffectRunner, Journal, Leases, delivered
 from bot.journal.doorbells import sweep
 from bot.journal.keys import doorbell_key, quest_keys
 from bot.journal.lease import Lease
-from bot.journal.outbox import _Outcome
+from bot.journal.quest_delivery import _Outcome
 from bot.tools.scenarios import JournalBuilder
 from tests.journal.conftest import POLICY, Recorder
 
