@@ -44,6 +44,7 @@ from bot.journal import Indexes
 from bot.journal.lessons import LessonStore
 from bot.journal.limits import RepoLimits
 from bot.journal.memory import ForgeMemory, digest
+from bot.journal.model_use import ModelUse
 from bot.journal.reflection_attempts import ReflectionAttempts
 from bot.reviews.agreement import Agreement
 
@@ -142,7 +143,8 @@ class Inbox:
                              timedelta(hours=reflection.window_hours))
         rejected = await ReflectionAttempts(self.ctx.journal.client).rejected(repo)
         wave = Wave(due, reflection.after_bad_endings, reflection.window_hours,
-                    await self.limits.pending(repo), passed, rejected)
+                    await self.limits.pending(repo), passed, rejected,
+                    await ModelUse(self.ctx.journal.client).spent(repo))
         return limits_lines(waiting, wave, settings.max_live_quests)
 
     async def _write(self, repo: str, body: str, *, force: bool = False) -> int:

@@ -401,7 +401,7 @@ def build_worker(client: RedisClient, forges: Forges, settings: SettingsSource,
     # failure leaves the view owed, and the retry releases again: the ids are the hold's)
     syncs.append(coordination.after_change)
     runs = None if reflection_model is None else ReflectionRuns(
-        ctx, coordination.limits, coordination.release, reflection_model)
+        ctx, coordination.limits, coordination.release, reflection_model, metrics=metrics)
     if runs is not None:
         every[EffectType.REFLECT] = runs.run
         syncs.append(runs.after_change)

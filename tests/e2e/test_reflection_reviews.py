@@ -9,14 +9,17 @@ is tried again and passes."""
 from __future__ import annotations
 
 import asyncio
+from decimal import Decimal
 
 from pydantic import SecretStr
 
 from bot.agent.demo_spec import sample_spec
 from bot.agent.model import ModelEndpoint, Wire
+from bot.agent.model.endpoint import Prices
 from bot.core import State
 from bot.core.events import Held, Hold, Triaged
 from bot.journal.limits import RepoLimits
+from bot.journal.model_use import Kind, ModelUse, Spent
 from bot.journal.reflection_attempts import ReflectionAttempts
 from tests.e2e.conftest import shown_texts
 from tests.e2e.scenario import MAINTAINER, READER, REPO, setup_repository
@@ -31,10 +34,11 @@ LESSONS = ("lesson-abandoned", "review-consolidation-unfounded")
 """What the killed quests teach: a lesson written and not kept (``bot.worker.lessons``)."""
 
 
-async def reflection_stack(redis_url: str, model_url: str) -> Stack:
+async def reflection_stack(redis_url: str, model_url: str, prices: Prices | None = None) -> Stack:
     """The sample's scripted agent works the quests; the model writes and reviews."""
     endpoint = ModelEndpoint(wire=Wire.OPENAI, url=f"{model_url}/v1",
-                             api_key=SecretStr("sk-test-not-a-real-key"), model="gpt-4.1-mini")
+                             api_key=SecretStr("sk-test-not-a-real-key"), model="gpt-4.1-mini",
+                             prices=prices)
     limits, pace_time = virtual_pacing()
     stack = Stack(redis_url, scripted_specs={REPO: sample_spec()}, model=endpoint,
                   limits=limits, pace_time=pace_time)
@@ -65,12 +69,14 @@ async def held_then_started(stack: Stack, quest_id: str) -> None:
 async def test_a_wave_is_lifted_by_the_reflection_reviewers_pass_with_no_person(
         redis_url: str, redis_async: object) -> None:
     async with ModelServer(recorded("openai", *LIFTED, *LESSONS)) as served:
-        stack = await reflection_stack(redis_url, served.url)
+        stack = await reflection_stack(redis_url, served.url,
+                                       Prices(input=Decimal(10), output=Decimal(30)))
         try:
             held = await wave_with_one_held(
                 stack, "the fix guessed at the cause without reading the log",
                 "guessed again, the log said otherwise")
             await held_then_started(stack, held)
+            await what_the_reflection_cost_is_on_record(stack)
             assert served.turns_of("reflect-write") == [1]
             assert served.turns_of("review-reflection-pass") == [1]
             # the reviewer was fed the reflection and the record, never the writer's talk
@@ -96,6 +102,23 @@ async def test_a_wave_is_lifted_by_the_reflection_reviewers_pass_with_no_person(
             stack.fake.assert_clean()
         finally:
             await stack.stop()
+
+
+async def what_the_reflection_cost_is_on_record(stack: Stack) -> None:
+    """The recorded writer used 1,500 + 160 tokens and the reviewer 1,700 + 120; at $10 and
+    $30 a million that is 1.98 and 2.06 cents, rounded up per run. Counted once each in the
+    repository's ledger, shown in the inbox, and on the worker's /metrics."""
+    use = ModelUse(stack.runtime.redis)
+    assert await use.spent(REPO) == Spent(tokens=3480, cents=5, runs=2)
+    assert await use.spent(REPO, (Kind.REFLECTION_REVIEWER,)) == Spent(1820, 3, 1)
+    assert "reflections so far used 3,480 tokens ($0.05)" in words(inbox(stack).body or "")
+    await stack.settle()  # delivered again by nobody: still counted once
+    metrics = stack.runtime.metrics.render().decode()
+    for kind, tokens, cents in (("reflection_writer", 1660, 2),
+                                ("reflection_reviewer", 1820, 3)):
+        labels = f'{{kind="{kind}",repo="{REPO.lower()}"}}'
+        assert f"questbot_repository_model_tokens_total{labels} {tokens}.0" in metrics
+        assert f"questbot_repository_model_cost_cents_total{labels} {cents}.0" in metrics
 
 
 async def test_a_rejected_reflection_is_shown_and_a_second_one_passes(
