@@ -30,7 +30,9 @@ keyed by the effect's key) and on ``/metrics``; the inbox shows the total.
 
 A model endpoint that is down raises ``RetryLater`` before anything is recorded: the effect
 runner tries again with its backoff; when it gives up, the next nudge enqueues the same attempt
-again under a new occurrence. Nothing passes without a founded verdict.
+again under a new occurrence — a quest's change, or the worker's look at owed runs
+(``bot.worker.owed_sweep``, every ten minutes per repository), so a quiet repository's wave
+is tried again once the endpoint is back. Nothing passes without a founded verdict.
 
 People without write access may ``/reflect`` too (``submit``): their text goes to the same
 reviewer, as an attempt of its own (``s1``, ``s2``…, at most ``MAX_SUBMISSIONS`` a wave), so
@@ -55,6 +57,7 @@ from bot.core.limits import reflection_due
 from bot.journal.keys import hash_tag, quest_keys, repo_bad_endings_key
 from bot.journal.limits import ReflectionRecord, RepoLimits
 from bot.journal.model_use import Kind, ModelUse
+from bot.journal.owed_runs import OwedRuns
 from bot.journal.reflection_attempts import ReflectionAttempt, ReflectionAttempts, ReflectionReview
 from bot.observe.metrics import Metrics
 from bot.reviews.reflection_record import (
@@ -131,6 +134,8 @@ class ReflectionRuns:
         self.metrics = metrics
         self.attempts = ReflectionAttempts(ctx.journal.client)
         self.use = ModelUse(ctx.journal.client)
+        self.owed = OwedRuns(ctx.journal.client)
+        ctx.sweeps.append(self.nudge)
 
     # -- when -----------------------------------------------------------------------------
 
@@ -141,18 +146,18 @@ class ReflectionRuns:
         if held or quest.state in ENDED:
             await self.nudge(quest.repo)
 
-    async def nudge(self, repo: str) -> None:
+    async def nudge(self, repo: str) -> bool:
         """Enqueue the wave's next writer attempt, if a reflection is due and attempts are
-        left (the same key from every worker: queued once)."""
+        left (the same key from every worker: queued once); whether one is owed."""
         if not await wave_due(self.ctx, self.limits, repo):
-            return
+            return False
         wave = await self.attempts.wave(repo)
         for n in range(1, MAX_ATTEMPTS + 1):
             if await self.attempts.review(repo, wave, str(n)) is None:
                 written = await self.attempts.attempt(repo, wave, str(n)) is not None
                 await self._enqueue(repo, wave, str(n), {"review": 1} if written else {})
-                return
-        # every attempt was reviewed and none passed: the wave waits for a maintainer
+                return True
+        return False  # every attempt was reviewed and none passed: a maintainer's turn
 
     async def submit(self, repo: str, login: str, text: str, cause: str) -> str:
         """A ``/reflect`` by someone without write access, from comment ``cause``: put up
@@ -185,6 +190,7 @@ class ReflectionRuns:
             type=EffectType.REFLECT, quest_id=trail, revision=0, event_id=cause,
             occurrence=occurrence,
             payload={"repo": repo, "wave": wave, "attempt": attempt, **extra})])
+        await self.owed.owed(repo, self.ctx.clock())
 
     async def _show(self, repo: str, cause: str) -> None:
         """Write the inbox again, after this run's effect (``notify_inbox``'s rewrite)."""

@@ -4,7 +4,9 @@ agent for the quests and the recorded model server for the writer and the review
 
 A wave lifted with no person; a reflection the reviewer sends back, shown in the inbox, then a
 second that passes; an endpoint that is down, under which the wave stays — and which, once up,
-is tried again and passes."""
+is tried again and passes; down longer than the effect runner tries, then up with nothing new
+happening, the worker's look at owed runs ten minutes on lifts the wave and decides the
+lessons."""
 
 from __future__ import annotations
 
@@ -18,6 +20,8 @@ from bot.agent.model import ModelEndpoint, Wire
 from bot.agent.model.endpoint import Prices
 from bot.core import State
 from bot.core.events import Held, Hold, Triaged
+from bot.journal.delivery import Backoff
+from bot.journal.lessons import LessonStore
 from bot.journal.limits import RepoLimits
 from bot.journal.model_use import Kind, ModelUse, Spent
 from bot.journal.reflection_attempts import ReflectionAttempts
@@ -170,6 +174,38 @@ async def test_with_the_endpoint_down_the_wave_stays_and_is_tried_again_later(
             await stack.settle()
             await held_then_started(stack, held)
             assert served.turns_of("reflect-write") == [1]
+            served.assert_clean()
+    finally:
+        await stack.stop()
+
+
+async def test_runs_the_runner_gave_up_on_are_asked_again_with_no_new_event(
+        redis_url: str, redis_async: object) -> None:
+    port = free_port()
+    stack = await reflection_stack(redis_url, f"http://127.0.0.1:{port}")
+    stack.runtime.worker.runner.backoff = Backoff(base_s=0.01, cap_s=0.01, max_tries=1)
+    try:
+        held = await wave_with_one_held(
+            stack, "the fix guessed at the cause without reading the log",
+            "guessed again, the log said otherwise")  # the runner gives up at the first try
+        lessons = LessonStore(stack.runtime.redis)
+        owed = await lessons.owed(REPO)
+        assert owed  # the killed quests' lessons, not written
+        async with ModelServer(recorded("openai", *LIFTED, *LESSONS), port=port) as served:
+            await stack.settle()  # back up, and nothing new happens: nothing is asked yet
+            assert served.served == []
+            assert (await stack.quest(held)).held is Hold.REFLECTION
+            await stack.advance(minutes=9)
+            assert served.served == []  # not before ten minutes
+            await stack.advance(minutes=2)  # the worker looks at what the repository owes
+            await held_then_started(stack, held)
+            assert served.turns_of("reflect-write") == [1]
+            assert await lessons.owed(REPO) == []
+            for quest_id, revision, _ending in owed:
+                assert await lessons.fate(quest_id, revision, REPO) is not None
+            asked = len(served.served)
+            await stack.advance(minutes=11)  # owing nothing now: nothing more is asked
+            assert len(served.served) == asked
             served.assert_clean()
     finally:
         await stack.stop()
