@@ -16,7 +16,7 @@ import asyncio
 import logging
 
 from bot.adapters import AdapterContext
-from bot.journal.outage import pause
+from bot.journal.outage import REDIS_AWAY, pause
 from bot.journal.owed_runs import OwedRuns
 
 log = logging.getLogger(__name__)
@@ -35,10 +35,15 @@ class OwedSweep:
             return 0
         claimed = await self.owed.claim(self.ctx.clock())
         for repo, until in claimed:
-            still = False
-            for sweep in self.ctx.sweeps:
-                still = await sweep(repo) or still
-            if still:
+            try:
+                still = [await sweep(repo) for sweep in self.ctx.sweeps]
+            except REDIS_AWAY:
+                raise  # the loop's guard waits for Redis; the repository is looked at later
+            except Exception:  # one repository's trouble (its settings) must not stop the rest
+                log.exception("could not queue again the runs %s owes; trying again in %s",
+                              repo, self.owed.interval)
+                continue
+            if any(still):
                 log.info("%s still owes model runs; they are queued again", repo)
             else:
                 await self.owed.forget(repo, until)
