@@ -20,7 +20,8 @@ Below what waits, the latest flaky failures (``rules.flaky``): quests that ended
 failed check passed when re-run, each with both runs, so a person sees what questbot chose not
 to spend an agent on. Their ids are kept in the repository's GitHub record (``flaky``, the
 newest ``FLAKY_SHOWN``). After what waits, the latest lessons closed quests taught
-(``bot.github.lesson_words``).
+(``bot.github.lesson_words``), each with a box that drops it; beside the reflection wave, what
+questbot's reflection runs used so far (``bot.journal.model_use``).
 """
 
 from __future__ import annotations
