@@ -110,6 +110,10 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+Sweep = Callable[[str], Awaitable[bool]]
+"""Given a repository, queue again the runs owed there; whether any is still owed."""
+
+
 def outcome_id(effect: Effect, name: str) -> str:
     """The id of the event an adapter reports for ``effect``: stable across redeliveries."""
     return f"{effect.key}/{name}"
@@ -126,6 +130,9 @@ class AdapterContext:
     extra: dict[str, object] = field(default_factory=dict)
     logs: FailingLogs | None = None
     """Where the agent reads the failing job's log (``None``: nowhere; it works without)."""
+    sweeps: list[Sweep] = field(default_factory=list)
+    """Runs a part of questbot may owe a repository, asked again now and then
+    (``bot.worker.owed_sweep``)."""
 
     @property
     def bot_login(self) -> str:

@@ -20,7 +20,8 @@ Below what waits, the latest flaky failures (``rules.flaky``): quests that ended
 failed check passed when re-run, each with both runs, so a person sees what questbot chose not
 to spend an agent on. Their ids are kept in the repository's GitHub record (``flaky``, the
 newest ``FLAKY_SHOWN``). After what waits, the latest lessons closed quests taught
-(``bot.github.lesson_words``).
+(``bot.github.lesson_words``), each with a box that drops it; beside the reflection wave, what
+questbot's reflection runs used so far (``bot.journal.model_use``).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from bot.journal import Indexes
 from bot.journal.lessons import LessonStore
 from bot.journal.limits import RepoLimits
 from bot.journal.memory import ForgeMemory, digest
+from bot.journal.model_use import ModelUse
 from bot.journal.reflection_attempts import ReflectionAttempts
 from bot.reviews.agreement import Agreement
 
@@ -142,7 +144,8 @@ class Inbox:
                              timedelta(hours=reflection.window_hours))
         rejected = await ReflectionAttempts(self.ctx.journal.client).rejected(repo)
         wave = Wave(due, reflection.after_bad_endings, reflection.window_hours,
-                    await self.limits.pending(repo), passed, rejected)
+                    await self.limits.pending(repo), passed, rejected,
+                    await ModelUse(self.ctx.journal.client).spent(repo))
         return limits_lines(waiting, wave, settings.max_live_quests)
 
     async def _write(self, repo: str, body: str, *, force: bool = False) -> int:

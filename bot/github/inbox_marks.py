@@ -12,6 +12,10 @@ What a tick asks for is the command a person would type: start a quest routed to
 (``/quest fix``), turn finished research into a fix (``/quest fix``), or retry a parked quest
 (``/resume``). ``tick_command`` names it, so the worker applies exactly the core event the
 command would, under the same rules.
+
+Each lesson the inbox shows has a box too, marked with its ending (``quest@revision``,
+``bot.core.lessons.mark``): ``- [ ] <!-- questbot:inbox-lesson=q123@2 --> …``. Ticking it drops
+that lesson (``lessons_ticked``), under the same rule of who may.
 """
 
 from __future__ import annotations
@@ -29,22 +33,50 @@ _BOX = re.compile(r"^[ \t]{0,3}[-*+][ \t]+\[(?P<mark>[ xX])\][ \t]+"
                   r"<!-- questbot:inbox-entry=(?P<quest>[A-Za-z0-9_.-]{1,64}) -->", re.M)
 
 
+_LESSON_BOX = re.compile(r"^[ \t]{0,3}[-*+][ \t]+\[(?P<mark>[ xX])\][ \t]+"
+                         r"<!-- questbot:inbox-lesson=(?P<quest>[A-Za-z0-9_.-]{1,64}@[0-9]{1,9})"
+                         r" -->", re.M)
+
+
 def entry_marker(quest_id: str) -> str:
     return f"<!-- questbot:inbox-entry={quest_id} -->"
 
 
-def boxes(body: str) -> dict[str, bool]:
-    """Each entry's quest id and whether its box is ticked (the first box of a quest counts)."""
+def lesson_marker(ending: str) -> str:
+    """The hidden marker of a lesson's box; ``ending`` is its mark, ``quest@revision``."""
+    return f"<!-- questbot:inbox-lesson={ending} -->"
+
+
+def _boxes(pattern: re.Pattern[str], body: str) -> dict[str, bool]:
     out: dict[str, bool] = {}
-    for match in _BOX.finditer(body):
+    for match in pattern.finditer(body):
         out.setdefault(match["quest"], match["mark"] != " ")
     return out
 
 
+def _ticked(pattern: re.Pattern[str], before: str, after: str) -> list[str]:
+    was = _boxes(pattern, before)
+    return [name for name, on in _boxes(pattern, after).items() if on and was.get(name) is False]
+
+
+def boxes(body: str) -> dict[str, bool]:
+    """Each entry's quest id and whether its box is ticked (the first box of a quest counts)."""
+    return _boxes(_BOX, body)
+
+
 def ticked(before: str, after: str) -> list[str]:
     """The quests whose box ``after`` ticks and ``before`` had empty, in ``after``'s order."""
-    was = boxes(before)
-    return [quest for quest, on in boxes(after).items() if on and was.get(quest) is False]
+    return _ticked(_BOX, before, after)
+
+
+def lesson_boxes(body: str) -> dict[str, bool]:
+    """Each lesson's mark (``quest@revision``) and whether its box is ticked."""
+    return _boxes(_LESSON_BOX, body)
+
+
+def lessons_ticked(before: str, after: str) -> list[str]:
+    """The lessons (marks) whose box ``after`` ticks and ``before`` had empty."""
+    return _ticked(_LESSON_BOX, before, after)
 
 
 def tick_command(quest: Quest) -> Command | None:

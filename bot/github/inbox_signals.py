@@ -2,10 +2,10 @@
 
 The inbox (``bot.github.inbox``) is questbot's own issue, known by its author — the App's bot
 account, of ``type: Bot`` — and its hidden marker. A person may tick its boxes (``issues``
-``edited``: ``InboxTicked``, the boxes ``inbox_marks.ticked`` finds between ``changes.body.from``
-and the body now) or close it (``InboxClosed``). questbot's own edits are not read: the box it
-unticks when it writes the inbox again asks for nothing. ``bot.github.signals`` routes these
-with the rest.
+``edited``: ``InboxTicked``, the boxes ``inbox_marks.ticked`` and ``lessons_ticked`` find
+between ``changes.body.from`` and the body now) or close it (``InboxClosed``). questbot's own
+edits are not read: the box it unticks when it writes the inbox again asks for nothing.
+``bot.github.signals`` routes these with the rest.
 """
 
 from __future__ import annotations
@@ -15,19 +15,21 @@ from typing import Any
 
 from gidgethub import routing, sansio
 
-from bot.github.inbox_marks import INBOX_MARKER, ticked
+from bot.github.inbox_marks import INBOX_MARKER, lessons_ticked, ticked
 from bot.github.payloads import ident, is_bot, login_of, obj, repo_of, text
 from bot.github.pull_signals import Sink
 
 
 @dataclass(frozen=True, slots=True)
 class InboxTicked:
-    """A person ticked boxes of the inbox: each names a quest."""
+    """A person ticked boxes of the inbox: each names a quest, or a lesson to drop (its
+    ending's mark, ``quest@revision``)."""
 
     repo: str
     number: int
     actor: str
     quest_ids: tuple[str, ...]
+    lessons: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,9 +64,9 @@ async def _edited(event: sansio.Event, out: Sink) -> None:
     if found is None or not isinstance(before, str):
         return  # not the inbox, questbot's own edit, or the title changed
     repo, number, body, actor = found
-    quests = ticked(before, body)
-    if quests:
-        out.items.append(InboxTicked(repo, number, actor, tuple(quests)))
+    quests, lessons = ticked(before, body), lessons_ticked(before, body)
+    if quests or lessons:
+        out.items.append(InboxTicked(repo, number, actor, tuple(quests), tuple(lessons)))
 
 
 @inbox.register("issues", action="closed")

@@ -1,6 +1,7 @@
 """The inbox's words for what closed quests taught (``bot.journal.lessons``): the latest few
 lessons the consolidation reviewer accepted, each with the quest it came from, so a maintainer
-sees what every later quest's agent is told — and how to drop one that is wrong. Pure.
+sees what every later quest's agent is told — and drops one that is wrong by ticking its box
+(``inbox_marks.lesson_marker``; ``bot.worker.inbox_ticks`` acts on it). Pure.
 
 A lesson is a model's words about text from outside, so it is shown as escaped prose: no
 links, mentions or formatting of its own (``markdown.plain``).
@@ -10,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.core.lessons import ENDING_WORDS
+from bot.core.lessons import ENDING_WORDS, mark
+from bot.github.inbox_marks import lesson_marker
 from bot.github.markdown import inline_code, plain
 from bot.journal.lessons import Lesson
 
@@ -25,10 +27,21 @@ def lessons_lines(repo: str, lessons: Sequence[Lesson]) -> list[str]:
              "Every later quest's agent reads these lessons; each passed a review against the "
              "record of the quest it came from.", ""]
     for lesson in lessons[:SHOWN]:
-        lines.append(f"- {plain(lesson.text, limit=600)} (quest {inline_code(lesson.quest_id)}, "
+        lines.append(f"- [ ] {lesson_marker(mark(lesson.quest_id, lesson.revision))} "
+                     f"{plain(lesson.text, limit=600)} (quest {inline_code(lesson.quest_id)}, "
                      f"{ENDING_WORDS[lesson.ending]})")
     if len(lessons) > SHOWN:
         lines.append(f"- and {len(lessons) - SHOWN} older")
-    lines += ["", "A wrong or outdated lesson is dropped by whoever runs questbot: "
+    lines += ["", "A wrong or outdated lesson: tick its box to drop it (for people with write "
+              "access or a reviewer in `.github/questbot.yml`); no later quest's agent reads it "
+              "again. Whoever runs questbot can also drop one with "
               + inline_code(f"python -m bot lessons {repo} --drop QUEST_ID") + "."]
     return lines
+
+
+def lesson_tick_refused(actor: str, quest_id: str) -> str:
+    """The reply to someone without the rights who ticked a lesson's box."""
+    return (f"@{actor} your tick on the lesson from quest {inline_code(quest_id)} in this inbox "
+            "did not drop it: dropping a lesson needs write access to this repository, or "
+            "being one of the reviewers in `.github/questbot.yml`. If the lesson is wrong, ask "
+            "a maintainer to tick it; the box is cleared again.")

@@ -1,5 +1,6 @@
 """The repository's limits in the inbox, in people's words (``bot.core.limits``): the quests
-waiting to start and why, and a reflection wave — due, waiting for its review, or passed.
+waiting to start and why, and a reflection wave — due, waiting for its review, or passed —
+with what questbot's reflection runs used so far.
 
 Pure. Titles and reflections are untrusted text: titles become inert code spans, a reflection
 escaped prose.
@@ -8,12 +9,14 @@ escaped prose.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from bot.core.events import Hold
 from bot.core.limits import HOLD_WORDS
 from bot.github.markdown import inline_code, plain
+from bot.github.spend_words import money, tokens
 from bot.journal.limits import ReflectionRecord
+from bot.journal.model_use import Spent
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,6 +37,8 @@ class Wave:
     passed: ReflectionRecord | None = None
     rejected: ReflectionRecord | None = None
     """The latest reflection the reflection reviewer sent back, its reason the synopsis."""
+    spent: Spent = field(default_factory=Spent)
+    """What questbot's reflection writer and reviewer used so far (``bot.journal.model_use``)."""
 
 
 def limits_lines(waiting: Sequence[Waiting], wave: Wave, max_live_quests: int) -> list[str]:
@@ -61,6 +66,12 @@ def limits_lines(waiting: Sequence[Waiting], wave: Wave, max_live_quests: int) -
             where = f"{w.where} " if w.where else ""
             lines.append(f"- {where}{inline_code(w.title or '(untitled)')}, quest "
                          f"{inline_code(w.quest_id)}: {HOLD_WORDS[w.reason]}.")
+    if wave.spent.runs:
+        if not lines:
+            lines += ["", "### Reflections", ""]
+        lines.append(f"questbot's reflections so far used {tokens(wave.spent.tokens)} "
+                     f"({money(wave.spent.cents)}), its writer's and its reviewer's runs "
+                     "together.")
     if lines and wave.passed is not None and not wave.due:
         lines.append(f"The last reflection, by {inline_code(wave.passed.by)}: "
                      f"{plain(wave.passed.text, limit=500)}")

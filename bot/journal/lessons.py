@@ -69,7 +69,8 @@ class Fate(StrEnum):
     UNREVIEWED = "unreviewed"
     """The review gave no usable answer: nothing is kept without a passing review."""
     DROPPED = "dropped"
-    """Kept, then dropped by a maintainer (``python -m bot lessons REPO --drop QUEST``)."""
+    """Kept, then dropped by a maintainer (``python -m bot lessons REPO --drop QUEST``, or a
+    tick on its box in the inbox)."""
 
 
 class Lesson(BaseModel):
@@ -111,7 +112,8 @@ _DROP = """
 local removed = 0
 for _, raw in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
   local ok, lesson = pcall(cjson.decode, raw)
-  if ok and lesson['quest_id'] == ARGV[1] then
+  if ok and lesson['quest_id'] == ARGV[1]
+     and (ARGV[2] == '' or tostring(lesson['revision']) == ARGV[2]) then
     removed = removed + redis.call('LREM', KEYS[1], 0, raw)
     redis.call('HSET', KEYS[2], ARGV[1] .. '@' .. lesson['revision'], 'dropped')
   end
@@ -189,7 +191,8 @@ class LessonStore:
         raw: Any = await self.client.lrange(lessons_key(repo), 0, MAX_LESSONS - 1)
         return [Lesson.model_validate_json(item) for item in raw]
 
-    async def drop(self, repo: str, quest_id: str) -> int:
-        """Drop the lessons quest ``quest_id`` taught (a maintainer's call); how many."""
+    async def drop(self, repo: str, quest_id: str, revision: int | None = None) -> int:
+        """Drop the lessons quest ``quest_id`` taught (a maintainer's call), or only the one of
+        ``revision``; how many. Each is marked ``dropped``, so it is never kept again."""
         return int(await self._drop(keys=[lessons_key(repo), lessons_done_key(repo)],
-                                    args=[quest_id]))
+                                    args=[quest_id, "" if revision is None else revision]))

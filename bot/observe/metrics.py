@@ -124,6 +124,16 @@ class Metrics:
             "failing every try (every inbound shard), read when /metrics is scraped.",
             registry=r,
         )
+        self.model_tokens = Counter(
+            "questbot_repository_model_tokens", "Tokens used by model runs that belong to a "
+            "repository rather than a quest (the reflection writer and reviewer), by "
+            "repository and kind; each run counted once (bot.journal.model_use).",
+            ["repo", "kind"], registry=r,
+        )
+        self.model_cost_cents = Counter(
+            "questbot_repository_model_cost_cents", "What those runs cost, in whole US cents "
+            "rounded up, by repository and kind.", ["repo", "kind"], registry=r,
+        )
         self._quest_states: set[str] = set()
         self._delivery_counters: dict[tuple[str, Outcome], Counter] = {}
 
@@ -157,6 +167,11 @@ class Metrics:
         ``process`` (``web`` or ``worker``): one pair of series per process."""
         return (self.redis_errors.labels(process=process).inc,
                 self.redis_reconnects.labels(process=process).inc)
+
+    def model_used(self, repo: str, kind: str, tokens: int, cents: int) -> None:
+        """Count one repository-level model run (already counted once in Redis)."""
+        self.model_tokens.labels(repo=repo.lower(), kind=kind).inc(tokens)
+        self.model_cost_cents.labels(repo=repo.lower(), kind=kind).inc(cents)
 
     def set_rate_limit(self, remaining: int, installation: str | int = "app") -> None:
         self.rate_limit_remaining.labels(installation=str(installation)).set(remaining)

@@ -8,6 +8,12 @@ core's own refusals. Each event and each reply is keyed by the delivery and the 
 redelivered ``edited`` webhook acts once. Then the inbox is written again (a keyed effect on its
 thread's trail), every box empty — ticked or refused, a box does not stay ticked.
 
+A ticked lesson box drops that lesson (``LessonStore.drop`` of its quest and revision, marked
+``dropped`` so it is never kept again), under the same rule of who may; the agent reads the
+lessons afresh at every stage, so it is gone from the next prompt. Dropping twice drops nothing
+the second time, so a redelivered edit changes nothing; a refusal's reply is keyed by the
+delivery and the lesson.
+
 A close of the inbox by a person is answered the same way: written again, which reopens it.
 """
 
@@ -24,8 +30,10 @@ from bot.github.conversation import Permissions
 from bot.github.forge import Forges
 from bot.github.inbox_marks import tick_command
 from bot.github.inbox_signals import InboxClosed, InboxTicked
+from bot.github.lesson_words import lesson_tick_refused
 from bot.github.refusal_words import Precheck, Why, refusal_words
 from bot.journal import Applied
+from bot.journal.lessons import LessonStore
 from bot.journal.memory import ForgeMemory
 
 log = logging.getLogger(__name__)
@@ -95,8 +103,24 @@ class InboxIntake:
                     refuse(None if result.code is Refusal.UNDEFINED else result.code)
                 elif result.absorbed:  # the quest has ended: the tick changed nothing
                     refuse(None)
+        effects += await self._lessons(t, delivery_id, allowed)
         effects.append(conversation.rewrite_inbox(t.repo, t.number, f"inbox-{delivery_id}"))
         await say(t.repo, t.number, effects)
+
+    async def _lessons(self, t: InboxTicked, delivery_id: str, allowed: bool) -> list[Effect]:
+        """Drop the ticked lessons, or say once to whoever may not why nothing was dropped."""
+        replies: list[Effect] = []
+        store = LessonStore(self.ctx.journal.client)
+        for ending in t.lessons:
+            quest_id, _, revision = ending.rpartition("@")
+            if not allowed:
+                replies.append(conversation.reply(t.repo, t.number, f"tick-{delivery_id}-{ending}",
+                                                  lesson_tick_refused(t.actor, quest_id)))
+                continue
+            dropped = await store.drop(t.repo, quest_id, int(revision))
+            log.info("%s dropped %d lesson(s) of %s in the inbox of %s", t.actor, dropped,
+                     ending, t.repo)
+        return replies
 
     async def closed(self, c: InboxClosed, delivery_id: str, say: Say) -> None:
         if await self._is_inbox(c.repo, c.number):

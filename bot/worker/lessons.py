@@ -15,11 +15,12 @@ one runner at a time (the trail's lease), retries with back-off when the endpoin
 (``ModelUnavailable`` is ``RetryLater``), a delivery again after a crash — and the store's
 atomic mark makes the keep once-only. The lesson is *owed* until its fate is written: when the
 runner gives up on it (the endpoint down longer than its back-off), the next change of any
-quest of the repository queues it again, as the effect's next occurrence. A draft that was
-written is kept beside the mark, so a retry after the reviewer's endpoint failed reviews the
-same words rather than paying for new ones. Nothing is kept without a founded ``approve``: a
-rejection, a verdict whose claims do not hold, or a run without an answer keeps nothing and is
-not tried again. Without a model endpoint no lesson is written.
+quest of the repository queues it again, as the effect's next occurrence — or, on a quiet
+repository, the worker's look at owed runs (``bot.worker.owed_sweep``, every ten minutes). A
+draft that was written is kept beside the mark, so a retry after the reviewer's endpoint failed
+reviews the same words rather than paying for new ones. Nothing is kept without a founded
+``approve``: a rejection, a verdict whose claims do not hold, or a run without an answer keeps
+nothing and is not tried again. Without a model endpoint no lesson is written.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from bot.core.lessons import Ending, teaches
 from bot.journal.keys import quest_keys
 from bot.journal.lessons import Draft, Fate, Lesson, LessonStore, inbox_rewrite, lesson_trail
 from bot.journal.outbox import Adapter
+from bot.journal.owed_runs import OwedRuns
 from bot.reviews.automatic import ModelVerdict
 from bot.reviews.consolidation import quest_record
 from bot.worker.process import Plugin, Sync
@@ -92,6 +94,7 @@ class Consolidator:
         self.review = review
         self.store = LessonStore(ctx.journal.client)
         self.evidence = EvidenceStore(ctx.journal.client)
+        self.owed = OwedRuns(ctx.journal.client)
 
     async def after_change(self, quest: Quest) -> None:
         """A quest at a teaching ending gets its ``consolidate`` effect, once; and any change
@@ -100,8 +103,17 @@ class Consolidator:
         if ending is not None and await self.store.fate(quest.id, quest.revision,
                                                         quest.repo) is None:
             await self.store.owe(quest.id, quest.revision, quest.repo, ending)
-        for quest_id, revision, owed in await self.store.owed(quest.repo):
-            await self._enqueue(quest_id, revision, owed)
+        await self.sweep(quest.repo)
+
+    async def sweep(self, repo: str) -> bool:
+        """Queue every lesson ``repo`` owes (the worker's look at owed runs, too); whether
+        any is owed."""
+        owed = await self.store.owed(repo)
+        for quest_id, revision, ending in owed:
+            await self._enqueue(quest_id, revision, ending)
+        if owed:
+            await self.owed.owed(repo, self.ctx.clock())
+        return bool(owed)
 
     async def _enqueue(self, quest_id: str, revision: int, ending: Ending) -> None:
         """Queue the ending's effect: the same one while it is queued or delivered (the
@@ -174,6 +186,7 @@ def lessons(model: ModelEndpoint | None, *, write: WriteLesson | None = None,
         else:
             return {}, None
         consolidator = Consolidator(ctx, *runs)
+        ctx.sweeps.append(consolidator.sweep)
         return {EffectType.CONSOLIDATE: consolidator.consolidate}, consolidator.after_change
 
     return plug

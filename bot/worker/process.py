@@ -59,6 +59,7 @@ from bot.observe.logs import bind
 from bot.observe.metrics import Metrics
 from bot.worker.coordination import Coordination
 from bot.worker.intake import Intake
+from bot.worker.owed_sweep import OwedSweep
 from bot.worker.policybook import PolicyBook
 from bot.worker.reflection_runs import ReflectionModel, ReflectionRuns
 from bot.worker.reflections import Reflections
@@ -254,6 +255,8 @@ class Worker:
     """Failed attempts before a delivery moves to the dead letters (``inbound:{inbound}:dead``):
     about eight minutes of retries, ``claim_idle_ms`` apart (GitHub down for a while)."""
     consumer: str = field(default_factory=lambda: f"worker-{socket.gethostname()}")
+    owed: OwedSweep | None = None
+    """The look at runs repositories still owe (``bot.worker.owed_sweep``)."""
 
     async def handle(self, delivery: InboundDelivery) -> None:
         try:
@@ -333,15 +336,20 @@ class Worker:
             busy += stats.delivered + stats.retried + len(stats.failures)
             busy += len(await self.timers.fire_due())
             busy += await self.projector.drain()
+            if self.owed is not None:
+                busy += await self.owed.sweep_once()
             if not busy:
                 return
 
     async def run(self, stop: asyncio.Event) -> None:
         """Every loop until ``stop``; none of them ends when Redis goes away (see the module
         docs)."""
-        await asyncio.gather(
-            self.outage.guard("inbound", lambda: self.inbound_once(block_ms=1000), stop),
-            self.runner.run(stop), self.timers.run(stop), self.projector.run(stop))
+        loops = [self.outage.guard("inbound", lambda: self.inbound_once(block_ms=1000), stop),
+                 self.runner.run(stop), self.timers.run(stop), self.projector.run(stop)]
+        if self.owed is not None:
+            owed = self.owed
+            loops.append(self.outage.guard("owed", lambda: owed.step(stop), stop))
+        await asyncio.gather(*loops)
 
 
 def failure_reporter(journal: Journal, book: PolicyBook) -> Callable[[Failure], Awaitable[None]]:
@@ -401,7 +409,7 @@ def build_worker(client: RedisClient, forges: Forges, settings: SettingsSource,
     # failure leaves the view owed, and the retry releases again: the ids are the hold's)
     syncs.append(coordination.after_change)
     runs = None if reflection_model is None else ReflectionRuns(
-        ctx, coordination.limits, coordination.release, reflection_model)
+        ctx, coordination.limits, coordination.release, reflection_model, metrics=metrics)
     if runs is not None:
         every[EffectType.REFLECT] = runs.run
         syncs.append(runs.after_change)
@@ -424,4 +432,4 @@ def build_worker(client: RedisClient, forges: Forges, settings: SettingsSource,
     intake.reflections = Reflections(ctx, coordination.limits, coordination.release,
                                      runs=runs)
     return Worker(journal, Inbound(client, durable=durable), intake, runner, timers, projector,
-                  timings, outage)
+                  timings, outage, owed=OwedSweep(ctx))

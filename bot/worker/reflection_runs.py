@@ -25,9 +25,14 @@ How a wave goes:
    released; a rejection is shown in the inbox with the reviewer's reason and the next
    attempt is enqueued — ``MAX_ATTEMPTS`` per wave, then the wave waits for a maintainer.
 
+What each run used is counted once in the repository's ledger (``bot.journal.model_use``,
+keyed by the effect's key) and on ``/metrics``; the inbox shows the total.
+
 A model endpoint that is down raises ``RetryLater`` before anything is recorded: the effect
 runner tries again with its backoff; when it gives up, the next nudge enqueues the same attempt
-again under a new occurrence. Nothing passes without a founded verdict.
+again under a new occurrence — a quest's change, or the worker's look at owed runs
+(``bot.worker.owed_sweep``, every ten minutes per repository), so a quiet repository's wave
+is tried again once the endpoint is back. Nothing passes without a founded verdict.
 
 People without write access may ``/reflect`` too (``submit``): their text goes to the same
 reviewer, as an attempt of its own (``s1``, ``s2``…, at most ``MAX_SUBMISSIONS`` a wave), so
@@ -45,12 +50,16 @@ from typing import Any
 
 from bot.adapters import AdapterContext
 from bot.agent.model import ModelEndpoint
+from bot.agent.task import Usage
 from bot.core import Effect, EffectType, Event, Quest, State, effect_key
 from bot.core.events import Hold
 from bot.core.limits import reflection_due
 from bot.journal.keys import hash_tag, quest_keys, repo_bad_endings_key
 from bot.journal.limits import ReflectionRecord, RepoLimits
+from bot.journal.model_use import Kind, ModelUse
+from bot.journal.owed_runs import OwedRuns
 from bot.journal.reflection_attempts import ReflectionAttempt, ReflectionAttempts, ReflectionReview
+from bot.observe.metrics import Metrics
 from bot.reviews.reflection_record import (
     MAX_ATTEMPTS,
     Reviewed,
@@ -117,12 +126,16 @@ async def wave_due(ctx: AdapterContext, limits: RepoLimits, repo: str) -> bool:
 
 class ReflectionRuns:
     def __init__(self, ctx: AdapterContext, limits: RepoLimits, release: Release,
-                 model: ReflectionModel) -> None:
+                 model: ReflectionModel, *, metrics: Metrics | None = None) -> None:
         self.ctx = ctx
         self.limits = limits
         self.release = release
         self.model = model
+        self.metrics = metrics
         self.attempts = ReflectionAttempts(ctx.journal.client)
+        self.use = ModelUse(ctx.journal.client)
+        self.owed = OwedRuns(ctx.journal.client)
+        ctx.sweeps.append(self.nudge)
 
     # -- when -----------------------------------------------------------------------------
 
@@ -133,18 +146,18 @@ class ReflectionRuns:
         if held or quest.state in ENDED:
             await self.nudge(quest.repo)
 
-    async def nudge(self, repo: str) -> None:
+    async def nudge(self, repo: str) -> bool:
         """Enqueue the wave's next writer attempt, if a reflection is due and attempts are
-        left (the same key from every worker: queued once)."""
+        left (the same key from every worker: queued once); whether one is owed."""
         if not await wave_due(self.ctx, self.limits, repo):
-            return
+            return False
         wave = await self.attempts.wave(repo)
         for n in range(1, MAX_ATTEMPTS + 1):
             if await self.attempts.review(repo, wave, str(n)) is None:
                 written = await self.attempts.attempt(repo, wave, str(n)) is not None
                 await self._enqueue(repo, wave, str(n), {"review": 1} if written else {})
-                return
-        # every attempt was reviewed and none passed: the wave waits for a maintainer
+                return True
+        return False  # every attempt was reviewed and none passed: a maintainer's turn
 
     async def submit(self, repo: str, login: str, text: str, cause: str) -> str:
         """A ``/reflect`` by someone without write access, from comment ``cause``: put up
@@ -177,6 +190,7 @@ class ReflectionRuns:
             type=EffectType.REFLECT, quest_id=trail, revision=0, event_id=cause,
             occurrence=occurrence,
             payload={"repo": repo, "wave": wave, "attempt": attempt, **extra})])
+        await self.owed.owed(repo, self.ctx.clock())
 
     async def _show(self, repo: str, cause: str) -> None:
         """Write the inbox again, after this run's effect (``notify_inbox``'s rewrite)."""
@@ -198,7 +212,7 @@ class ReflectionRuns:
             return None  # the wave is over (a maintainer reflected, or a review passed)
         kept = await self.attempts.attempt(repo, wave, attempt)
         if not p.get("review"):
-            if kept is None and await self._write(repo, wave, attempt, p) is None:
+            if kept is None and await self._write(repo, wave, attempt, p, effect.key) is None:
                 return None
             await self._show(repo, f"{effect.event_id}-written")
             await self._enqueue(repo, wave, attempt, {"review": 1})
@@ -207,7 +221,7 @@ class ReflectionRuns:
             return None  # never written: the write effect comes first
         review = await self.attempts.review(repo, wave, attempt)
         if review is None:
-            review = await self._review(repo, kept)
+            review = await self._review(repo, kept, effect.key)
             if review is None:
                 return None
         await self._decide(repo, kept, review)
@@ -230,8 +244,14 @@ class ReflectionRuns:
             docs.append((ending, ending_document(ending, quest, said)))
         return record_of(docs)
 
+    async def _count(self, repo: str, kind: Kind, run: str, usage: Usage) -> None:
+        """The run's spend in the repository's ledger, once per effect, and on /metrics."""
+        if await self.use.count(repo, kind, run, usage.tokens, usage.cost_cents) and (
+                self.metrics is not None):
+            self.metrics.model_used(repo, kind.value, usage.tokens, usage.cost_cents)
+
     async def _write(self, repo: str, wave: int, attempt: str,
-                     p: Mapping[str, Any]) -> ReflectionAttempt | None:
+                     p: Mapping[str, Any], run: str) -> ReflectionAttempt | None:
         record = await self.record(repo)
         at = self.ctx.clock()
         if "text" in p:  # a person's, submitted for review
@@ -244,6 +264,7 @@ class ReflectionRuns:
             if earlier is not None and earlier.passed is False and earlier.synopsis:
                 rejections.append(earlier.synopsis)
         written = await self.model.write(record, int(attempt), rejections)  # RetryLater
+        await self._count(repo, Kind.REFLECTION_WRITER, run, written.usage)
         log.info("questbot wrote reflection %s of wave %d for %s (%d tokens)", attempt, wave,
                  repo, written.usage.tokens)
         text = written.reflection.text if written.reflection is not None else ""
@@ -260,8 +281,10 @@ class ReflectionRuns:
                 session="questbot-reflection-check", at=at))
         return kept
 
-    async def _review(self, repo: str, kept: ReflectionAttempt) -> ReflectionReview | None:
+    async def _review(self, repo: str, kept: ReflectionAttempt,
+                      run: str) -> ReflectionReview | None:
         reviewed = await self.model.review(kept.text, kept.record)  # RetryLater: nothing kept
+        await self._count(repo, Kind.REFLECTION_REVIEWER, run, reviewed.usage)
         log.info("the reflection reviewer %s reflection %s of wave %d for %s (%d tokens)%s",
                  {True: "passed", False: "rejected", None: "decided nothing on"}[
                      reviewed.passed], kept.attempt, kept.wave, repo, reviewed.usage.tokens,

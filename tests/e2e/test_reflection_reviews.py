@@ -4,19 +4,26 @@ agent for the quests and the recorded model server for the writer and the review
 
 A wave lifted with no person; a reflection the reviewer sends back, shown in the inbox, then a
 second that passes; an endpoint that is down, under which the wave stays — and which, once up,
-is tried again and passes."""
+is tried again and passes; down longer than the effect runner tries, then up with nothing new
+happening, the worker's look at owed runs ten minutes on lifts the wave and decides the
+lessons."""
 
 from __future__ import annotations
 
 import asyncio
+from decimal import Decimal
 
 from pydantic import SecretStr
 
 from bot.agent.demo_spec import sample_spec
 from bot.agent.model import ModelEndpoint, Wire
+from bot.agent.model.endpoint import Prices
 from bot.core import State
 from bot.core.events import Held, Hold, Triaged
+from bot.journal.delivery import Backoff
+from bot.journal.lessons import LessonStore
 from bot.journal.limits import RepoLimits
+from bot.journal.model_use import Kind, ModelUse, Spent
 from bot.journal.reflection_attempts import ReflectionAttempts
 from tests.e2e.conftest import shown_texts
 from tests.e2e.scenario import MAINTAINER, READER, REPO, setup_repository
@@ -31,10 +38,11 @@ LESSONS = ("lesson-abandoned", "review-consolidation-unfounded")
 """What the killed quests teach: a lesson written and not kept (``bot.worker.lessons``)."""
 
 
-async def reflection_stack(redis_url: str, model_url: str) -> Stack:
+async def reflection_stack(redis_url: str, model_url: str, prices: Prices | None = None) -> Stack:
     """The sample's scripted agent works the quests; the model writes and reviews."""
     endpoint = ModelEndpoint(wire=Wire.OPENAI, url=f"{model_url}/v1",
-                             api_key=SecretStr("sk-test-not-a-real-key"), model="gpt-4.1-mini")
+                             api_key=SecretStr("sk-test-not-a-real-key"), model="gpt-4.1-mini",
+                             prices=prices)
     limits, pace_time = virtual_pacing()
     stack = Stack(redis_url, scripted_specs={REPO: sample_spec()}, model=endpoint,
                   limits=limits, pace_time=pace_time)
@@ -65,12 +73,14 @@ async def held_then_started(stack: Stack, quest_id: str) -> None:
 async def test_a_wave_is_lifted_by_the_reflection_reviewers_pass_with_no_person(
         redis_url: str, redis_async: object) -> None:
     async with ModelServer(recorded("openai", *LIFTED, *LESSONS)) as served:
-        stack = await reflection_stack(redis_url, served.url)
+        stack = await reflection_stack(redis_url, served.url,
+                                       Prices(input=Decimal(10), output=Decimal(30)))
         try:
             held = await wave_with_one_held(
                 stack, "the fix guessed at the cause without reading the log",
                 "guessed again, the log said otherwise")
             await held_then_started(stack, held)
+            await what_the_reflection_cost_is_on_record(stack)
             assert served.turns_of("reflect-write") == [1]
             assert served.turns_of("review-reflection-pass") == [1]
             # the reviewer was fed the reflection and the record, never the writer's talk
@@ -96,6 +106,23 @@ async def test_a_wave_is_lifted_by_the_reflection_reviewers_pass_with_no_person(
             stack.fake.assert_clean()
         finally:
             await stack.stop()
+
+
+async def what_the_reflection_cost_is_on_record(stack: Stack) -> None:
+    """The recorded writer used 1,500 + 160 tokens and the reviewer 1,700 + 120; at $10 and
+    $30 a million that is 1.98 and 2.06 cents, rounded up per run. Counted once each in the
+    repository's ledger, shown in the inbox, and on the worker's /metrics."""
+    use = ModelUse(stack.runtime.redis)
+    assert await use.spent(REPO) == Spent(tokens=3480, cents=5, runs=2)
+    assert await use.spent(REPO, (Kind.REFLECTION_REVIEWER,)) == Spent(1820, 3, 1)
+    assert "reflections so far used 3,480 tokens ($0.05)" in words(inbox(stack).body or "")
+    await stack.settle()  # delivered again by nobody: still counted once
+    metrics = stack.runtime.metrics.render().decode()
+    for kind, tokens, cents in (("reflection_writer", 1660, 2),
+                                ("reflection_reviewer", 1820, 3)):
+        labels = f'{{kind="{kind}",repo="{REPO.lower()}"}}'
+        assert f"questbot_repository_model_tokens_total{labels} {tokens}.0" in metrics
+        assert f"questbot_repository_model_cost_cents_total{labels} {cents}.0" in metrics
 
 
 async def test_a_rejected_reflection_is_shown_and_a_second_one_passes(
@@ -147,6 +174,38 @@ async def test_with_the_endpoint_down_the_wave_stays_and_is_tried_again_later(
             await stack.settle()
             await held_then_started(stack, held)
             assert served.turns_of("reflect-write") == [1]
+            served.assert_clean()
+    finally:
+        await stack.stop()
+
+
+async def test_runs_the_runner_gave_up_on_are_asked_again_with_no_new_event(
+        redis_url: str, redis_async: object) -> None:
+    port = free_port()
+    stack = await reflection_stack(redis_url, f"http://127.0.0.1:{port}")
+    stack.runtime.worker.runner.backoff = Backoff(base_s=0.01, cap_s=0.01, max_tries=1)
+    try:
+        held = await wave_with_one_held(
+            stack, "the fix guessed at the cause without reading the log",
+            "guessed again, the log said otherwise")  # the runner gives up at the first try
+        lessons = LessonStore(stack.runtime.redis)
+        owed = await lessons.owed(REPO)
+        assert owed  # the killed quests' lessons, not written
+        async with ModelServer(recorded("openai", *LIFTED, *LESSONS), port=port) as served:
+            await stack.settle()  # back up, and nothing new happens: nothing is asked yet
+            assert served.served == []
+            assert (await stack.quest(held)).held is Hold.REFLECTION
+            await stack.advance(minutes=9)
+            assert served.served == []  # not before ten minutes
+            await stack.advance(minutes=2)  # the worker looks at what the repository owes
+            await held_then_started(stack, held)
+            assert served.turns_of("reflect-write") == [1]
+            assert await lessons.owed(REPO) == []
+            for quest_id, revision, _ending in owed:
+                assert await lessons.fate(quest_id, revision, REPO) is not None
+            asked = len(served.served)
+            await stack.advance(minutes=11)  # owing nothing now: nothing more is asked
+            assert len(served.served) == asked
             served.assert_clean()
     finally:
         await stack.stop()

@@ -32,3 +32,16 @@ def test_the_latest_are_shown_with_their_quest_and_how_to_drop_one() -> None:
 def test_a_lesson_mentions_nobody_and_links_nowhere() -> None:
     text = "\n".join(lessons_lines(REPO, [lesson(1, "ask @maya, see [here](http://x) **now**")]))
     assert "@maya" not in text and "](http" not in text and "**now**" not in text
+
+
+def test_each_lesson_has_a_box_naming_its_ending() -> None:
+    from bot.github.inbox_marks import boxes, lesson_boxes, lessons_ticked
+
+    shown = "\n".join(lessons_lines(REPO, [lesson(n) for n in range(SHOWN + 2)]))
+    assert lesson_boxes(shown) == {f"q-{n}@1": False for n in range(SHOWN)}
+    assert boxes(shown) == {}  # a lesson's box is no quest's entry
+    ticked = shown.replace("- [ ] <!-- questbot:inbox-lesson=q-2@1 -->",
+                           "- [x] <!-- questbot:inbox-lesson=q-2@1 -->")
+    assert lessons_ticked(shown, ticked) == ["q-2@1"]
+    assert lessons_ticked(ticked, ticked) == []  # kept ticked: nothing new asked
+    assert "tick its box to drop it" in shown

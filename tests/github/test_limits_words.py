@@ -39,3 +39,14 @@ def test_a_wave_passed_by_the_reviewer_says_so_once_it_is_over() -> None:
     by_hand = MINE.model_copy(update={"by": "maya", "reviewer": "maya"})
     text = "\n".join(limits_lines(waiting, Wave(False, 2, 24, None, by_hand), 7))
     assert "passed the review" not in text
+
+
+def test_what_the_reflections_used_is_shown_even_when_no_wave_is_due() -> None:
+    from bot.journal.model_use import Spent
+
+    assert limits_lines([], Wave(False, 2, 24), 7) == []  # no run yet: nothing to say
+    text = "\n".join(limits_lines([], Wave(False, 2, 24, spent=Spent(12_345, 7, 2)), 7))
+    assert "### Reflections" in text
+    assert "reflections so far used 12,345 tokens ($0.07)" in text
+    due = "\n".join(limits_lines([], Wave(True, 2, 24, spent=Spent(10, 1, 1)), 7))
+    assert "### Reflections" not in due and "used 10 tokens ($0.01)" in due

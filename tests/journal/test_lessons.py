@@ -67,3 +67,14 @@ async def test_a_rejection_is_final_and_clears_the_draft(redis_async: RedisClien
 def test_the_agent_reads_each_lesson_with_where_it_came_from() -> None:
     assert lesson_lines([lesson("q-1")]) == (
         "- check X fails under Y; the fix was Z (quest q-1, landed and watched clean)",)
+
+
+async def test_dropping_one_revision_keeps_the_others(redis_async: RedisClient) -> None:
+    store = LessonStore(redis_async)
+    for revision in (1, 2):
+        assert await store.keep(lesson("q-1", revision=revision))
+    assert await store.drop(REPO, "q-1", 2) == 1
+    assert [x.revision for x in await store.lessons(REPO)] == [1]
+    assert await store.fate("q-1", 2, REPO) is Fate.DROPPED
+    assert not await store.keep(lesson("q-1", revision=2))
+    assert await store.drop(REPO, "q-1", 2) == 0
