@@ -43,8 +43,8 @@ _RESTARTS = frozenset({S.RESEARCHING, S.REPRODUCING})
 
 
 def paused(q: Quest, e: Paused, _p: Policy) -> Result:
-    nq = park(q, ParkReason.PAUSED, q.state)
-    return nq, [(E.STOP_AGENT, {"reason": "paused"})] if q.state in AGENT_STATES else []
+    asks: Asks = [(E.STOP_AGENT, {"reason": "paused"})] if q.state in AGENT_STATES else []
+    return park(q, ParkReason.PAUSED, q.state), asks
 
 
 def may_resume(q: Quest, _actor: str | None) -> Refused | None:
@@ -75,8 +75,8 @@ def resumed(q: Quest, e: Resumed, p: Policy) -> Result:
 
 
 def killed(q: Quest, e: Killed, _p: Policy) -> Result:
-    nq = q.evolve({"state": S.ABANDONED, "outcome": Outcome.KILLED, "owner": None})
-    return nq, [(E.STOP_AGENT, {"reason": "killed"})] if q.state in AGENT_STATES else []
+    asks: Asks = [(E.STOP_AGENT, {"reason": "killed"})] if q.state in AGENT_STATES else []
+    return q.evolve({"state": S.ABANDONED, "outcome": Outcome.KILLED, "owner": None}), asks
 
 
 # the forge moving under the quest
