@@ -33,7 +33,9 @@ from bot.agent.evidence_store import EvidenceStore, Piece, StageRecord, proof_re
 from bot.agent.proof_runner import CheckCommand, CommandLog, run_proof
 from bot.agent.workspace import git, local_repository, proof_repository, rebind, tree_files
 from bot.core import Effect, Event, ProofBundle, Quest, Risk
-from bot.core.events import BaseMoved, ProofCompleted, ProofFailed, Reproduced, SignalSensed
+from bot.core.events.agent_work import ProofCompleted, ProofFailed, Reproduced
+from bot.core.events.landing import BaseMoved
+from bot.core.events.signals import SignalSensed
 from bot.core.proof import CheckRecord, Reproduction
 from bot.journal import PermanentError
 from bot.settings.schema import Settings

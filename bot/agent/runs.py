@@ -98,15 +98,15 @@ from bot.agent.stages import StageOutcome, StageRun, run_stage
 from bot.agent.task import Agent, AgentTask, QuestBrief, Stage
 from bot.agent.workspace import WorkspaceError
 from bot.core import Effect, EffectType, Event, Quest, State
-from bot.core.events import (
+from bot.core.events.agent_work import (
     AgentHalted,
     HypothesisWritten,
     PatchPushed,
     PlanWritten,
     Reproduced,
     ReproductionFailed,
-    UsageRecorded,
 )
+from bot.core.events.bookkeeping import UsageRecorded
 from bot.core.gates import status_and_next
 from bot.core.proof import Reproduction
 from bot.errors import ConfigurationError

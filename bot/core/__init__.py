@@ -6,16 +6,9 @@ Import from here: ``step``, ``fold``, ``accepts``, the models and the errors.
 from bot.core.canonical import canonical_digest, canonical_json
 from bot.core.effects import Effect, EffectType, effect_key
 from bot.core.errors import InvalidTransition, QuestError, Refusal, TableViolation
-from bot.core.events import (
-    EVENT_ADAPTER,
-    EVENT_TYPES,
-    Event,
-    Route,
-    Severity,
-    SignalKind,
-    Snapshot,
-    Verdict,
-)
+from bot.core.events import EVENT_ADAPTER, EVENT_TYPES, Event
+from bot.core.events.decisions import Snapshot, Verdict
+from bot.core.events.signals import Route, Severity, SignalKind
 from bot.core.lifecycle import (
     ANY_PERSON,
     FoldResult,

@@ -23,7 +23,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.core.events import Verdict
+from bot.core.events.decisions import Verdict
 from bot.core.policy import Checkpoint
 from bot.core.seals import Seal
 

@@ -24,7 +24,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from bot.core.attempts import AttemptRecord, DecisionRecord
-from bot.core.events import Route
+from bot.core.events.signals import Route
 from bot.core.lifecycle import ANY_PERSON, accepts, reserved_for
 from bot.core.limits import HOLD_WORDS
 from bot.core.policy import Checkpoint, Policy

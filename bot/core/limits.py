@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, timedelta
 
-from bot.core.events import Hold
+from bot.core.events.signals import Hold
 from bot.core.names import Name
 from bot.core.quest import Outcome, ParkReason, Quest
 from bot.core.states import State

@@ -8,7 +8,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from bot.core.attempts import AttemptRecord, DecisionRecord
-from bot.core.events import Hold, Route, Severity, SignalKind, Snapshot
+from bot.core.events.decisions import Snapshot
+from bot.core.events.signals import Hold, Route, Severity, SignalKind
 from bot.core.names import Name
 from bot.core.policy import Checkpoint
 from bot.core.proof import Risk

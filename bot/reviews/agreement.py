@@ -21,7 +21,7 @@ import redis.asyncio
 import redis.exceptions
 
 from bot.core import Event, Quest
-from bot.core.events import CheckpointDecided, Verdict
+from bot.core.events.decisions import CheckpointDecided, Verdict
 from bot.core.policy import Checkpoint
 from bot.journal.keys import hash_tag
 from bot.journal.wire import RedisClient

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from bot.agent.task import Usage
 from bot.core import Effect
-from bot.core.events import Verdict
+from bot.core.events.decisions import Verdict
 from bot.core.policy import Checkpoint
 from bot.reviews.agreement import Agreement
 from bot.reviews.capabilities import reviews_key

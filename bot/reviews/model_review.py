@@ -21,7 +21,7 @@ from pydantic_ai import ModelRetry, RunContext, ToolOutput
 from bot.agent.model.endpoint import ModelEndpoint
 from bot.agent.model.one_answer import one_answer
 from bot.agent.validation import Claim
-from bot.core.events import Verdict
+from bot.core.events.decisions import Verdict
 from bot.reviews.automatic import ModelVerdict
 from bot.reviews.evidence_view import check_citations, problems
 from bot.reviews.models import PinnedEvidence, ReviewRole

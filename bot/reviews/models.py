@@ -7,7 +7,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bot.core.events import Snapshot, Verdict
+from bot.core.events.decisions import Snapshot, Verdict
 from bot.core.policy import Checkpoint
 
 

@@ -19,7 +19,7 @@ from collections.abc import Awaitable, Callable
 from pydantic import BaseModel, ConfigDict
 
 from bot.core import InvalidTransition, Policy, Quest
-from bot.core.events import CheckpointDecided, Verdict
+from bot.core.events.decisions import CheckpointDecided, Verdict
 from bot.core.policy import Checkpoint
 from bot.errors import Refused
 from bot.journal import Journal

@@ -27,7 +27,7 @@ from bot.agent.runs import agent_adapters
 from bot.agent.scripted import ScriptedSpec
 from bot.agent.validation import Claim, ClaimVerdict, Evidence, Verdict
 from bot.core import EffectType, Quest, State
-from bot.core.events import ProofFailed
+from bot.core.events.agent_work import ProofFailed
 from bot.core.proof import CheckRecord, Reproduction, Risk
 from bot.github.evidence import render_markdown
 from tests.agent.conftest import REPO, Quests, only

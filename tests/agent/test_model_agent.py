@@ -20,7 +20,7 @@ from bot.agent import sandbox
 from bot.agent.model import ModelEndpoint, Wire
 from bot.agent.runs import NO_MODEL, agent_adapters
 from bot.core import EffectType, State
-from bot.core.events import UsageRecorded
+from bot.core.events.bookkeeping import UsageRecorded
 from bot.core.quest import ParkReason
 from tests.agent.conftest import REPO, Quests, StaticSettings, only, settings_for
 from tests.fakegithub import FakeGitHub

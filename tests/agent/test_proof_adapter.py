@@ -17,7 +17,7 @@ from bot.core import (
     State,
     step,
 )
-from bot.core.events import ProofCompleted, ProofFailed
+from bot.core.events.agent_work import ProofCompleted, ProofFailed
 from bot.errors import PermanentError
 from tests.agent.conftest import POLICY, PY, REPO, Quests, only
 from tests.fakegithub import FakeGitHub

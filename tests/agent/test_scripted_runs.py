@@ -14,7 +14,7 @@ from bot.agent.scripted import Edit, ScriptedSpec
 from bot.agent.task import ReplyStatus, Stage
 from bot.agent.validation import Claim, Evidence
 from bot.core import Effect, EffectType, State
-from bot.core.events import UsageRecorded
+from bot.core.events.bookkeeping import UsageRecorded
 from bot.core.proof import Risk
 from bot.core.quest import ParkReason
 from tests.agent.conftest import REPO, Quests, only

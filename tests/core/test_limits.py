@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bot.core import Policy, State, step
-from bot.core.events import Hold
+from bot.core.events.signals import Hold
 from bot.core.gates import status_and_next
 from bot.core.limits import BadEnding, admission, bad_ending, reflection_due
 from bot.tools.scenarios import JournalBuilder

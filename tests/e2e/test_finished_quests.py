@@ -5,7 +5,7 @@ stays as the kill left it (seed 000: terminal states absorb everything but usage
 from __future__ import annotations
 
 from bot.core import Policy, State
-from bot.core.events import SpendDecided, SpendRequested
+from bot.core.events.bookkeeping import SpendDecided, SpendRequested
 from bot.journal import failures
 from tests.e2e.scenario import MAINTAINER, REPO
 from tests.e2e.stack import Stack

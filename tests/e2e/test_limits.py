@@ -13,7 +13,7 @@ import pytest
 
 from bot.__main__ import main
 from bot.core import Quest, State
-from bot.core.events import Hold
+from bot.core.events.signals import Hold
 from bot.core.policy import Checkpoint
 from bot.github.render import INBOX_TITLE
 from tests.e2e.scenario import MAINTAINER, READER, REPO, SETTINGS, setup_repository

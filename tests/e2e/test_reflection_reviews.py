@@ -19,7 +19,7 @@ from bot.agent.demo_spec import sample_spec
 from bot.agent.model import ModelEndpoint, Wire
 from bot.agent.model.endpoint import Prices
 from bot.core import State
-from bot.core.events import Held, Hold, Triaged
+from bot.core.events.signals import Held, Hold, Triaged
 from bot.journal.delivery import Backoff
 from bot.journal.lessons import LessonStore
 from bot.journal.limits import RepoLimits

@@ -15,7 +15,7 @@ from pydantic import SecretStr
 from bot.agent import sandbox
 from bot.agent.model import ModelEndpoint, Wire
 from bot.core import State
-from bot.core.events import CheckpointDecided
+from bot.core.events.decisions import CheckpointDecided
 from bot.reviews.models import ReviewRole
 from bot.tools.review import request
 from tests.e2e.scenario import MAINTAINER, REPO, SETTINGS, Story, setup_repository

@@ -14,14 +14,14 @@ from pydantic import SecretStr
 from bot.agent import sandbox
 from bot.agent.model import ModelEndpoint, Wire
 from bot.core import Event
-from bot.core.events import (
+from bot.core.events.agent_work import (
     AgentHalted,
     HypothesisWritten,
     PatchPushed,
     PlanWritten,
     Reproduced,
-    UsageRecorded,
 )
+from bot.core.events.bookkeeping import UsageRecorded
 from tests.modelserver.server import ModelServer, recorded
 
 STAGES = ("research", "reproduce", "patch")

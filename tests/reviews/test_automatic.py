@@ -12,7 +12,7 @@ from pydantic import SecretStr
 
 from bot.agent.model import ModelEndpoint, Wire
 from bot.core import Effect, EffectType, Policy, State
-from bot.core.events import CheckpointDecided, Verdict
+from bot.core.events.decisions import CheckpointDecided, Verdict
 from bot.journal import Journal
 from bot.reviews.agreement import Agreement
 from bot.reviews.automatic import AutomaticReviewer

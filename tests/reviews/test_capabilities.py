@@ -11,7 +11,7 @@ import redis.asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.core.events import Snapshot
+from bot.core.events.decisions import Snapshot
 from bot.core.policy import Checkpoint
 from bot.reviews.capabilities import Capabilities, Unauthorized, reviews_key, split_review_id
 from bot.reviews.models import PinnedEvidence, PinnedSnapshot, ReviewRecord, ReviewRole

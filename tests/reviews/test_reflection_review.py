@@ -16,7 +16,7 @@ from bot.__main__ import main
 from bot.agent.model import ModelEndpoint, Wire
 from bot.agent.validation import Claim, Evidence
 from bot.core import State
-from bot.core.events import Killed
+from bot.core.events.decisions import Killed
 from bot.journal import Journal
 from bot.reviews.reflection_record import (
     Ending,

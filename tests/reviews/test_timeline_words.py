@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.core.events import CheckpointDecided
+from bot.core.events.decisions import CheckpointDecided
 from bot.github.timeline import entry_of, line
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from bot.core.effects import EffectType as E
 from bot.core.errors import Refusal
-from bot.core.events import (
+from bot.core.events.landing import (
     ChildEvidence,
     Landed,
     ParentLanded,
@@ -26,8 +26,8 @@ from bot.core.events import (
     Reopened,
     RollbackConfirmed,
     WatchClean,
-    max_severity,
 )
+from bot.core.events.signals import max_severity
 from bot.core.policy import Policy
 from bot.core.quest import Outcome, ParkReason, Quest
 from bot.core.rules.asks import Asks, Result, minutes, refuse, start

@@ -12,7 +12,8 @@ from typing import Any
 
 from bot.core.effects import EffectType as E
 from bot.core.errors import InvalidTransition, Refusal
-from bot.core.events import Event, _Event
+from bot.core.events import Event
+from bot.core.events.base import _Event
 from bot.core.policy import Checkpoint, Policy
 from bot.core.quest import ParkReason, Quest
 from bot.core.states import CHECKPOINT_AT, State

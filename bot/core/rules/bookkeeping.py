@@ -20,15 +20,14 @@ from typing import Any
 
 from bot.core.effects import EffectType as E
 from bot.core.errors import Refusal
-from bot.core.events import (
+from bot.core.events.bookkeeping import (
     CommentPosted,
     EffectFailed,
-    SignalAttached,
     SpendDecided,
     SpendRequested,
     UsageRecorded,
-    max_severity,
 )
+from bot.core.events.signals import SignalAttached, max_severity
 from bot.core.policy import Policy
 from bot.core.quest import MAX_SUSPECTS, Quest, StageUsage, Suspect
 from bot.core.rules import budget

@@ -24,7 +24,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core.effects import EffectType as E
-from bot.core.events import SpendDecided
+from bot.core.events.bookkeeping import SpendDecided
 from bot.core.policy import Policy
 from bot.core.quest import ParkReason, Quest, SpendAsk
 from bot.core.rules.asks import Asks, Result, park

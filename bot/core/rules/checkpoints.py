@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from bot.core.effects import EffectType as E
 from bot.core.errors import Refusal
-from bot.core.events import CheckpointDecided, Claimed, Released, Route, Verdict
+from bot.core.events.decisions import CheckpointDecided, Claimed, Released, Verdict
+from bot.core.events.signals import Route
 from bot.core.policy import Checkpoint, Policy
 from bot.core.quest import Outcome, ParkReason, Quest
 from bot.core.rules.asks import (

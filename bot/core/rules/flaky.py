@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from bot.core.effects import EffectType as E
 from bot.core.errors import Refusal
-from bot.core.events import RerunReported, RerunRequested, RerunResult, ResearchStarted
+from bot.core.events.signals import RerunReported, RerunRequested, RerunResult, ResearchStarted
 from bot.core.policy import Policy
 from bot.core.quest import Outcome, Quest, Rerun
 from bot.core.rules.asks import Refused, Result, refuse

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from bot.core.effects import EffectType as E
-from bot.core.events import Held
+from bot.core.events.signals import Held
 from bot.core.limits import HOLD_WORDS
 from bot.core.policy import Policy
 from bot.core.quest import Quest

@@ -14,7 +14,8 @@ from typing import Any
 
 from bot.core.effects import EffectType as E
 from bot.core.errors import Refusal
-from bot.core.events import BaseMoved, HumanRevision, Killed, Paused, Resumed
+from bot.core.events.decisions import HumanRevision, Killed, Paused, Resumed
+from bot.core.events.landing import BaseMoved
 from bot.core.policy import Policy
 from bot.core.quest import Outcome, ParkReason, Quest
 from bot.core.rules.asks import (

@@ -12,7 +12,7 @@ from typing import Any
 
 from bot.core.effects import EffectType as E
 from bot.core.errors import Refusal
-from bot.core.events import (
+from bot.core.events.agent_work import (
     AgentHalted,
     HypothesisWritten,
     PatchPushed,
@@ -21,13 +21,10 @@ from bot.core.events import (
     ProofFailed,
     Reproduced,
     ReproductionFailed,
-    ResearchStarted,
-    Route,
-    SignalSensed,
-    Snapshot,
-    Triaged,
-    _Event,
 )
+from bot.core.events.base import _Event
+from bot.core.events.decisions import Snapshot
+from bot.core.events.signals import ResearchStarted, Route, SignalSensed, Triaged
 from bot.core.policy import Checkpoint, Policy
 from bot.core.quest import Outcome, ParkReason, Quest
 from bot.core.rules.asks import (

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import Any
 
 from bot.core.attempts import AttemptRecord, DecisionRecord, kept, logged
-from bot.core.events import CheckpointDecided
+from bot.core.events.decisions import CheckpointDecided
 from bot.core.policy import Checkpoint
 from bot.core.quest import Quest
 from bot.core.seals import Seal, make_seal, with_seal
