@@ -10,7 +10,9 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from bot.config import Config, ConfigError, load_config, redis_url
+from bot.config import Config, load_config
+from bot.config.environment import redis_url
+from bot.config.problems import ConfigError
 from bot.core import Policy
 from bot.tools.replay import (
     JournalFileError,
@@ -99,7 +101,7 @@ def _status(args: argparse.Namespace) -> int:
 def _proof(args: argparse.Namespace) -> int:
     """0: every check passed; 1: one failed; 2: they could not be run."""
     from bot.agent import sandbox
-    from bot.config import load_sandbox_config
+    from bot.config.sandbox import load_sandbox_config
     from bot.errors import QuestbotError
     from bot.tools.proof import passed, proof_json, proof_text, prove_checkout
 

@@ -10,7 +10,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from bot.config import Config, ConfigError, load_config
+from bot.config import Config, load_config
+from bot.config.problems import ConfigError
 
 SECRET = "webhook-secret-value"
 
@@ -287,7 +288,7 @@ def test_config_is_frozen(env: dict[str, str]) -> None:
 def test_the_sandbox_is_on_unless_the_operator_says_unsafe_off(
         env: dict[str, str], tmp_path: Path) -> None:
     from bot.agent.sandbox import SandboxMode
-    from bot.config import load_sandbox_config
+    from bot.config.sandbox import load_sandbox_config
 
     config = load_config(env)
     assert config.sandbox is SandboxMode.BUBBLEWRAP and config.sandbox_policy().confined
@@ -502,7 +503,7 @@ def test_the_tools_read_redis_url_as_the_processes_do(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``python -m bot status`` and ``review`` need Redis and none of the App's settings:
     ``redis_url`` is the environment's, else ``./.env``'s, else the default."""
-    from bot.config import REDIS_DEFAULT, redis_url
+    from bot.config.environment import REDIS_DEFAULT, redis_url
 
     dotenv = tmp_path / ".env"
     monkeypatch.setenv("QUESTBOT_ENV_FILE", str(dotenv))

@@ -37,7 +37,7 @@ MODEL_SECRETS = frozenset({"QUESTBOT_MODEL_API_KEY"})
 
 
 class WholeSentence(ValueError):
-    """A problem told in a whole sentence, hint included: ``bot.config`` prints it as it is
+    """A problem told in a whole sentence, hint included: ``bot.config.problems`` prints it as it is
     (a default that fails its check is reported under the field's name, not its variable)."""
 
 

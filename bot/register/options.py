@@ -15,7 +15,9 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from bot.config import ConfigError, checks, settings_values
+from bot.config import checks
+from bot.config.environment import settings_values
+from bot.config.problems import ConfigError
 from bot.github.manifest import GITHUB_URL, api_url_for
 
 T = TypeVar("T")

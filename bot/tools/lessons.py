@@ -11,7 +11,7 @@ import asyncio
 import json
 import sys
 
-from bot.config import redis_url
+from bot.config.environment import redis_url
 from bot.core.lessons import ENDING_WORDS
 from bot.journal.lessons import Lesson, LessonStore, inbox_rewrite, lesson_trail
 from bot.journal.store import Journal

@@ -145,7 +145,9 @@ def receive(event: str, fixture: Path, *, url: str | None, local: bool,
             patience: float | None = None) -> int:
     """The command: 0 when the delivery was accepted (2xx, or handled with ``--local``), 1
     when it was answered otherwise, 2 when it could not be sent at all."""
-    from bot.config import ConfigError, load_config, settings_values
+    from bot.config import load_config
+    from bot.config.environment import settings_values
+    from bot.config.problems import ConfigError
 
     try:
         body = read_fixture(fixture)

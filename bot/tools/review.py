@@ -10,7 +10,7 @@ import json
 import os
 import sys
 
-from bot.config import redis_url
+from bot.config.environment import redis_url
 from bot.journal.store import Journal
 from bot.journal.wire import connect
 from bot.reviews.capabilities import Capabilities

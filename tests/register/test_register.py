@@ -187,7 +187,7 @@ def test_where_the_manifest_goes() -> None:
 
 
 def test_register_options_list_every_problem(tmp_path: Path) -> None:
-    from bot.config import ConfigError
+    from bot.config.problems import ConfigError
     from bot.register.options import register_options
 
     with pytest.raises(ConfigError) as caught:

@@ -1,0 +1,81 @@
+"""How repository code runs: the ``QUESTBOT_SANDBOX*`` settings (a part of ``bot.config``).
+
+| variable | default | |
+|---|---|---|
+| ``QUESTBOT_SANDBOX`` | ``bubblewrap`` | ``unsafe-off`` runs repository code unconfined |
+| ``QUESTBOT_SANDBOX_READONLY`` | none | extra read-only directories for checks (``:``-separated) |
+| ``QUESTBOT_SANDBOX_MEMORY_MB`` | ``4096`` | address-space limit of each sandboxed command |
+
+``Config`` reads them with the rest; they are also read alone (``load_sandbox_config``), by
+``python -m bot proof``, which needs no App.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from pydantic import Field, ValidationError, field_validator
+
+from bot.agent.sandbox import SandboxMode, SandboxPolicy
+from bot.config.environment import Environment, reading
+from bot.config.problems import ConfigError, describe
+
+
+class SandboxConfig(Environment):
+    """How repository code runs (``bot.agent.sandbox``); the one opt-out says it is unsafe."""
+
+    sandbox: SandboxMode = Field(default=SandboxMode.BUBBLEWRAP,
+                                 validation_alias="QUESTBOT_SANDBOX")
+    sandbox_readonly: tuple[Path, ...] = Field(default=(),
+                                               validation_alias="QUESTBOT_SANDBOX_READONLY")
+    sandbox_memory_mb: int = Field(default=4096, validation_alias="QUESTBOT_SANDBOX_MEMORY_MB")
+
+    @field_validator("sandbox", mode="before")
+    @classmethod
+    def _mode(cls, value: object) -> SandboxMode:
+        text = str(value).strip().lower()
+        try:
+            return SandboxMode(text)
+        except ValueError:
+            raise ValueError(f"is not one of {', '.join(m.value for m in SandboxMode)}") from None
+
+    @field_validator("sandbox_readonly", mode="before")
+    @classmethod
+    def _readonly(cls, value: object) -> tuple[Path, ...]:
+        if isinstance(value, tuple):
+            return value
+        paths = tuple(Path(p) for p in str(value).split(os.pathsep) if p.strip())
+        relative = [str(p) for p in paths if not p.is_absolute()]
+        if relative:
+            raise ValueError(f"holds relative paths {relative}")
+        missing = [str(p) for p in paths if not p.is_dir()]
+        if missing:
+            raise ValueError(f"names directories that do not exist: {missing}")
+        return paths
+
+    @field_validator("sandbox_memory_mb", mode="before")
+    @classmethod
+    def _memory(cls, value: object) -> int:
+        text = str(value).strip()
+        if not text.isdigit() or int(text) < 64:
+            raise ValueError("is not a whole number of MiB of at least 64")
+        return int(text)
+
+    def sandbox_policy(self, secrets: tuple[Path, ...] = ()) -> SandboxPolicy:
+        """The policy this configuration describes; ``secrets`` are never visible inside."""
+        return SandboxPolicy(mode=self.sandbox, readonly=self.sandbox_readonly,
+                             secrets=secrets, memory_bytes=self.sandbox_memory_mb * 1024 * 1024)
+
+
+def load_sandbox_config(environ: Mapping[str, str] | None = None) -> SandboxConfig:
+    """The ``QUESTBOT_SANDBOX*`` settings alone (for commands that need no App), or a
+    ``ConfigError`` naming each one that is malformed."""
+    environ = os.environ if environ is None else environ
+    try:
+        with reading(environ):
+            return SandboxConfig()
+    except ValidationError as exc:
+        problems = [describe(error, environ, {}) for error in exc.errors(include_url=False)]
+    raise ConfigError(problems) from None
