@@ -21,7 +21,8 @@ two steps; the runners' sweep (``bot.journal.doorbells``) heals the rest.
 write and follow-up (``wire.Batch``; the follow-up merges the round's index writes per key);
 events of one quest are applied in order, one per round. Snapshots are cached in-process by
 version: the version check makes a stale cache entry cost one retry. Records are written by
-``records`` (orjson, the same bytes as pydantic).
+``records`` (orjson, the same bytes as pydantic). Reading a quest back — its snapshot, journal,
+policies and outbox — is ``bot.journal.reads``, whose methods ``Journal`` inherits.
 
 Policies. The script also records the policy the events were decided under, in the quest's
 ``policies`` hash (same slot), wherever it differs from the last entry's — so the entries keep
@@ -35,7 +36,7 @@ import asyncio
 import random
 import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -45,12 +46,12 @@ import redis.asyncio
 from bot.core import Effect, Event, InvalidTransition, Policy, Quest, step, steps
 from bot.journal.answers import Applied, JournalEntry
 from bot.journal.durability import Durability
-from bot.journal.errors import ConcurrencyError, CorruptJournal
+from bot.journal.errors import ConcurrencyError
 from bot.journal.indexes import IndexWrites
 from bot.journal.keys import DEFAULT_SHARDS, doorbell_key, quest_keys, shard_of
-from bot.journal.policies import PolicyMemo, read_policies
-from bot.journal.records import RecordError, dump_effect, dump_event, dump_quest, load_event
-from bot.journal.records import load_quest as _load_quest
+from bot.journal.policies import PolicyMemo
+from bot.journal.reads import JournalReads, load_snapshot
+from bot.journal.records import dump_effect, dump_event, dump_quest
 from bot.journal.scripts import ScriptSet
 from bot.journal.views import views_key
 from bot.journal.wire import Batch, Head, RedisClient, stream_rows, text
@@ -86,7 +87,7 @@ class _Item:
     journaled after it in the same write."""
 
 
-class Journal:
+class Journal(JournalReads):
     """Quests in Redis: ``apply`` events, read snapshots and journals, ring doorbells."""
 
     def __init__(self, client: RedisClient, *, shards: int = DEFAULT_SHARDS,
@@ -166,7 +167,7 @@ class Journal:
                     if isinstance(reply, Exception):
                         raise reply
                 v, qjson = snap
-                quest = _load(qjson) if qjson is not None else None
+                quest = load_snapshot(qjson) if qjson is not None else None
                 version = int(v) if v is not None else 0
                 if quest is not None:
                     self._remember(it.event.quest_id, version, quest)
@@ -349,46 +350,6 @@ class Journal:
             return added
         raise redis.exceptions.NoScriptError("the enqueue script could not be loaded")
 
-    # -- reading ---------------------------------------------------------------------------
-
-    async def snapshot(self, quest_id: str) -> tuple[int, Quest | None]:
-        """The stored version and quest (``(0, None)`` for a quest never seen)."""
-        v, qjson = await self.client.hmget(quest_keys(quest_id).snap, ["v", "quest"])
-        return (int(v) if v is not None else 0), (_load(qjson) if qjson is not None else None)
-
-    async def entries(self, quest_id: str, *, batch: int = 1000) -> AsyncIterator[JournalEntry]:
-        """The journal of one quest, oldest first, read in batches."""
-        key = quest_keys(quest_id).events
-        start = "-"
-        while True:
-            rows = stream_rows(await self.client.xrange(key, min=start, max="+", count=batch))
-            for entry_id, f in rows:
-                try:
-                    event = load_event(f["e"])
-                except (KeyError, RecordError, ValueError) as exc:
-                    raise CorruptJournal(f"journal entry {entry_id} of quest {quest_id} "
-                                         f"cannot be read: {exc}") from exc
-                yield JournalEntry(int(f["v"]), entry_id, event)
-            if len(rows) < batch:
-                return
-            start = "(" + rows[-1][0]
-
-    async def events(self, quest_id: str) -> list[Event]:
-        return [entry.event async for entry in self.entries(quest_id)]
-
-    async def policies(self, quest_id: str) -> tuple[dict[str, Policy], dict[int, str]]:
-        """The policies the quest's events were decided under, by digest, and where each took
-        over: journal version → digest (``bot.journal.policies``)."""
-        return await read_policies(self.client, quest_id)
-
-    async def contains(self, quest_id: str, event_id: str) -> bool:
-        return bool(await self.client.hexists(quest_keys(quest_id).ids, event_id))
-
-    async def outbox(self, quest_id: str) -> list[tuple[str, str]]:
-        """Undelivered effects of a quest: ``(outbox entry id, effect key)``, oldest first."""
-        rows = stream_rows(await self.client.xrange(quest_keys(quest_id).outbox, "-", "+"))
-        return [(entry_id, text(fields["k"])) for entry_id, fields in rows]
-
 
 @lru_cache(maxsize=8192)
 def _apply_head(sha: str, quest_id: str) -> Head:
@@ -400,11 +361,3 @@ def _apply_head(sha: str, quest_id: str) -> Head:
 
 def _policy(source: PolicySource, quest_id: str) -> Policy:
     return source if isinstance(source, Policy) else source(quest_id)
-
-
-def _load(text: bytes | str) -> Quest:
-    try:
-        return _load_quest(text)
-    except (RecordError, ValueError) as exc:
-        raise CorruptJournal(f"stored snapshot cannot be read: {exc}; rebuild it from the "
-                             "journal with `python -m bot replay`") from exc

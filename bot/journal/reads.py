@@ -1,0 +1,74 @@
+"""Reading a quest back from Redis: its snapshot, its journal, the policies its events were
+decided under, which event ids it has seen and its outbox (a part of ``Journal``).
+
+``Journal`` takes these from ``JournalReads``; they read what ``apply`` wrote (``bot.journal.store``
+says how) and write nothing. A snapshot or a journal entry that cannot be read raises
+``CorruptJournal``, naming it (a snapshot can be rebuilt from the journal: ``replay``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+from bot.core import Event, Policy, Quest
+from bot.journal.answers import JournalEntry
+from bot.journal.errors import CorruptJournal
+from bot.journal.keys import quest_keys
+from bot.journal.policies import read_policies
+from bot.journal.records import RecordError, load_event
+from bot.journal.records import load_quest as _load_quest
+from bot.journal.wire import RedisClient, stream_rows, text
+
+
+class JournalReads:
+    """The read side of ``Journal``: what one quest's keys hold, read as it is now."""
+
+    client: RedisClient
+
+    async def snapshot(self, quest_id: str) -> tuple[int, Quest | None]:
+        """The stored version and quest (``(0, None)`` for a quest never seen)."""
+        v, qjson = await self.client.hmget(quest_keys(quest_id).snap, ["v", "quest"])
+        return ((int(v) if v is not None else 0),
+                (load_snapshot(qjson) if qjson is not None else None))
+
+    async def entries(self, quest_id: str, *, batch: int = 1000) -> AsyncIterator[JournalEntry]:
+        """The journal of one quest, oldest first, read in batches."""
+        key = quest_keys(quest_id).events
+        start = "-"
+        while True:
+            rows = stream_rows(await self.client.xrange(key, min=start, max="+", count=batch))
+            for entry_id, f in rows:
+                try:
+                    event = load_event(f["e"])
+                except (KeyError, RecordError, ValueError) as exc:
+                    raise CorruptJournal(f"journal entry {entry_id} of quest {quest_id} "
+                                         f"cannot be read: {exc}") from exc
+                yield JournalEntry(int(f["v"]), entry_id, event)
+            if len(rows) < batch:
+                return
+            start = "(" + rows[-1][0]
+
+    async def events(self, quest_id: str) -> list[Event]:
+        return [entry.event async for entry in self.entries(quest_id)]
+
+    async def policies(self, quest_id: str) -> tuple[dict[str, Policy], dict[int, str]]:
+        """The policies the quest's events were decided under, by digest, and where each took
+        over: journal version → digest (``bot.journal.policies``)."""
+        return await read_policies(self.client, quest_id)
+
+    async def contains(self, quest_id: str, event_id: str) -> bool:
+        return bool(await self.client.hexists(quest_keys(quest_id).ids, event_id))
+
+    async def outbox(self, quest_id: str) -> list[tuple[str, str]]:
+        """Undelivered effects of a quest: ``(outbox entry id, effect key)``, oldest first."""
+        rows = stream_rows(await self.client.xrange(quest_keys(quest_id).outbox, "-", "+"))
+        return [(entry_id, text(fields["k"])) for entry_id, fields in rows]
+
+
+def load_snapshot(text: bytes | str) -> Quest:
+    """A stored snapshot's quest, or ``CorruptJournal`` saying how to rebuild it."""
+    try:
+        return _load_quest(text)
+    except (RecordError, ValueError) as exc:
+        raise CorruptJournal(f"stored snapshot cannot be read: {exc}; rebuild it from the "
+                             "journal with `python -m bot replay`") from exc
