@@ -27,7 +27,8 @@ from typing import Any
 import redis.asyncio
 
 from bot.github.render import INBOX_TITLE
-from bot.journal.inbound import GROUP, Inbound, seen_key
+from bot.journal.inbound import Inbound, seen_key
+from bot.journal.inbound_consumer import GROUP
 from bot.journal.keys import DEFAULT_SHARDS, RUNNERS_GROUP, doorbell_key, quest_keys, shard_of
 from tests.chaos.processes import Outage, was_down
 from tests.chaos.story import QuestRun

@@ -10,7 +10,8 @@ import redis.exceptions
 from bot.github.auth import InstallationTokenError
 from bot.github.client import NotInstalled
 from bot.journal import PermanentError
-from bot.journal.inbound import DEAD, STREAM
+from bot.journal.inbound import STREAM
+from bot.journal.inbound_consumer import DEAD
 from bot.worker.process import permanent
 from tests.e2e.scenario import REPO, setup_repository
 from tests.e2e.stack import Stack

@@ -10,7 +10,8 @@ import pytest
 import redis.asyncio
 
 from bot.journal.group_commit import GroupCommit
-from bot.journal.inbound import GROUP, STREAM, Duplicate, Inbound, Stored, seen_key
+from bot.journal.inbound import STREAM, Duplicate, Inbound, Stored, seen_key
+from bot.journal.inbound_consumer import GROUP
 from bot.journal.keys import inbound_shard, inbound_stream
 from tests.shared import SHARED
 
