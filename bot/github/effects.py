@@ -7,13 +7,13 @@ event. Every write goes through the ``Forge`` (``bot.github.forge``).
 Idempotency by effect key. The runner may deliver an effect again after a crash, so each
 adapter first looks for its own earlier write: the merge by the pull request's ``merged``
 flag, the rebase by the head it recorded, the revert by its branch ``quest/<id>-revert-<rev>``
-and the pull request from it (``Forge.find_pull``), a reply by the comment id remembered under
-the effect key or else by the key's hidden marker among the thread's comments, a review
-request by the record under its key or else by the reviewers GitHub shows as requested; a
-reaction is idempotent on GitHub's side. Each create holds the lease on its name
-(``bot.journal.memory``), so two deliveries of one effect never both create. Outcome events
-get ids from ``outcome_id(effect, name)``, so reporting the same outcome twice is absorbed by
-the journal.
+and the pull request from it (``Forge.find_pull``; ``bot.github.rollback``), a reply by the
+comment id remembered under the effect key or else by the key's hidden marker among the
+thread's comments, a review request by the record under its key or else by the reviewers
+GitHub shows as requested; a reaction is idempotent on GitHub's side. Each create holds the
+lease on its name (``bot.journal.memory``), so two deliveries of one effect never both create.
+Outcome events get ids from ``outcome_id(effect, name)``, so reporting the same outcome twice
+is absorbed by the journal.
 
 Where the world moved under an effect — the head changed before ``land`` or ``rebase`` —
 the adapter reports nothing: the push's own webhook becomes a ``human_revision`` and the quest
@@ -23,27 +23,21 @@ learns from that. The reason is logged and kept under ``note:<effect key>``.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 
 import gidgethub
 
 from bot.adapters import AdapterContext, outcome_id
 from bot.core import Effect, EffectType, Event, Quest
-from bot.core.events import Landed, PatchPushed, RollbackConfirmed
+from bot.core.events import Landed, PatchPushed
 from bot.core.quest import Outcome
 from bot.core.states import CHECKPOINT_AT
 from bot.github import conversation, render, spend_words
 from bot.github.forge import Forge, Forges, is_permanent, refused, status_of
 from bot.github.inbox import Inbox
 from bot.github.landing import Lander
-from bot.github.projection import (
-    EvidenceLookup,
-    Projection,
-    open_pull,
-    quest_branch,
-    reviewable,
-)
-from bot.github.revert import revert_tree
+from bot.github.projection import EvidenceLookup, Projection, reviewable
+from bot.github.rollback import Reverter, RevertTree, default_revert_tree
 from bot.journal import Adapter, PermanentError
 
 log = logging.getLogger(__name__)
@@ -51,38 +45,26 @@ log = logging.getLogger(__name__)
 ASKING = "?"
 """A review request's record while it is being made (``GitHubEffects._ask_reviewers``)."""
 
-RevertTree = Callable[[Forge, Quest, str], Awaitable[str]]
-"""``(forge, quest, merge_sha) → tree sha`` of the merge with the quest's changes undone."""
-
-
-async def default_revert_tree(forge: Forge, quest: Quest, merge_sha: str) -> str:
-    approval = quest.c_approval
-    base, head = (approval.base, approval.head) if approval else (quest.base, quest.head)
-    if base is None or head is None:
-        raise PermanentError(f"quest {quest.id} has no approved base and head to revert; "
-                             f"revert {merge_sha[:12]} by hand on {quest.repo}")
-    return await revert_tree(forge.git, base=base, head=head, merge_sha=merge_sha)
-
 
 class GitHubEffects:
     def __init__(self, ctx: AdapterContext, forges: Forges, *, draft_pulls: bool = True,
                  revert: RevertTree = default_revert_tree,
                  evidence: EvidenceLookup | None = None) -> None:
-        """``revert`` builds the rollback's tree (``bot.github.revert`` explains how)."""
+        """``revert`` builds the rollback's tree (``bot.github.rollback``)."""
         self.ctx = ctx
         self.forges = forges
         self.projection = Projection(ctx, forges, draft_pulls=draft_pulls, evidence=evidence)
         self.memory = self.projection.memory
         self.inbox = Inbox(ctx, forges, self.memory)
-        self.revert = revert
         self.lander = Lander(ctx, self.memory, self._note)
+        self.reverter = Reverter(ctx, forges, self.memory, self.lander, revert)
 
     def adapters(self) -> dict[EffectType, Adapter]:
         return {
             EffectType.REQUEST_CHECKPOINT: self.request_checkpoint,
             EffectType.LAND: self.land,
             EffectType.REBASE: self.rebase,
-            EffectType.ROLLBACK: self.rollback,
+            EffectType.ROLLBACK: self.reverter.rollback,
             EffectType.NOTIFY_INBOX: self.notify_inbox,
             EffectType.REPLY_COMMENT: self.reply_comment,
             EffectType.REACT: self.react,
@@ -236,95 +218,6 @@ class GitHubEffects:
             await self.memory.set_quest_field(quest.id, done_field, done)
         return [PatchPushed(id=outcome_id(effect, "patch_pushed"), quest_id=quest.id,
                             at=self.ctx.clock(), head=done, pusher=self.ctx.bot_login)]
-
-    # -- rollback --------------------------------------------------------------------------
-
-    async def rollback(self, effect: Effect) -> Sequence[Event] | None:
-        """Revert the landed merge through a pull request of questbot's own, merged like any
-        other — at the head questbot made (``revert_head:<key>``), so a push to the revert
-        branch is never merged unseen."""
-        merge_sha = effect.payload.get("merge_sha")
-        quest = await self.ctx.quest(effect.quest_id)
-        if not merge_sha:
-            raise PermanentError(f"quest {quest.id} has no merge to roll back")
-        forge = await self.forges.for_repo(quest.repo)
-        pr_field = f"revert:{effect.key}"
-        number = await self.memory.quest_int(quest.id, pr_field)
-        if number is None:
-            async with self.memory.quest_creating(quest.id, pr_field):
-                number = await self._revert_pull(effect, quest, forge, merge_sha, pr_field)
-        pull = await forge.pull(number)
-        if not pull.merged:
-            head = await self.memory.quest(quest.id, f"revert_head:{effect.key}")
-            if head is None:  # recorded before heads were: the head it was opened with
-                head = pull.head_sha
-                await self.memory.set_quest_field(quest.id, f"revert_head:{effect.key}", head)
-            await self._merge_revert(quest, forge, number, pull.head_sha, head)
-            pull = await forge.pull(number)
-        if pull.merge_commit_sha is None:
-            raise RuntimeError(f"revert #{number} merged but GitHub has not said its sha yet")
-        return [RollbackConfirmed(id=outcome_id(effect, "rollback_confirmed"),
-                                  quest_id=quest.id, at=self.ctx.clock(),
-                                  revert_sha=pull.merge_commit_sha)]
-
-    async def _merge_revert(self, quest: Quest, forge: Forge, number: int, now: str,
-                            head: str) -> None:
-        def moved(to: str) -> PermanentError:
-            return PermanentError(
-                f"revert #{number} of {quest.repo} moved to {to}, away from the revert questbot "
-                f"made ({head[:12]}): someone pushed to its branch. Review it and merge it by "
-                "hand; the quest stays rolled back until then")
-
-        if now != head:
-            raise moved(now[:12])
-        try:
-            await forge.merge(number, head, f"Revert questbot quest {quest.id}",
-                              await self.lander.method(quest, forge))
-        except gidgethub.BadRequest as exc:
-            if status_of(exc) == 409:
-                raise moved("a new head while it was merged") from exc
-            if status_of(exc) == 405 and (await forge.pull(number)).merged:
-                return  # merged meanwhile by another delivery
-            if is_permanent(exc) or status_of(exc) == 405:
-                raise refused(exc, f"merge revert #{number} of {quest.repo} at {head[:12]}",
-                              "resolve what GitHub shows on the pull request and merge it by "
-                              "hand") from exc
-            raise
-
-    async def _revert_pull(self, effect: Effect, quest: Quest, forge: Forge, merge_sha: str,
-                           pr_field: str) -> int:
-        """The revert's pull request, made once: each step looks for what an earlier
-        delivery left — the recorded number, then a pull request from the revert branch,
-        then the branch itself — and does only what is missing. The revert commit is
-        recorded as soon as it exists: it is the head the merge is pinned to."""
-        number = await self.memory.quest_int(quest.id, pr_field)
-        if number is not None:
-            return number
-        head_field = f"revert_head:{effect.key}"
-        branch = f"{quest_branch(quest.id)}-revert-{effect.revision}"
-        pull = await forge.find_pull(branch, author=self.ctx.bot_login)
-        if pull is None:
-            made = await forge.git.branch_head(branch)
-            if made is None:
-                tree = await self.revert(forge, quest, merge_sha)
-                commit = await forge.git.create_commit(
-                    tree=tree, parents=[merge_sha],
-                    message=f"Revert {merge_sha[:12]}: questbot quest {quest.id} regressed")
-                await self.memory.set_quest_field(quest.id, head_field, commit)
-                made = await forge.git.ensure_branch(branch, commit)
-            if await self.memory.quest(quest.id, head_field) is None:
-                await self.memory.set_quest_field(quest.id, head_field, made)
-            base = await self.memory.default_branch(quest.repo)
-            pull = await open_pull(
-                forge, head=branch, base=base, title=f"Revert questbot quest {quest.id}"[:200],
-                body=f"{render.key_marker(effect.key)}\nA regression followed "
-                f"{render.sha(merge_sha)}; this reverts it.\n", draft=False,
-                author=self.ctx.bot_login)
-        if pull is None:
-            raise PermanentError(f"the revert branch {branch} has no commits beyond the base "
-                                 f"of {quest.repo}; revert {merge_sha[:12]} by hand")
-        await self.memory.set_quest_field(quest.id, pr_field, pull.number)
-        return pull.number
 
     # -- messages to people ----------------------------------------------------------------
 

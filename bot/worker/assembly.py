@@ -43,7 +43,8 @@ from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
 from bot.worker.http import make_worker_app
 from bot.worker.lessons import lessons
-from bot.worker.process import Plugin, Sync, Worker, build_worker
+from bot.worker.process import Plugin, Worker, build_worker
+from bot.worker.projector import Sync
 from bot.worker.redelivery import Redeliverer, RedeliveryPolicy
 from bot.worker.reflection_runs import model_runs
 from bot.worker.reviewing import reviewing

@@ -41,7 +41,7 @@ log = logging.getLogger(__name__)
 Apply = Callable[[Event, str], Awaitable[Applied | InvalidTransition]]
 Say = Callable[[str, int, list[Effect]], Awaitable[None]]
 EventOf = Callable[[Command, Quest, str, str], Event]
-"""``Intake._command_event``: the core event a command becomes."""
+"""``Intake._command_event``: the core event a command becomes (``command_events``)."""
 
 _FALLBACK = Command(name=CommandName.QUEST, mode=QuestMode.FIX, line=1)
 """What a box stands for when its quest has moved on since the inbox was written (or the box

@@ -19,34 +19,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from bot.adapters import AdapterContext
-from bot.core import (
-    Checkpoint,
-    Effect,
-    Event,
-    InvalidTransition,
-    Quest,
-    Route,
-    Severity,
-    SignalKind,
-    State,
-    Verdict,
-)
-from bot.core.events import (
-    BaseMoved,
-    CheckpointDecided,
-    Claimed,
-    HumanRevision,
-    Killed,
-    Paused,
-    Released,
-    Resumed,
-    SignalSensed,
-    SpendDecided,
-    Triaged,
-)
-from bot.core.states import CHECKPOINT_AT, LIVE, TERMINAL
+from bot.core import Effect, Event, InvalidTransition, Quest, Severity, SignalKind, State
+from bot.core.events import BaseMoved, HumanRevision, SignalSensed, Triaged
+from bot.core.states import LIVE, TERMINAL
 from bot.github import conversation
-from bot.github.commands import Command, CommandName, CommandProblem, ours_without_quest, render
+from bot.github.commands import Command, CommandName, CommandProblem, ours_without_quest
 from bot.github.conversation import (
     Permissions,
     no_permission_text,
@@ -74,6 +51,7 @@ from bot.journal import Applied, Indexes, PermanentError
 from bot.journal.keys import thread_trail
 from bot.journal.memory import ForgeMemory
 from bot.worker.buttons import ButtonIntake
+from bot.worker.command_events import command_event, command_id, route
 from bot.worker.failures import FailureIntake
 from bot.worker.inbox_ticks import InboxIntake
 from bot.worker.policybook import PolicyBook
@@ -85,17 +63,6 @@ log = logging.getLogger(__name__)
 LANDED = frozenset({State.WATCHING, State.ROLLED_BACK})
 REPO_NAME = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+")
 """What GitHub allows in ``owner/name``: anything else in a payload is not a repository."""
-
-
-def command_id(c: CommentCommands, item: Command | CommandProblem) -> str:
-    """The id of the event a comment's command becomes, and of the reply it gets: its comment
-    and line — stable across redeliveries — and, for a command an edit added, what it says, so
-    an edit that puts ``/approve A`` where ``/claim`` stood is a new command, not a repeat."""
-    base = f"comment-{c.comment_id}-{item.line}"
-    if not c.edited:
-        return base
-    said = render(item) if isinstance(item, Command) else item.message
-    return f"{base}-{hashlib.sha256(said.encode()).hexdigest()[:8]}"
 
 
 def new_quest_id(delivery_id: str, fingerprint: str) -> str:
@@ -369,34 +336,13 @@ class Intake:
         if isinstance(sensed, InvalidTransition):
             return None
         started = await self._apply(Triaged(id=event_id, quest_id=qid, at=self.ctx.clock(),
-                                            route=_route(item), actor=c.author), c.repo, out)
+                                            route=route(item), actor=c.author), c.repo, out)
         return None if isinstance(started, InvalidTransition) else started.quest
 
     def _command_event(self, item: Command, quest: Quest, actor: str, event_id: str) -> Event:
-        name, at, qid = item.name, self.ctx.clock(), quest.id
-        if item.spend:  # the answer to the spend request that waits, if one does
-            request = quest.spend_pending[-1] if quest.spend_pending else "none"
-            return SpendDecided(id=event_id, quest_id=qid, at=at, actor=actor,
-                                request_id=request, approved=name is CommandName.APPROVE)
-        if name in (CommandName.APPROVE, CommandName.REVISE, CommandName.REJECT):
-            open_cp = CHECKPOINT_AT.get(quest.checkpoint_state)
-            checkpoint = item.checkpoint or open_cp or Checkpoint.A
-            return CheckpointDecided(id=event_id, quest_id=qid, at=at, actor=actor,
-                                     checkpoint=checkpoint, verdict=Verdict(name.value),
-                                     reason=item.reason or "")
-        if name is CommandName.QUEST:
-            return Triaged(id=event_id, quest_id=qid, at=at, actor=actor, route=_route(item))
-        if name is CommandName.PAUSE:
-            return Paused(id=event_id, quest_id=qid, at=at, actor=actor, reason=item.reason or "")
-        if name is CommandName.KILL:
-            return Killed(id=event_id, quest_id=qid, at=at, actor=actor, reason=item.reason or "")
-        if name is CommandName.CLAIM:
-            return Claimed(id=event_id, quest_id=qid, at=at, actor=actor)
-        if name is CommandName.RELEASE:
-            return Released(id=event_id, quest_id=qid, at=at, actor=actor)
-        if name is CommandName.RESUME:
-            return Resumed(id=event_id, quest_id=qid, at=at, actor=actor)
-        raise ValueError(f"/{name.value} is not a quest command")
+        """``command_events.command_event`` at the worker's clock; also what the inbox's boxes
+        and the status comment's buttons become."""
+        return command_event(item, quest, actor, event_id, self.ctx.clock())
 
     async def _button(self, b: ButtonPress, delivery_id: str, out: Outcome) -> None:
         async def apply(event: Event, repo: str) -> Applied | InvalidTransition:
@@ -407,6 +353,3 @@ class Intake:
 
         await self.buttons.pressed(b, delivery_id, apply, say, self._command_event)
 
-
-def _route(item: Command) -> Route:
-    return Route.RESEARCH_ONLY if item.mode == "research" else Route.AUTO_FIX

@@ -42,7 +42,8 @@ from bot.journal.outbox import Adapter
 from bot.journal.owed_runs import OwedRuns
 from bot.reviews.automatic import ModelVerdict
 from bot.reviews.consolidation import quest_record
-from bot.worker.process import Plugin, Sync
+from bot.worker.process import Plugin
+from bot.worker.projector import Sync
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """The worker process: inbound deliveries → intake → journal; the effect runner; timers; the
-projection of every quest onto GitHub (status comment and check run).
+projection of every quest onto GitHub (status comment and check run: ``bot.worker.projector``).
 
 Everything is wired here, in one place, from the configuration (``build_worker``), so the
 demo, the end-to-end tests and ``python -m bot worker`` run the same assembly. Several workers
@@ -23,14 +23,13 @@ import socket
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import gidgethub
 import redis.asyncio
 import redis.exceptions
 
 from bot.adapters import AdapterContext, AppIdentity, SettingsSource
-from bot.core import Effect, EffectType, Event, InvalidTransition, Quest
+from bot.core import Effect, EffectType, Event, Quest
 from bot.core.events import EffectFailed
 from bot.github.auth import InstallationTokenError
 from bot.github.client import NotInstalled
@@ -38,7 +37,6 @@ from bot.github.forge import Forges
 from bot.journal import (
     REDIS_AWAY,
     Adapters,
-    Applied,
     EffectRunner,
     Failure,
     Indexes,
@@ -51,7 +49,6 @@ from bot.journal import (
 from bot.journal.inbound import Inbound
 from bot.journal.inbound_entries import InboundDelivery
 from bot.journal.outbox import Adapter
-from bot.journal.store import PolicySource
 from bot.journal.views import OwedViews
 from bot.journal.wire import RedisClient
 from bot.observe import waits
@@ -61,117 +58,11 @@ from bot.worker.coordination import Coordination
 from bot.worker.intake import Intake
 from bot.worker.owed_sweep import OwedSweep
 from bot.worker.policybook import PolicyBook
+from bot.worker.projector import ObservedJournal, Projector, Sync
 from bot.worker.reflection_runs import ReflectionModel, ReflectionRuns
 from bot.worker.reflections import Reflections
 
 log = logging.getLogger(__name__)
-
-Sync = Callable[[Quest], Awaitable[None]]
-
-
-class ObservedJournal(Journal):
-    """A journal that tells listeners about every applied event, whoever applied it (intake,
-    an adapter's outcome, a timer), so the GitHub projection follows every transition."""
-
-    listeners: list[Callable[[Applied], None]]
-    event_listeners: list[Callable[[Event, Quest], Awaitable[None]]]
-    """Awaited with each applied event and the quest after it (``bot.reviews.agreement``)."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.listeners = []
-        self.event_listeners = []
-
-    async def apply_many(self, events: Sequence[Event], policy: PolicySource, *,
-                         durable: bool | None = None) -> list[Applied | InvalidTransition]:
-        results = await super().apply_many(events, policy, durable=durable)
-        for result in results:
-            if isinstance(result, Applied) and not result.duplicate:
-                for listener in self.listeners:
-                    listener(result)
-        if self.event_listeners:
-            for event, result in zip(events, results, strict=True):
-                if isinstance(result, Applied) and not result.duplicate:
-                    for heard in self.event_listeners:
-                        await heard(event, result.quest)
-        return results
-
-
-@dataclass
-class Projector:
-    """Brings quests' GitHub views up to date, latest state wins, one quest at a time each.
-
-    A view that could not be written (GitHub answered 429, the worker died mid-write) is owed
-    until a sync of it succeeds: ``views`` keeps that in Redis, and ``run`` syncs views owed
-    longer than ``retry_after_s`` — whichever worker began them — so a quest whose last
-    transition was the one that failed does not show its old state for good."""
-
-    sync: Sync
-    outage: Outage = field(default_factory=Outage)
-    views: OwedViews | None = None
-    load: Callable[[str], Awaitable[Quest | None]] | None = None
-    """The quest as stored now, for a view found owed."""
-    retry_after_s: float = 10.0
-    pending: dict[str, Quest] = field(default_factory=dict)
-    wake: asyncio.Event = field(default_factory=asyncio.Event)
-    _looked: float = 0.0
-
-    def notify(self, applied: Applied) -> None:
-        self.pending[applied.quest.id] = applied.quest
-        self.wake.set()
-
-    async def drain(self) -> int:
-        """Sync every pending view. A view that fails stays owed (``views``) and is tried
-        again later; while Redis is away it stays pending and the error is raised, for
-        ``run`` to wait until Redis is back."""
-        done = 0
-        while self.pending:
-            qid, quest = self.pending.popitem()
-            try:
-                score = await self.views.begin(qid) if self.views is not None else 0.0
-                await self.sync(quest)
-                if self.views is not None:
-                    await self.views.done(qid, score)
-            except REDIS_AWAY:
-                self.pending.setdefault(qid, quest)  # unless a newer state arrived meanwhile
-                raise
-            except PermanentError:
-                log.exception("quest %s's GitHub view cannot be written; it is not tried again "
-                              "until the quest changes", quest.id)
-                if self.views is not None:
-                    await self.views.done(qid, score)
-            except Exception:
-                log.exception("could not bring quest %s's GitHub view up to date; it is tried "
-                              "again in %.0f s", quest.id, self.retry_after_s)
-            done += 1
-        return done
-
-    async def owed(self) -> int:
-        """Queue the views owed longer than ``retry_after_s``; how many."""
-        if self.views is None or self.load is None:
-            return 0
-        found = 0
-        for qid in await self.views.due(older_than_s=self.retry_after_s):
-            if qid in self.pending:
-                continue
-            quest = await self.load(qid)
-            if quest is not None:
-                self.pending[qid] = quest
-                found += 1
-        return found
-
-    async def run(self, stop: asyncio.Event) -> None:
-        async def turn() -> None:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.wake.wait(), timeout=1.0)
-            self.wake.clear()
-            now = time.monotonic()
-            if now - self._looked >= self.retry_after_s / 2:
-                self._looked = now
-                await self.owed()
-            await self.drain()
-
-        await self.outage.guard("projection", turn, stop)
 
 
 def permanent(exc: BaseException) -> bool:

@@ -25,7 +25,8 @@ from bot.reviews.capabilities import Capabilities
 from bot.reviews.models import PinnedEvidence, ReviewRole
 from bot.reviews.proof_context import proof_context
 from bot.reviews.service import Reviews
-from bot.worker.process import ObservedJournal, Plugin, Sync
+from bot.worker.process import Plugin
+from bot.worker.projector import ObservedJournal, Sync
 
 
 def model_run(endpoint: ModelEndpoint) -> RunReview:

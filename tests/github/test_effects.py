@@ -195,8 +195,8 @@ async def test_rollback_opens_and_merges_a_revert(world: World) -> None:
     for event in b.events[-2:]:
         await world.ctx.journal.apply(event, b.policy)
     effect = last(b, EffectType.ROLLBACK)
-    events = await world.effects.rollback(effect)
-    assert facts(events) == facts(await world.effects.rollback(effect))
+    events = await world.effects.reverter.rollback(effect)
+    assert facts(events) == facts(await world.effects.reverter.rollback(effect))
     (confirmed,) = events or ()
     assert isinstance(confirmed, RollbackConfirmed)
     assert repo.git.files(world.main_sha) == before

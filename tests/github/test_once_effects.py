@@ -151,8 +151,8 @@ async def test_a_rollback_that_dies_after_any_step_reverts_once(
     effect = last(b, EffectType.ROLLBACK)
     dies_after(monkeypatch, owner, step)
     with pytest.raises(Died):
-        await world.effects.rollback(effect)
-    (confirmed,) = await world.effects.rollback(effect) or ()
+        await world.effects.reverter.rollback(effect)
+    (confirmed,) = await world.effects.reverter.rollback(effect) or ()
     assert isinstance(confirmed, RollbackConfirmed)
     (revert,) = reverts(world)
     assert revert.merged and confirmed.revert_sha == revert.merge_commit_sha
@@ -165,9 +165,9 @@ async def test_a_rollback_that_dies_after_any_step_reverts_once(
 async def test_a_rollback_whose_record_is_lost_finds_its_merged_revert(world: World) -> None:
     b, before = await regressed(world)
     effect = last(b, EffectType.ROLLBACK)
-    first = await world.effects.rollback(effect)
+    first = await world.effects.reverter.rollback(effect)
     await world.redis.hdel(quest_gh_key("q-1"), f"revert:{effect.key}")
-    again = await world.effects.rollback(effect)
+    again = await world.effects.reverter.rollback(effect)
     assert [e.model_dump(exclude={"at"}) for e in first or ()] == [
         e.model_dump(exclude={"at"}) for e in again or ()]
     assert len(reverts(world)) == 1

@@ -309,7 +309,7 @@ async def test_a_view_github_refused_is_written_again_by_whoever_finds_it_owed(
     """The last transition's sync met GitHub's rate limit: no later event would sync the quest
     again, so the view stays owed in Redis until a worker's projector writes it."""
     from bot.journal.views import OwedViews
-    from bot.worker.process import Projector
+    from bot.worker.projector import Projector
     from tests.fakegithub.faults import Faults
 
     b = await ready(world)

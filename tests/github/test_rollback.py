@@ -18,13 +18,13 @@ async def test_a_push_to_the_revert_branch_stops_the_merge(
     effect = last(b, EffectType.ROLLBACK)
     dies_after(monkeypatch, Forge, "create_pull")  # the revert is open, not yet merged
     with pytest.raises(Died):
-        await world.effects.rollback(effect)
+        await world.effects.reverter.rollback(effect)
     (revert,) = reverts(world)
     made = revert.head_sha
     main = world.main_sha
     await world.fake.push(REPO, revert.head_ref, {"app.py": "x = 3\n"}, user="mallory")
     with pytest.raises(PermanentError, match="someone pushed to its branch"):
-        await world.effects.rollback(effect)
+        await world.effects.reverter.rollback(effect)
     (revert,) = reverts(world)
     assert not revert.merged and revert.head_sha != made
     assert world.main_sha == main  # nothing was merged

@@ -35,7 +35,8 @@ from bot.github.forge import Forges
 from bot.journal import Adapter
 from bot.settings.schema import Settings
 from bot.worker.assembly import redis_client
-from bot.worker.process import Plugin, Sync, build_worker
+from bot.worker.process import Plugin, build_worker
+from bot.worker.projector import Sync
 from tests.fakegithub.keys import shared_key_pair
 
 

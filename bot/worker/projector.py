@@ -1,0 +1,132 @@
+"""The projection of every quest onto GitHub: a journal that tells listeners about each applied
+event, and the projector that brings the quests' views (status comment, check run) up to date.
+
+Whoever applies an event — intake, an adapter's outcome, a timer — the ``ObservedJournal``
+hears it, and the ``Projector`` syncs the quest's view, latest state wins. A view that could not
+be written is owed in Redis (``bot.journal.views``) until a sync of it succeeds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.core import Event, InvalidTransition, Quest
+from bot.journal import REDIS_AWAY, Applied, Journal, Outage, PermanentError
+from bot.journal.store import PolicySource
+from bot.journal.views import OwedViews
+
+log = logging.getLogger(__name__)
+
+Sync = Callable[[Quest], Awaitable[None]]
+"""Brings one quest's GitHub view up to date."""
+
+
+class ObservedJournal(Journal):
+    """A journal that tells listeners about every applied event, whoever applied it (intake,
+    an adapter's outcome, a timer), so the GitHub projection follows every transition."""
+
+    listeners: list[Callable[[Applied], None]]
+    event_listeners: list[Callable[[Event, Quest], Awaitable[None]]]
+    """Awaited with each applied event and the quest after it (``bot.reviews.agreement``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.listeners = []
+        self.event_listeners = []
+
+    async def apply_many(self, events: Sequence[Event], policy: PolicySource, *,
+                         durable: bool | None = None) -> list[Applied | InvalidTransition]:
+        results = await super().apply_many(events, policy, durable=durable)
+        for result in results:
+            if isinstance(result, Applied) and not result.duplicate:
+                for listener in self.listeners:
+                    listener(result)
+        if self.event_listeners:
+            for event, result in zip(events, results, strict=True):
+                if isinstance(result, Applied) and not result.duplicate:
+                    for heard in self.event_listeners:
+                        await heard(event, result.quest)
+        return results
+
+
+@dataclass
+class Projector:
+    """Brings quests' GitHub views up to date, latest state wins, one quest at a time each.
+
+    A view that could not be written (GitHub answered 429, the worker died mid-write) is owed
+    until a sync of it succeeds: ``views`` keeps that in Redis, and ``run`` syncs views owed
+    longer than ``retry_after_s`` — whichever worker began them — so a quest whose last
+    transition was the one that failed does not show its old state for good."""
+
+    sync: Sync
+    outage: Outage = field(default_factory=Outage)
+    views: OwedViews | None = None
+    load: Callable[[str], Awaitable[Quest | None]] | None = None
+    """The quest as stored now, for a view found owed."""
+    retry_after_s: float = 10.0
+    pending: dict[str, Quest] = field(default_factory=dict)
+    wake: asyncio.Event = field(default_factory=asyncio.Event)
+    _looked: float = 0.0
+
+    def notify(self, applied: Applied) -> None:
+        self.pending[applied.quest.id] = applied.quest
+        self.wake.set()
+
+    async def drain(self) -> int:
+        """Sync every pending view. A view that fails stays owed (``views``) and is tried
+        again later; while Redis is away it stays pending and the error is raised, for
+        ``run`` to wait until Redis is back."""
+        done = 0
+        while self.pending:
+            qid, quest = self.pending.popitem()
+            try:
+                score = await self.views.begin(qid) if self.views is not None else 0.0
+                await self.sync(quest)
+                if self.views is not None:
+                    await self.views.done(qid, score)
+            except REDIS_AWAY:
+                self.pending.setdefault(qid, quest)  # unless a newer state arrived meanwhile
+                raise
+            except PermanentError:
+                log.exception("quest %s's GitHub view cannot be written; it is not tried again "
+                              "until the quest changes", quest.id)
+                if self.views is not None:
+                    await self.views.done(qid, score)
+            except Exception:
+                log.exception("could not bring quest %s's GitHub view up to date; it is tried "
+                              "again in %.0f s", quest.id, self.retry_after_s)
+            done += 1
+        return done
+
+    async def owed(self) -> int:
+        """Queue the views owed longer than ``retry_after_s``; how many."""
+        if self.views is None or self.load is None:
+            return 0
+        found = 0
+        for qid in await self.views.due(older_than_s=self.retry_after_s):
+            if qid in self.pending:
+                continue
+            quest = await self.load(qid)
+            if quest is not None:
+                self.pending[qid] = quest
+                found += 1
+        return found
+
+    async def run(self, stop: asyncio.Event) -> None:
+        async def turn() -> None:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.wake.wait(), timeout=1.0)
+            self.wake.clear()
+            now = time.monotonic()
+            if now - self._looked >= self.retry_after_s / 2:
+                self._looked = now
+                await self.owed()
+            await self.drain()
+
+        await self.outage.guard("projection", turn, stop)
