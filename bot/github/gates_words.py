@@ -67,10 +67,16 @@ def gate_line(gate: Gate, shadow: bool, claimed: bool = False) -> str:
     return f"{head}: not reached yet ({mode})"
 
 
+BULLET = "*"
+"""The checkpoints' bullet: not the ``-`` of the lists that follow them in the status comment
+and the check run, since a list after a blank line with the same bullet would continue this
+one (CommonMark) and read as more checkpoints."""
+
+
 def gates_lines(status: StatusAndNext) -> list[str]:
     """The checkpoints as Markdown list items, A to C (one item when the quest ended
     before any)."""
     if all(g.position == "ended" and g.seal is None for g in status.gates):
-        return ["- none was reached before the quest ended"]
+        return [f"{BULLET} none was reached before the quest ended"]
     claimed = status.next_action.role is Role.CLAIM_OWNER
-    return [f"- {gate_line(g, status.shadow, claimed)}" for g in status.gates]
+    return [f"{BULLET} {gate_line(g, status.shadow, claimed)}" for g in status.gates]

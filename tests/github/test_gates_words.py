@@ -36,11 +36,11 @@ def test_an_open_blocking_gate_names_who_decides_and_its_seal() -> None:
     [a, b, c] = gates_lines(status_and_next(quest, Policy()))
     seal_a, seal_b = quest.seal(Checkpoint.A), quest.seal(Checkpoint.B)
     assert seal_a is not None and seal_b is not None
-    assert a == f"- A, the hypothesis: passed, sealed as `{seal_a.digest[:12]}`"
-    assert b.startswith("- B, the reproduction and the plan: **open**, a person decides; "
+    assert a == f"* A, the hypothesis: passed, sealed as `{seal_a.digest[:12]}`"
+    assert b.startswith("* B, the reproduction and the plan: **open**, a person decides; "
                         "its evidence is on record")
     assert b.endswith(f"sealed as `{seal_b.digest[:12]}`")
-    assert c == "- C, the patch and its proof: not reached yet (a person decides it)"
+    assert c == "* C, the patch and its proof: not reached yet (a person decides it)"
 
 
 def test_an_advisory_gate_says_an_automatic_review_may_decide_it_everywhere() -> None:
@@ -74,7 +74,7 @@ def test_a_claimed_gate_is_decided_by_whoever_claimed_it() -> None:
 
 def test_a_quest_that_ended_before_any_gate_says_so_once() -> None:
     assert gates_lines(status_and_next(quest_in(State.ABANDONED), Policy())) == [
-        "- none was reached before the quest ended"]
+        "* none was reached before the quest ended"]
 
 
 @pytest.mark.parametrize("state", list(State), ids=lambda s: s.value)

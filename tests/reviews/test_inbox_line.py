@@ -14,3 +14,8 @@ def test_the_inbox_says_how_often_automatic_reviews_agreed() -> None:
 def test_no_line_before_anything_was_compared() -> None:
     assert "Automatic reviews" not in render.inbox_body([], agreement=(0, 0))
     assert render.inbox_body([]) == render.inbox_body([], agreement=(0, 0))
+
+
+def test_one_comparison_is_said_in_the_singular() -> None:
+    assert "decisions 1 of 1 time. Make" in render.inbox_body([], agreement=(1, 1))
+    assert "decisions 0 of 1 time. Make" in render.inbox_body([], agreement=(0, 1))
