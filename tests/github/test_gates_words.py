@@ -112,3 +112,11 @@ def test_the_open_line_is_the_open_gate_and_only_it(case: tuple[Quest, Policy]) 
     for gate in status.gates:
         if gate.seal is not None and (gate.seal_current or gate.position != "passed"):
             assert any(gate.seal.digest[:12] in line for line in lines)
+
+
+def test_the_status_reply_names_whoever_claimed_the_review_without_pinging_them() -> None:
+    quest = quest_in(State.HANDED_OFF)
+    assert quest.owner
+    said = status_text(quest)
+    assert f"The review is claimed by `{quest.owner}`." in said
+    assert f"@{quest.owner}" not in said  # every /status would notify them again
