@@ -18,6 +18,11 @@ from bot.github.spend_words import money, tokens
 from bot.journal.limits import ReflectionRecord
 from bot.journal.model_use import Spent
 
+WAITING_SHOWN = 20
+"""Quests waiting to start listed one by one: a reflection wave holds every new quest, and
+a long wave would push the rest of the inbox past GitHub's limit."""
+REFLECTION_ABOVE = "waits for a reflection to pass, as the section above says"
+
 
 @dataclass(frozen=True, slots=True)
 class Waiting:
@@ -72,10 +77,14 @@ def limits_lines(waiting: Sequence[Waiting], wave: Wave, max_live_quests: int) -
         if any(w.reason is Hold.SLOT for w in waiting):
             lines.append(f"At most {max_live_quests} quests are worked on at once; the oldest "
                          "of these starts first.")
-        for w in waiting:
+        for w in waiting[:WAITING_SHOWN]:
             where = f"{w.where} " if w.where else ""
+            why = (REFLECTION_ABOVE if w.reason is Hold.REFLECTION and wave.due
+                   else plain(HOLD_WORDS[w.reason], limit=1000))
             lines.append(f"- {where}{inline_code(w.title or '(untitled)')}, quest "
-                         f"{inline_code(w.quest_id)}: {plain(HOLD_WORDS[w.reason], limit=1000)}.")
+                         f"{inline_code(w.quest_id)}: {why}.")
+        if len(waiting) > WAITING_SHOWN:
+            lines.append(f"- and {len(waiting) - WAITING_SHOWN} newer ones")
     if not wave.due:
         last = _spent(wave)
         if (last or lines) and wave.passed is not None:

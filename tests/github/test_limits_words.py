@@ -83,9 +83,22 @@ def test_one_bad_ending_in_one_hour_is_said_in_the_singular() -> None:
 
 
 def test_a_held_quest_reads_its_hold_escaped_and_the_slot_limit_only_for_a_slot() -> None:
-    text = "\n".join(limits_lines([Waiting("q1", "bug", Hold.REFLECTION)], Wave(True, 2, 24), 7))
+    text = "\n".join(limits_lines([Waiting("q1", "bug", Hold.REFLECTION)], Wave(False, 2, 24),
+                                   7))
     assert "<text>" not in text  # GitHub would drop it as an HTML tag
     assert r"\<text\>" in text
     assert "At most 7 quests" not in text  # it waits for a reflection, not for a slot
     slot = "\n".join(limits_lines([Waiting("q1", "bug", Hold.SLOT)], Wave(False, 2, 24), 7))
     assert "At most 7 quests are worked on at once" in slot
+
+
+def test_many_held_quests_are_bounded_and_say_why_once() -> None:
+    from bot.github.limits_words import WAITING_SHOWN
+
+    waiting = [Waiting(f"q{n}", f"bug {n}", Hold.REFLECTION) for n in range(WAITING_SHOWN + 30)]
+    text = "\n".join(limits_lines(waiting, Wave(True, 2, 24), 7))
+    assert "`q0`" in text and f"`q{WAITING_SHOWN}`" not in text
+    assert "- and 30 newer ones" in text
+    assert "several quests ended badly of late" not in text  # the section above says it
+    assert text.count("waits for a reflection to pass") == WAITING_SHOWN
+    assert len(text) < 5000
