@@ -86,15 +86,15 @@ def limits_lines(waiting: Sequence[Waiting], wave: Wave, max_live_quests: int) -
         if len(waiting) > WAITING_SHOWN:
             lines.append(f"- and {len(waiting) - WAITING_SHOWN} newer ones")
     if not wave.due:
-        last = _spent(wave)
-        if (last or lines) and wave.passed is not None:
+        spent, last = _spent(wave), []
+        if (spent or lines) and wave.passed is not None:
             last += ["", f"The last reflection, by {inline_code(wave.passed.by)}: "
                      f"{plain(wave.passed.text, limit=500)}"]
             if wave.passed.reviewer and wave.passed.reviewer != wave.passed.by:
                 last += ["", f"It passed the review of the {wave.passed.reviewer}: "
                          f"{plain(wave.passed.synopsis, limit=300)}"]
-        if last:
-            lines += ["", "### Reflections", *last]
+        if last or spent:
+            lines += ["", "### Reflections", *last, *spent]
     return lines
 
 
