@@ -120,3 +120,26 @@ def test_the_status_reply_names_whoever_claimed_the_review_without_pinging_them(
     said = status_text(quest)
     assert f"The review is claimed by `{quest.owner}`." in said
     assert f"@{quest.owner}" not in said  # every /status would notify them again
+
+
+def test_an_advisory_gate_ahead_says_who_will_decide_it_not_a_policy_word() -> None:
+    quest = quest_in(State.HYPOTHESISED, ADVISORY_B)
+    [_a, b, _c] = gates_lines(status_and_next(quest, ADVISORY_B))
+    assert b == ("* B, the reproduction and the plan: not reached yet (an automatic review or "
+                 "a person decides it)")
+    shadow = ADVISORY_B.model_copy(update={"shadow": True})
+    [_a, b, _c] = gates_lines(status_and_next(quest_in(State.HYPOTHESISED, shadow), shadow))
+    assert b.endswith("not reached yet (a person decides it; an automatic review is recorded "
+                      "only)")
+
+
+def test_a_rolled_back_quests_gates_are_to_be_submitted_again_with_their_seals() -> None:
+    """Landed, then rolled back: its gates are ahead again, not "not reached" — each shows the
+    seal it passed with (a random journal found the seal missing from the line)."""
+    quest = quest_in(State.ROLLED_BACK)
+    lines = gates_lines(status_and_next(quest, Policy()))
+    for line, checkpoint in zip(lines, Checkpoint, strict=True):
+        seal = quest.seal(checkpoint)
+        assert seal is not None
+        assert "not reached" not in line and "to be submitted again" in line
+        assert line.endswith(f"last sealed as `{seal.digest[:12]}`")
