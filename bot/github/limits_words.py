@@ -58,8 +58,8 @@ def limits_lines(waiting: Sequence[Waiting], wave: Wave, max_live_quests: int) -
     lines: list[str] = []
     if wave.due:
         lines += ["", "### A reflection is due", "",
-                  f"{_count(wave.after_bad_endings, 'quest', 'quests')} ended badly within "
-                  f"{_count(wave.window_hours, 'hour', 'hours')} (stopped after work began, "
+                  f"At least {_count(wave.after_bad_endings, 'quest', 'quests')} ended badly "
+                  f"within {_count(wave.window_hours, 'hour', 'hours')} (stopped after work began, "
                   "parked by a failure, or rolled back). New quests wait until a reflection "
                   "passes: a maintainer comments here "
                   "`/reflect <what went wrong and what changes>`."]
