@@ -35,6 +35,7 @@ from bot.core.states import CHECKPOINT_AT
 from bot.github.commands import Command
 from bot.github.forge import Forge
 from bot.github.gates_words import gates_lines
+from bot.github.markdown import inline_code
 from bot.github.refusal_words import Precheck, doing, now_commands, refusal_words
 from bot.journal.keys import thread_trail
 
@@ -152,12 +153,12 @@ def status_text(quest: Quest | None, policy: Policy | None = None) -> str:
         return ("There is no quest on this thread. On an issue, `/quest fix` starts one (or "
                 "`/quest research`); a quest's own pull request answers `/status` with it.")
     open_cp = CHECKPOINT_AT.get(quest.checkpoint_state)
-    lines = [f"Quest `{quest.id}`, revision {quest.revision}: {doing(quest)}."]
+    lines = [f"Quest `{quest.id}`, revision {quest.revision}: {doing(quest, mention=False)}."]
     if open_cp is not None:
         lines.append(f"Checkpoint {open_cp.value} is open: `/approve`, `/revise <why>`, "
                      "`/reject <why>` or `/claim`.")
     if quest.owner:
-        lines.append(f"The review is claimed by @{quest.owner}.")
+        lines.append(f"The review is claimed by {inline_code(quest.owner)}.")  # not pinged
     if waits_for_spend(quest):
         lines.append("Its budget is spent: `/approve spend` pays for the next stage, "
                      "`/deny spend` keeps it parked.")

@@ -227,7 +227,7 @@ class GitHubEffects:
             return None
         quest = await self.ctx.quest(effect.quest_id)
         reason = str(effect.payload.get("reason") or "")
-        await self.memory.set_quest_field(quest.id, "inbox_reason", reason)
+        await self.inbox.note_reason(quest, reason)
         if quest.outcome is Outcome.FLAKY:
             await self.inbox.record_flaky(quest)
         await self.inbox.refresh(quest.repo)

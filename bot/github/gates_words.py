@@ -33,6 +33,14 @@ def _who(gate: Gate, shadow: bool, claimed: bool) -> str:
     return "an automatic review or a person decides"
 
 
+def _who_ahead(gate: Gate, shadow: bool) -> str:
+    if gate.blocking:
+        return "a person decides it"
+    if shadow:
+        return "a person decides it; an automatic review is recorded only"
+    return "an automatic review or a person decides it"
+
+
 def _evidence(gate: Gate) -> str:
     missing = [EVIDENCE[r] for r in gate.required if r not in gate.present]
     if missing:
@@ -63,14 +71,23 @@ def gate_line(gate: Gate, shadow: bool, claimed: bool = False) -> str:
             return f"{head}: not reached before the quest ended"
         return (f"{head}: submitted, sealed as {inline_code(gate.seal.digest[:12])}, "
                 "before the quest ended")
-    mode = "a person decides it" if gate.blocking else "advisory"
-    return f"{head}: not reached yet ({mode})"
+    who = _who_ahead(gate, shadow)
+    if gate.seal is not None and gate.seal_current:  # sent back (``/revise``) before a decision
+        return (f"{head}: to be submitted again ({who}); last sealed as "
+                f"{inline_code(gate.seal.digest[:12])}")
+    return f"{head}: not reached yet ({who}){_seal(gate)}"
+
+
+BULLET = "*"
+"""The checkpoints' bullet: not the ``-`` of the lists that follow them in the status comment
+and the check run, since a list after a blank line with the same bullet would continue this
+one (CommonMark) and read as more checkpoints."""
 
 
 def gates_lines(status: StatusAndNext) -> list[str]:
     """The checkpoints as Markdown list items, A to C (one item when the quest ended
     before any)."""
     if all(g.position == "ended" and g.seal is None for g in status.gates):
-        return ["- none was reached before the quest ended"]
+        return [f"{BULLET} none was reached before the quest ended"]
     claimed = status.next_action.role is Role.CLAIM_OWNER
-    return [f"- {gate_line(g, status.shadow, claimed)}" for g in status.gates]
+    return [f"{BULLET} {gate_line(g, status.shadow, claimed)}" for g in status.gates]

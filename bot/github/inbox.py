@@ -54,6 +54,13 @@ log = logging.getLogger(__name__)
 FLAKY_SHOWN = 10
 
 
+def _stood(quest: Quest) -> str:
+    """Where a quest stands, as far as why it waits goes: its state, revision, park reason
+    and hold."""
+    held = quest.held.value if quest.held is not None else ""
+    return f"{quest.state.value}:{quest.revision}:{quest.park_reason or ''}:{held}"
+
+
 class Inbox:
     def __init__(self, ctx: AdapterContext, forges: Forges, memory: ForgeMemory) -> None:
         self.ctx = ctx
@@ -82,6 +89,19 @@ class Inbox:
         if shown != listed:
             await self.refresh(quest.repo)
             await self.memory.set_quest_field(quest.id, "inbox_listed", shown)
+
+    async def note_reason(self, quest: Quest, reason: str) -> None:
+        """Why ``quest`` waits, as its inbox entry says, for as long as it waits so: kept with
+        where the quest stood (``_stood``), the entry shows it only while the quest stands
+        there — a quest started since, or resumed, no longer waits for what it said."""
+        await self.memory.set_quest_field(quest.id, "inbox_reason", reason)
+        await self.memory.set_quest_field(quest.id, "inbox_reason_at", _stood(quest))
+
+    async def _reason(self, quest: Quest) -> str | None:
+        at = await self.memory.quest(quest.id, "inbox_reason_at")
+        if at is not None and at != _stood(quest):
+            return None  # said of an earlier wait (none recorded: said before this rule)
+        return await self.memory.quest(quest.id, "inbox_reason")
 
     async def record_flaky(self, quest: Quest) -> None:
         """Keep ``quest`` among the latest flaky failures shown, once."""
@@ -115,7 +135,7 @@ class Inbox:
             _version, quest = await self.ctx.journal.snapshot(quest_id)
             if quest is None or not await self._waits(quest):
                 continue
-            reason = await self.memory.quest(quest.id, "inbox_reason")
+            reason = await self._reason(quest)
             entries.append(render.InboxEntry(quest, await self._where(quest), reason))
         flaky: list[render.InboxEntry] = []
         for quest_id in reversed((await self.memory.repo(repo, "flaky") or "").split()):

@@ -31,7 +31,9 @@ def lessons_lines(repo: str, lessons: Sequence[Lesson]) -> list[str]:
                      f"{plain(lesson.text, limit=600)} (quest {inline_code(lesson.quest_id)}, "
                      f"{ENDING_WORDS[lesson.ending]})")
     if len(lessons) > SHOWN:
-        lines.append(f"- and {len(lessons) - SHOWN} older")
+        older = len(lessons) - SHOWN
+        lines.append(f"- and {older} older {'lesson' if older == 1 else 'lessons'}, which "
+                     "agents read too; the command below lists and drops them")
     lines += ["", "A wrong or outdated lesson: tick its box to drop it (for people with write "
               "access or a reviewer in `.github/questbot.yml`); no later quest's agent reads it "
               "again. Whoever runs questbot can also drop one with "

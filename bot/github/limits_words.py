@@ -18,6 +18,11 @@ from bot.github.spend_words import money, tokens
 from bot.journal.limits import ReflectionRecord
 from bot.journal.model_use import Spent
 
+WAITING_SHOWN = 20
+"""Quests waiting to start listed one by one: a reflection wave holds every new quest, and
+a long wave would push the rest of the inbox past GitHub's limit."""
+REFLECTION_ABOVE = "waits for a reflection to pass, as the section above says"
+
 
 @dataclass(frozen=True, slots=True)
 class Waiting:
@@ -41,41 +46,60 @@ class Wave:
     """What questbot's reflection writer and reviewer used so far (``bot.journal.model_use``)."""
 
 
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
+
+
 def limits_lines(waiting: Sequence[Waiting], wave: Wave, max_live_quests: int) -> list[str]:
-    """The inbox's section on limits; empty when nothing waits and no reflection is due."""
+    """The inbox's section on limits; empty when nothing waits and no reflection is due.
+
+    Each sentence of its own is a paragraph of its own (a blank line before it): a line right
+    under a list item would read on GitHub as part of that item."""
     lines: list[str] = []
     if wave.due:
         lines += ["", "### A reflection is due", "",
-                  f"{wave.after_bad_endings} quests ended badly within {wave.window_hours} "
-                  "hours (stopped after work began, parked by a failure, or rolled back). New "
-                  "quests wait until a reflection passes: a maintainer comments here "
+                  f"At least {_count(wave.after_bad_endings, 'quest', 'quests')} ended badly "
+                  f"within {_count(wave.window_hours, 'hour', 'hours')} (stopped after work began, "
+                  "parked by a failure, or rolled back). New quests wait until a reflection "
+                  "passes: a maintainer comments here "
                   "`/reflect <what went wrong and what changes>`."]
         if wave.rejected is not None:
-            lines.append(f"The reflection reviewer sent back the reflection by "
-                         f"{inline_code(wave.rejected.by)}: "
-                         f"{plain(wave.rejected.synopsis, limit=500)}")
+            lines += ["", f"The reflection reviewer sent back the reflection by "
+                      f"{inline_code(wave.rejected.by)}: "
+                      f"{plain(wave.rejected.synopsis, limit=500)}"]
         if wave.pending is not None:
-            lines.append(f"A reflection by {inline_code(wave.pending.by)} waits for its "
-                         f"review by the reflection reviewer: "
-                         f"{plain(wave.pending.text, limit=500)}")
+            lines += ["", f"A reflection by {inline_code(wave.pending.by)} waits for its "
+                      f"review by the reflection reviewer: "
+                      f"{plain(wave.pending.text, limit=500)}"]
+        lines += _spent(wave)
     if waiting:
-        lines += ["", "### Waiting to start", "",
-                  f"At most {max_live_quests} quests are worked on at once; the oldest of "
-                  "these starts first."]
-        for w in waiting:
+        lines += ["", "### Waiting to start", ""]
+        if any(w.reason is Hold.SLOT for w in waiting):
+            lines.append(f"At most {max_live_quests} quests are worked on at once; the oldest "
+                         "of these starts first.")
+        for w in waiting[:WAITING_SHOWN]:
             where = f"{w.where} " if w.where else ""
+            why = (REFLECTION_ABOVE if w.reason is Hold.REFLECTION and wave.due
+                   else plain(HOLD_WORDS[w.reason], limit=1000))
             lines.append(f"- {where}{inline_code(w.title or '(untitled)')}, quest "
-                         f"{inline_code(w.quest_id)}: {HOLD_WORDS[w.reason]}.")
-    if wave.spent.runs:
-        if not lines:
-            lines += ["", "### Reflections", ""]
-        lines.append(f"questbot's reflections so far used {tokens(wave.spent.tokens)} "
-                     f"({money(wave.spent.cents)}), its writer's and its reviewer's runs "
-                     "together.")
-    if lines and wave.passed is not None and not wave.due:
-        lines.append(f"The last reflection, by {inline_code(wave.passed.by)}: "
-                     f"{plain(wave.passed.text, limit=500)}")
-        if wave.passed.reviewer and wave.passed.reviewer != wave.passed.by:
-            lines.append(f"It passed the review of the {wave.passed.reviewer}: "
-                         f"{plain(wave.passed.synopsis, limit=300)}")
+                         f"{inline_code(w.quest_id)}: {why}.")
+        if len(waiting) > WAITING_SHOWN:
+            lines.append(f"- and {len(waiting) - WAITING_SHOWN} newer ones")
+    if not wave.due:
+        spent, last = _spent(wave), []
+        if (spent or lines) and wave.passed is not None:
+            last += ["", f"The last reflection, by {inline_code(wave.passed.by)}: "
+                     f"{plain(wave.passed.text, limit=500)}"]
+            if wave.passed.reviewer and wave.passed.reviewer != wave.passed.by:
+                last += ["", f"It passed the review of the {wave.passed.reviewer}: "
+                         f"{plain(wave.passed.synopsis, limit=300)}"]
+        if last or spent:
+            lines += ["", "### Reflections", *last, *spent]
     return lines
+
+
+def _spent(wave: Wave) -> list[str]:
+    if not wave.spent.runs:
+        return []
+    return ["", f"questbot's reflections so far used {tokens(wave.spent.tokens)} "
+            f"({money(wave.spent.cents)}), writing and reviewing them together."]

@@ -191,8 +191,10 @@ def inbox_body(entries: Sequence[InboxEntry], flaky: Sequence[InboxEntry] = (),
                          f"{inline_code(q.id)}: {next_action(q)}")
     agreed, compared = agreement
     if compared:
-        lines += ["", f"Automatic reviews agreed with people's decisions {agreed} of "
-                  f"{compared} times. Make a checkpoint advisory once you trust them."]
+        times = "time" if compared == 1 else "times"
+        lines += ["", "### Automatic reviews", "",  # not a tail of the section above
+                  f"Automatic reviews agreed with people's decisions {agreed} of "
+                  f"{compared} {times}. Make a checkpoint advisory once you trust them."]
     lines += ["", "questbot edits this issue as quests move. Tick a box to do what it says "
               "(people with write access); comment on a quest's pull request or issue for "
               "anything else."]

@@ -64,12 +64,18 @@ _WOULD = {"approve": "would approve", "revise": "would ask for a revision at",
           "reject": "would reject the quest at"}
 
 
+_BY = {"automated_check": "questbot's automatic reviewer", "human": "a person"}
+"""Who a role is, where "the <role>" does not say it (``bot.reviews.models.ReviewRole``):
+"a review by the human" would not."""
+
+
 def _review(e: Any, recorded_only: bool) -> str:
-    role = e.actor.removeprefix(REVIEW_ACTOR).replace("_", " ")
+    role = e.actor.removeprefix(REVIEW_ACTOR)
+    by = _BY.get(role, f"the {role.replace('_', ' ')}")
     if recorded_only:
-        return (f"a review by the {role} {_WOULD.get(e.verdict.value, e.verdict.value)} "
+        return (f"a review by {by} {_WOULD.get(e.verdict.value, e.verdict.value)} "
                 f"checkpoint {e.checkpoint.value} (recorded only: a person decides)")
-    return (f"a review by the {role} {_VERDICT.get(e.verdict.value, e.verdict.value)} "
+    return (f"a review by {by} {_VERDICT.get(e.verdict.value, e.verdict.value)} "
             f"checkpoint {e.checkpoint.value}")
 
 

@@ -13,6 +13,7 @@ import sys
 
 from bot.config.environment import redis_url
 from bot.core.lessons import ENDING_WORDS
+from bot.github.markdown import neutralise
 from bot.journal.lessons import Lesson, LessonStore, inbox_rewrite, lesson_trail
 from bot.journal.store import Journal
 from bot.journal.wire import connect
@@ -39,6 +40,12 @@ async def dropped(url: str, repo: str, quest_id: str) -> int:
         await client.aclose()
 
 
+def _one_line(text: str) -> str:
+    """A model's words for a terminal: one line, no control characters — an escape sequence
+    in a lesson must not retitle or rewrite the operator's terminal."""
+    return " ".join(neutralise(text).split())
+
+
 def lessons_text(repo: str, lessons: list[Lesson]) -> str:
     if not lessons:
         return (f"{repo} has no lessons yet: one is kept when a quest that landed, was rolled "
@@ -49,9 +56,9 @@ def lessons_text(repo: str, lessons: list[Lesson]) -> str:
     for lesson in lessons:
         lines += ["", f"quest {lesson.quest_id} (revision {lesson.revision}), "
                   f"{ENDING_WORDS[lesson.ending]}, {lesson.at:%Y-%m-%d %H:%M} UTC:",
-                  f"  {lesson.text}"]
+                  f"  {_one_line(lesson.text)}"]
         if lesson.synopsis:
-            lines.append(f"  accepted because: {lesson.synopsis}")
+            lines.append(f"  accepted because: {_one_line(lesson.synopsis)}")
     lines += ["", f"Drop a wrong one: python -m bot lessons {repo} --drop QUEST_ID"]
     return "\n".join(lines)
 

@@ -42,6 +42,7 @@ async def test_the_inbox_is_pinned_and_links_each_entry_with_a_box(stack: Stack)
     assert line.startswith(f"- [ ] {entry_marker(quest_id)} #{number} ")
     assert "tick to start the fix" in line
     assert boxes(box.body or "") == {quest_id: False}
+    assert "  - why: routed to a person" in (box.body or "")  # while it waits so
 
 
 async def test_a_maintainer_ticks_a_routed_quest_and_it_starts_once(stack: Stack) -> None:
@@ -53,6 +54,7 @@ async def test_a_maintainer_ticks_a_routed_quest_and_it_starts_once(stack: Stack
     assert quest.state is State.HYPOTHESISED  # started as /quest fix, researched
     version, _ = await stack.runtime.worker.journal.snapshot(quest_id)
     assert "[x]" not in (inbox(stack).body or "")  # written again: no box stays ticked
+    assert "routed to a person" not in (inbox(stack).body or "")  # started: said no more
     await stack.fake.redeliver(sent.delivery)  # GitHub delivers the same edit again
     await stack.settle()
     assert (await stack.runtime.worker.journal.snapshot(quest_id))[0] == version

@@ -36,11 +36,11 @@ def test_an_open_blocking_gate_names_who_decides_and_its_seal() -> None:
     [a, b, c] = gates_lines(status_and_next(quest, Policy()))
     seal_a, seal_b = quest.seal(Checkpoint.A), quest.seal(Checkpoint.B)
     assert seal_a is not None and seal_b is not None
-    assert a == f"- A, the hypothesis: passed, sealed as `{seal_a.digest[:12]}`"
-    assert b.startswith("- B, the reproduction and the plan: **open**, a person decides; "
+    assert a == f"* A, the hypothesis: passed, sealed as `{seal_a.digest[:12]}`"
+    assert b.startswith("* B, the reproduction and the plan: **open**, a person decides; "
                         "its evidence is on record")
     assert b.endswith(f"sealed as `{seal_b.digest[:12]}`")
-    assert c == "- C, the patch and its proof: not reached yet (a person decides it)"
+    assert c == "* C, the patch and its proof: not reached yet (a person decides it)"
 
 
 def test_an_advisory_gate_says_an_automatic_review_may_decide_it_everywhere() -> None:
@@ -74,7 +74,7 @@ def test_a_claimed_gate_is_decided_by_whoever_claimed_it() -> None:
 
 def test_a_quest_that_ended_before_any_gate_says_so_once() -> None:
     assert gates_lines(status_and_next(quest_in(State.ABANDONED), Policy())) == [
-        "- none was reached before the quest ended"]
+        "* none was reached before the quest ended"]
 
 
 @pytest.mark.parametrize("state", list(State), ids=lambda s: s.value)
@@ -112,3 +112,34 @@ def test_the_open_line_is_the_open_gate_and_only_it(case: tuple[Quest, Policy]) 
     for gate in status.gates:
         if gate.seal is not None and (gate.seal_current or gate.position != "passed"):
             assert any(gate.seal.digest[:12] in line for line in lines)
+
+
+def test_the_status_reply_names_whoever_claimed_the_review_without_pinging_them() -> None:
+    quest = quest_in(State.HANDED_OFF)
+    assert quest.owner
+    said = status_text(quest)
+    assert f"The review is claimed by `{quest.owner}`." in said
+    assert f"@{quest.owner}" not in said  # every /status would notify them again
+
+
+def test_an_advisory_gate_ahead_says_who_will_decide_it_not_a_policy_word() -> None:
+    quest = quest_in(State.HYPOTHESISED, ADVISORY_B)
+    [_a, b, _c] = gates_lines(status_and_next(quest, ADVISORY_B))
+    assert b == ("* B, the reproduction and the plan: not reached yet (an automatic review or "
+                 "a person decides it)")
+    shadow = ADVISORY_B.model_copy(update={"shadow": True})
+    [_a, b, _c] = gates_lines(status_and_next(quest_in(State.HYPOTHESISED, shadow), shadow))
+    assert b.endswith("not reached yet (a person decides it; an automatic review is recorded "
+                      "only)")
+
+
+def test_a_rolled_back_quests_gates_are_to_be_submitted_again_with_their_seals() -> None:
+    """Landed, then rolled back: its gates are ahead again, not "not reached" — each shows the
+    seal it passed with (a random journal found the seal missing from the line)."""
+    quest = quest_in(State.ROLLED_BACK)
+    lines = gates_lines(status_and_next(quest, Policy()))
+    for line, checkpoint in zip(lines, Checkpoint, strict=True):
+        seal = quest.seal(checkpoint)
+        assert seal is not None
+        assert "not reached" not in line and "to be submitted again" in line
+        assert line.endswith(f"last sealed as `{seal.digest[:12]}`")

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 from bot.core.lessons import Ending
 from bot.github.lesson_words import SHOWN, lessons_lines
 from bot.journal.lessons import Lesson
+from tests.github.surface import problems
 
 REPO = "octo/demo"
 
@@ -25,13 +26,23 @@ def test_the_latest_are_shown_with_their_quest_and_how_to_drop_one() -> None:
     text = "\n".join(lessons_lines(REPO, [lesson(n) for n in range(SHOWN + 2)]))
     assert "### What closed quests taught" in text
     assert "(quest `q-0`, landed, then rolled back after a regression)" in text
-    assert "`q-5`" not in text and "and 2 older" in text
+    assert "`q-5`" not in text and "and 2 older lessons, which agents read too" in text
+    one = "\n".join(lessons_lines(REPO, [lesson(n) for n in range(SHOWN + 1)]))
+    assert "and 1 older lesson, which" in one
     assert f"python -m bot lessons {REPO} --drop QUEST_ID" in text
 
 
 def test_a_lesson_mentions_nobody_and_links_nowhere() -> None:
     text = "\n".join(lessons_lines(REPO, [lesson(1, "ask @maya, see [here](http://x) **now**")]))
     assert "@maya" not in text and "](http" not in text and "**now**" not in text
+
+
+def test_a_lesson_stays_on_its_line_and_opens_no_heading_or_comment() -> None:
+    lines = lessons_lines(REPO, [lesson(1, "# Done\n\n" + "word " * 110 + "<!-- x -->")])
+    (item,) = [line for line in lines if line.startswith("- [ ]")]
+    assert r"\# Done" in item and "<!-- x" not in item
+    assert not any(line.startswith(("#", "word")) for line in lines[1:] if "taught" not in line)
+    assert problems("\n".join(lines)) == []
 
 
 def test_each_lesson_has_a_box_naming_its_ending() -> None:

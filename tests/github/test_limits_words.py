@@ -5,6 +5,7 @@ people's words, the reflection's own text escaped."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from itertools import pairwise
 
 from bot.core.events import Hold
 from bot.github.limits_words import Waiting, Wave, limits_lines
@@ -50,3 +51,54 @@ def test_what_the_reflections_used_is_shown_even_when_no_wave_is_due() -> None:
     assert "reflections so far used 12,345 tokens ($0.07)" in text
     due = "\n".join(limits_lines([], Wave(True, 2, 24, spent=Spent(10, 1, 1)), 7))
     assert "### Reflections" not in due and "used 10 tokens ($0.01)" in due
+
+
+def _glued(lines: list[str]) -> list[str]:
+    """Lines that GitHub would read as the tail of the list item above them (a lazy
+    continuation) or of the paragraph above them: neither a list item, nor a heading, nor
+    after a blank line."""
+    return [line for above, line in pairwise(lines)
+            if above and line and not line.startswith(("- ", "#")) and not above.startswith("#")]
+
+
+def test_each_sentence_of_the_section_is_a_paragraph_not_the_tail_of_a_quest() -> None:
+    from bot.journal.model_use import Spent
+
+    passed = MINE.model_copy(update={"reviewer": "reflection reviewer", "synopsis": "Fine."})
+    rejected = passed.model_copy(update={"synopsis": "No cause."})
+    waiting = [Waiting("q1", "bug", Hold.REFLECTION), Waiting("q2", "bug", Hold.SLOT)]
+    for wave in (Wave(True, 2, 24, MINE, None, rejected, Spent(10, 1, 2)),
+                 Wave(False, 2, 24, None, passed, None, Spent(10, 1, 2)),
+                 Wave(False, 2, 24, None, passed)):
+        lines = limits_lines(waiting, wave, 7)
+        assert _glued(lines) == [], lines
+        assert problems("\n".join(lines)) == []
+    text = "\n".join(limits_lines(waiting, Wave(False, 2, 24, None, passed), 7))
+    assert text.index("### Reflections") < text.index("The last reflection")
+
+
+def test_one_bad_ending_in_one_hour_is_said_in_the_singular() -> None:
+    text = "\n".join(limits_lines([], Wave(True, 1, 1), 7))
+    assert "At least 1 quest ended badly within 1 hour (" in text  # the threshold, not a count
+
+
+def test_a_held_quest_reads_its_hold_escaped_and_the_slot_limit_only_for_a_slot() -> None:
+    text = "\n".join(limits_lines([Waiting("q1", "bug", Hold.REFLECTION)], Wave(False, 2, 24),
+                                   7))
+    assert "<text>" not in text  # GitHub would drop it as an HTML tag
+    assert r"\<text\>" in text
+    assert "At most 7 quests" not in text  # it waits for a reflection, not for a slot
+    slot = "\n".join(limits_lines([Waiting("q1", "bug", Hold.SLOT)], Wave(False, 2, 24), 7))
+    assert "At most 7 quests are worked on at once" in slot
+
+
+def test_many_held_quests_are_bounded_and_say_why_once() -> None:
+    from bot.github.limits_words import WAITING_SHOWN
+
+    waiting = [Waiting(f"q{n}", f"bug {n}", Hold.REFLECTION) for n in range(WAITING_SHOWN + 30)]
+    text = "\n".join(limits_lines(waiting, Wave(True, 2, 24), 7))
+    assert "`q0`" in text and f"`q{WAITING_SHOWN}`" not in text
+    assert "- and 30 newer ones" in text
+    assert "several quests ended badly of late" not in text  # the section above says it
+    assert text.count("waits for a reflection to pass") == WAITING_SHOWN
+    assert len(text) < 5000

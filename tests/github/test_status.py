@@ -81,6 +81,30 @@ def test_what_people_read_has_no_internal_name_or_host_path(state: State) -> Non
         assert problems(text) == []
 
 
+def _after_checkpoints(text: str) -> tuple[str, str]:
+    """The bullet of the checkpoints' list, and the first line after that list."""
+    lines = text.split("\n")
+    at = lines.index("**Checkpoints:**") + 1
+    bullet = lines[at][:2]
+    end = at
+    while end < len(lines) and lines[end].startswith(bullet):
+        end += 1
+    rest = [line for line in lines[end:] if line.strip()]
+    return bullet, rest[0] if rest else ""
+
+
+@pytest.mark.parametrize("state", list(State), ids=lambda s: s.value)
+def test_the_checkpoints_are_a_list_of_their_own(state: State) -> None:
+    """A list after a blank line with the same bullet continues the list above it
+    (CommonMark): the facts under the checkpoints would read as more checkpoints."""
+    at = STATES[state]
+    check = checks.check_run(at.quest, at.view.evidence).body()["output"].get("text", "")
+    for text in (status.status_comment(at.view), check):
+        bullet, after = _after_checkpoints(text)
+        assert bullet in ("- ", "* ")
+        assert not after.startswith(bullet), (bullet, after)
+
+
 def test_the_comment_answers_the_ten_second_questions_at_checkpoint_c() -> None:
     at = STATES[State.READY]
     body = status.status_comment(at.view)

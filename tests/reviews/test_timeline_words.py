@@ -33,3 +33,14 @@ def test_a_review_recorded_without_acting_says_so() -> None:
     entry = entry_of(event, recorded_only=True)
     assert entry.words == ("a review by the experiment reviewer would reject the quest at "
                            "checkpoint C (recorded only: a person decides)")
+
+
+@pytest.mark.parametrize(("role", "by"), [("automated_check", "questbot's automatic reviewer"),
+                                          ("human", "a person")])
+def test_a_role_that_is_no_reviewers_title_is_named_as_who_it_is(role: str, by: str) -> None:
+    event = CheckpointDecided(id="review-3", quest_id="q-1", at=datetime(2026, 12, 1, tzinfo=UTC),
+                              actor=f"review:{role}", checkpoint="A", verdict="approve",
+                              automatic=role != "human", reason="the hypothesis holds")
+    assert entry_of(event).words == f"a review by {by} approved checkpoint A"
+    recorded = entry_of(event, recorded_only=True).words
+    assert recorded.startswith(f"a review by {by} would approve checkpoint A")
