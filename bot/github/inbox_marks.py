@@ -93,7 +93,8 @@ def tick_command(quest: Quest) -> Command | None:
 
 
 def tick_label(command: Command) -> str:
-    """What the box says it does."""
+    """What the box says it does, as a clause that follows what the quest is doing (no
+    brackets of its own: the entry reads as one sentence)."""
     if command.name is CommandName.RESUME:
-        return "tick to retry it (as `/resume`)"
-    return "tick to start the fix (as `/quest fix`)"
+        return "tick the box to retry it, as `/resume` would"
+    return "tick the box to start the fix, as `/quest fix` would"

@@ -163,7 +163,7 @@ def _inbox_line(e: InboxEntry) -> str:
     where = f"{e.where} " if e.where else ""
     command = tick_command(q)
     box = f"- [ ] {entry_marker(q.id)} " if command is not None else "- "
-    label = f" ({tick_label(command)})" if command is not None else ""
+    label = f"; {tick_label(command)}" if command is not None else ""
     return (f"{box}{where}{inline_code(q.title or '(untitled)')}, quest {inline_code(q.id)}: "
             f"{doing(q, mention=False)}{label}. {next_action(q)}")
 

@@ -40,7 +40,7 @@ async def test_the_inbox_is_pinned_and_links_each_entry_with_a_box(stack: Stack)
     assert box.pinned_at
     (line,) = [x for x in (box.body or "").splitlines() if entry_marker(quest_id) in x]
     assert line.startswith(f"- [ ] {entry_marker(quest_id)} #{number} ")
-    assert "tick to start the fix" in line
+    assert "; tick the box to start the fix, as `/quest fix` would." in line
     assert boxes(box.body or "") == {quest_id: False}
     assert "  - why: routed to a person" in (box.body or "")  # while it waits so
 
@@ -102,7 +102,7 @@ async def test_a_tick_retries_a_parked_quest(stack: Stack) -> None:
     await story.step("paused", State.PARKED)
     box = inbox(stack)
     (line,) = [x for x in (box.body or "").splitlines() if entry_marker(story.quest_id) in x]
-    assert f"#{story.pr_number()}" in line and "tick to retry it" in line
+    assert f"#{story.pr_number()}" in line and "; tick the box to retry it, as `/resume` would." in line
     await tick(stack.fake, REPO, box.number, entry_marker(story.quest_id), user=MAINTAINER)
     await story.step("ticked in the inbox", State.HYPOTHESISED)
     assert "[x]" not in (inbox(stack).body or "")

@@ -65,3 +65,24 @@ def test_a_box_only_where_ticking_acts_and_every_entry_linked() -> None:
     visible = re.sub(r"<!--.*?-->", "", body)
     assert not re.search(r"\b[a-z]+_[a-z_]+\b", visible), visible
     assert "@" not in visible  # rewritten often: it names people without notifying them
+    for line in visible.splitlines():
+        assert _bracket_depth(re.sub(r"`[^`]*`", "", line)) <= 1, line
+
+
+def _bracket_depth(text: str) -> int:
+    depth = deepest = 0
+    for char in text:
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        deepest = max(deepest, depth)
+    return deepest
+
+
+def test_a_box_says_what_ticking_does_in_one_sentence() -> None:
+    routed = quest_in(State.TRIAGED)
+    assert routed.awaiting_person
+    (line,) = [x for x in inbox_body([InboxEntry(routed, "#4")]).splitlines() if "#4" in x]
+    assert ("the quest waits for a person to start it; tick the box to start the fix, as "
+            "`/quest fix` would. Routed to a person:") in line
+    parked = quest_in(State.PARKED)
+    (line,) = [x for x in inbox_body([InboxEntry(parked, "#5")]).splitlines() if "#5" in x]
+    assert "; tick the box to retry it, as `/resume` would. " in line
