@@ -168,6 +168,48 @@ def _inbox_line(e: InboxEntry) -> str:
             f"{doing(q, mention=False)}{label}. {next_action(q)}")
 
 
+WAITING_SHOWN = 50
+"""Entries of "What waits for a person" shown in full. GitHub cuts nothing, it refuses a body
+over 65,536 characters, and the forge's net (``forge.limits.fit``) would cut everything below
+the list — the lessons, their boxes, the footer — so the list keeps to its share."""
+WAITING_CHARACTERS = 30_000
+"""The list's share of the body: fewer than ``WAITING_SHOWN`` entries when they are long (a
+title, a park note and a why can each run to hundreds of characters)."""
+REST_CHARACTERS = 2_000
+"""The line naming the entries not shown in full, each by its pull request or issue."""
+
+
+def _waiting_lines(entries: Sequence[InboxEntry]) -> list[str]:
+    """The first entries by quest name in full, within both bounds; the rest by where each
+    lives, so every one is a click away, and counted past ``REST_CHARACTERS``."""
+    lines: list[str] = []
+    used = shown = 0
+    for e in entries:
+        item = [_inbox_line(e), *([f"  - why: {plain(e.reason)}"] if e.reason else [])]
+        size = sum(len(line) + 1 for line in item)
+        if shown == WAITING_SHOWN or (shown and used + size > WAITING_CHARACTERS):
+            break
+        lines += item
+        used, shown = used + size, shown + 1
+    rest = entries[shown:]
+    if not rest:
+        return lines
+    named: list[str] = []
+    for e in rest:
+        name = (e.where if e.where and e.where.startswith("#")
+                else f"quest {inline_code(e.quest.id)}")
+        if sum(len(n) + 2 for n in named) + len(name) > REST_CHARACTERS:
+            break
+        named.append(name)
+    unnamed = len(rest) - len(named)
+    also = f", and {unnamed} more" if unnamed else ""
+    lines.append(f"- and {len(rest)} more waiting for a person, shown here in full as those "
+                 f"above are handled: {', '.join(named)}{also}. Each one's pull request or issue "
+                 "says what it waits for; whoever runs questbot reads any one with "
+                 "`python -m bot status QUEST_ID`.")
+    return lines
+
+
 def inbox_body(entries: Sequence[InboxEntry], flaky: Sequence[InboxEntry] = (),
                limits: Sequence[str] = (), *, agreement: tuple[int, int] = (0, 0)) -> str:
     """``limits``: the section on quests waiting to start and reflection waves, rendered
@@ -177,10 +219,7 @@ def inbox_body(entries: Sequence[InboxEntry], flaky: Sequence[InboxEntry] = (),
     lines = [INBOX_MARKER, "### What waits for a person", ""]
     if not entries:
         lines.append("Nothing waits for a person right now.")
-    for e in sorted(entries, key=lambda e: e.quest.id):
-        lines.append(_inbox_line(e))
-        if e.reason:
-            lines.append(f"  - why: {plain(e.reason)}")
+    lines += _waiting_lines(sorted(entries, key=lambda e: e.quest.id))
     lines += limits
     if flaky:
         lines += ["", "### Flaky: passed when re-run, no agent run", ""]
