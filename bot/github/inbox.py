@@ -20,7 +20,8 @@ Below what waits, the latest flaky failures (``rules.flaky``): quests that ended
 failed check passed when re-run, each with both runs, so a person sees what questbot chose not
 to spend an agent on. Their ids are kept in the repository's GitHub record (``flaky``, the
 newest ``FLAKY_SHOWN``). After what waits, the latest lessons closed quests taught
-(``bot.github.lesson_words``), each with a box that drops it; beside the reflection wave, what
+(``bot.github.lesson_words``), each with a box that drops it and linked to its quest's pull
+request or issue; beside the reflection wave, what
 questbot's reflection runs used so far (``bot.journal.model_use``).
 """
 
@@ -39,6 +40,7 @@ from bot.github.forge import Forge, Forges
 from bot.github.forge.graphql import GraphQLRefused
 from bot.github.forge.records import Issue
 from bot.github.inbox_marks import INBOX_MARKER
+from bot.github.lesson_words import SHOWN as LESSONS_SHOWN
 from bot.github.lesson_words import lessons_lines
 from bot.github.limits_words import Waiting, Wave, limits_lines
 from bot.journal import Indexes
@@ -123,11 +125,15 @@ class Inbox:
         number = await self.memory.repo(repo, "inbox")
         return int(number) if number else None
 
+    async def _thread(self, quest_id: str) -> str | None:
+        """The quest's pull request, else the issue it came from, as ``#12``."""
+        pr, source = await self.memory.quest_fields(quest_id, "pr", "source_issue")
+        number = int(pr or 0) or int(source or 0)
+        return f"#{number}" if number else None
+
     async def _where(self, quest: Quest) -> str | None:
-        pr = await self.memory.quest_int(quest.id, "pr")
-        source = await self.memory.quest_int(quest.id, "source_issue")
         commit = quest.rerun.sha if quest.rerun is not None else quest.base
-        return f"#{pr}" if pr else (f"#{source}" if source else commit)
+        return await self._thread(quest.id) or commit
 
     async def _body(self, repo: str) -> str:
         entries: list[render.InboxEntry] = []
@@ -143,7 +149,10 @@ class Inbox:
             if quest is not None and quest.outcome is Outcome.FLAKY:
                 flaky.append(render.InboxEntry(quest, await self._where(quest)))
         agreement = await Agreement(self.ctx.journal.client).counts(repo)
-        taught = lessons_lines(repo, await LessonStore(self.ctx.journal.client).lessons(repo))
+        lessons = await LessonStore(self.ctx.journal.client).lessons(repo)
+        threads = {lesson.quest_id: thread for lesson in lessons[:LESSONS_SHOWN]
+                   if (thread := await self._thread(lesson.quest_id)) is not None}
+        taught = lessons_lines(repo, lessons, threads)
         return render.inbox_body(entries, flaky, [*await self._limits(repo), *taught],
                                  agreement=agreement)
 

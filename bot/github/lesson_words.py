@@ -1,5 +1,6 @@
 """The inbox's words for what closed quests taught (``bot.journal.lessons``): the latest few
-lessons the consolidation reviewer accepted, each with the quest it came from, so a maintainer
+lessons the consolidation reviewer accepted, each with the quest it came from (linked to its pull
+request or issue when questbot recorded one), so a maintainer
 sees what every later quest's agent is told — and drops one that is wrong by ticking its box
 (``inbox_marks.lesson_marker``; ``bot.worker.inbox_ticks`` acts on it). Pure.
 
@@ -9,7 +10,8 @@ links, mentions or formatting of its own (``markdown.plain``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 
 from bot.core.lessons import ENDING_WORDS, mark
 from bot.github.inbox_marks import lesson_marker
@@ -17,19 +19,26 @@ from bot.github.markdown import inline_code, plain
 from bot.journal.lessons import Lesson
 
 SHOWN = 5
+_THREAD = re.compile(r"#[0-9]{1,10}")
 
 
-def lessons_lines(repo: str, lessons: Sequence[Lesson]) -> list[str]:
-    """The inbox section, or nothing before the first lesson is kept."""
+def lessons_lines(repo: str, lessons: Sequence[Lesson],
+                  threads: Mapping[str, str] | None = None) -> list[str]:
+    """The inbox section, or nothing before the first lesson is kept. ``threads``: a quest's
+    pull request, else its issue, as ``#12`` (GitHub links it in the inbox, which lives in the
+    same repository), for the quests questbot recorded one of; the rest are named by id."""
+    threads = threads or {}
     if not lessons:
         return []
     lines = ["", "### What closed quests taught", "",
              "Every later quest's agent reads these lessons; each passed a review against the "
              "record of the quest it came from.", ""]
     for lesson in lessons[:SHOWN]:
+        thread = threads.get(lesson.quest_id, "")
+        where = f" in {thread}" if _THREAD.fullmatch(thread) else ""
         lines.append(f"- [ ] {lesson_marker(mark(lesson.quest_id, lesson.revision))} "
-                     f"{plain(lesson.text, limit=600)} (quest {inline_code(lesson.quest_id)}, "
-                     f"{ENDING_WORDS[lesson.ending]})")
+                     f"{plain(lesson.text, limit=600)} (quest {inline_code(lesson.quest_id)}"
+                     f"{where}, {ENDING_WORDS[lesson.ending]})")
     if len(lessons) > SHOWN:
         older = len(lessons) - SHOWN
         lines.append(f"- and {older} older {'lesson' if older == 1 else 'lessons'}, which "

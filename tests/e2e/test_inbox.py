@@ -102,7 +102,8 @@ async def test_a_tick_retries_a_parked_quest(stack: Stack) -> None:
     await story.step("paused", State.PARKED)
     box = inbox(stack)
     (line,) = [x for x in (box.body or "").splitlines() if entry_marker(story.quest_id) in x]
-    assert f"#{story.pr_number()}" in line and "; tick the box to retry it, as `/resume` would." in line
+    assert f"#{story.pr_number()}" in line
+    assert "; tick the box to retry it, as `/resume` would." in line
     await tick(stack.fake, REPO, box.number, entry_marker(story.quest_id), user=MAINTAINER)
     await story.step("ticked in the inbox", State.HYPOTHESISED)
     assert "[x]" not in (inbox(stack).body or "")

@@ -81,8 +81,10 @@ async def test_a_landed_quest_teaches_the_next_one(stack: Stack, served: ModelSe
     assert (lesson.text, lesson.quest_id) == (LESSON, landed.id)
     assert served.turns_of("lesson-landed") == [1]
     assert served.turns_of("review-consolidation") == [1]
-    shown = inbox(stack)  # people see it
+    shown = inbox(stack)  # people see it, linked to the pull request it came from
     assert "What closed quests taught" in shown and "proved by a reproduction test" in shown
+    (line,) = [x for x in shown.splitlines() if lesson_marker(mark(landed.id, 1)) in x]
+    assert f" (quest `{landed.id}` in #{story.pr_number()}, landed" in line
 
     repo = stack.fake.repo(REPO)
     pager = (repo.git.read(str(repo.branch_sha("main")), "pager.py") or b"").decode()

@@ -56,3 +56,21 @@ def test_each_lesson_has_a_box_naming_its_ending() -> None:
     assert lessons_ticked(shown, ticked) == ["q-2@1"]
     assert lessons_ticked(ticked, ticked) == []  # kept ticked: nothing new asked
     assert "tick its box to drop it" in shown
+
+
+def test_a_lesson_links_to_its_quests_thread_where_one_is_recorded() -> None:
+    lessons = [lesson(n) for n in range(3)]
+    text = "\n".join(lessons_lines(REPO, lessons, {"q-0": "#12", "q-2": "#7"}))
+    assert "(quest `q-0` in #12, landed, then rolled back after a regression)" in text
+    assert "(quest `q-1`, landed, then" in text  # none recorded: its id, as before
+    assert "(quest `q-2` in #7, landed" in text
+    assert problems(text) == []
+
+
+def test_a_link_is_only_ever_a_number_and_the_lesson_stays_inert() -> None:
+    hostile = lesson(1, "see #99 and [x](javascript:y) @maya")
+    text = "\n".join(lessons_lines(REPO, [hostile], {"q-1": "[x](http://evil)"}))
+    assert "(quest `q-1`, landed" in text and "evil" not in text
+    linked = "\n".join(lessons_lines(REPO, [hostile], {"q-1": "#3"}))
+    assert r"see \#99 and \[x\]" in linked and "@maya" not in linked  # its own words inert
+    assert "(quest `q-1` in #3, landed" in linked
