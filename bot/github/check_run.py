@@ -18,7 +18,10 @@ those outcomes, so both show as ``neutral`` and the summary says so in words:
   would claim a check failed when perhaps none ran.
 
 Quest states GitHub cannot express (parked, rejected, flaky, superseded) are rendered the same
-way. The details (``check_text``) are the full text the status comment points to when it cuts.
+way. A quest that has ended asks nobody for anything: a landed quest whose latest run stopped for
+a person's decision concludes ``neutral`` (``ENDED_CONCLUSION``), and its evidence is rendered
+``ended`` (``bot.github.evidence``). The details (``check_text``) are the full text the status
+comment points to when it cuts.
 """
 
 from __future__ import annotations

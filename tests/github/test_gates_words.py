@@ -114,6 +114,12 @@ def test_the_open_line_is_the_open_gate_and_only_it(case: tuple[Quest, Policy]) 
     for gate in status.gates:
         if gate.seal is not None and (gate.seal_current or gate.position != "passed"):
             assert any(gate.seal.digest[:12] in line for line in lines)
+    for gate, line in zip(status.gates, lines, strict=False):
+        assert "seal" not in line
+        approved = [r for r in status.reviews if r.gate is gate.name and not r.recorded_only
+                    and r.verdict.value == "approve"]
+        if gate.position == "passed" and approved:  # who passed it, from this attempt
+            assert " approved it" in line, line
 
 
 def test_the_status_reply_names_whoever_claimed_the_review_without_pinging_them() -> None:

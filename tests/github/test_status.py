@@ -30,6 +30,7 @@ from bot.core.proof import CheckRecord
 from bot.core.states import TERMINAL
 from bot.github import check_run as checks
 from bot.github import status
+from bot.github.conversation import status_text
 from bot.github.evidence import render_markdown
 from bot.github.forge.limits import BODY_LIMIT, OUTPUT_LIMIT
 from bot.github.markdown import display_argv, hide_paths
@@ -337,7 +338,8 @@ def test_a_quest_that_ended_says_what_its_run_found_and_that_nothing_waits(
     check = checks.check_run(quest, bundle)
     assert check.conclusion is not checks.CheckConclusion.ACTION_REQUIRED
     output = check.body()["output"]
-    for text in (comment, output["title"], output["summary"], output.get("text", "")):
+    for text in (comment, output["title"], output["summary"], output.get("text", ""),
+                 status_text(quest)):
         assert not WAITING.search(text), (WAITING.search(text), text)
         assert problems(text) == []
     for text in (comment, output["text"]):
