@@ -53,6 +53,17 @@ class AppliedChange(BaseModel):
         return self
 
 
+RUN_ENDED: dict[RunState, str] = {
+    RunState.COMPLETED: "completed",
+    RunState.FAILED: "failed",
+    RunState.NEEDS_HUMAN: "stopped for a person's decision",
+    RunState.REFUSED: "refused its plan",
+}
+"""How a run ended, in people's words and in the past tense: the evidence shows them long
+after the run, when the quest may have ended too, so none says that anything still waits
+("needs human" read as an identifier, and as a wait)."""
+
+
 class TaskResult(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -89,8 +100,7 @@ class TaskResult(BaseModel):
         """Everything standing between this result and ``verified`` (empty when verified)."""
         gaps: list[str] = []
         if self.state is not RunState.COMPLETED:
-            ended = self.state.value.replace("_", " ")  # said to people: "needs human"
-            gaps.append(f"the run ended {ended}, not completed")
+            gaps.append(f"the run {RUN_ENDED[self.state]} and did not complete")
         if self.change is None:
             gaps.append("no change was applied")
         if not self.checks:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from bot.core import Quest
 from bot.core.attempts import AttemptRecord, DecisionRecord
 from bot.core.events import Verdict
+from bot.github.timeline import REVIEW_ACTOR, reviewer
 
 Quote = Callable[[str], str]
 
@@ -26,9 +27,14 @@ def _same(text: str) -> str:
 
 def review_words(review: DecisionRecord, quote: Quote = _same) -> str:
     """"checkpoint B sent back by `bob`: "the plan tests nothing"" and the like."""
-    who = quote(review.actor) if review.actor else "questbot's automatic review"
+    actor = review.actor
+    if actor is not None and actor.startswith(REVIEW_ACTOR):  # a role, not a login
+        by = reviewer(actor)
+        who = by if by.startswith("questbot") else f"a review by {by}"
+    else:
+        who = quote(actor) if actor else "questbot's automatic review"
     said = f"checkpoint {review.gate.value} {_VERDICT[review.verdict]} by {who}"
-    if review.automatic and review.actor:
+    if review.automatic and actor and not actor.startswith(REVIEW_ACTOR):
         said += " (automatic)"
     if review.recorded_only:
         said += " (recorded only: it did not move the quest)"
@@ -51,7 +57,7 @@ def attempt_words(record: AttemptRecord, quote: Quote = _same) -> str:
         parts.append(f"{record.proof_attempts} proof attempt"
                      f"{'s' if record.proof_attempts != 1 else ''}{bound}")
     if record.seals:
-        parts.append("sealed at " + ", ".join(
+        parts.append("its evidence was fixed at " + ", ".join(
             f"checkpoint {s.gate.value} as {s.digest[:12]}" for s in record.seals))
     reviews = [review_words(r, quote) for r in record.reviews]
     parts.append("reviews: " + "; ".join(reviews) if reviews else "no reviews")

@@ -18,7 +18,10 @@ those outcomes, so both show as ``neutral`` and the summary says so in words:
   would claim a check failed when perhaps none ran.
 
 Quest states GitHub cannot express (parked, rejected, flaky, superseded) are rendered the same
-way. The details (``check_text``) are the full text the status comment points to when it cuts.
+way. A quest that has ended asks nobody for anything: a landed quest whose latest run stopped for
+a person's decision concludes ``neutral`` (``ENDED_CONCLUSION``), and its evidence is rendered
+``ended`` (``bot.github.evidence``). The details (``check_text``) are the full text the status
+comment points to when it cuts.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from bot.core.gates import status_and_next
 from bot.core.policy import Policy
 from bot.core.quest import Outcome, ParkReason
 from bot.core.rules.budget import waits_for_spend
-from bot.core.states import CHECKPOINT_AT, MEANING, State
+from bot.core.states import CHECKPOINT_AT, MEANING, TERMINAL, State
 from bot.github import spend_words
 from bot.github.evidence import render_markdown, render_outputs
 from bot.github.forge.limits import OUTPUT_LIMIT, fit
@@ -94,8 +97,16 @@ CONCLUSION_BY_OUTCOME = MappingProxyType(
 ends the run ``failed`` with its reason."""
 
 
+ENDED_CONCLUSION = MappingProxyType(
+    {**CONCLUSION_BY_OUTCOME, RunOutcome.ACTION_REQUIRED: CheckConclusion.NEUTRAL})
+"""A run's outcome as the conclusion of a quest that has ended: ``action_required`` would ask
+people for something on a quest that is over."""
+
+
 def _run_summary(result: TaskResult) -> str:
-    """One sentence on an agent run's outcome, saying what GitHub cannot express."""
+    """One sentence on the latest agent run of a quest that has ended, saying what GitHub
+    cannot express (and, for a run that stopped for a decision, not its reason: written while
+    it waited, it would say the quest still waits)."""
     outcome = outcome_of(result)
     why = plain(result.reason or "no reason was given")
     if outcome is RunOutcome.SUCCESS:
@@ -105,7 +116,8 @@ def _run_summary(result: TaskResult) -> str:
     if outcome is RunOutcome.FAILURE:
         return f"failed: {why}."
     if outcome is RunOutcome.ACTION_REQUIRED:
-        return f"needs a person: {why}. Nothing was written past this point."
+        return ("stopped for a person's decision before it completed, and the quest has "
+                "ended since. GitHub has no conclusion for that, so this shows as neutral.")
     if outcome is RunOutcome.REFUSED:
         return (
             f"refused: the plan was not authorised ({why}). GitHub has no conclusion for "
@@ -172,7 +184,7 @@ def check_text(quest: Quest, evidence: EvidenceBundle | None = None,
     text = (f"{next_action(quest, policy)}\n\n**Checkpoints:**\n{checkpoints}\n\n"
             f"{_proof_line(quest)}")
     if evidence is not None:
-        text += "\n\n" + render_markdown(evidence)
+        text += "\n\n" + render_markdown(evidence, ended=quest.state in TERMINAL)
         if evidence.outputs:
             text += "\n\n#### What the proof printed\n\n" + render_outputs(evidence.outputs)
     text = hide_paths(text)
@@ -233,7 +245,7 @@ def check_run(quest: Quest, evidence: EvidenceBundle | None = None,
         if evidence.verified:
             return CheckRunView("completed", conclusion, f"questbot: {outcome.value}",
                                 f"{meaning} The quest was {why} {run}", text)
-        return CheckRunView("completed", CONCLUSION_BY_OUTCOME[outcome_of(evidence.result)],
+        return CheckRunView("completed", ENDED_CONCLUSION[outcome_of(evidence.result)],
                             f"questbot: {outcome.value}, not verified",
                             f"{meaning} The quest landed, but its evidence is not verified, "
                             f"so this is not shown as a success. {run}", text)

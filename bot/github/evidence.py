@@ -8,6 +8,11 @@ vocabulary keyed by the derived outcome (``bot.agent.outcome.outcome_of``); ``�
 is made inert by ``bot.github.markdown``. A report that is not verified also lists, from
 ``TaskResult.verification_gaps``, exactly why.
 
+A bundle outlives its run: once the quest has ended (``ended``), a run that stopped for a
+person's decision is not shown as waiting for one — nobody is asked for anything on a quest
+that is over. The heading says it stopped, a line says the quest ended, and the run's own
+reason (written while it waited: "the hypothesis waits for checkpoint A…") is left out.
+
 ``render_outputs`` shows what the proof's commands printed — the tail of each, in a collapsed
 block — because a digest binds the output but tells a person nothing. Commands and output pass
 through ``hide_paths``: the worker's own paths are not shown.
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 from bot.agent.evidence import CommandOutput, EvidenceBundle
 from bot.agent.outcome import RunOutcome, outcome_of
+from bot.agent.result import RUN_ENDED
 from bot.agent.validation import ClaimVerdict, Evidence
 from bot.core.proof import CheckRecord, Reproduction
 from bot.github.markdown import (
@@ -35,12 +41,18 @@ _HEADINGS: dict[RunOutcome, str] = {
     RunOutcome.ACTION_REQUIRED: "✋ Needs a person, not verified",
     RunOutcome.REFUSED: "⛔ Refused, not verified",
 }
+_ENDED_HEADINGS: dict[RunOutcome, str] = {
+    **_HEADINGS, RunOutcome.ACTION_REQUIRED: "⏹️ Stopped for a decision, not verified"}
+"""Once the quest has ended: what the run found, and nothing that waits."""
+ENDED = "The quest has ended; this is what its last run found."
 
 
-def _heading(bundle: EvidenceBundle) -> list[str]:
+def _heading(bundle: EvidenceBundle, ended: bool) -> list[str]:
     result = bundle.result
     outcome = outcome_of(result)
-    lines = [f"### {_HEADINGS[outcome]}", ""]
+    lines = [f"### {(_ENDED_HEADINGS if ended else _HEADINGS)[outcome]}", ""]
+    if ended:
+        lines += [ENDED, ""]
     if outcome is RunOutcome.SUCCESS:
         count = len(result.checks)
         lines.append(
@@ -48,7 +60,7 @@ def _heading(bundle: EvidenceBundle) -> list[str]:
             f"(attempt {result.attempts})."
         )
     else:
-        if result.reason:
+        if result.reason and not (ended and outcome is RunOutcome.ACTION_REQUIRED):
             lines.append(f"Reason: {plain(result.reason)}")
             lines.append("")
         lines.append("Why this is not verified:")
@@ -108,7 +120,7 @@ def _checks(checks: tuple[CheckRecord, ...]) -> list[str]:
 def _facts(bundle: EvidenceBundle) -> list[str]:
     result = bundle.result
     lines = [
-        f"- run: {result.state.value.replace('_', ' ')}, attempts: {result.attempts}, "
+        f"- run: {RUN_ENDED[result.state]}, attempts: {result.attempts}, "
         f"risk: {result.risk.value}"
     ]
     if result.change is not None:
@@ -124,10 +136,11 @@ def _facts(bundle: EvidenceBundle) -> list[str]:
     return lines
 
 
-def render_markdown(bundle: EvidenceBundle) -> str:
-    """The bundle as GitHub Markdown; pure, and never shows success for an unverified result."""
+def render_markdown(bundle: EvidenceBundle, *, ended: bool = False) -> str:
+    """The bundle as GitHub Markdown; pure, and never shows success for an unverified result.
+    ``ended``: the quest has ended, so nothing the run stopped for still waits."""
     sections = [
-        _heading(bundle),
+        _heading(bundle, ended),
         _facts(bundle),
         ["#### Hypothesis", "", code_block(bundle.hypothesis)],
         ["#### Claims", "", *_claims(bundle.claims)],

@@ -3,16 +3,23 @@ and ``/status`` show them, read from ``status_and_next`` — the same read the a
 ``python -m bot status`` get — so what a maintainer sees on GitHub cannot say something else
 about a gate than what questbot acts on.
 
-One line per checkpoint: where the quest stands at it, who decides an open one, what evidence
-it has and lacks, and the seal a decision is pinned to (its digest's first twelve characters,
-what ``python -m bot status`` prints in full).
+One line per checkpoint: where the quest stands at it, who decides an open one and who decided
+one behind it (from this attempt's record of decisions, ``StatusAndNext.reviews``), what
+evidence it has and lacks, and the version of that evidence a decision applies to. questbot
+fixes a gate's evidence when it is submitted (its seal, ``bot.core.seals``); a decision is
+taken on exactly that version, and the line shows its digest's first twelve characters — what
+``python -m bot status`` prints in full. "Sealed" is our word; the line says "fixed", and the
+open gate's line says once what that means.
 """
 
 from __future__ import annotations
 
+from bot.core.attempts import DecisionRecord
+from bot.core.events import Verdict
 from bot.core.gates import Gate, Role, StatusAndNext
 from bot.core.policy import Checkpoint
 from bot.github.markdown import inline_code
+from bot.github.timeline import REVIEW_ACTOR, reviewer
 
 WHAT: dict[Checkpoint, str] = {Checkpoint.A: "the hypothesis",
                                Checkpoint.B: "the reproduction and the plan",
@@ -21,6 +28,8 @@ EVIDENCE: dict[str, str] = {"hypothesis": "a checked hypothesis",
                             "reproduction": "a reproduction that fails on the base",
                             "plan": "a plan", "patch": "a pushed patch",
                             "proof": "a proof bound to the head"}
+EXPLAINED = " — a decision applies to exactly that"
+"""Said once, on the gate a decision can be taken at: what the digest is for."""
 
 
 def _who(gate: Gate, shadow: bool, claimed: bool) -> str:
@@ -41,41 +50,93 @@ def _who_ahead(gate: Gate, shadow: bool) -> str:
     return "an automatic review or a person decides it"
 
 
+def decided_by(review: DecisionRecord) -> str:
+    """Who took a decision: a login as a code span (a ping on every edit of the comment would
+    notify them again), "questbot's automatic reviewer", "a review by the design reviewer"."""
+    actor = review.actor
+    if actor is not None and actor.startswith(REVIEW_ACTOR):
+        by = reviewer(actor)
+        return by if by.startswith("questbot") else f"a review by {by}"
+    if actor is not None:
+        return inline_code("@" + actor)
+    return "the repository's settings" if review.automatic else "questbot"
+
+
+def decision(gate: Gate, reviews: tuple[DecisionRecord, ...]) -> DecisionRecord | None:
+    """The decision that moved the quest at ``gate`` in this attempt, the newest: one taken on
+    the gate's evidence as it is fixed now, else, for a gate passed, the newest approval (its
+    evidence may have been fixed again since, at a new revision). Recorded-only decisions
+    moved nothing."""
+    taken = [r for r in reviews if r.gate is gate.name and not r.recorded_only]
+    on_seal = [r for r in taken if gate.seal is not None and r.seal == gate.seal.digest]
+    if on_seal:
+        return on_seal[-1]
+    approved = [r for r in taken if r.verdict is Verdict.APPROVE]
+    return approved[-1] if approved and gate.position == "passed" else None
+
+
+def _digest(gate: Gate) -> str:
+    assert gate.seal is not None
+    return inline_code(gate.seal.digest[:12])
+
+
+def _earlier(gate: Gate) -> str:
+    return (f"; the evidence fixed for it ({_digest(gate)}) is from an earlier attempt or "
+            "revision and counts only once submitted again")
+
+
 def _evidence(gate: Gate) -> str:
+    """What the gate a decision can be taken at has, lacks, and which version it is."""
     missing = [EVIDENCE[r] for r in gate.required if r not in gate.present]
-    if missing:
-        return "still missing " + " and ".join(missing)
-    return "its evidence is on record"
-
-
-def _seal(gate: Gate) -> str:
+    have = "still missing " + " and ".join(missing) if missing else "its evidence is on record"
     if gate.seal is None:
-        return ""
+        return have
     if gate.seal_current:
-        return f", sealed as {inline_code(gate.seal.digest[:12])}"
-    return (f"; its sealed evidence ({inline_code(gate.seal.digest[:12])}) is from an "
-            "earlier attempt or revision and counts only once submitted again")
+        return f"{have} and fixed as {_digest(gate)}{EXPLAINED}"
+    return have + _earlier(gate)
 
 
-def gate_line(gate: Gate, shadow: bool, claimed: bool = False) -> str:
-    """``A, the hypothesis: passed, sealed as `…```: one checkpoint."""
-    head = f"{gate.name.value}, {WHAT[gate.name]}"
-    if gate.position == "passed":
-        return f"{head}: passed{_seal(gate)}"
-    if gate.position == "open":
-        return f"{head}: **open**, {_who(gate, shadow, claimed)}; {_evidence(gate)}{_seal(gate)}"
-    if gate.position == "parked":
-        return f"{head}: open again when the quest resumes; {_evidence(gate)}{_seal(gate)}"
-    if gate.position == "ended":
+_SAID = {Verdict.APPROVE: "passed — {who} approved it",
+         Verdict.REJECT: "rejected by {who}, which ended the quest",
+         Verdict.REVISE: "sent back by {who}"}
+
+
+def _behind(head: str, gate: Gate, reviews: tuple[DecisionRecord, ...]) -> str:
+    """A gate the quest is past, or at when it ended: who decided it, on which evidence. Once
+    the quest ended, nothing counts "once submitted again": the evidence is only named."""
+    ended = gate.position == "ended"
+    taken = decision(gate, reviews)
+    fixed = ("" if gate.seal is None  # passed with nothing fixed: a quest from before seals
+             else f"; its evidence was fixed as {_digest(gate)}" if gate.seal_current or ended
+             else _earlier(gate))
+    if taken is None:
+        if not ended:
+            return f"{head}: passed{fixed}"
         if gate.seal is None:
             return f"{head}: not reached before the quest ended"
-        return (f"{head}: submitted, sealed as {inline_code(gate.seal.digest[:12])}, "
-                "before the quest ended")
+        return f"{head}: submitted before the quest ended{fixed}"
+    said = _SAID[taken.verdict].format(who=decided_by(taken))
+    if ended and taken.verdict is Verdict.REVISE:
+        said += " before the quest ended"
+    return f"{head}: {said}{fixed}"
+
+
+def gate_line(gate: Gate, shadow: bool, claimed: bool = False,
+              reviews: tuple[DecisionRecord, ...] = ()) -> str:
+    """``A, the hypothesis: passed — `@alice` approved it; its evidence was fixed as `…```:
+    one checkpoint (``reviews``: this attempt's decisions, for who decided it)."""
+    head = f"{gate.name.value}, {WHAT[gate.name]}"
+    if gate.position in ("passed", "ended"):
+        return _behind(head, gate, reviews)
+    if gate.position == "open":
+        return f"{head}: **open**, {_who(gate, shadow, claimed)}; {_evidence(gate)}"
+    if gate.position == "parked":
+        return f"{head}: open again when the quest resumes; {_evidence(gate)}"
     who = _who_ahead(gate, shadow)
     if gate.seal is not None and gate.seal_current:  # sent back (``/revise``) before a decision
-        return (f"{head}: to be submitted again ({who}); last sealed as "
-                f"{inline_code(gate.seal.digest[:12])}")
-    return f"{head}: not reached yet ({who}){_seal(gate)}"
+        return (f"{head}: to be submitted again ({who}); its evidence was last fixed as "
+                f"{_digest(gate)}")
+    return f"{head}: not reached yet ({who})" + (_earlier(gate) if gate.seal else "")
 
 
 BULLET = "*"
@@ -90,4 +151,5 @@ def gates_lines(status: StatusAndNext) -> list[str]:
     if all(g.position == "ended" and g.seal is None for g in status.gates):
         return [f"{BULLET} none was reached before the quest ended"]
     claimed = status.next_action.role is Role.CLAIM_OWNER
-    return [f"{BULLET} {gate_line(g, status.shadow, claimed)}" for g in status.gates]
+    return [f"{BULLET} {gate_line(g, status.shadow, claimed, status.reviews)}"
+            for g in status.gates]

@@ -37,7 +37,7 @@ from bot.core.diagram import path_mermaid
 from bot.core.events import SignalKind
 from bot.core.gates import status_and_next
 from bot.core.policy import Policy
-from bot.core.states import CHECKPOINT_AT, MEANING, State
+from bot.core.states import CHECKPOINT_AT, MEANING, TERMINAL, State
 from bot.github import spend_words
 from bot.github.attempts_words import attempts_lines, attempts_summary
 from bot.github.check_run import ACTIONS
@@ -258,8 +258,9 @@ def status_comment(view: StatusView) -> str:
                   _fit_blocks(render_outputs(outputs), budget // 2, note), "", "</details>"]
     if view.evidence is not None:
         budget = COMMENT_LIMIT - len("\n".join([*lines, *tail])) - 100
+        evidence = render_markdown(view.evidence, ended=q.state in TERMINAL)
         lines += ["", "<details><summary>Evidence</summary>", "",
-                  fit(render_markdown(view.evidence), budget, note=note), "</details>"]
+                  fit(evidence, budget, note=note), "</details>"]
     return hide_paths("\n".join([*lines, *tail]))
 
 

@@ -69,9 +69,15 @@ _BY = {"automated_check": "questbot's automatic reviewer", "human": "a person"}
 "a review by the human" would not."""
 
 
+def reviewer(actor: str) -> str:
+    """Who submitted a review, from its actor (``review:design_reviewer``): "the design
+    reviewer", "questbot's automatic reviewer", "a person"."""
+    role = actor.removeprefix(REVIEW_ACTOR)
+    return _BY.get(role, f"the {role.replace('_', ' ')}")
+
+
 def _review(e: Any, recorded_only: bool) -> str:
-    role = e.actor.removeprefix(REVIEW_ACTOR)
-    by = _BY.get(role, f"the {role.replace('_', ' ')}")
+    by = reviewer(e.actor)
     if recorded_only:
         return (f"a review by {by} {_WOULD.get(e.verdict.value, e.verdict.value)} "
                 f"checkpoint {e.checkpoint.value} (recorded only: a person decides)")

@@ -41,7 +41,7 @@ def test_verified_matrix(state: RunState, change: AppliedChange | None, checks: 
 def test_gaps_say_why() -> None:
     result = TaskResult(run_id="r", state=RunState.FAILED, checks=CHECK_SETS["one_fails"])
     assert result.verification_gaps() == (
-        "the run ended failed, not completed",
+        "the run failed and did not complete",
         "no change was applied",
         "check 'test' failed (exit 1)",
     )
@@ -107,3 +107,14 @@ def test_an_unmoved_head_is_not_a_change() -> None:
         AppliedChange(base="a", head="a", files=("x",))
     with pytest.raises(ValidationError):
         AppliedChange(base="a", head="b", files=())
+
+
+def test_every_way_a_run_ends_has_words_without_an_identifier() -> None:
+    """The gaps are shown to people: "stopped for a person's decision", never "needs_human"
+    or "needs human"."""
+    from bot.agent.result import RUN_ENDED
+
+    assert set(RUN_ENDED) == set(TERMINAL_STATES)
+    for state in TERMINAL_STATES - {RunState.COMPLETED}:
+        (gap, *_) = TaskResult(run_id="r", state=state).verification_gaps()
+        assert "_" not in gap and "needs" not in gap and "not completed" not in gap, gap

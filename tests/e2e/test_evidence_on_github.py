@@ -139,3 +139,18 @@ def test_the_check_run_text_is_cut_to_githubs_limit_after_the_verdict() -> None:
     assert len(text) <= checks.CHECK_TEXT_LIMIT < len(render_markdown(bundle))
     assert "❌ Failed, not verified" in text and SUCCESS not in text
     assert text.endswith("more were left out)*\n")
+
+
+async def test_a_quest_killed_at_checkpoint_a_shows_what_its_run_found_and_nothing_waits(
+        stack: Stack) -> None:
+    """The research run stopped at checkpoint A for a person's decision; once the quest is
+    killed there, neither the status comment nor the check run says anything waits."""
+    story = await at_checkpoint_a(stack)
+    assert "waits for checkpoint A" in story.status_comment()  # while it did
+    await stack.fake.comment(REPO, story.pr_number(), "/kill not worth it", user=MAINTAINER)
+    quest = await story.step("killed", State.ABANDONED)
+    for text in (story.status_comment(), check_text(stack, story, quest.head)):
+        assert "The quest has ended; this is what its last run found." in text
+        assert "⏹️ Stopped for a decision, not verified" in text
+        assert "#### Claims" in text and sample_spec().hypothesis in text  # what it found
+        assert not re.search(r"\bwait(s|ing)?\b|needs a person|needs human", text, re.I)

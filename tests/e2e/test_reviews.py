@@ -78,7 +78,12 @@ async def test_an_advisory_b_is_decided_by_the_automatic_reviewer(
         usage = [e for e in await stack.runtime.worker.journal.events(quest.id)
                  if e.type == "usage_recorded" and e.id.endswith("/review-usage")]
         assert [e.tokens for e in usage] == [1600 + 180]  # the recording's review turn
-        assert "a review by the design reviewer approved checkpoint B" in story.status_comment()
+        comment = story.status_comment()
+        assert "a review by the design reviewer approved checkpoint B" in comment
+        # the checkpoints say who passed each: a person by login, not pinged; the reviewer
+        assert f"* A, the hypothesis: passed — `@{MAINTAINER}` approved it" in comment
+        assert ("* B, the reproduction and the plan: passed — a review by the design reviewer "
+                "approved it") in comment
         served.assert_clean()
         stack.fake.assert_clean()
     finally:
@@ -104,6 +109,10 @@ async def test_shadow_mode_records_automatic_verdicts_and_never_advances(
         comment = story.status_comment()
         assert ("a review by the design reviewer would approve checkpoint B (recorded only: "
                 "a person decides)") in comment
+        # the recorded-only reviews passed nothing: the person did, and rejected B
+        assert f"* A, the hypothesis: passed — `@{MAINTAINER}` approved it" in comment
+        assert (f"* B, the reproduction and the plan: rejected by `@{MAINTAINER}`, which "
+                "ended the quest") in comment
         automatic = [d for d in await decisions(stack, quest.id) if d.automatic]
         assert [d.actor for d in automatic] == ["review:automated_check",
                                                 "review:design_reviewer"]

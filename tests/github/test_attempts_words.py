@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from bot.core.policy import Checkpoint, CheckpointMode, Policy
 from bot.github.attempts_words import attempts_lines, attempts_summary
 from bot.github.status import StatusView, status_comment
 from bot.tools.scenarios import JournalBuilder
@@ -47,3 +48,19 @@ def test_no_attempt_line_before_a_second_attempt() -> None:
     assert attempts_lines(q) == ["Attempt 1, under way, reviews so far: checkpoint A approved "
                                  "by maintainer; checkpoint B approved by maintainer."]
     assert "Earlier attempts" not in status_comment(StatusView(quest=q))
+
+
+def test_a_review_is_named_by_its_role_not_its_actor() -> None:
+    """A review's actor (``review:design_reviewer``) is questbot's bookkeeping, not a login."""
+    policy = Policy(checkpoints={c: CheckpointMode(blocking=False) for c in Checkpoint})
+    b = JournalBuilder("q-roles", policy=policy).sense()
+    b.add("hypothesis_written", summary="off-by-one")
+    b.decide("A", actor="review:automated_check", automatic=True)
+    b.add("reproduced", check="test_pager")
+    b.add("plan_written", summary="fix the bound", risk="low")
+    b.decide("B", actor="review:design_reviewer", automatic=True)
+    assert b.quest is not None
+    [line] = attempts_lines(b.quest)
+    assert ("checkpoint A approved by questbot's automatic reviewer; checkpoint B approved by "
+            "a review by the design reviewer.") in line
+    assert "review:" not in line and "(automatic)" not in line

@@ -54,8 +54,8 @@ def test_conclusions_are_githubs_vocabulary() -> None:
         (
             TaskResult(run_id="r", state=RunState.NEEDS_HUMAN, reason="high-impact change"),
             RunOutcome.ACTION_REQUIRED,
-            CheckConclusion.ACTION_REQUIRED,
-            "needs a person: high\\-impact change.",
+            CheckConclusion.NEUTRAL,  # the quest has ended: nobody is asked for anything
+            "stopped for a person's decision before it completed, and the quest has ended",
         ),
         (
             TaskResult(run_id="r", state=RunState.REFUSED, reason="no write access"),

@@ -10,12 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.core import Quest, State
+from bot.core.attempts import DecisionRecord
 from bot.core.gates import status_and_next
 from bot.core.policy import Checkpoint, CheckpointMode, Policy
 from bot.core.states import CHECKPOINT_AT
 from bot.github import check_run as checks
 from bot.github.conversation import status_text
-from bot.github.gates_words import gates_lines
+from bot.github.gates_words import EXPLAINED, decided_by, gates_lines
 from bot.github.status import StatusView, status_comment
 from tests.core.quests import builder_in
 from tests.core.test_gates import journals
@@ -36,10 +37,11 @@ def test_an_open_blocking_gate_names_who_decides_and_its_seal() -> None:
     [a, b, c] = gates_lines(status_and_next(quest, Policy()))
     seal_a, seal_b = quest.seal(Checkpoint.A), quest.seal(Checkpoint.B)
     assert seal_a is not None and seal_b is not None
-    assert a == f"* A, the hypothesis: passed, sealed as `{seal_a.digest[:12]}`"
-    assert b.startswith("* B, the reproduction and the plan: **open**, a person decides; "
-                        "its evidence is on record")
-    assert b.endswith(f"sealed as `{seal_b.digest[:12]}`")
+    assert a == (f"* A, the hypothesis: passed — `@maintainer` approved it; its evidence was "
+                 f"fixed as `{seal_a.digest[:12]}`")
+    assert b == ("* B, the reproduction and the plan: **open**, a person decides; its evidence "
+                 f"is on record and fixed as `{seal_b.digest[:12]}` — a decision applies to "
+                 "exactly that")
     assert c == "* C, the patch and its proof: not reached yet (a person decides it)"
 
 
@@ -112,6 +114,12 @@ def test_the_open_line_is_the_open_gate_and_only_it(case: tuple[Quest, Policy]) 
     for gate in status.gates:
         if gate.seal is not None and (gate.seal_current or gate.position != "passed"):
             assert any(gate.seal.digest[:12] in line for line in lines)
+    for gate, line in zip(status.gates, lines, strict=False):
+        assert "seal" not in line
+        approved = [r for r in status.reviews if r.gate is gate.name and not r.recorded_only
+                    and r.verdict.value == "approve"]
+        if gate.position == "passed" and approved:  # who passed it, from this attempt
+            assert " approved it" in line, line
 
 
 def test_the_status_reply_names_whoever_claimed_the_review_without_pinging_them() -> None:
@@ -142,4 +150,95 @@ def test_a_rolled_back_quests_gates_are_to_be_submitted_again_with_their_seals()
         seal = quest.seal(checkpoint)
         assert seal is not None
         assert "not reached" not in line and "to be submitted again" in line
-        assert line.endswith(f"last sealed as `{seal.digest[:12]}`")
+        assert line.endswith(f"its evidence was last fixed as `{seal.digest[:12]}`")
+
+
+ADVISORY = Policy(checkpoints={c: CheckpointMode(blocking=False) for c in Checkpoint})
+
+
+def test_a_passed_checkpoint_says_who_passed_it_without_pinging_them() -> None:
+    """From this attempt's record of decisions: a person by login as a code span, questbot's
+    automatic reviewer, a review by a reviewer role."""
+    b = builder_in(State.HYPOTHESISED, ADVISORY)
+    b.decide("A", actor="review:automated_check", automatic=True)
+    b.add("reproduced", check="test_pager")
+    b.add("plan_written", summary="fix the bound", risk="low")
+    b.decide("B", actor="review:design_reviewer", automatic=True)
+    b.add("patch_pushed", head="head1", pusher="questbot[bot]")
+    b.prove()
+    b.decide("C", actor="carol")
+    assert b.quest is not None and b.quest.state is State.LANDING
+    a, bb, c = gates_lines(status_and_next(b.quest, ADVISORY))
+    assert a.startswith("* A, the hypothesis: passed — questbot's automatic reviewer approved it")
+    assert bb.startswith("* B, the reproduction and the plan: passed — a review by the design "
+                         "reviewer approved it")
+    assert c.startswith("* C, the patch and its proof: passed — `@carol` approved it")
+    for line in (a, bb, c):
+        assert "; its evidence was fixed as `" in line
+    said = status_text(b.quest, ADVISORY)
+    assert "`@carol` approved it" in said and " @carol" not in said  # a code span, no ping
+    assert problems(said) == []
+
+
+def test_a_recorded_only_review_is_not_who_passed_it() -> None:
+    """In shadow mode the automatic review moved nothing: the person who approved after it
+    passed the checkpoint."""
+    shadow = ADVISORY.model_copy(update={"shadow": True})
+    b = builder_in(State.HYPOTHESISED, shadow)
+    b.decide("A", actor="review:automated_check", automatic=True)
+    assert b.quest is not None and b.quest.state is State.HYPOTHESISED  # recorded only
+    b.decide("A", actor="alice")
+    [a, _b, _c] = gates_lines(status_and_next(b.quest, shadow))
+    assert "passed — `@alice` approved it" in a and "automatic" not in a
+
+
+def test_a_quest_rejected_or_killed_says_who_decided_each_checkpoint_it_reached() -> None:
+    b = builder_in(State.PLANNED)
+    b.decide("B", "reject", actor="bob", reason="not a bug")
+    assert b.quest is not None and b.quest.state is State.ABANDONED
+    a, bb, c = gates_lines(status_and_next(b.quest, Policy()))
+    assert a.startswith("* A, the hypothesis: passed — `@maintainer` approved it; its evidence "
+                        "was fixed as `")
+    assert bb.startswith("* B, the reproduction and the plan: rejected by `@bob`, which ended "
+                         "the quest; its evidence was fixed as `")
+    assert c == "* C, the patch and its proof: not reached before the quest ended"
+    killed = builder_in(State.PLANNED)
+    killed.add("killed", actor="bob", reason="not worth it")
+    assert killed.quest is not None
+    _a, bb, _c = gates_lines(status_and_next(killed.quest, Policy()))
+    assert bb.startswith("* B, the reproduction and the plan: submitted before the quest ended; "
+                         "its evidence was fixed as `")
+
+
+@pytest.mark.parametrize(("actor", "automatic", "said"), [
+    ("alice", False, "`@alice`"),
+    ("review:automated_check", True, "questbot's automatic reviewer"),
+    ("review:design_reviewer", True, "a review by the design reviewer"),
+    ("review:experiment_reviewer", True, "a review by the experiment reviewer"),
+    ("review:human", False, "a review by a person"),
+    (None, True, "the repository's settings"),
+])
+def test_who_decided_in_peoples_words(actor: str | None, automatic: bool, said: str) -> None:
+    record = DecisionRecord.model_validate({
+        "gate": "A", "verdict": "approve", "actor": actor, "automatic": automatic,
+        "event": "e-1", "at": "2026-01-01T00:00:00Z"})
+    assert decided_by(record) == said
+    assert problems(said) == []
+
+
+@pytest.mark.parametrize("state", list(State), ids=lambda s: s.value)
+def test_the_evidence_a_decision_applies_to_is_said_in_words_and_explained_once(
+        state: State) -> None:
+    """"Sealed" is questbot's word; people read that a gate's evidence is fixed, and, on the
+    gate a decision can be taken at, that a decision applies to exactly that."""
+    quest = quest_in(state)
+    status = status_and_next(quest, Policy())
+    lines = gates_lines(status)
+    said = "\n".join(lines)
+    assert "seal" not in said.lower()
+    decidable = [g for g in status.gates
+                 if g.position in ("open", "parked") and g.seal is not None and g.seal_current]
+    assert said.count(EXPLAINED) == len(decidable) <= 1
+    for text in (status_comment(StatusView(quest=quest)), checks.check_run(quest).text or "",
+                 status_text(quest)):
+        assert "sealed" not in text.lower()

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from unittest import mock
 
@@ -26,12 +27,17 @@ from bot.core import EVENT_TYPES, Quest, State
 from bot.core.diagram import path_mermaid
 from bot.core.lifecycle import path
 from bot.core.proof import CheckRecord
+from bot.core.states import TERMINAL
 from bot.github import check_run as checks
 from bot.github import status
+from bot.github.conversation import status_text
+from bot.github.evidence import render_markdown
 from bot.github.forge.limits import BODY_LIMIT, OUTPUT_LIMIT
 from bot.github.markdown import display_argv, hide_paths
 from bot.github.timeline import WORDS, entry_of
 from bot.tools.scenarios import ZERO_DIGEST, JournalBuilder, main_line
+from tests.agent.bundles import UNVERIFIED, verified_result
+from tests.agent.bundles import bundle as evidence_bundle
 from tests.github.status_scenarios import PULL, PYTHON, every_state
 from tests.github.surface import problems
 
@@ -268,3 +274,74 @@ def test_what_failed_links_the_check_and_its_log_once_each() -> None:
     bare = status.status_comment(status.StatusView(at.quest, failed=status.FailedRun(
         "check_run:1")))
     assert "the failed check (`check_run:1`)" in bare
+
+
+def _ended(how: str) -> Quest:
+    """A quest that ended ``how``: killed or rejected at each checkpoint, killed while parked,
+    landed and closed, or ended by triage (ignored, a duplicate, flaky)."""
+    b = JournalBuilder("q-9")
+    if how in ("ignored", "duplicate", "flaky"):
+        b.add("signal_sensed", repo=b.repo, fingerprint="fp-1", kind="check_failure",
+              severity="high", title="tests fail on main", source="check_run:1", base="base0")
+    if how == "ignored":
+        b.add("triaged", route="ignore")
+    elif how == "duplicate":
+        b.add("triaged", route="duplicate", duplicate_of="q-1")
+    elif how == "flaky":
+        b.add("rerun_requested", sha="base0", run="check_run:1", route="auto_fix")
+        b.add("rerun_reported", run="check_run:2", result="passed")
+    else:
+        end, at = how.split(" at ")
+        b.sense()
+        b.add("hypothesis_written", summary="off-by-one in pager")
+        if at in "BC":
+            b.decide("A")
+            b.add("reproduced", check="test_pager_last_page")
+            b.add("plan_written", summary="fix the bound", risk="low")
+        if at == "C":
+            b.decide("B")
+            b.add("patch_pushed", head="head1", pusher="questbot[bot]")
+            b.prove()
+        if at == "parked":
+            b.add("paused", actor="bob", reason="lunch")
+        if end == "closed":
+            b.land_and_close()
+        elif end == "killed":
+            b.add("killed", actor="bob", reason="not a bug")
+        else:
+            b.decide(at, "reject", actor="bob", reason="not a bug")
+    assert b.quest is not None and b.quest.state in TERMINAL, (how, b.quest)
+    return b.quest
+
+
+ENDINGS = ["killed at A", "killed at B", "killed at C", "killed at parked", "rejected at A",
+           "rejected at B", "rejected at C", "closed at C", "ignored", "duplicate", "flaky"]
+RUNS: dict[str, TaskResult] = {"verified": verified_result(), **UNVERIFIED,
+                               "at a checkpoint": TaskResult(
+                                   run_id="r", state=RunState.NEEDS_HUMAN,
+                                   reason="the hypothesis waits for checkpoint A: a person "
+                                          "decides whether to go on")}
+WAITING = re.compile(r"\bwait(s|ing)?\b|needs? a person|needs human|needs\\?_human",
+                     re.IGNORECASE)
+
+
+@pytest.mark.parametrize("run", sorted(RUNS))
+@pytest.mark.parametrize("how", ENDINGS)
+def test_a_quest_that_ended_says_what_its_run_found_and_that_nothing_waits(
+        how: str, run: str) -> None:
+    """Whatever the last run found — even a run that stopped for a person's decision — a
+    quest that has ended waits for nobody: no text of its says so, and its evidence says the
+    quest ended."""
+    quest = _ended(how)
+    bundle = evidence_bundle(RUNS[run])
+    comment = status.status_comment(status.StatusView(quest, evidence=bundle, pull_url=PULL))
+    check = checks.check_run(quest, bundle)
+    assert check.conclusion is not checks.CheckConclusion.ACTION_REQUIRED
+    output = check.body()["output"]
+    for text in (comment, output["title"], output["summary"], output.get("text", ""),
+                 status_text(quest)):
+        assert not WAITING.search(text), (WAITING.search(text), text)
+        assert problems(text) == []
+    for text in (comment, output["text"]):
+        assert render_markdown(bundle, ended=True) in hide_paths(text)
+        assert "The quest has ended; this is what its last run found." in text
