@@ -93,6 +93,7 @@ from bot.agent.outcome_store import Outcomes, PushNotes
 from bot.agent.presets import PRESETS
 from bot.agent.proof_runner import CheckCommand
 from bot.agent.proofs import check_commands, prove, reproduction_record
+from bot.agent.result import RUN_ENDED
 from bot.agent.scripted import ScriptedAgent, ScriptedSpec
 from bot.agent.stages import StageOutcome, StageRun, run_stage
 from bot.agent.task import Agent, AgentTask, QuestBrief, Stage
@@ -327,7 +328,9 @@ class AgentRuns:
                                        cost_cents=outcome.usage.cost_cents,
                                        stage=outcome.stage.value))
         events: list[Event] = []
-        reason = outcome.reason or f"the run ended {outcome.state.value}"
+        reason = outcome.reason or (f"the run {RUN_ENDED[outcome.state]}"
+                                    if outcome.state in RUN_ENDED
+                                    else f"the run stopped at its {outcome.state.value} step")
         stopped_at_plan = outcome.state is RunState.PLAN
         if outcome.stage is Stage.RESEARCH and stopped_at_plan and outcome.hypothesis:
             events.append(HypothesisWritten(id=outcome_id(effect, "hypothesis"), quest_id=qid,
