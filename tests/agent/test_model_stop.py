@@ -31,7 +31,7 @@ async def test_a_stopped_conversation_raises_stopped(checkout: Path) -> None:
 
     app = web.Application()
     app.router.add_post("/v1/chat/completions", never)
-    runner = web.AppRunner(app)
+    runner = web.AppRunner(app, shutdown_timeout=0.5)  # the handler never ends by itself
     await runner.setup()
     site = web.TCPSite(runner, "127.0.0.1", 0)
     await site.start()
