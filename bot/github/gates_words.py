@@ -14,7 +14,7 @@ open gate's line says once what that means.
 
 from __future__ import annotations
 
-from bot.core.attempts import DecisionRecord
+from bot.core.attempts import AttemptRecord, DecisionRecord
 from bot.core.events import Verdict
 from bot.core.gates import Gate, Role, StatusAndNext
 from bot.core.policy import Checkpoint
@@ -101,9 +101,29 @@ _SAID = {Verdict.APPROVE: "passed — {who} approved it",
          Verdict.REVISE: "sent back by {who}"}
 
 
-def _behind(head: str, gate: Gate, reviews: tuple[DecisionRecord, ...]) -> str:
+def _earlier_pass(head: str, gate: Gate, log: tuple[AttemptRecord, ...]) -> str | None:
+    """A gate passed in an earlier attempt of this revision and not gone through again (a
+    rejection back to planning keeps the approved hypothesis): when, and who decided it."""
+    seal = gate.seal
+    if seal is None or gate.seal_current or gate.position != "passed":
+        return None
+    record = next((a for a in log if a.number == seal.attempt and a.revision == seal.revision),
+                  None)
+    if record is None:
+        return None
+    taken = decision(gate, record.reviews)
+    who = f" — {decided_by(taken)} approved it" if taken is not None else ""
+    return (f"{head}: passed in attempt {seal.attempt}{who}, and stands; its evidence was fixed "
+            f"as {_digest(gate)}")
+
+
+def _behind(head: str, gate: Gate, reviews: tuple[DecisionRecord, ...],
+            log: tuple[AttemptRecord, ...] = ()) -> str:
     """A gate the quest is past, or at when it ended: who decided it, on which evidence. Once
     the quest ended, nothing counts "once submitted again": the evidence is only named."""
+    earlier = _earlier_pass(head, gate, log)
+    if earlier is not None:
+        return earlier
     ended = gate.position == "ended"
     taken = decision(gate, reviews)
     fixed = ("" if gate.seal is None  # passed with nothing fixed: a quest from before seals
@@ -122,12 +142,14 @@ def _behind(head: str, gate: Gate, reviews: tuple[DecisionRecord, ...]) -> str:
 
 
 def gate_line(gate: Gate, shadow: bool, claimed: bool = False,
-              reviews: tuple[DecisionRecord, ...] = ()) -> str:
+              reviews: tuple[DecisionRecord, ...] = (),
+              log: tuple[AttemptRecord, ...] = ()) -> str:
     """``A, the hypothesis: passed — `@alice` approved it; its evidence was fixed as `…```:
-    one checkpoint (``reviews``: this attempt's decisions, for who decided it)."""
+    one checkpoint (``reviews``: this attempt's decisions, for who decided it; ``log``: the
+    attempts that ended, for a gate passed in one of them)."""
     head = f"{gate.name.value}, {WHAT[gate.name]}"
     if gate.position in ("passed", "ended"):
-        return _behind(head, gate, reviews)
+        return _behind(head, gate, reviews, log)
     if gate.position == "open":
         return f"{head}: **open**, {_who(gate, shadow, claimed)}; {_evidence(gate)}"
     if gate.position == "parked":
@@ -151,5 +173,5 @@ def gates_lines(status: StatusAndNext) -> list[str]:
     if all(g.position == "ended" and g.seal is None for g in status.gates):
         return [f"{BULLET} none was reached before the quest ended"]
     claimed = status.next_action.role is Role.CLAIM_OWNER
-    return [f"{BULLET} {gate_line(g, status.shadow, claimed, status.reviews)}"
+    return [f"{BULLET} {gate_line(g, status.shadow, claimed, status.reviews, status.attempt_log)}"
             for g in status.gates]

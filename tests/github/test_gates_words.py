@@ -242,3 +242,18 @@ def test_the_evidence_a_decision_applies_to_is_said_in_words_and_explained_once(
     for text in (status_comment(StatusView(quest=quest)), checks.check_run(quest).text or "",
                  status_text(quest)):
         assert "sealed" not in text.lower()
+
+
+def test_a_gate_passed_in_an_earlier_attempt_stands_and_names_who_passed_it() -> None:
+    """A rejection back to planning starts attempt 2 and keeps the approved hypothesis: A is
+    not to be submitted again, and its line says so, with who approved it in attempt 1."""
+    from tests.github.test_attempts_words import revised_at_b
+
+    quest = revised_at_b().quest
+    assert quest is not None and quest.attempt_number == 2
+    seal = quest.seal(Checkpoint.A)
+    assert seal is not None
+    [a, _b, _c] = gates_lines(status_and_next(quest, Policy()))
+    assert a == (f"* A, the hypothesis: passed in attempt 1 — `@alice` approved it, and "
+                 f"stands; its evidence was fixed as `{seal.digest[:12]}`")
+    assert "submitted again" not in a
