@@ -58,12 +58,37 @@ def _replay(args: argparse.Namespace) -> int:
     return 1 if result.invalid is not None else 0
 
 
+def _repo_status(args: argparse.Namespace, policy: Policy) -> int:
+    """Every live quest of ``--repo``, a line each (or JSON)."""
+    import asyncio
+
+    from bot.tools.quests import listed_at, listed_text
+
+    if args.quest or args.journal is not None:
+        print("status: --repo lists a repository's quests; name no quest or journal with it",
+              file=sys.stderr)
+        return 2
+    import redis
+
+    url = args.redis or redis_url()
+    try:
+        listed = asyncio.run(listed_at(url, args.repo, policy))
+    except (OSError, redis.RedisError) as exc:
+        print(f"status: could not read {args.repo}'s quests from Redis: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(listed.model_dump(mode="json"), indent=2, sort_keys=True) if args.json
+          else listed_text(listed))
+    return 0
+
+
 def _status(args: argparse.Namespace) -> int:
     """A quest's gates, allowed actions and next action: 0, or 2 when it cannot be read."""
     from bot.tools.status import of_result, status_text
 
     try:
         policy = read_policy(args.policy)
+        if args.repo is not None:
+            return _repo_status(args, policy)
         if args.journal is not None:
             result = replay(read_journal(args.journal), policy)
         else:
@@ -207,6 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "the next action (seed 003's status_and_next)")
     st.add_argument("quest", nargs="?", help="the quest id, read from Redis")
     st.add_argument("--journal", type=Path, help="read an events .jsonl file instead")
+    st.add_argument("--repo", metavar="OWNER/NAME", help="list every live quest of this "
+                    "repository instead, a line each: its state and the next action")
     st.add_argument("--redis", metavar="URL", help="the Redis (default: $REDIS_URL)")
     st.add_argument("--policy", type=Path, help="a policy JSON file (default: the quest's "
                     "recorded policy, else the default policy)")

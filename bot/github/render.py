@@ -205,8 +205,9 @@ def _waiting_lines(entries: Sequence[InboxEntry]) -> list[str]:
     also = f", and {unnamed} more" if unnamed else ""
     lines.append(f"- and {len(rest)} more waiting for a person, shown here in full as those "
                  f"above are handled: {', '.join(named)}{also}. Each one's pull request or issue "
-                 "says what it waits for; whoever runs questbot reads any one with "
-                 "`python -m bot status QUEST_ID`.")
+                 "says what it waits for; whoever runs questbot lists them all with "
+                 f"{inline_code('python -m bot status --repo ' + rest[0].quest.repo)} and "
+                 "reads any one with `python -m bot status QUEST_ID`.")
     return lines
 
 

@@ -70,7 +70,8 @@ def test_several_hundred_waiting_keep_the_lessons_and_footer() -> None:
     assert ", and " in more and "`python -m bot status QUEST_ID`" in more
     named = more.count("#")
     assert more.endswith(f", and {350 - named} more. Each one's pull request or issue says "
-                         "what it waits for; whoever runs questbot reads any one with "
+                         "what it waits for; whoever runs questbot lists them all with "
+                         "`python -m bot status --repo octo/demo` and reads any one with "
                          "`python -m bot status QUEST_ID`.")
     assert problems(body) == []
 
