@@ -123,6 +123,27 @@ def repo_reflection_key(repo: str) -> str:
     return f"repo:{hash_tag(repo)}:reflection"
 
 
+def lessons_key(repo: str) -> str:
+    """List: the accepted lessons, newest first, bounded (``bot.journal.lessons``)."""
+    return f"repo:{hash_tag(repo)}:lessons"
+
+
+def lessons_done_key(repo: str) -> str:
+    """Hash: ``<quest>@<revision>`` → each ending's lesson fate, and drafts awaiting review."""
+    return f"repo:{hash_tag(repo)}:lessons:done"
+
+
+def lessons_pending_key(repo: str) -> str:
+    """Hash: ``<quest>@<revision>`` → ending, for the lessons owed (queued, no fate yet)."""
+    return f"repo:{hash_tag(repo)}:lessons:pending"
+
+
+def model_use_key(repo: str) -> str:
+    """Hash: the model use of runs outside quests (reflections), counted once per run
+    (``bot.journal.model_use``)."""
+    return f"repo:{hash_tag(repo)}:model_use"
+
+
 def fingerprint_key(repo: str, fingerprint: str) -> str:
     """Set of the quests ever opened for this fingerprint (duplicate and reopen lookups)."""
     return f"repo:{hash_tag(repo)}:fp:{fingerprint}"

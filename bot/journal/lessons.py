@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.core.effects import Effect, EffectType, effect_key
 from bot.core.lessons import ENDING_WORDS, Ending, mark
-from bot.journal.keys import hash_tag
+from bot.journal.keys import lessons_done_key, lessons_key, lessons_pending_key
 from bot.journal.wire import RedisClient
 
 MAX_LESSONS = 20
@@ -49,18 +49,6 @@ def inbox_rewrite(quest_id: str, repo: str, revision: int, why: str) -> Effect:
     return Effect(key=effect_key(trail, revision, EffectType.NOTIFY_INBOX.value, why, 0),
                   type=EffectType.NOTIFY_INBOX, quest_id=trail, revision=revision,
                   event_id=why, occurrence=0, payload={"rewrite": True, "repo": repo})
-
-
-def lessons_key(repo: str) -> str:
-    return f"repo:{hash_tag(repo)}:lessons"
-
-
-def lessons_done_key(repo: str) -> str:
-    return f"repo:{hash_tag(repo)}:lessons:done"
-
-
-def lessons_pending_key(repo: str) -> str:
-    return f"repo:{hash_tag(repo)}:lessons:pending"
 
 
 class Fate(StrEnum):

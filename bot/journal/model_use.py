@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from bot.journal.keys import hash_tag
+from bot.journal.keys import model_use_key
 from bot.journal.wire import RedisClient
 
 
@@ -31,10 +31,6 @@ class Kind(StrEnum):
 
 
 REFLECTIONS = (Kind.REFLECTION_WRITER, Kind.REFLECTION_REVIEWER)
-
-
-def model_use_key(repo: str) -> str:
-    return f"repo:{hash_tag(repo)}:model_use"
 
 
 _COUNT = """
