@@ -28,11 +28,9 @@ questbot's reflection runs used so far (``bot.journal.model_use``).
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 
 from bot.adapters import AdapterContext
 from bot.core import Quest, State
-from bot.core.limits import reflection_due
 from bot.core.quest import Outcome
 from bot.core.states import CHECKPOINT_AT
 from bot.github import render
@@ -167,10 +165,8 @@ class Inbox:
         settings = await self.ctx.settings.settings(repo)
         passed = await self.limits.passed(repo)
         reflection = settings.reflection
-        due = reflection_due(await self.limits.bad_endings(repo),
-                             passed.at if passed is not None else None,
-                             reflection.after_bad_endings,
-                             timedelta(hours=reflection.window_hours))
+        due = await self.limits.wave_due(repo, reflection.after_bad_endings,
+                                         reflection.window_hours)
         rejected = await ReflectionAttempts(self.ctx.journal.client).rejected(repo)
         wave = Wave(due, reflection.after_bad_endings, reflection.window_hours,
                     await self.limits.pending(repo), passed, rejected,

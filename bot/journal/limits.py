@@ -6,11 +6,12 @@ reviewer)."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.core.limits import reflection_due
 from bot.journal.keys import repo_bad_endings_key, repo_held_key, repo_reflection_key
 from bot.journal.wire import RedisClient, atomic
 
@@ -40,6 +41,14 @@ class RepoLimits:
         found: Any = await self.client.zrange(repo_bad_endings_key(repo), 0, -1,
                                               withscores=True)
         return [_at(float(ms)) for _member, ms in found]
+
+    async def wave_due(self, repo: str, after_bad_endings: int, window_hours: int) -> bool:
+        """Whether a reflection wave holds ``repo``'s new quests now: its bad endings since the
+        last reflection that passed, under the repository's ``reflection`` settings."""
+        passed = await self.passed(repo)
+        return reflection_due(await self.bad_endings(repo),
+                              passed.at if passed is not None else None,
+                              after_bad_endings, timedelta(hours=window_hours))
 
     async def held(self, repo: str) -> list[tuple[str, float]]:
         """The quests held, oldest first, each with when it was first held (epoch ms)."""

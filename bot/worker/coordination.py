@@ -41,7 +41,7 @@ from bot.core.events import (
     Triaged,
     WatchClean,
 )
-from bot.core.limits import admission, reflection_due
+from bot.core.limits import admission
 from bot.core.states import LIVE, TERMINAL
 from bot.github.forge import Forge, Forges
 from bot.github.forge.watch import Rerun
@@ -110,10 +110,7 @@ class Coordination:
         round, not yet applied)."""
         settings = await self.ctx.settings.settings(repo)
         wave = settings.reflection
-        passed = await self.limits.passed(repo)
-        due = reflection_due(await self.limits.bad_endings(repo),
-                             passed.at if passed is not None else None,
-                             wave.after_bad_endings, timedelta(hours=wave.window_hours))
+        due = await self.limits.wave_due(repo, wave.after_bad_endings, wave.window_hours)
         working = await self._working(repo, but) + admitted
         return admission(working, settings.max_live_quests, due)
 

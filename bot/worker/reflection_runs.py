@@ -45,7 +45,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any
 
 from bot.adapters import AdapterContext
@@ -53,7 +52,6 @@ from bot.agent.model import ModelEndpoint
 from bot.agent.task import Usage
 from bot.core import Effect, EffectType, Event, Quest, State, effect_key
 from bot.core.events import Hold
-from bot.core.limits import reflection_due
 from bot.journal.keys import hash_tag, quest_keys, repo_bad_endings_key
 from bot.journal.limits import ReflectionRecord, RepoLimits
 from bot.journal.model_use import Kind, ModelUse
@@ -116,12 +114,8 @@ def reflection_trail(repo: str) -> str:
 
 
 async def wave_due(ctx: AdapterContext, limits: RepoLimits, repo: str) -> bool:
-    settings = await ctx.settings.settings(repo)
-    passed = await limits.passed(repo)
-    return reflection_due(await limits.bad_endings(repo),
-                          passed.at if passed is not None else None,
-                          settings.reflection.after_bad_endings,
-                          timedelta(hours=settings.reflection.window_hours))
+    wave = (await ctx.settings.settings(repo)).reflection
+    return await limits.wave_due(repo, wave.after_bad_endings, wave.window_hours)
 
 
 class ReflectionRuns:
