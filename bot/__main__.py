@@ -217,8 +217,29 @@ def _receive(args: argparse.Namespace) -> int:
                    warn=lambda line: print(line, file=sys.stderr))
 
 
+def version() -> str:
+    """The installed distribution's version (``pyproject.toml``); a checkout that was never
+    installed says so rather than guess."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("questbot")
+    except PackageNotFoundError:
+        return "unknown (not installed: run scripts/setup)"
+
+
+def _prog() -> str:
+    """What the person typed: the ``questbot`` console script, or ``python -m bot``."""
+    return "questbot" if Path(sys.argv[0]).name == "questbot" else "python -m bot"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog=_prog(), description="questbot: quests from failing checks, driven by people at "
+        "three checkpoints. The web process and the worker, and the tools to replay, inspect "
+        "and try a quest.")
+    parser.add_argument("--version", action="version", version=f"questbot {version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     rp = sub.add_parser("replay", help="fold a quest's journal and print what it decided")
     rp.add_argument("journal", help="an events .jsonl file, or with --redis a quest id")

@@ -28,7 +28,7 @@ from transitions import Machine
 
 from bot.core import ACTIVE, Event, State, fold
 from bot.core.states import CHECKPOINT_STATES, LIVE
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 
 S = State
 

@@ -4,7 +4,7 @@ sample repository and on the same sample grown to 10,000 files.
     .venv/bin/python scripts/bench_github.py                 # the sample and 10,000 files
     .venv/bin/python scripts/bench_github.py --files 200     # seconds, for the smoke test
 
-Each run is the demo's main line (``tests/e2e/scenario.py``) through questbot's real web
+Each run is the demo's main line (``questbot_testing/scenario.py``) through questbot's real web
 process and worker, a real Redis (its own redis-server unless REDIS_URL is set) and the fake
 GitHub, which logs every REST and GraphQL request (``FakeGitHub.requests``) and, apart from
 them, every git smart-HTTP request (``FakeGitHub.git_requests``: checkouts and pushes, which
@@ -33,18 +33,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import redis.asyncio
 
-import redis.asyncio  # noqa: E402
-
-from bot.agent.demo_spec import sample_files, sample_spec  # noqa: E402
-from bot.agent.workspace import local_repository, materialise  # noqa: E402
-from bot.github.forge import Forges  # noqa: E402
-from tests.e2e.scenario import REPO, Story, main_line  # noqa: E402
-from tests.e2e.stack import Stack, unpaced  # noqa: E402
-from tests.fakegithub import Exchange  # noqa: E402
-from tests.redis_server import RedisServer  # noqa: E402
+from bot.agent.workspace import local_repository, materialise
+from bot.github.forge import Forges
+from questbot_testing.fakegithub import Exchange
+from questbot_testing.redis_server import RedisServer
+from questbot_testing.sample import sample_files, sample_spec
+from questbot_testing.scenario import REPO, Story, main_line
+from questbot_testing.stack import Stack, unpaced
 
 CHECKOUT_ROUNDS = 3
 """Cold checkouts timed per repository, the best reported: writing thousands of files swings

@@ -20,19 +20,15 @@ import subprocess
 import sys
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import redis.asyncio
 
-import redis.asyncio  # noqa: E402
-
-from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, Policy  # noqa: E402
-from bot.journal import Adapters, EffectRunner, Journal, rebuild  # noqa: E402
-from bot.journal.records import dump_event  # noqa: E402
-from bot.tools.scenarios import EPOCH, main_line  # noqa: E402
-from tests.redis_server import RedisServer  # noqa: E402
+from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, Policy
+from bot.journal import Adapters, EffectRunner, Journal, rebuild
+from bot.journal.records import dump_event
+from questbot_testing.journals import EPOCH, main_line
+from questbot_testing.redis_server import RedisServer
 
 POLICY = Policy()
 

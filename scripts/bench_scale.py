@@ -1,5 +1,5 @@
 """Effects delivered per second with 1, 2, 4 and 8 worker processes, on one Redis and on a
-local Redis Cluster (three masters, a replica each: ``tests/redis_cluster.py``).
+local Redis Cluster (three masters, a replica each: ``questbot_testing/redis_cluster.py``).
 
     .venv/bin/python scripts/bench_scale.py                # 1, 2, 4, 8 workers, both
     .venv/bin/python scripts/bench_scale.py --quick        # 1 and 4 workers, fewer effects
@@ -38,15 +38,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bot.core import Effect, EffectType, Policy, effect_key
+from bot.journal import Adapters, EffectRunner, Journal
+from bot.journal.keys import quest_keys, thread_trail
+from bot.journal.wire import cluster_nodes, connect, is_cluster_url, plain_client
+from questbot_testing.redis_cluster import RedisCluster
+from questbot_testing.redis_server import RedisServer
 
-from bot.core import Effect, EffectType, Policy, effect_key  # noqa: E402
-from bot.journal import Adapters, EffectRunner, Journal  # noqa: E402
-from bot.journal.keys import quest_keys, thread_trail  # noqa: E402
-from bot.journal.wire import cluster_nodes, connect, is_cluster_url, plain_client  # noqa: E402
-from tests.redis_cluster import RedisCluster  # noqa: E402
-from tests.redis_server import RedisServer  # noqa: E402
+ROOT = Path(__file__).resolve().parents[1]
 
 SHARDS = 16
 CONCURRENCY = 16

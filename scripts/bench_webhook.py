@@ -26,7 +26,7 @@ delivery that is verified and stored. A trimmer in this process keeps the inboun
 (``XTRIM`` to ~1,000 entries), standing in for the workers that would consume it; without it
 the stream would hold gigabytes and Redis would spend the run rewriting its AOF.
 
-Redis: its own ``redis-server`` (``tests/redis_server.py``) with ``appendonly yes`` and
+Redis: its own ``redis-server`` (``questbot_testing/redis_server.py``) with ``appendonly yes`` and
 ``appendfsync everysec`` (as production runs it), unless ``REDIS_URL`` is set. Automatic AOF
 rewrites are turned off unless ``--aof-rewrites``: the bench writes 30-60 MB/s of webhook
 bodies to the AOF, so Redis would fork a rewrite every two seconds, and on two cores the
@@ -60,16 +60,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+import aiohttp
+import redis
+from aiohttp import web
 
-import aiohttp  # noqa: E402
-import redis  # noqa: E402
-from aiohttp import web  # noqa: E402
-
-from bot.journal.inbound import STREAM  # noqa: E402
-from tests.fakegithub.webhooks import Delivery, build_delivery, load_example  # noqa: E402
-from tests.redis_server import RedisServer, external_url, free_port  # noqa: E402
+from bot.journal.inbound import STREAM
+from questbot_testing.fakegithub.webhooks import Delivery, build_delivery, load_example
+from questbot_testing.redis_server import RedisServer, external_url, free_port
 
 SECRET = "bench-webhook-secret"
 PAYLOAD_BYTES = 15 * 1024

@@ -4,21 +4,21 @@ drives quests from a failing check to closed, then judged from what GitHub recor
 The stack, on loopback: two web processes (``python -m bot serve``), three workers
 (``tests/chaos/worker.py``: ``python -m bot worker`` with the demo's scripted agent and a fast
 clock), a ``redis-server`` with ``--appendonly yes --appendfsync always`` in a temporary
-directory, and the fake GitHub (``python -m tests.fakegithub``) sending its own webhooks,
+directory, and the fake GitHub (``python -m questbot_testing.fakegithub``) sending its own webhooks,
 asynchronously, to either web process. ``--quests`` repositories each hold the demo's sample;
 each gets a failing ``tests`` check and a maintainer's ``/approve A``, ``B``, ``C``
 (``tests/chaos/story.py``).
 
 The faults, unless ``--no-faults``: ``kill -9`` of a random worker (four times in five) or web
-process every ``--kill-interval`` seconds or so, each respawned at once as a supervisor would,
-until ``--kills`` kills; Redis killed ``--redis-restarts`` times and restarted on its AOF
-(every other time at once, the others after 0.5-2 s away); every webhook sent two or three
-times, one in five held back so later ones overtake it; and the fake answering about
-``--fault-rate`` of API requests with a 502, a timeout (the write done, the answer a 502 after
-``--fault-hold`` s), a secondary-limit 403 or a 429 (``tests/fakegithub/faults.py``). Failed
-webhook deliveries are redelivered, as the redelivery job GitHub documents would; GitHub itself
-never does. Onlookers comment without commands about every ``--chatter`` seconds: ordinary
-webhook traffic, which the web processes must store through every restart.
+process every ``--kill-interval`` seconds or so, each respawned at once as a supervisor would, until
+``--kills`` kills; Redis killed ``--redis-restarts`` times and restarted on its AOF (every other
+time at once, the others after 0.5-2 s away); every webhook sent two or three times, one in five
+held back so later ones overtake it; and the fake answering about ``--fault-rate`` of API requests
+with a 502, a timeout (the write done, the answer a 502 after ``--fault-hold`` s), a secondary-limit
+403 or a 429 (``questbot_testing/fakegithub/faults.py``). Failed webhook deliveries are redelivered,
+as the redelivery job GitHub documents would; GitHub itself never does. Onlookers comment without
+commands about every ``--chatter`` seconds: ordinary webhook traffic, which the web processes must
+store through every restart.
 
 The verdict (``tests/chaos/verdict.py``) comes from the fake's records and Redis: every quest
 closed and merged once at its approved head; every write once; no orphaned check run; no
@@ -27,9 +27,10 @@ its own. The problems are printed with their evidence; the last line is JSON; th
 is 1 if anything was wrong.
 
 The agent is the demo's scripted one unless ``--agent model``: then every worker runs the model
-agent against one recorded model server (``tests/modelserver``, the demo's conversations), its
-proofs and tool commands in the bubblewrap sandbox, so a worker killed mid-conversation must
-resume or re-run the stage without pushing twice (the verdict counts every push).
+agent against one recorded model server (``questbot_testing/modelserver``, the demo's
+conversations), its proofs and tool commands in the bubblewrap sandbox, so a worker killed
+mid-conversation must resume or re-run the stage without pushing twice (the verdict counts every
+push).
 
     scripts/chaos.py --no-faults            # a clean run: tells harness bugs from bot bugs
     scripts/chaos.py                        # about a minute: 6 quests, 20 kills, 2 restarts
@@ -54,14 +55,13 @@ from typing import Any
 
 import aiohttp
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+from bot.journal.inbound import Inbound
+from questbot_testing.chaos.processes import ClusterRedis, Proc, Redis, Supervisor, python_env
+from questbot_testing.chaos.story import Fake, QuestRun, Story, reader_client
+from questbot_testing.chaos.verdict import diagnose, judge
+from questbot_testing.redis_server import free_port
 
-from bot.journal.inbound import Inbound  # noqa: E402
-from tests.chaos.processes import ClusterRedis, Proc, Redis, Supervisor, python_env  # noqa: E402
-from tests.chaos.story import Fake, QuestRun, Story, reader_client  # noqa: E402
-from tests.chaos.verdict import diagnose, judge  # noqa: E402
-from tests.redis_server import free_port  # noqa: E402
+ROOT = Path(__file__).resolve().parent.parent
 
 SECRET = "chaos-webhook-secret"
 DROPPED = ("cannot be handled and is dropped", "moved to the dead letters")
@@ -117,7 +117,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def fake_argv(args: argparse.Namespace, port: int, key: Path, hooks: list[str]) -> list[str]:
-    argv = [sys.executable, "-m", "tests.fakegithub", "--port", str(port), "--control",
+    argv = [sys.executable, "-m", "questbot_testing.fakegithub", "--port", str(port), "--control",
             "--key-out", str(key), "--webhook-secret", SECRET, "--app-id", APP_ID,
             "--async-webhooks", "--redeliver-failed", "--seed", str(args.seed)]
     for url in hooks:
@@ -217,7 +217,7 @@ async def model_agent(args: argparse.Namespace) -> tuple[Any, dict[str, str]]:
     the workers' kills do not touch it) and the settings that point the workers at it."""
     if args.agent != "model":
         return None, {"QUESTBOT_CHAOS_AGENT": "scripted"}
-    from tests.modelserver.demo import demo_model
+    from questbot_testing.modelserver.demo import demo_model
 
     server, endpoint = await demo_model()
     return server, {"QUESTBOT_CHAOS_AGENT": "model", "QUESTBOT_MODEL": endpoint.model,
@@ -247,7 +247,8 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
     webs = [Proc(f"web-{n + 1}", "web", [sys.executable, "-m", "bot", "serve"],
                  {**env, "PORT": str(port)}, workdir / f"web-{n + 1}.log")
             for n, port in enumerate(web_ports)]
-    workers = [Proc(f"worker-{n + 1}", "worker", [sys.executable, "-m", "tests.chaos.worker"],
+    workers = [Proc(f"worker-{n + 1}", "worker",
+                    [sys.executable, "-m", "questbot_testing.chaos.worker"],
                     {**env, **model_env, "QUESTBOT_CHAOS_REPOS": ",".join(repos),
                      "QUESTBOT_CHAOS_EPOCH": str(started),
                      "QUESTBOT_CHAOS_SPEED": str(args.speed),

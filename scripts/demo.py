@@ -2,10 +2,10 @@
 it at A, B and C, it lands pinned to the approved SHA, is watched, closes — and a regression
 reopens it at revision 2.
 
-Runs the real web process and worker against a real Redis (``REDIS_URL``, or a redis-server of
-its own) and a local fake GitHub holding a sample repository with a real bug and the test that
-catches it; the agent is the model agent, talking OpenAI chat completions to a local model
-server that answers from recorded conversations (``tests/modelserver``; ``--scripted`` runs the
+Runs the real web process and worker against a real Redis (``REDIS_URL``, or a redis-server of its
+own) and a local fake GitHub holding a sample repository with a real bug and the test that catches
+it; the agent is the model agent, talking OpenAI chat completions to a local model server that
+answers from recorded conversations (``questbot_testing/modelserver``; ``--scripted`` runs the
 scripted test agent instead), and the proof runs the sample's own tests. Prints a timeline, the
 tokens and cost of each agent stage and the budget left, and exits non-zero if any step did not
 happen.
@@ -13,22 +13,26 @@ happen.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
 import sys
 import time
-from pathlib import Path
+from collections.abc import Sequence
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
-
-from bot.agent import sandbox  # noqa: E402
-from bot.agent.demo_spec import sample_spec  # noqa: E402
-from bot.core.rules.budget import allowance  # noqa: E402
-from bot.github.spend_words import budget_line  # noqa: E402
-from bot.settings.schema import parse_settings  # noqa: E402
-from tests.e2e.scenario import (  # noqa: E402
+from bot.agent import sandbox
+from bot.core import Event, Quest
+from bot.core.rules.budget import allowance
+from bot.github.spend_words import budget_line
+from bot.settings.schema import parse_settings
+from questbot_testing import playground
+from questbot_testing.modelserver.demo import demo_model, spent_by_stage
+from questbot_testing.redis_server import RedisServer
+from questbot_testing.sample import sample_spec
+from questbot_testing.scenario import (
+    MAINTAINER,
+    READER,
     REPO,
     SETTINGS,
     Line,
@@ -37,9 +41,7 @@ from tests.e2e.scenario import (  # noqa: E402
     main_line,
     regression,
 )
-from tests.e2e.stack import Stack  # noqa: E402
-from tests.modelserver.demo import demo_model, spent_by_stage  # noqa: E402
-from tests.redis_server import RedisServer  # noqa: E402
+from questbot_testing.stack import Stack
 
 
 def show(line: Line) -> None:
@@ -48,7 +50,7 @@ def show(line: Line) -> None:
         print(f"    GitHub: {call}")
 
 
-async def run(scripted: bool) -> int:
+async def run(scripted: bool, keep: bool = False) -> int:
     server = None
     url = os.environ.get("REDIS_URL")
     if not url:
@@ -84,6 +86,11 @@ async def run(scripted: bool) -> int:
             model_server.assert_clean()
         journal = await stack.runtime.worker.journal.events(story.quest_id)
         quest = await stack.quest(story.quest_id)
+        total = time.perf_counter() - started
+        summary(stack, story, journal, quest, closed, to_closed, total, endpoint is None)
+        if keep:
+            await playground.keep(stack, url, repo=REPO, maintainer=MAINTAINER, reader=READER,
+                                  after_demo=True)
     except (StepFailed, AssertionError) as exc:
         print(f"\n✗ the demo stopped: {exc}", file=sys.stderr)
         return 1
@@ -93,7 +100,12 @@ async def run(scripted: bool) -> int:
             await model_server.close()
         if server is not None:
             server.cleanup()
-    total = time.perf_counter() - started
+    return 0
+
+
+def summary(stack: Stack, story: Story, journal: Sequence[Event], quest: Quest,
+            closed: dict[str, float], to_closed: int, total: float, scripted: bool) -> None:
+    """What the demo did, in time, requests and tokens, and its JSON line."""
     requests = len(stack.fake.requests)
     spent = stack.runtime.worker.timings.seconds
     agent = spent.get("start_agent", 0.0)
@@ -133,12 +145,29 @@ async def run(scripted: bool) -> int:
                       "own_seconds": round(own, 2), "github_requests": requests,
                       "github_writes": writes, "steps": len(story.lines),
                       "sandboxed": sandboxed,
-                      "agent": "scripted" if endpoint is None else "model",
+                      "agent": "scripted" if scripted else "model",
                       "model_tokens": tokens, "model_cost_usd": round(cents / 100, 2),
                       "budget_left_usd": round(left_cents / 100, 2),
                       "budget_left_tokens": left_tokens}))
-    return 0
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(
+        prog="scripts/demo", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Walk one quest end to end on a local fake GitHub: a failing check "
+        "becomes a quest, a maintainer approves it at A, B and C, it lands pinned to the "
+        "approved commit, is watched and closes — and a regression reopens it at revision 2. "
+        "questbot's real web process and worker run against a real Redis (REDIS_URL, or a "
+        "redis-server of its own); the agent talks to a local model server answering from "
+        "recorded conversations. Exits non-zero if a step did not happen.")
+    parser.add_argument("--scripted", action="store_true",
+                        help="the scripted test agent instead of the model agent")
+    parser.add_argument("--keep", action="store_true",
+                        help="afterwards, keep everything running until Ctrl-C and say how to "
+                        "try it by hand (as scripts/try does)")
+    return parser.parse_args(argv)
 
 
 if __name__ == "__main__":
-    sys.exit(asyncio.run(run(scripted="--scripted" in sys.argv[1:])))
+    options = parse()
+    sys.exit(asyncio.run(run(scripted=options.scripted, keep=options.keep)))

@@ -1,11 +1,12 @@
-"""Write the example journals under examples/ from bot.tools.scenarios (after changing events)."""
+"""Write the example journals under examples/ from questbot_testing.journals (after changing
+events)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from bot.tools.scenarios import JournalBuilder, main_line
+from questbot_testing.journals import JournalBuilder, main_line
 
 ROOT = Path(__file__).resolve().parent.parent / "examples"
 

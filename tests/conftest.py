@@ -1,7 +1,8 @@
 """Shared fixtures: a real Redis for every test that needs one, and the inbound store on it.
 
 A test module marked ``pytestmark = pytest.mark.cluster_too`` runs each of its tests that use
-``redis_async`` twice: on one Redis and on the local Redis Cluster (``tests/redis_cluster.py``,
+``redis_async`` twice: on one Redis and on the local Redis Cluster
+(``questbot_testing/redis_cluster.py``,
 started once a session, flushed before each test). ``QUESTBOT_TEST_REDIS=cluster`` runs every
 ``redis_async`` test on the cluster instead, ``QUESTBOT_TEST_REDIS=single`` only on one Redis
 (the cluster variants skipped, for a quick run)."""
@@ -18,8 +19,8 @@ from hypothesis import settings
 
 from bot.journal.inbound import Inbound
 from bot.journal.wire import RedisClient, plain_client
-from tests.redis_cluster import RedisCluster
-from tests.redis_server import RedisServer, external_url
+from questbot_testing.redis_cluster import RedisCluster
+from questbot_testing.redis_server import RedisServer, external_url
 
 # No per-example deadline anywhere: an example's time is not its behaviour (speed is measured by
 # scripts/bench_*.py), and on two shared cores a 200 ms deadline failed correct examples.

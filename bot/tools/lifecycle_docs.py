@@ -11,8 +11,9 @@ from bot.core.table import NO_QUEST, TABLE, Row, ordered
 INTERPRETATIONS = """\
 ## Interpretations
 
-Where seed 000 leaves a point open, the core settles it as `../shared/DESIGN.md` says, and as
-follows. Each is enforced in `bot/core/rules/` and tested in `tests/core/`.
+Where seed 000 leaves a point open, the core settles it as the design says
+(`docs/decisions.md`), and as follows. Each is enforced in `bot/core/rules/` and tested in
+`tests/core/`.
 
 1. **Events are journaled only when applied.** A refused event (an undefined move, a stale or
    unauthorised decision) raises `InvalidTransition` with the state, the event and the reason;

@@ -4,8 +4,8 @@ would send it — like ``probot receive``.
 The fixture's bytes are sent as they are, signed the way GitHub signs (``X-Hub-Signature-256``,
 HMAC-SHA256 of the body keyed with ``GITHUB_WEBHOOK_SECRET``, and the legacy SHA-1
 ``X-Hub-Signature``), with ``X-GitHub-Event: EVENT`` and a fresh ``X-GitHub-Delivery`` GUID
-(or ``--delivery-id``, to try a redelivery). The real payloads of
-``shared/github/webhooks/<event>/`` work as they are.
+(or ``--delivery-id``, to try a redelivery). GitHub's own example payloads work as they are
+(``scripts/try`` prints one: ``python -m questbot_testing.playground payload issues opened``).
 
 * By default the delivery goes to a running web process (``--url``, default
   ``http://127.0.0.1:$PORT/webhook``), which checks it like any other: the answer is printed,
@@ -72,8 +72,7 @@ def read_fixture(path: Path) -> bytes:
         body = path.read_bytes()
     except OSError as exc:
         raise FixtureError(f"cannot read {path} ({exc.strerror or exc}); give the path of a "
-                           "webhook payload, e.g. shared/github/webhooks/issues/opened"
-                           ".payload.json") from None
+                           "webhook payload file, as GitHub sends it") from None
     try:
         data = json.loads(body)
     except ValueError as exc:

@@ -22,13 +22,13 @@ import redis.asyncio
 
 from bot.adapters import AdapterContext
 from bot.agent import sandbox
-from bot.agent.demo_spec import sample_files, sample_spec
 from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, Policy, Quest
 from bot.github.client import GitHubClients
 from bot.github.forge import Forges
 from bot.journal import Journal
 from bot.settings.schema import Settings
-from tests.fakegithub import FakeGitHub
+from questbot_testing.fakegithub import FakeGitHub
+from questbot_testing.sample import sample_files, sample_spec
 
 
 def git(repo: Path, *args: str) -> str:

@@ -23,8 +23,8 @@ from bot.agent import sandbox
 from bot.agent.runs import agent_adapters
 from bot.agent.sandbox import SandboxPolicy
 from bot.core import EffectType, State
+from questbot_testing.fakegithub import FakeGitHub
 from tests.agent.conftest import PY, REPO, Quests, StaticSettings, only, settings_for
-from tests.fakegithub import FakeGitHub
 
 STANDIN = Path(__file__).parent / "clis" / "standin.py"
 RESEARCH = {"hypothesis": "page_count rounds down",

@@ -19,8 +19,8 @@ from bot.agent.runs import agent_adapters
 from bot.agent.sandbox import SandboxPolicy
 from bot.agent.task import ReplyStatus
 from bot.core import EffectType, State
+from questbot_testing.fakegithub import FakeGitHub
 from tests.agent.conftest import PY, REPO, Quests, StaticSettings, only, settings_for
-from tests.fakegithub import FakeGitHub
 
 RESEARCH_REPLY = {
     "hypothesis": "page_count rounds down",

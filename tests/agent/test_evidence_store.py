@@ -30,9 +30,9 @@ from bot.core import EffectType, Quest, State
 from bot.core.events.agent_work import ProofFailed
 from bot.core.proof import CheckRecord, Reproduction, Risk
 from bot.github.evidence import render_markdown
+from questbot_testing.fakegithub import FakeGitHub
 from tests.agent.conftest import REPO, Quests, only
 from tests.agent.test_proof_adapter import FIXED, at_proving
-from tests.fakegithub import FakeGitHub
 
 SUCCESS = "✅ Verified"
 SHA = "a" * 64
@@ -328,7 +328,7 @@ async def test_a_failing_proof_is_recorded_as_failed_with_its_exit_codes(
 
 async def test_a_proof_refused_before_running_is_recorded_without_checks(
         fake: FakeGitHub, ctx: AdapterContext, quests: Quests, main_sha: str) -> None:
-    from bot.agent.demo_spec import REPRODUCTION_PATH
+    from questbot_testing.sample import REPRODUCTION_PATH
 
     effect = await at_proving(fake, quests, main_sha, {REPRODUCTION_PATH: "import unittest\n"})
     await agent_adapters(ctx)[EffectType.RUN_PROOF](effect)

@@ -2,8 +2,8 @@
 
 Each test runs the real ``start_agent`` adapter (checkout from the fake GitHub, the agent run
 of ``bot.agent.stages``, evidence validation, the push) with the ``model`` agent talking
-HTTP to ``tests.modelserver`` through pydantic-ai and the official SDKs; the server answers
-from the recorded conversations and fails the test on any request it did not expect.
+HTTP to ``questbot_testing.modelserver`` through pydantic-ai and the official SDKs; the server
+answers from the recorded conversations and fails the test on any request it did not expect.
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from bot.agent.runs import NO_MODEL, agent_adapters
 from bot.core import EffectType, State
 from bot.core.events.bookkeeping import UsageRecorded
 from bot.core.quest import ParkReason
+from questbot_testing.fakegithub import FakeGitHub
+from questbot_testing.modelserver.server import ModelServer, recorded
 from tests.agent.conftest import REPO, Quests, StaticSettings, only, settings_for
-from tests.fakegithub import FakeGitHub
-from tests.modelserver.server import ModelServer, recorded
 
 PROTOCOLS = ["openai", "anthropic"]
 MODELS = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5"}

@@ -6,7 +6,6 @@ import pytest
 
 from bot.adapters import AdapterContext
 from bot.agent import sandbox
-from bot.agent.demo_spec import REPRODUCTION_PATH, REPRODUCTION_TEST, sample_files
 from bot.agent.runs import agent_adapters
 from bot.agent.sandbox import SandboxPolicy, SandboxUnavailable
 from bot.core import (
@@ -19,8 +18,9 @@ from bot.core import (
 )
 from bot.core.events.agent_work import ProofCompleted, ProofFailed
 from bot.errors import PermanentError
+from questbot_testing.fakegithub import FakeGitHub
+from questbot_testing.sample import REPRODUCTION_PATH, REPRODUCTION_TEST, sample_files
 from tests.agent.conftest import POLICY, PY, REPO, Quests, only
-from tests.fakegithub import FakeGitHub
 
 FIXED = sample_files()["pager.py"].replace("total // per_page", "-(-total // per_page)")
 COMMAND = (PY, "-m", "unittest", "-q", "tests.test_questbot_reproduction")

@@ -15,8 +15,8 @@ from bot.agent.runs import agent_adapters
 from bot.agent.scripted import ScriptedSpec
 from bot.agent.workspace import EFFECT_TRAILER, blob_sha
 from bot.core import EffectType, State
+from questbot_testing.fakegithub import FakeGitHub
 from tests.agent.conftest import REPO, Quests, only
-from tests.fakegithub import FakeGitHub
 
 
 class Crash(Exception):

@@ -7,7 +7,6 @@ from typing import Any
 
 from bot.adapters import AdapterContext
 from bot.agent import sandbox
-from bot.agent.demo_spec import REPRODUCTION_PATH, sample_files
 from bot.agent.outcome_store import OUTCOMES_TTL_SECONDS, outcomes_key
 from bot.agent.runs import agent_adapters
 from bot.agent.scripted import Edit, ScriptedSpec
@@ -17,8 +16,9 @@ from bot.core import Effect, EffectType, State
 from bot.core.events.bookkeeping import UsageRecorded
 from bot.core.proof import Risk
 from bot.core.quest import ParkReason
+from questbot_testing.fakegithub import FakeGitHub
+from questbot_testing.sample import REPRODUCTION_PATH, sample_files
 from tests.agent.conftest import REPO, Quests, only
-from tests.fakegithub import FakeGitHub
 
 
 def adapters(ctx: AdapterContext, spec: ScriptedSpec) -> dict[EffectType, Any]:
@@ -190,7 +190,7 @@ async def test_a_repo_without_a_script_parks_saying_what_to_set(
 
 
 def test_sample_spec_runs_the_reproduction_with_the_given_python() -> None:
-    from bot.agent.demo_spec import sample_spec
+    from questbot_testing.sample import sample_spec
 
     assert sample_spec("/x/python").reproduction_command[0] == "/x/python"
     assert sample_spec().reproduction_command[0] == sandbox.python()

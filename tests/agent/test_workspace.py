@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from bot.adapters import GitHost
-from bot.agent.demo_spec import REPRODUCTION_PATH, REPRODUCTION_TEST, sample_files
 from bot.agent.workspace import (
     Checkout,
     WorkspaceError,
@@ -25,8 +24,9 @@ from bot.agent.workspace import (
 from bot.core.proof import ProofBundle, Risk
 from bot.github.client import GitHubClients
 from bot.github.forge import Forges
+from questbot_testing.fakegithub import FakeGitHub
+from questbot_testing.sample import REPRODUCTION_PATH, REPRODUCTION_TEST, sample_files
 from tests.agent.conftest import REPO
-from tests.fakegithub import FakeGitHub
 
 BIG = bytes(range(256)) * (6 * 1024)  # 1.5 MB: past the contents API's 1 MB
 MIXED = "octo-org/mixed"

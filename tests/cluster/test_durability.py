@@ -13,9 +13,9 @@ import redis
 from bot.journal import Journal, quest_keys
 from bot.journal.errors import DurabilityError
 from bot.journal.wire import RedisClient
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
+from questbot_testing.redis_cluster import RedisCluster
 from tests.journal.conftest import POLICY
-from tests.redis_cluster import RedisCluster
 
 
 @pytest.fixture

@@ -11,9 +11,9 @@ from bot.journal import Journal, quest_keys
 from bot.journal.cluster import _marker
 from bot.journal.inbound import Inbound, Stored
 from bot.journal.wire import plain_client
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
+from questbot_testing.redis_cluster import RedisCluster
 from tests.journal.conftest import POLICY
-from tests.redis_cluster import RedisCluster
 
 
 def test_the_marker_key_shares_the_slot() -> None:

@@ -1,9 +1,9 @@
-"""The local Redis Cluster the tests start (``tests/redis_cluster.py``): three masters with a
-replica each, and a master killed is replaced by its replica with the data it had synced."""
+"""The local Redis Cluster the tests start (``questbot_testing/redis_cluster.py``): three masters
+with a replica each, and a master killed is replaced by its replica with the data it had synced."""
 
 from __future__ import annotations
 
-from tests.redis_cluster import RedisCluster
+from questbot_testing.redis_cluster import RedisCluster
 
 
 def test_three_masters_with_a_replica_each_and_a_failover() -> None:

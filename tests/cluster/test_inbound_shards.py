@@ -9,7 +9,7 @@ import pytest
 
 from bot.journal.inbound import Inbound
 from bot.journal.wire import RedisClient
-from tests.redis_cluster import RedisCluster
+from questbot_testing.redis_cluster import RedisCluster
 
 
 @pytest.fixture

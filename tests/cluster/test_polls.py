@@ -14,7 +14,7 @@ from bot.journal import doorbells
 from bot.journal.keys import RUNNERS_GROUP, doorbell_key
 from bot.journal.streams import read_group
 from bot.journal.wire import plain_client
-from tests.redis_cluster import RedisCluster
+from questbot_testing.redis_cluster import RedisCluster
 
 STREAMS = {doorbell_key(s): ">" for s in range(16)}
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from bot.core import Event, Policy, Quest, State
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 
 S = State
 

@@ -7,7 +7,7 @@ import pytest
 
 from bot.core import ANY_PERSON, EVENT_TYPES, InvalidTransition, State, accepts, step
 from bot.core.lifecycle import reserved_for
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 from tests.core.quests import builder_in, plausible
 from tests.core.test_table import SEED
 

@@ -18,7 +18,7 @@ from bot.core import (
     fold,
     step,
 )
-from bot.tools.scenarios import JournalBuilder, main_line
+from questbot_testing.journals import JournalBuilder, main_line
 from tests.core.quests import builder_in
 
 S = State

@@ -17,7 +17,7 @@ from bot.core import InvalidTransition, Policy, State, step
 from bot.core.quest import ParkReason
 from bot.core.rules.budget import allowance
 from bot.journal.records import dump_policy, load_policy
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 
 S = State
 POLICY = Policy(budget_cents=100, budget_tokens=10_000)

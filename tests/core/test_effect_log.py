@@ -13,7 +13,7 @@ import pytest
 
 from bot.core import Effect, EffectType, Policy, fold, step
 from bot.core.effects import EffectLog, effect_of_row
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 
 
 def main_line() -> JournalBuilder:

@@ -38,7 +38,7 @@ from bot.core import (
 from bot.core.rules.budget import waits_for_spend
 from bot.core.states import CHECKPOINT_AT
 from bot.journal.records import dump_effect, dump_quest, load_quest
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 from tests.core.quests import plausible
 
 EXAMPLES = sorted((Path(__file__).parents[2] / "examples").glob("*.jsonl"))

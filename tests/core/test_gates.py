@@ -31,7 +31,7 @@ from bot.core.states import CHECKPOINT_AT, TERMINAL
 from bot.core.table import TABLE
 from bot.journal import Journal
 from bot.tools.replay import read_journal, replay
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 from tests.core.quests import builder_in, plausible
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"

@@ -13,7 +13,7 @@ from bot.core import Policy, State, step
 from bot.core.events.signals import Hold
 from bot.core.gates import status_and_next
 from bot.core.limits import BadEnding, admission, bad_ending, reflection_due
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 from tests.core.quests import quest_in
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

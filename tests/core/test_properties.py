@@ -34,7 +34,7 @@ from bot.journal.records import (
     load_policy,
     load_quest,
 )
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 from tests.core.quests import plausible
 
 S = State

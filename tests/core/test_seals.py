@@ -13,7 +13,7 @@ from bot.core.canonical import canonical_digest
 from bot.core.gates import status_and_next
 from bot.core.policy import Checkpoint
 from bot.core.seals import SUBMISSIONS, artifact_digest
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 from tests.core.quests import plausible
 
 A, B, C = Checkpoint.A, Checkpoint.B, Checkpoint.C

@@ -18,7 +18,7 @@ from bot.core import (
     step,
 )
 from bot.core.states import MAIN_LINE
-from bot.tools.scenarios import JournalBuilder, main_line
+from questbot_testing.journals import JournalBuilder, main_line
 from tests.core.quests import builder_in, plausible
 
 S = State

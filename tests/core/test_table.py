@@ -2,7 +2,7 @@
 
 ``SEED`` states the moves independently of ``bot.core.table``: written out from seed 000 (its
 main line, its branches table, claims and terminal rules, how a quest starts) and the points
-``../shared/DESIGN.md`` and ``docs/lifecycle.md`` settle. A move missing from the table, or
+``docs/decisions.md`` and ``docs/lifecycle.md`` settle. A move missing from the table, or
 one it adds, fails ``test_table_rows_are_the_seeds`` and the pair tests below, which take
 "defined" from ``SEED`` too: defined pairs give the expected next state and effects, undefined
 pairs are refused (terminal states absorb) and leave the quest unchanged."""

@@ -24,11 +24,11 @@ from collections.abc import AsyncIterator, Iterator
 
 import pytest
 
-from bot.agent.demo_spec import sample_spec
 from bot.observe.logs import configure_logging
-from tests.e2e.scenario import REPO
-from tests.e2e.stack import SECRET, Stack, virtual_pacing
-from tests.fakegithub import shared_key_pair
+from questbot_testing.fakegithub import shared_key_pair
+from questbot_testing.sample import sample_spec
+from questbot_testing.scenario import REPO
+from questbot_testing.stack import SECRET, Stack, virtual_pacing
 from tests.github.surface import problems as shown_problems
 
 CREDENTIAL_SHAPES = re.compile(

@@ -9,11 +9,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.agent.demo_spec import sample_files, sample_spec
 from bot.core import State
 from bot.journal.memory import quest_gh_key
-from tests.e2e.scenario import MAINTAINER, REPO, SETTINGS, Story
-from tests.e2e.stack import Stack, virtual_pacing
+from questbot_testing.sample import sample_files, sample_spec
+from questbot_testing.scenario import MAINTAINER, REPO, SETTINGS, Story
+from questbot_testing.stack import Stack, virtual_pacing
 
 SLUG = "fixbot"
 BOT = f"{SLUG}[bot]"

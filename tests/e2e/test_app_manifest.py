@@ -7,19 +7,19 @@ asks for. The other way round is this module: the longest flow — a red CI run 
 pull request through A, B and C, the watch, a regression confirmed by questbot's re-run, the
 revert and the fresh start — uses every permission the manifest asks for, at the level it asks
 for, and nothing else. Which permission each request used is the fake's table
-(``tests/fakegithub/permissions.py``, from GitHub's own permission data); an event needs read
-access to the permission behind it. The events are the ones ``bot.github.signals`` reads.
+(``questbot_testing/fakegithub/permissions.py``, from GitHub's own permission data); an event needs
+read access to the permission behind it. The events are the ones ``bot.github.signals`` reads.
 """
 
 from __future__ import annotations
 
 from bot.core import State
 from bot.github.signals import EVENTS_READ
-from tests.e2e.scenario import RED, REPO, landed
-from tests.e2e.stack import MANIFEST, Stack
-from tests.fakegithub import ci
-from tests.fakegithub.manifest import load_manifest
-from tests.fakegithub.permissions import ALWAYS_SENT, EVENTS, LEVELS, READ
+from questbot_testing.fakegithub import ci
+from questbot_testing.fakegithub.manifest import load_manifest
+from questbot_testing.fakegithub.permissions import ALWAYS_SENT, EVENTS, LEVELS, READ
+from questbot_testing.scenario import RED, REPO, landed
+from questbot_testing.stack import MANIFEST, Stack
 
 
 def _highest(pairs: list[tuple[str, str]]) -> dict[str, str]:

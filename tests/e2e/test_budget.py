@@ -15,10 +15,10 @@ import pytest
 
 from bot.core import State
 from bot.core.quest import ParkReason
-from tests.e2e.scenario import MAINTAINER, READER, REPO, SETTINGS, Story, setup_repository
-from tests.e2e.stack import Stack, virtual_pacing
-from tests.modelserver.demo import demo_model
-from tests.modelserver.server import ModelServer
+from questbot_testing.modelserver.demo import demo_model
+from questbot_testing.modelserver.server import ModelServer
+from questbot_testing.scenario import MAINTAINER, READER, REPO, SETTINGS, Story, setup_repository
+from questbot_testing.stack import Stack, virtual_pacing
 
 ONE_TOKEN = SETTINGS + "budget: {usd: 100, tokens: 1}\n"
 

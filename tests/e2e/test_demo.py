@@ -8,9 +8,9 @@ from __future__ import annotations
 import pytest
 
 from bot.core import State
-from tests.e2e.scenario import Story, main_line, regression
-from tests.e2e.stack import Stack, virtual_pacing
-from tests.modelserver.demo import LESSONS, STAGES, demo_model, spent_by_stage
+from questbot_testing.modelserver.demo import LESSONS, STAGES, demo_model, spent_by_stage
+from questbot_testing.scenario import Story, main_line, regression
+from questbot_testing.stack import Stack, virtual_pacing
 
 
 @pytest.mark.cluster_too

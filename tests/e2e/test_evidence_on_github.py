@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import re
 
-from bot.agent.demo_spec import sample_files, sample_spec
 from bot.agent.evidence import EvidenceBundle
 from bot.agent.machine import RunState
 from bot.agent.result import TaskResult
@@ -15,8 +14,9 @@ from bot.core import Quest, State
 from bot.github import check_run as checks
 from bot.github.evidence import render_markdown
 from bot.github.markdown import plain
-from tests.e2e.scenario import MAINTAINER, REPO, SETTINGS, Story
-from tests.e2e.stack import Stack
+from questbot_testing.sample import sample_files, sample_spec
+from questbot_testing.scenario import MAINTAINER, REPO, SETTINGS, Story
+from questbot_testing.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a
 
 SUCCESS = "✅ Verified"

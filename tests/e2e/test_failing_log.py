@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import pytest
 
-from bot.agent.demo_spec import sample_files
 from bot.core import State
-from tests.e2e.scenario import REPO, SETTINGS, Story, setup_repository
-from tests.e2e.stack import Stack
-from tests.fakegithub import ci
+from questbot_testing.fakegithub import ci
+from questbot_testing.sample import sample_files
+from questbot_testing.scenario import REPO, SETTINGS, Story, setup_repository
+from questbot_testing.stack import Stack
 
 FAILING = """\
 2026-03-01T00:00:01.0000000Z ##[group]Run actions/setup-python@v5

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import pytest
 
-from bot.agent.demo_spec import sample_files
 from bot.core import Quest, State
 from bot.core.quest import Outcome
 from bot.github.forge import CHECK_NAME
 from bot.github.render import INBOX_TITLE
-from tests.e2e.scenario import MAINTAINER, REPO, SETTINGS, setup_repository
-from tests.e2e.stack import Stack
-from tests.fakegithub import ci
+from questbot_testing.fakegithub import ci
+from questbot_testing.sample import sample_files
+from questbot_testing.scenario import MAINTAINER, REPO, SETTINGS, setup_repository
+from questbot_testing.stack import Stack
 
 RED = {"tests": "failure", "lint": "success"}
 

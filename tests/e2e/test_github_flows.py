@@ -11,9 +11,9 @@ import pytest
 from bot.core import State
 from bot.journal import failures
 from bot.journal.memory import repo_gh_key
-from tests.e2e.scenario import MAINTAINER, READER, REPO, Story, setup_repository
-from tests.e2e.stack import Stack
-from tests.fakegithub import example_files, send
+from questbot_testing.fakegithub import example_files, send
+from questbot_testing.scenario import MAINTAINER, READER, REPO, Story, setup_repository
+from questbot_testing.stack import Stack
 
 
 async def at_checkpoint_a(stack: Stack) -> Story:
@@ -162,8 +162,8 @@ async def test_every_example_payload_is_accepted_and_handled(stack: Stack) -> No
 
 
 def _delivery(event: str, payload: dict[str, object]) -> object:
-    from tests.e2e.stack import SECRET
-    from tests.fakegithub import build_delivery
+    from questbot_testing.fakegithub import build_delivery
+    from questbot_testing.stack import SECRET
 
     return build_delivery(event, payload, SECRET)
 

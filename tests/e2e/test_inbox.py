@@ -10,11 +10,11 @@ import re
 from bot.core import State
 from bot.github.inbox_marks import boxes, entry_marker
 from bot.github.render import INBOX_TITLE
-from tests.e2e.scenario import MAINTAINER, READER, REPO, setup_repository
-from tests.e2e.stack import Stack
+from questbot_testing.fakegithub.issue_edits import close_issue, edit_issue, tick
+from questbot_testing.fakegithub.state import Issue
+from questbot_testing.scenario import MAINTAINER, READER, REPO, setup_repository
+from questbot_testing.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a, replies
-from tests.fakegithub.issue_edits import close_issue, edit_issue, tick
-from tests.fakegithub.state import Issue
 
 SNAKE = re.compile(r"\b[a-z]+_[a-z_]+\b")
 

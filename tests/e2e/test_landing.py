@@ -7,12 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.agent.demo_spec import sample_files
 from bot.core import Quest, State
-from tests.e2e.scenario import MAINTAINER, READER, REPO, SETTINGS, Story
-from tests.e2e.stack import Stack
+from questbot_testing.fakegithub.state import Repository
+from questbot_testing.sample import sample_files
+from questbot_testing.scenario import MAINTAINER, READER, REPO, SETTINGS, Story
+from questbot_testing.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a
-from tests.fakegithub.state import Repository
 
 Configure = Callable[[Repository], None]
 

@@ -21,13 +21,13 @@ from bot.core.lessons import mark
 from bot.github.inbox_marks import lesson_boxes, lesson_marker
 from bot.journal.lessons import Fate, LessonStore
 from bot.tools.lessons import lessons_text, run
-from tests.e2e.scenario import MAINTAINER, READER, REPO, Story, main_line
-from tests.e2e.stack import Stack, virtual_pacing
+from questbot_testing.fakegithub.issue_edits import tick
+from questbot_testing.fakegithub.state import Issue
+from questbot_testing.modelserver.make_recorded import LESSON
+from questbot_testing.modelserver.server import ModelServer, recorded
+from questbot_testing.scenario import MAINTAINER, READER, REPO, Story, main_line
+from questbot_testing.stack import Stack, virtual_pacing
 from tests.e2e.test_github_flows import replies
-from tests.fakegithub.issue_edits import tick
-from tests.fakegithub.state import Issue
-from tests.modelserver.make_recorded import LESSON
-from tests.modelserver.server import ModelServer, recorded
 
 
 @pytest.fixture

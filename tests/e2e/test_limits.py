@@ -16,10 +16,10 @@ from bot.core import Quest, State
 from bot.core.events.signals import Hold
 from bot.core.policy import Checkpoint
 from bot.github.render import INBOX_TITLE
-from tests.e2e.scenario import MAINTAINER, READER, REPO, SETTINGS, setup_repository
-from tests.e2e.stack import Stack
+from questbot_testing.fakegithub.state import Issue
+from questbot_testing.scenario import MAINTAINER, READER, REPO, SETTINGS, setup_repository
+from questbot_testing.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a, replies
-from tests.fakegithub.state import Issue
 from tests.github.surface import problems
 
 SNAKE = re.compile(r"\b[a-z]+_[a-z_]+\b")

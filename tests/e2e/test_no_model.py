@@ -9,8 +9,8 @@ import pytest
 
 from bot.core import State
 from bot.core.quest import ParkReason
-from tests.e2e.scenario import MAINTAINER, REPO, Story, setup_repository
-from tests.e2e.stack import Stack, virtual_pacing
+from questbot_testing.scenario import MAINTAINER, REPO, Story, setup_repository
+from questbot_testing.stack import Stack, virtual_pacing
 
 
 @pytest.fixture

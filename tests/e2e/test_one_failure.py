@@ -14,9 +14,9 @@ import pytest
 
 from bot.core import Quest, State
 from bot.worker.assembly import Runtime, start_runtime
-from tests.e2e.scenario import NO_RERUN, REPO, setup_repository
-from tests.e2e.stack import Stack, unpaced
-from tests.fakegithub import Delivery, ci
+from questbot_testing.fakegithub import Delivery, ci
+from questbot_testing.scenario import NO_RERUN, REPO, setup_repository
+from questbot_testing.stack import Stack, unpaced
 
 JOBS = {"tests (3.11)": "failure", "tests (3.12)": "failure", "lint": "success"}
 FINGERPRINTS = {"check:tests (3.11)", "check:tests (3.12)", "suite:github-actions",

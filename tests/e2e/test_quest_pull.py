@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 
 from bot.core import State
-from tests.e2e.scenario import MAINTAINER, READER, REPO, Story, setup_repository
-from tests.e2e.stack import Stack
+from questbot_testing.fakegithub.graphql import Refused
+from questbot_testing.fakegithub.graphql_resolvers import Roots
+from questbot_testing.scenario import MAINTAINER, READER, REPO, Story, setup_repository
+from questbot_testing.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a
-from tests.fakegithub.graphql import Refused
-from tests.fakegithub.graphql_resolvers import Roots
 
 
 async def test_the_pr_opens_at_research_on_an_empty_first_commit_naming_the_quest(

@@ -15,7 +15,6 @@ from decimal import Decimal
 
 from pydantic import SecretStr
 
-from bot.agent.demo_spec import sample_spec
 from bot.agent.model import ModelEndpoint, Wire
 from bot.agent.model.endpoint import Prices
 from bot.core import State
@@ -25,12 +24,13 @@ from bot.journal.lessons import LessonStore
 from bot.journal.limits import RepoLimits
 from bot.journal.model_use import Kind, ModelUse, Spent
 from bot.journal.reflection_attempts import ReflectionAttempts
+from questbot_testing.modelserver.server import ModelServer, recorded
+from questbot_testing.sample import sample_spec
+from questbot_testing.scenario import MAINTAINER, READER, REPO, setup_repository
+from questbot_testing.stack import Stack, free_port, virtual_pacing
 from tests.e2e.conftest import shown_texts
-from tests.e2e.scenario import MAINTAINER, READER, REPO, setup_repository
-from tests.e2e.stack import Stack, free_port, virtual_pacing
 from tests.e2e.test_github_flows import replies
 from tests.e2e.test_limits import ISSUES_START, inbox, open_quests, quest_of, words
-from tests.modelserver.server import ModelServer, recorded
 
 WAVE = ISSUES_START + "reflection: {after_bad_endings: 2, window_hours: 24}\n"
 LIFTED = ("reflect-write", "review-reflection-pass")

@@ -8,8 +8,8 @@ import re
 from bot.core import State
 from bot.github.render import INBOX_TITLE
 from bot.journal.memory import quest_gh_key
-from tests.e2e.scenario import MAINTAINER, READER, REPO, setup_repository
-from tests.e2e.stack import Stack
+from questbot_testing.scenario import MAINTAINER, READER, REPO, setup_repository
+from questbot_testing.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a, replies
 
 SNAKE = re.compile(r"\b[a-z]+_[a-z_]+\b")

@@ -18,9 +18,9 @@ from bot.core import State
 from bot.core.events.decisions import CheckpointDecided
 from bot.reviews.models import ReviewRole
 from bot.tools.review import request
-from tests.e2e.scenario import MAINTAINER, REPO, SETTINGS, Story, setup_repository
-from tests.e2e.stack import Stack, virtual_pacing
-from tests.modelserver.server import ModelServer, recorded
+from questbot_testing.modelserver.server import ModelServer, recorded
+from questbot_testing.scenario import MAINTAINER, REPO, SETTINGS, Story, setup_repository
+from questbot_testing.stack import Stack, virtual_pacing
 
 S = State
 BLOCKING = "checkpoints: {A: blocking, B: blocking, C: blocking}"

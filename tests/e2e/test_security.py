@@ -2,8 +2,8 @@
 edited and deleted comments, forged and replayed deliveries, and a push after approval.
 
 Each test drives the real web process and worker on the fake GitHub, whose permission endpoint
-answers as GitHub's does for each role (``tests.fakegithub.collaborators``). "Nothing changes"
-means what a maintainer would check: the quest's journal did not grow, and questbot wrote
+answers as GitHub's does for each role (``questbot_testing.fakegithub.collaborators``). "Nothing
+changes" means what a maintainer would check: the quest's journal did not grow, and questbot wrote
 nothing to GitHub but its reaction and, where it refused, one reply in people's words. Every
 log line of these tests is also checked for credentials (``tests/e2e/conftest.py``).
 """
@@ -19,15 +19,15 @@ from dataclasses import dataclass
 import pytest
 
 from bot.core import State
+from questbot_testing.fakegithub import build_delivery, send, signature_headers
+from questbot_testing.fakegithub.calls import Call, Reply
+from questbot_testing.fakegithub.comments import comment_by, delete_comment, edit_comment
+from questbot_testing.fakegithub.server import HANDLERS
+from questbot_testing.fakegithub.webhooks import Delivery, DeliveryResult
+from questbot_testing.scenario import MAINTAINER, READER, REPO, Story
+from questbot_testing.stack import SECRET, Stack
 from tests.e2e.conftest import leaks
-from tests.e2e.scenario import MAINTAINER, READER, REPO, Story
-from tests.e2e.stack import SECRET, Stack
 from tests.e2e.test_github_flows import at_checkpoint_a, replies
-from tests.fakegithub import build_delivery, send, signature_headers
-from tests.fakegithub.calls import Call, Reply
-from tests.fakegithub.comments import comment_by, delete_comment, edit_comment
-from tests.fakegithub.server import HANDLERS
-from tests.fakegithub.webhooks import Delivery, DeliveryResult
 
 REFUSED = ("@{login} `{command}` was not applied: it needs write access to this repository, or "
            "being one of the reviewers in `.github/questbot.yml`. Ask a maintainer to run it, "

@@ -3,7 +3,7 @@ the web process, the worker, Redis and the fake GitHub — and what a maintainer
 12's matrix of stage outcomes; the flaky path is ``test_flaky.py``, the budget's own file).
 
 Each case starts from the same failing check on the sample and differs only in what the model
-answers (``tests/modelserver/recorded/openai``). The assertions are on GitHub's side: the
+answers (``questbot_testing/modelserver/recorded/openai``). The assertions are on GitHub's side: the
 quest's state and why, the ``questbot`` check run's conclusion, the reason reaching the pull
 request's status comment, and the inbox listing what waits for a person."""
 
@@ -19,9 +19,9 @@ from bot.agent import sandbox
 from bot.agent.model import ModelEndpoint, Wire
 from bot.core import State
 from bot.core.quest import ParkReason
-from tests.e2e.scenario import MAINTAINER, REPO, SETTINGS, Story, setup_repository
-from tests.e2e.stack import Stack, virtual_pacing
-from tests.modelserver.server import ModelServer, recorded
+from questbot_testing.modelserver.server import ModelServer, recorded
+from questbot_testing.scenario import MAINTAINER, REPO, SETTINGS, Story, setup_repository
+from questbot_testing.stack import Stack, virtual_pacing
 
 
 @dataclass(frozen=True)

@@ -6,12 +6,12 @@ questbot's own."""
 
 from __future__ import annotations
 
-from bot.agent.demo_spec import sample_spec
 from bot.core import State
 from bot.github.forge.limits import BODY_LIMIT, OUTPUT_LIMIT
+from questbot_testing.sample import sample_spec
+from questbot_testing.scenario import MAINTAINER, REPO, Story, setup_repository
+from questbot_testing.stack import Stack
 from tests.e2e.conftest import shown_texts
-from tests.e2e.scenario import MAINTAINER, REPO, Story, setup_repository
-from tests.e2e.stack import Stack
 from tests.github.surface import problems
 
 

@@ -9,9 +9,9 @@ from __future__ import annotations
 import pytest
 
 from bot.core import State
-from tests.e2e.scenario import GREEN, RED, REPO, landed
-from tests.e2e.stack import Stack
-from tests.fakegithub import ci
+from questbot_testing.fakegithub import ci
+from questbot_testing.scenario import GREEN, RED, REPO, landed
+from questbot_testing.stack import Stack
 
 
 def reverts(stack: Stack) -> list[object]:

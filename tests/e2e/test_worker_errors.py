@@ -13,8 +13,8 @@ from bot.journal import PermanentError
 from bot.journal.inbound import STREAM
 from bot.journal.inbound_consumer import DEAD
 from bot.worker.process import permanent
-from tests.e2e.scenario import REPO, setup_repository
-from tests.e2e.stack import Stack
+from questbot_testing.scenario import REPO, setup_repository
+from questbot_testing.stack import Stack
 
 
 def test_refusals_are_permanent_and_transient_failures_are_retried() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from aiohttp.test_utils import TestClient, TestServer
 
 from bot.worker.http import make_worker_app
-from tests.e2e.stack import Stack
+from questbot_testing.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a
 
 

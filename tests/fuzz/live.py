@@ -15,7 +15,7 @@ from contextlib import contextmanager
 
 from aiohttp import web
 
-from tests.e2e.stack import free_port
+from questbot_testing.stack import free_port
 
 AppFactory = Callable[[], Awaitable[tuple[web.Application, Callable[[], Awaitable[None]]]]]
 """Builds the app in the serving loop; returns it and what closes its parts."""

@@ -1,7 +1,7 @@
 """Hypothesis strategies for questbot's inputs: webhook payloads, comment bodies, settings files.
 
 Random JSON alone rarely gets past a parser's first ``if``, so payloads start from GitHub's real
-examples (``../shared/github/webhooks/``) and are then damaged the ways deliveries really
+examples (``questbot_testing.published``) and are then damaged the ways deliveries really
 differ: a field missing, null, of another type, huge, or in a script the author did not expect.
 Three mutations in four hit one of the paths the parser reads (``HOT``: the action, the repository,
 the object the event is about and its fields), present or not; the others walk down from the
@@ -16,7 +16,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from tests.fakegithub.webhooks import deep_merge, example_files, load_example
+from questbot_testing.fakegithub.webhooks import deep_merge, example_files, load_example
 
 EXAMPLES = [(example.event, example.load()) for example in example_files()]
 

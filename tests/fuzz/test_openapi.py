@@ -29,9 +29,9 @@ from bot.journal.inbound import Inbound
 from bot.observe.metrics import Metrics
 from bot.web.app import make_app
 from bot.worker.http import make_worker_app
+from questbot_testing import PROJECT
 from tests.fuzz.budget import fuzz
 from tests.fuzz.live import serve
-from tests.shared import PROJECT
 
 SPEC = PROJECT / "docs" / "openapi.yaml"
 SECRET = "questbot-openapi-secret"

@@ -18,10 +18,10 @@ import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
 
-from tests.e2e.scenario import REPO, setup_repository
-from tests.e2e.stack import SECRET, Stack
-from tests.fakegithub import build_delivery, send
-from tests.fakegithub.webhooks import deep_merge, load_example
+from questbot_testing.fakegithub import build_delivery, send
+from questbot_testing.fakegithub.webhooks import deep_merge, load_example
+from questbot_testing.scenario import REPO, setup_repository
+from questbot_testing.stack import SECRET, Stack
 from tests.fuzz.budget import fuzz
 from tests.fuzz.strategies import EXAMPLES, PRIMED, mutated
 

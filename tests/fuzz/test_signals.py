@@ -13,7 +13,7 @@ from hypothesis import event, example, given
 
 from bot.adapters import AppIdentity
 from bot.github.signals import Intent, read_intents
-from tests.fakegithub.webhooks import deep_merge, load_example
+from questbot_testing.fakegithub.webhooks import deep_merge, load_example
 from tests.fuzz import wellformed
 from tests.fuzz.budget import fuzz
 from tests.fuzz.strategies import EXAMPLES, PRIMED, deliveries

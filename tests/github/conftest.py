@@ -19,8 +19,8 @@ from bot.github.effects import GitHubEffects
 from bot.github.forge import Forges
 from bot.journal import Journal
 from bot.settings.schema import Settings
-from bot.tools.scenarios import JournalBuilder
-from tests.fakegithub import FakeGitHub
+from questbot_testing.fakegithub import FakeGitHub
+from questbot_testing.journals import JournalBuilder
 
 REPO = "octo/demo"
 

@@ -17,7 +17,7 @@ from bot.core.lifecycle import path
 from bot.core.proof import CheckRecord, Reproduction
 from bot.github import status
 from bot.github.timeline import entry_of
-from bot.tools.scenarios import ZERO_DIGEST, JournalBuilder
+from questbot_testing.journals import ZERO_DIGEST, JournalBuilder
 
 PULL = "https://github.com/octo/demo/pull/7"
 CHECK = "https://github.com/octo/demo/runs/99"

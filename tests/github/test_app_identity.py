@@ -15,8 +15,8 @@ from bot.adapters import AppIdentity
 from bot.github.auth import InstallationTokenError
 from bot.github.client import GitHubClients
 from bot.github.identity import IdentityRefused, IdentityUnavailable, wait_for_identity
-from tests.fakegithub import FakeGitHub, generate_key_pair
-from tests.fakegithub.faults import Faults
+from questbot_testing.fakegithub import FakeGitHub, generate_key_pair
+from questbot_testing.fakegithub.faults import Faults
 
 REPO = "octo/demo"
 

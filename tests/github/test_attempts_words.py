@@ -8,7 +8,7 @@ import re
 from bot.core.policy import Checkpoint, CheckpointMode, Policy
 from bot.github.attempts_words import attempts_lines, attempts_summary
 from bot.github.status import StatusView, status_comment
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 
 
 def revised_at_b() -> JournalBuilder:

@@ -14,11 +14,10 @@ from bot.agent.result import AppliedChange, TaskResult
 from bot.core import State
 from bot.core.proof import CheckRecord
 from bot.github.check_run import CONCLUSION_BY_OUTCOME, CheckConclusion, check_run
+from questbot_testing import published
 from tests.agent.bundles import bundle
 from tests.core.quests import quest_in
-from tests.shared import GITHUB
 
-OPENAPI = GITHUB / "rest" / "api.github.com.json"
 CHANGE = AppliedChange(base="a" * 40, head="b" * 40, files=("f",))
 PASS = CheckRecord(name="t", command=("true",), exit_code=0, output_sha256="c" * 64)
 FAIL = CheckRecord(name="t", command=("false",), exit_code=1, output_sha256="c" * 64)
@@ -30,9 +29,8 @@ def test_every_outcome_has_a_conclusion() -> None:
 
 
 def test_conclusions_are_githubs_vocabulary() -> None:
-    if not OPENAPI.exists():
-        pytest.skip("the shared REST description is not checked out")
-    schema = json.loads(OPENAPI.read_text())["components"]["schemas"]["check-run"]
+    description = json.loads(published.rest_description_path().read_text())
+    schema = description["components"]["schemas"]["check-run"]
     assert set(schema["properties"]["conclusion"]["enum"]) == {c.value for c in CheckConclusion}
 
 

@@ -10,7 +10,7 @@ from bot.github import conversation
 from bot.github.forge import Forge
 from bot.journal import PermanentError
 from bot.journal.memory import quest_gh_key
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 from tests.github.conftest import REPO, World, last
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from bot.adapters import AppIdentity
 from bot.github.signals import Failure, Passed, quest_of_branch, read_intents
-from tests.fakegithub.webhooks import build_payload
+from questbot_testing.fakegithub.webhooks import build_payload
 
 REPO = "octo/sample"
 SHA = "a" * 40

@@ -1,43 +1,23 @@
 """The fake's CI webhooks are GitHub's shape: each report of a red Actions run — ``check_run``,
 ``workflow_job``, ``check_suite``, ``workflow_run`` — validates against the webhook schemas in
-``../shared/github/webhooks/schemas/`` (octokit/webhooks), and a re-run's reports too."""
+``@octokit/webhooks-schemas``, and a re-run's reports too."""
 
 from __future__ import annotations
 
-import json
-from functools import cache
 from typing import Any
 
 import pytest
-from jsonschema import Draft7Validator  # type: ignore[import-untyped]
-from referencing import Registry, Resource
-from referencing.jsonschema import DRAFT7
 
-from tests.fakegithub import FakeGitHub, ci
-from tests.shared import GITHUB
+from questbot_testing import published
+from questbot_testing.fakegithub import FakeGitHub, ci
 
-SCHEMAS = GITHUB / "webhooks" / "schemas"
 REPO = "octo/sample"
-
-
-@cache
-def registry() -> Registry[Any]:
-    resources: list[tuple[str, Resource[Any]]] = []
-    for path in SCHEMAS.rglob("*.schema.json"):
-        schema = json.loads(path.read_text())
-        resources.append((schema.get("$id", path.relative_to(SCHEMAS).as_posix()),
-                          DRAFT7.create_resource(schema)))
-    return Registry().with_resources(resources)
 
 
 def problems(event: str, payload: dict[str, Any]) -> list[str]:
     """What of the payload's ``event`` object breaks the schema of ``<event>.completed``."""
-    schema = json.loads((SCHEMAS / event / "completed.schema.json").read_text())
-    validator = Draft7Validator({"$ref": f"{schema['$id']}#/properties/{event}"},
-                                registry=registry())
     assert payload["action"] == "completed"
-    return [f"{'/'.join(map(str, e.absolute_path))}: {e.message[:200]}"
-            for e in validator.iter_errors(payload[event])]
+    return published.webhook_problems(event, "completed", payload[event], part=event)
 
 
 @pytest.fixture

@@ -10,8 +10,8 @@ import aiohttp
 import pytest
 from gidgethub.aiohttp import GitHubAPI
 
-from tests.fakegithub import FakeGitHub
-from tests.fakegithub.state import CheckRun, iso
+from questbot_testing.fakegithub import FakeGitHub
+from questbot_testing.fakegithub.state import CheckRun, iso
 
 REPO = "octo/lists"
 

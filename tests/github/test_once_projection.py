@@ -13,8 +13,8 @@ from bot.core import EffectType, Quest
 from bot.github.forge import CHECK_NAME, Forge
 from bot.journal import PermanentError
 from bot.journal.memory import quest_gh_key
-from bot.tools.scenarios import JournalBuilder
-from tests.fakegithub.state import CheckRun, Comment, PullRequest, iso
+from questbot_testing.fakegithub.state import CheckRun, Comment, PullRequest, iso
+from questbot_testing.journals import JournalBuilder
 from tests.github.conftest import REPO, Died, World, dies_after, last, meet_at
 
 
@@ -310,7 +310,7 @@ async def test_a_view_github_refused_is_written_again_by_whoever_finds_it_owed(
     again, so the view stays owed in Redis until a worker's projector writes it."""
     from bot.journal.views import OwedViews
     from bot.worker.projector import Projector
-    from tests.fakegithub.faults import Faults
+    from questbot_testing.fakegithub.faults import Faults
 
     b = await ready(world)
     b.decide("C")

@@ -8,7 +8,7 @@ from typing import Any
 from bot.adapters import AppIdentity
 from bot.github.pull_signals import PullClosed, PullReopened, ReviewSubmitted
 from bot.github.signals import read_intents
-from tests.fakegithub.webhooks import build_payload
+from questbot_testing.fakegithub.webhooks import build_payload
 
 REPO = "octo/sample"
 QUESTBOT = AppIdentity(id=4242, slug="questbot")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from bot.core.lifecycle import path
 from bot.github.quest_story import Story, read_story
 from bot.journal.keys import quest_keys
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 from tests.github.conftest import REPO, World
 
 JOB = "https://github.com/octo/demo/actions/runs/5/job/7"

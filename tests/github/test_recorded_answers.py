@@ -1,4 +1,4 @@
-"""questbot's client makes the right thing of real GitHub answers (``../shared/github/recorded``):
+"""questbot's client makes the right thing of real GitHub answers (``@octokit/fixtures``):
 each success decodes to the recorded body with its rate limit and next page, each refusal
 becomes the exception — and, through ``refusals``, the ``PermanentError`` — questbot acts on;
 and served back by a local stand-in for api.github.com, the Forge follows ``Link`` pages and
@@ -25,7 +25,7 @@ from gidgethub import sansio
 from bot.github.forge import Forge, is_permanent, refusals
 from bot.github.ratelimit import PacedGitHubAPI, RateLimits
 from bot.journal import PermanentError
-from tests.fake.test_replay import SCENES, exchanges
+from tests.questbot_testing.fakegithub.test_replay import SCENES, exchanges
 
 ORG = "octokit-fixture-org"
 

@@ -7,7 +7,7 @@ from bot.github import check_run as checks
 from bot.github import render, status
 from bot.github.markdown import inline_code
 from bot.github.views import allowed_commands, lifecycle_mermaid
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 
 
 def usages(b: JournalBuilder) -> list[str]:

@@ -9,8 +9,8 @@ import pytest
 from bot.github.ratelimit import PacedGitHubAPI, RateLimits
 from bot.github.repo_settings import SETTINGS_CHECK, RepoSettings
 from bot.journal.pacing import Pace
-from tests.fakegithub import FakeGitHub
-from tests.fakegithub.secondary import ContentLimits
+from questbot_testing.fakegithub import FakeGitHub
+from questbot_testing.fakegithub.secondary import ContentLimits
 from tests.github.conftest import REPO, World
 
 

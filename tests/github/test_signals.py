@@ -11,7 +11,7 @@ from typing import Any
 from bot.adapters import AppIdentity
 from bot.github.commands import Command, CommandName
 from bot.github.signals import CommentCommands, QuestPush, read_intents
-from tests.fakegithub.webhooks import build_payload
+from questbot_testing.fakegithub.webhooks import build_payload
 
 REPO = "octo/sample"
 

@@ -12,7 +12,7 @@ from bot.core.quest import Quest
 from bot.github import check_run as checks
 from bot.github import render, spend_words
 from bot.github.views import allowed_commands
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 
 POLICY = Policy(budget_cents=250, budget_tokens=40_000)
 SNAKE = re.compile(r"\b[a-z]+_[a-z_]+\b")

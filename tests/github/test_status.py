@@ -35,7 +35,7 @@ from bot.github.evidence import render_markdown
 from bot.github.forge.limits import BODY_LIMIT, OUTPUT_LIMIT
 from bot.github.markdown import display_argv, hide_paths
 from bot.github.timeline import WORDS, entry_of
-from bot.tools.scenarios import ZERO_DIGEST, JournalBuilder, main_line
+from questbot_testing.journals import ZERO_DIGEST, JournalBuilder, main_line
 from tests.agent.bundles import UNVERIFIED, verified_result
 from tests.agent.bundles import bundle as evidence_bundle
 from tests.github.status_scenarios import PULL, PYTHON, every_state

@@ -9,7 +9,7 @@ import pytest
 from bot.github.forge import Forge
 from bot.github.forge.watch import Rerun, WorkflowAttempt, at_or_after, order
 from bot.journal import PermanentError
-from tests.fakegithub import ci
+from questbot_testing.fakegithub import ci
 from tests.github.conftest import REPO, World
 
 RED = {"tests (3.11)": "failure", "tests (3.12)": "failure", "lint": "success"}

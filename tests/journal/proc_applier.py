@@ -12,7 +12,7 @@ import redis.asyncio
 
 from bot.core import EVENT_ADAPTER, Event, Policy
 from bot.journal import Journal
-from bot.tools.scenarios import EPOCH
+from questbot_testing.journals import EPOCH
 
 
 def receipt(quest_id: str, event_id: str, tokens: int) -> Event:

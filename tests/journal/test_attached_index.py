@@ -9,7 +9,7 @@ import redis.asyncio
 
 from bot.journal import Indexes, Journal
 from bot.journal.indexes import IndexWrites
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 from tests.journal.conftest import POLICY
 
 pytestmark = pytest.mark.cluster_too

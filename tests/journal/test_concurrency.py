@@ -11,7 +11,7 @@ import redis.asyncio
 
 from bot.core import Policy, fold
 from bot.journal import Journal, rebuild
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 from tests.journal.conftest import POLICY
 from tests.journal.proc_applier import receipt
 

@@ -16,7 +16,7 @@ from bot.journal import (
     replay_from_redis,
 )
 from bot.journal.indexes import Indexes, IndexWrites
-from bot.tools.scenarios import JournalBuilder, main_line
+from questbot_testing.journals import JournalBuilder, main_line
 from tests.journal.conftest import POLICY
 
 pytestmark = pytest.mark.cluster_too

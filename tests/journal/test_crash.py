@@ -14,7 +14,7 @@ import redis.asyncio
 
 from bot.core import EffectType
 from bot.journal import Journal, delivered, rebuild
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 from tests.journal.conftest import POLICY
 from tests.journal.proc_runner import CLAIM_IDLE_S, SHARDS, runner
 

@@ -8,7 +8,7 @@ import redis.asyncio
 from bot.core import Effect, EffectType, effect_key
 from bot.journal import EffectRunner, Journal, delivered
 from bot.journal.keys import doorbell_key, quest_keys, shard_of, thread_trail
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 from tests.journal.conftest import POLICY, Recorder
 
 pytestmark = pytest.mark.cluster_too

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -13,7 +14,7 @@ from bot.journal.group_commit import GroupCommit
 from bot.journal.inbound import STREAM, Duplicate, Inbound, Stored, seen_key
 from bot.journal.inbound_consumer import GROUP
 from bot.journal.keys import inbound_shard, inbound_stream
-from tests.shared import SHARED
+from questbot_testing.fakegithub.webhooks import load_example
 
 pytestmark = pytest.mark.cluster_too
 
@@ -211,8 +212,8 @@ async def test_group_commit_paces_round_trips_under_load_but_not_when_idle() -> 
 async def test_bodies_are_stored_compressed_and_read_back_byte_for_byte(
     inbound: Inbound, redis_async: redis.asyncio.Redis
 ) -> None:
-    body = (SHARED / "github" / "webhooks" / "check_run"
-            / "completed.with-organization.payload.json").read_bytes()
+    body = json.dumps(load_example("check_run", "completed.with-organization"),
+                      indent=2).encode()
     await inbound.store("d-big", "check_run", body, RECEIVED)
     ((_, fields),) = await redis_async.xrange(inbound.stream_of("d-big"))
     assert b"b" not in fields and len(fields[b"lz4"]) * 3 < len(body)
@@ -237,7 +238,7 @@ async def test_a_store_after_redis_restarts_is_sent_again_on_a_new_connection() 
     ``wire.connect`` has one, so the first store on the connection a restart closed succeeds
     (redis-py's ``from_url`` client has none and raised "Connection closed by server")."""
     from bot.journal.wire import connect
-    from tests.redis_server import RedisServer
+    from questbot_testing.redis_server import RedisServer
 
     server = RedisServer(appendonly=True)
     server.start()

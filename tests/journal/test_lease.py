@@ -16,7 +16,7 @@ from bot.journal.doorbells import sweep
 from bot.journal.keys import doorbell_key, quest_keys
 from bot.journal.lease import Lease
 from bot.journal.quest_delivery import _Outcome
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 from tests.journal.conftest import POLICY, Recorder
 
 pytestmark = pytest.mark.cluster_too

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from bot.journal import Journal
 from bot.journal.limits import ReflectionRecord, RepoLimits
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 from tests.journal.conftest import POLICY
 
 

@@ -18,7 +18,7 @@ from bot.journal import (
     failures,
 )
 from bot.journal.streams import read_group
-from bot.tools.scenarios import JournalBuilder, main_line
+from questbot_testing.journals import JournalBuilder, main_line
 from tests.journal.conftest import POLICY, Recorder
 
 pytestmark = pytest.mark.cluster_too

@@ -18,7 +18,7 @@ from bot.__main__ import main
 from bot.core import Policy, State
 from bot.journal import Journal, quest_keys, rebuild, replay_from_redis
 from bot.journal.records import load_policy
-from bot.tools.scenarios import JournalBuilder, main_line
+from questbot_testing.journals import JournalBuilder, main_line
 from tests.core.quests import builder_in
 
 GENEROUS = Policy(max_attempts=3)

@@ -19,7 +19,7 @@ from bot.core.effects import EFFECT_ADAPTER, effect_record
 from bot.core.policy import Checkpoint, CheckpointMode, Policy
 from bot.journal import records
 from bot.journal.records import SCHEMA_VERSION, load_effect, load_event, load_policy, load_quest
-from bot.tools.scenarios import main_line
+from questbot_testing.journals import main_line
 from tests.core.quests import builder_in, plausible
 
 

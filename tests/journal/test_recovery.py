@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from bot.core import InvalidTransition, Policy, fold
 from bot.journal import Journal, rebuild
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 
 pytestmark = pytest.mark.cluster_too
 

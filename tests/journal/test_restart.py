@@ -13,9 +13,9 @@ import redis.asyncio
 
 from bot.core import Event
 from bot.journal import Journal, rebuild
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
+from questbot_testing.redis_server import RedisServer
 from tests.journal.conftest import POLICY
-from tests.redis_server import RedisServer
 
 
 @pytest.fixture

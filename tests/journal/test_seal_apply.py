@@ -15,7 +15,7 @@ from bot.core.policy import Checkpoint
 from bot.journal import Journal
 from bot.journal.keys import quest_keys
 from bot.journal.records import load_quest
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 from tests.journal.conftest import POLICY
 
 STOP = "seal-test-stop"

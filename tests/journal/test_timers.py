@@ -9,7 +9,7 @@ import pytest
 
 from bot.core import State
 from bot.journal import Journal, Timers, timer_event_id
-from bot.tools.scenarios import EPOCH, JournalBuilder
+from questbot_testing.journals import EPOCH, JournalBuilder
 from tests.journal.conftest import POLICY
 
 pytestmark = pytest.mark.cluster_too

@@ -59,7 +59,7 @@ async def test_every_apply_leaves_the_quests_view_owed(redis_async: redis.asynci
     """A worker killed between applying an event and writing the view: nobody was told, yet the
     view is owed, because the apply itself noted it."""
     from bot.journal import Journal
-    from bot.tools.scenarios import main_line
+    from questbot_testing.journals import main_line
 
     journal = Journal(redis_async, shards=4)
     builder = main_line("q-7")

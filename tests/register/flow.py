@@ -12,8 +12,8 @@ from typing import Any
 import aiohttp
 
 from bot.register.options import RegisterOptions, register_options
-from tests.fakegithub import FakeGitHub
-from tests.shared import PROJECT
+from questbot_testing import PROJECT
+from questbot_testing.fakegithub import FakeGitHub
 
 WEBHOOK_URL = "https://questbot.test/webhook"
 

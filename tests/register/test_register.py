@@ -27,11 +27,11 @@ from bot.journal.inbound import Inbound
 from bot.observe.metrics import Metrics
 from bot.register.page import Registrar
 from bot.web.app import make_app
-from tests.e2e.stack import free_port
-from tests.fakegithub import FakeGitHub
-from tests.fakegithub.manifests import CODE_LIFETIME_S
+from questbot_testing import PROJECT
+from questbot_testing.fakegithub import FakeGitHub
+from questbot_testing.fakegithub.manifests import CODE_LIFETIME_S
+from questbot_testing.stack import free_port
 from tests.register.flow import WEBHOOK_URL, back, options_for, to_github
-from tests.shared import PROJECT
 
 
 @pytest.fixture

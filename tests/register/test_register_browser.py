@@ -21,7 +21,7 @@ import pytest
 
 from bot.config import load_config
 from bot.register.page import Registrar
-from tests.fakegithub import FakeGitHub
+from questbot_testing.fakegithub import FakeGitHub
 from tests.register.flow import WEBHOOK_URL, options_for
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"

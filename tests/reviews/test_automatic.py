@@ -19,8 +19,8 @@ from bot.reviews.automatic import AutomaticReviewer
 from bot.reviews.capabilities import Capabilities
 from bot.reviews.service import Reviews
 from bot.worker.reviewing import model_run
+from questbot_testing.modelserver.server import ModelServer, recorded
 from tests.core.quests import builder_in
-from tests.modelserver.server import ModelServer, recorded
 from tests.reviews.stored import ADVISORY, QUEST, SHADOW, stored
 
 S = State

@@ -27,8 +27,8 @@ from bot.reviews.reflection_record import (
     record_of,
 )
 from bot.reviews.reflection_review import review_reflection, write_reflection
+from questbot_testing.modelserver.server import ModelServer, recorded
 from tests.core.quests import builder_in
-from tests.modelserver.server import ModelServer, recorded
 from tests.reviews.stored import QUEST, stored
 
 MODELS = {"openai": "gpt-4.1-mini", "anthropic": "claude-sonnet-4-5"}

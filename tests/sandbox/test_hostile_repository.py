@@ -29,8 +29,8 @@ from typing import Any
 
 import pytest
 
+from questbot_testing.redis_server import RedisServer
 from tests.agent.conftest import git
-from tests.redis_server import RedisServer
 
 ROOT = Path(__file__).resolve().parents[2]
 KEY_MARKER = "questbot-test-app-key-MARKER"

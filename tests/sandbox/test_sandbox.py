@@ -18,6 +18,7 @@ from bot.agent.sandbox.probe import announce
 from bot.config import load_config
 from bot.errors import PermanentError
 from bot.worker.assembly import start_sandbox
+from questbot_testing import PROJECT
 from tests.test_config import SECRET, pem
 
 PY = sandbox.python()
@@ -105,7 +106,9 @@ def test_not_started_timeout_and_memory_keep_the_contract(checkout: Path) -> Non
     missing = sandbox.run(["questbot-no-such-program"], cwd=checkout)
     assert missing.exit_code == sandbox.EXIT_NOT_STARTED
     assert "could not start 'questbot-no-such-program'" in missing.output_tail
-    outside = sandbox.run(["/work/main/.venv/bin/python", "-V"], cwd=checkout)
+    host_python = PROJECT / ".venv" / "bin" / "python"
+    assert host_python.exists()
+    outside = sandbox.run([str(host_python), "-V"], cwd=checkout)
     assert outside.exit_code == sandbox.EXIT_NOT_STARTED  # exists on the host, not inside
     slow = sandbox.run([PY, "-c", "import time; print('start', flush=True); time.sleep(30)"],
                        cwd=checkout, timeout_seconds=1)

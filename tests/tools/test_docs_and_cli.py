@@ -84,7 +84,7 @@ def test_replay_runs_as_a_module() -> None:
 
 def test_examples_are_what_the_scenarios_build() -> None:
     """examples/ is written by scripts/make_examples.py; it must not drift from the core."""
-    from bot.tools.scenarios import main_line
+    from questbot_testing.journals import main_line
     from scripts.make_examples import attempts_exhausted, rollback
 
     for name, builder in [("main-line-closed.jsonl", main_line("q-main")),

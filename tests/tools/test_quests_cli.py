@@ -15,7 +15,7 @@ from bot.__main__ import main
 from bot.core import CheckpointMode, Policy
 from bot.core.policy import Checkpoint
 from bot.journal import Journal
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 
 ADVISORY_B = Policy(checkpoints={c: CheckpointMode(blocking=c is not Checkpoint.B)
                                  for c in Checkpoint})

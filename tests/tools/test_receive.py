@@ -20,12 +20,21 @@ from bot.journal.inbound import Inbound
 from bot.observe.metrics import Metrics
 from bot.tools.receive import FixtureError, read_fixture, signed
 from bot.web.app import make_app
-from tests.e2e.stack import free_port
-from tests.fakegithub import FakeGitHub, shared_key_pair
-from tests.shared import GITHUB, PROJECT
+from questbot_testing import PROJECT
+from questbot_testing.fakegithub import FakeGitHub, shared_key_pair
+from questbot_testing.fakegithub.webhooks import load_example
+from questbot_testing.stack import free_port
 
 SECRET = "receive-test-secret"
-FIXTURE = GITHUB / "webhooks" / "issue_comment" / "created.with-installation.payload.json"
+
+
+@pytest.fixture(scope="module")
+def fixture_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A payload GitHub publishes, in a file as GitHub sends it (indented JSON)."""
+    path = tmp_path_factory.mktemp("receive") / "issue_comment.created.json"
+    payload = load_example("issue_comment", "created.with-installation")
+    path.write_text(json.dumps(payload, indent=2) + "\n")
+    return path
 
 
 async def run(*args: str, env: dict[str, str], cwd: Path) -> tuple[int, str, str]:
@@ -58,10 +67,10 @@ async def web_url(inbound: Inbound, redis_async: redis.asyncio.Redis) -> AsyncIt
     await runner.cleanup()
 
 
-def test_the_fixture_is_signed_as_github_signs() -> None:
-    body = read_fixture(FIXTURE)
+def test_the_fixture_is_signed_as_github_signs(fixture_file: Path) -> None:
+    body = read_fixture(fixture_file)
     delivery = signed("issue_comment", body, SECRET)
-    assert delivery.body == FIXTURE.read_bytes()
+    assert delivery.body == fixture_file.read_bytes()
     verify_signature(SECRET, delivery.body, delivery.headers["X-Hub-Signature-256"])
     assert delivery.headers["X-GitHub-Event"] == "issue_comment"
     assert len(delivery.headers["X-GitHub-Delivery"]) == 36
@@ -76,40 +85,46 @@ def test_a_fixture_that_is_no_payload(tmp_path: Path, content: str, problem: str
         read_fixture(path)
 
 
-async def test_to_a_running_web_process(web_url: str, inbound: Inbound, tmp_path: Path) -> None:
+async def test_to_a_running_web_process(
+    fixture_file: Path, web_url: str, inbound: Inbound, tmp_path: Path
+) -> None:
     env = {"GITHUB_WEBHOOK_SECRET": SECRET}
-    code, out, err = await run("issue_comment", str(FIXTURE), "--url", web_url,
+    code, out, err = await run("issue_comment", str(fixture_file), "--url", web_url,
                                "--delivery-id", "fixture-1", env=env, cwd=tmp_path)
     assert code == 0, err
     assert f"issue_comment delivery fixture-1 → {web_url}: 202" in out
     assert SECRET not in out + err
     (stored,) = await inbound.read("test", block_ms=None)
     assert (stored.delivery_id, stored.event) == ("fixture-1", "issue_comment")
-    assert stored.body == FIXTURE.read_bytes()
-    code, out, _err = await run("issue_comment", str(FIXTURE), "--url", web_url,
+    assert stored.body == fixture_file.read_bytes()
+    code, out, _err = await run("issue_comment", str(fixture_file), "--url", web_url,
                                 "--delivery-id", "fixture-1", env=env, cwd=tmp_path)
     assert code == 0 and ": 200" in out and "duplicate" in out  # a redelivery, absorbed
 
 
-async def test_the_secret_and_port_come_from_dot_env(web_url: str, tmp_path: Path) -> None:
+async def test_the_secret_and_port_come_from_dot_env(
+    fixture_file: Path, web_url: str, tmp_path: Path
+) -> None:
     port = web_url.split(":")[2].split("/")[0]
     (tmp_path / ".env").write_text(f"GITHUB_WEBHOOK_SECRET={SECRET}\nPORT={port}\n")
-    code, out, err = await run("issue_comment", str(FIXTURE), env={}, cwd=tmp_path)
+    code, out, err = await run("issue_comment", str(fixture_file), env={}, cwd=tmp_path)
     assert code == 0, err
     assert f"→ {web_url}: 202" in out
 
 
-async def test_a_wrong_secret_is_refused_and_says_so(web_url: str, tmp_path: Path) -> None:
-    code, out, _err = await run("issue_comment", str(FIXTURE), "--url", web_url,
+async def test_a_wrong_secret_is_refused_and_says_so(
+    fixture_file: Path, web_url: str, tmp_path: Path
+) -> None:
+    code, out, _err = await run("issue_comment", str(fixture_file), "--url", web_url,
                                 env={"GITHUB_WEBHOOK_SECRET": "not-the-secret"}, cwd=tmp_path)
     assert code == 1
     assert ": 401" in out and "bad_signature" in out
 
 
-async def test_without_a_secret_or_a_server(tmp_path: Path) -> None:
-    code, _out, err = await run("issues", str(FIXTURE), env={}, cwd=tmp_path)
+async def test_without_a_secret_or_a_server(fixture_file: Path, tmp_path: Path) -> None:
+    code, _out, err = await run("issues", str(fixture_file), env={}, cwd=tmp_path)
     assert code == 2 and "GITHUB_WEBHOOK_SECRET is not set" in err
-    code, _out, err = await run("issues", str(FIXTURE), "--url",
+    code, _out, err = await run("issues", str(fixture_file), "--url",
                                 f"http://127.0.0.1:{free_port()}/webhook",
                                 env={"GITHUB_WEBHOOK_SECRET": SECRET}, cwd=tmp_path)
     assert code == 2 and "could not send" in err and "--local" in err
@@ -152,12 +167,12 @@ async def test_local_goes_straight_into_intake(
 
 
 async def test_local_when_github_does_not_answer_says_so_in_time(
-    redis_url: str, redis_async: redis.asyncio.Redis, tmp_path: Path
+    fixture_file: Path, redis_url: str, redis_async: redis.asyncio.Redis, tmp_path: Path
 ) -> None:
     """The worker waits for GitHub for ever; the command gives up after --wait seconds, says
     what it could not learn and exits 2, having handed nothing to intake."""
     fixture = tmp_path / "check_run.json"
-    fixture.write_bytes(FIXTURE.read_bytes())
+    fixture.write_bytes(fixture_file.read_bytes())
     env = {"GITHUB_APP_ID": "4242", "GITHUB_WEBHOOK_SECRET": SECRET,
            "GITHUB_PRIVATE_KEY": shared_key_pair().private_pem, "REDIS_URL": redis_url,
            "GITHUB_API_URL": f"http://127.0.0.1:{free_port()}", "QUESTBOT_DURABLE_ACKS": "false"}

@@ -13,7 +13,7 @@ from aiohttp.test_utils import TestClient
 from bot.journal.inbound import STREAM, Inbound
 from bot.observe.metrics import Metrics
 from bot.web.app import make_app
-from tests.fakegithub.webhooks import Delivery, build_delivery, build_payload
+from questbot_testing.fakegithub.webhooks import Delivery, build_delivery, build_payload
 
 SECRET = "questbot-test-webhook-secret"
 MAX_BODY = 1024 * 1024

@@ -7,8 +7,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from bot.journal.inbound import Inbound
 from bot.observe.metrics import Metrics, Outcome
-from tests.fakegithub.webhooks import build_delivery, signature_headers
-from tests.redis_server import free_port
+from questbot_testing.fakegithub.webhooks import build_delivery, signature_headers
+from questbot_testing.redis_server import free_port
 from tests.web.conftest import SECRET, Client, MakeClient, delivery, post, send
 
 

@@ -13,8 +13,8 @@ import redis.asyncio
 from bot.config import load_config
 from bot.journal.inbound import STREAM
 from bot.web.app import app_from_config
-from tests.fakegithub.keys import shared_key_pair
-from tests.redis_server import RedisServer
+from questbot_testing.fakegithub.keys import shared_key_pair
+from questbot_testing.redis_server import RedisServer
 from tests.web.conftest import SECRET, Client, delivery, send
 from tests.web.test_health_metrics import samples
 

@@ -14,8 +14,8 @@ from bot.github.signature import sign
 from bot.journal.inbound import Inbound
 from bot.observe.metrics import Metrics
 from bot.web.app import DEFAULT_MAX_BODY, SUBSCRIBED_EVENTS, make_app
-from tests.fakegithub.webhooks import build_delivery, example_files, signature_headers
-from tests.redis_server import free_port
+from questbot_testing.fakegithub.webhooks import build_delivery, example_files, signature_headers
+from questbot_testing.redis_server import free_port
 from tests.web.conftest import (
     SECRET,
     Client,

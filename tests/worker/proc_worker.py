@@ -37,7 +37,7 @@ from bot.settings.schema import Settings
 from bot.worker.assembly import redis_client
 from bot.worker.process import Plugin, build_worker
 from bot.worker.projector import Sync
-from tests.fakegithub.keys import shared_key_pair
+from questbot_testing.fakegithub.keys import shared_key_pair
 
 
 class DefaultSettings:

@@ -8,8 +8,8 @@ import pytest
 import redis.asyncio
 
 from bot.worker.assembly import start_runtime
-from tests.e2e.stack import unpaced
-from tests.fakegithub import FakeGitHub
+from questbot_testing.fakegithub import FakeGitHub
+from questbot_testing.stack import unpaced
 
 REPO = "octo-org/slugs"
 

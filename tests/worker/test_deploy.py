@@ -16,7 +16,7 @@ import redis.asyncio
 from bot.core import EffectType
 from bot.journal import Journal, delivered
 from bot.journal.inbound import Inbound
-from bot.tools.scenarios import JournalBuilder
+from questbot_testing.journals import JournalBuilder
 from tests.journal.conftest import POLICY
 from tests.worker.conftest import Workers, counts, until
 

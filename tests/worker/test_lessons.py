@@ -23,10 +23,10 @@ from bot.journal.keys import quest_keys
 from bot.journal.lessons import Fate, LessonStore, lesson_trail
 from bot.journal.wire import RedisClient
 from bot.worker.lessons import Consolidator, consolidate_effect, model_runs
+from questbot_testing.modelserver.make_recorded import HYPOTHESIS, LESSON, PLAN
+from questbot_testing.modelserver.server import ModelServer, recorded
 from tests.agent.conftest import StaticSettings
 from tests.core.quests import builder_in
-from tests.modelserver.make_recorded import HYPOTHESIS, LESSON, PLAN
-from tests.modelserver.server import ModelServer, recorded
 
 REPO = "octo/demo"
 QUEST = "q-1"

@@ -17,11 +17,11 @@ from bot.github.ratelimit import RateLimits
 from bot.journal import Adapters, EffectRunner, Journal, Leases, Outage, Timers
 from bot.journal.inbound import Inbound, Stored
 from bot.observe.metrics import Metrics
-from bot.tools.scenarios import EPOCH, JournalBuilder
 from bot.worker.assembly import redis_client
 from bot.worker.http import make_worker_app
+from questbot_testing.journals import EPOCH, JournalBuilder
+from questbot_testing.redis_server import RedisServer
 from tests.journal.conftest import POLICY, Recorder
-from tests.redis_server import RedisServer
 from tests.web.test_health_metrics import samples
 from tests.worker.conftest import until
 

@@ -15,7 +15,7 @@ from bot.config import load_config
 from bot.journal.inbound import seen_key
 from bot.worker.assembly import redeliverer, redelivery_policy
 from bot.worker.redelivery import ASKED_KEY, MARK_KEY, Redeliverer, RedeliveryPolicy
-from tests.e2e.stack import Stack, free_port, unpaced
+from questbot_testing.stack import Stack, free_port, unpaced
 
 REPO = "octo-org/redeliver"
 
@@ -190,7 +190,7 @@ async def test_github_trouble_ends_the_pass_without_moving_its_mark(
 
 
 def test_the_settings_turn_it_off_and_set_its_pace(monkeypatch: pytest.MonkeyPatch) -> None:
-    from tests.fakegithub import shared_key_pair
+    from questbot_testing.fakegithub import shared_key_pair
 
     env = {"GITHUB_APP_ID": "1", "GITHUB_WEBHOOK_SECRET": "s",
            "GITHUB_PRIVATE_KEY": shared_key_pair().private_pem}

@@ -12,10 +12,10 @@ import redis.asyncio
 from bot.core import EffectType, Event
 from bot.journal import REDIS_AWAY, Journal, delivered, rebuild
 from bot.journal.keys import doorbell_key, quest_keys
-from bot.tools.scenarios import JournalBuilder
 from bot.worker.assembly import redis_client
+from questbot_testing.journals import JournalBuilder
+from questbot_testing.redis_server import RedisServer
 from tests.journal.conftest import POLICY
-from tests.redis_server import RedisServer
 from tests.worker.conftest import Workers, counts, until
 
 QUESTS, RESTARTS, SHARDS = 12, 3, 16

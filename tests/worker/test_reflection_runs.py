@@ -23,7 +23,6 @@ from bot.journal.limits import RepoLimits
 from bot.journal.records import load_effect
 from bot.journal.reflection_attempts import ReflectionAttempts, ReflectionReview
 from bot.settings.schema import Settings
-from bot.tools.scenarios import JournalBuilder
 from bot.worker.reflection_runs import (
     MAX_SUBMISSIONS,
     ReflectionRuns,
@@ -31,8 +30,9 @@ from bot.worker.reflection_runs import (
     reflection_trail,
 )
 from bot.worker.reflections import Reflections
+from questbot_testing.journals import JournalBuilder
+from questbot_testing.modelserver.server import ModelServer, recorded
 from tests.journal.conftest import POLICY
-from tests.modelserver.server import ModelServer, recorded
 
 REPO = "octo/demo"
 TRAIL = reflection_trail(REPO)
