@@ -15,8 +15,8 @@ effect adapters), ``proof_runner`` (a repository's own checks in a fresh worktre
 ``workspace`` (a commit's files on disk, and a change back onto the quest branch),
 ``evidence_store`` (what each run established, in Redis), and the agent kinds: ``model`` (a
 package: a model at the worker's endpoint, in a tool-using conversation over the checkout),
-``command`` (a program of the repository's choosing) and ``scripted`` (a test tool;
-``demo_spec`` is its script for the sample).
+``command`` (a program of the repository's choosing) and ``scripted`` (a test tool; its
+script for the demo's sample is in the test stack, ``questbot_testing.sample``).
 
 Nothing here imports the GitHub adapter, which sits above this package: how a run reads on
 GitHub — the evidence as Markdown, the outcome as a check-run conclusion — is the adapter's
