@@ -217,6 +217,36 @@ def _receive(args: argparse.Namespace) -> int:
                    warn=lambda line: print(line, file=sys.stderr))
 
 
+def _check_config(args: argparse.Namespace) -> int:
+    from bot.settings.json_schema import settings_schema_text
+    from bot.settings.schema import SettingsError, parse_settings
+
+    if args.schema:
+        sys.stdout.write(settings_schema_text())
+        return 0
+    path: Path = args.file
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}", file=sys.stderr)
+        return 2
+    try:
+        settings = parse_settings(text)
+    except SettingsError as exc:
+        count = len(exc.problems)
+        print(f"{path}: {count} problem{'s' if count != 1 else ''}; questbot would keep its "
+              "last good settings until the file is fixed:")
+        for problem in exc.problems:
+            where = f"line {problem.line}: " if problem.line else ""
+            print(f"  {where}{problem.message}")
+        return 1
+    changed = sorted(settings.model_dump(exclude_defaults=True))
+    print(f"{path} is good: "
+          + (f"it sets {', '.join(changed)}; everything else is the default"
+             if changed else "every setting is the default"))
+    return 0
+
+
 def version() -> str:
     """The installed distribution's version (``pyproject.toml``); a checkout that was never
     installed says so rather than guess."""
@@ -305,6 +335,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="with --local, how long to wait for GitHub to say who the App is "
                     "(default 20)")
     rc.set_defaults(func=_receive)
+    cc = sub.add_parser("check-config", help="check a .github/questbot.yml as questbot reads "
+                        "it, running nothing (exit 0 good, 1 problems, 2 unreadable)")
+    cc.add_argument("file", type=Path, nargs="?", default=Path(".github/questbot.yml"),
+                    help="the file (default: .github/questbot.yml)")
+    cc.add_argument("--schema", action="store_true", help="print the file's JSON Schema "
+                    "instead (docs/questbot.schema.json), for editors")
+    cc.set_defaults(func=_check_config)
     from bot.tools.review import add_parser as add_review_parser
 
     add_review_parser(sub)

@@ -130,9 +130,12 @@ def _argv(value: object) -> object:
     return value
 
 
+_Word = Annotated[str, Field(min_length=1)]
 Argv = Annotated[
-    tuple[Annotated[str, Field(min_length=1)], ...],
-    BeforeValidator(_argv),
+    tuple[_Word, ...],
+    # a string is split as a shell would split it: what an editor should accept
+    BeforeValidator(_argv, json_schema_input_type=Annotated[str, Field(pattern=r"\S")]
+                    | Annotated[list[_Word], Field(min_length=1)]),
     Field(min_length=1),
 ]
 
@@ -150,7 +153,7 @@ Login = Annotated[str, AfterValidator(_login)]
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", use_attribute_docstrings=True)
 
     @model_validator(mode="before")
     @classmethod
