@@ -230,6 +230,8 @@ def find_program(policy: SandboxPolicy, request: Request, env: Mapping[str, str]
     else:
         candidates = [Path(d) / name for d in env.get("PATH", "").split(os.pathsep) if d]
     roots = visible_roots(policy, request)
+    # ``/bin/sh`` is there by the same link inside (``/bin`` → ``usr/bin``) as outside
+    roots += [Path(p) for p in SYSTEM_LINKS if os.path.islink(p)]
     for candidate in candidates:
         if not (candidate.is_file() and os.access(candidate, os.X_OK)):
             continue
