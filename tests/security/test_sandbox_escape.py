@@ -181,3 +181,57 @@ def test_a_check_cannot_change_the_kernels_settings(tmp_path: Path) -> None:
     [log] = result["logs"]
     assert log["exit_code"] == 0, log["output_tail"]
     assert "writable: 0 []" in log["output_tail"]
+
+
+GIT_SNOOP = '''\
+import json, os, pathlib, subprocess, sys
+marker, source = "-".join(sys.argv[1].split()), sys.argv[2]  # never whole in the argv
+leaks = []
+if os.path.exists(source):
+    leaks.append(f"the source repository {source} is visible")
+dot = pathlib.Path(".git")
+places = [dot]
+if dot.is_file():
+    gitdir = pathlib.Path(dot.read_text().split(":", 1)[1].strip())
+    places += [gitdir, gitdir.parent.parent]
+for place in places:
+    files = [place] if place.is_file() else list(place.rglob("*")) if place.is_dir() else []
+    for path in files:
+        try:
+            if marker.encode() in path.read_bytes():
+                leaks.append(str(path))
+        except OSError:
+            pass
+shown = subprocess.run(["git", "config", "--list", "--show-origin"], capture_output=True,
+                       text=True).stdout
+if marker in shown:
+    leaks.append("git config --list")
+log = subprocess.run(["git", "log", "--format=%s"], capture_output=True, text=True)
+described = subprocess.run(["git", "describe", "--tags"], capture_output=True, text=True)
+print(json.dumps({"leaks": leaks, "log": log.stdout.split("\\n")[:2],
+                  "describe": described.stdout.strip()}))
+raise SystemExit(1 if leaks else 0)
+'''
+
+
+def test_a_check_sees_nothing_of_the_source_repositorys_git_directory(tmp_path: Path) -> None:
+    clone = repository(tmp_path / "operator-clone", {"snoop.py": GIT_SNOOP})
+    git(clone, "tag", "v1.0")
+    (clone / "more.txt").write_text("a second commit\n")
+    git(clone, "add", "-A")
+    git(clone, "commit", "-q", "-m", "the second commit")
+    # what an operator's clone may hold: a credential header, a token in a URL, a note
+    git(clone, "config", "http.extraheader", f"AUTHORIZATION: basic {MARKER}")
+    git(clone, "remote", "add", "origin", f"https://x-access-token:{MARKER}@github.com/o/r.git")
+    (clone / ".git" / "questbot-notes").write_text(f"token {MARKER}\n")
+    halves = MARKER.rsplit("-", 1)
+    done, result = proof(clone, f"python snoop.py '{' '.join(halves)}' {clone / '.git'}")
+    [log] = result["logs"]
+    said = json.loads(log["output_tail"].strip().splitlines()[-1])
+    assert said["leaks"] == [], said
+    assert log["exit_code"] == 0
+    # what a check needs of the history is there: the commits, and the tag on them
+    assert said["log"] == ["the second commit", "the checks"], said
+    assert said["describe"].startswith("v1.0-1-g"), said
+    assert MARKER not in done.stdout
+    assert git(clone, "worktree", "list").count("\n") == 0  # nothing was added to the clone
