@@ -81,18 +81,24 @@ def _pids_mounts() -> list[tuple[Path, str]]:
 
 
 def _usable(root: Path, v2: bool) -> bool:
-    """Whether a child of ``root`` gets a ``pids.max`` this process can set."""
+    """Whether a child of ``root`` gets a ``pids.max`` this process can set (``root`` is made
+    for the trial, and removed again when it fails)."""
+    made = False
     try:
+        made = not root.is_dir()
         root.mkdir(exist_ok=True)
         if v2:
             (root / "cgroup.subtree_control").write_text("+pids")
-        trial = root / f"probe-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        trial = root / f"{os.getpid()}-probe-{uuid.uuid4().hex[:8]}"
         trial.mkdir()
         try:
             (trial / "pids.max").write_text("max")
         finally:
             trial.rmdir()
     except OSError:
+        if made:
+            with contextlib.suppress(OSError):
+                root.rmdir()
         return False
     return True
 
