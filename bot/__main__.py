@@ -13,6 +13,7 @@ from pathlib import Path
 from bot.config import Config, load_config
 from bot.config.environment import redis_url
 from bot.config.problems import ConfigError
+from bot.control_chars import say
 from bot.core import Policy
 from bot.tools.replay import (
     JournalFileError,
@@ -40,7 +41,7 @@ def _replay(args: argparse.Namespace) -> int:
             try:
                 rebuilt = asyncio.run(replay_recorded(args.redis, args.journal, policy))
             except CorruptJournal as exc:
-                print(f"replay: {exc}", file=sys.stderr)
+                say(f"replay: {exc}", err=True)
                 return 2
             result = rebuilt.result
             if rebuilt.recorded is not None:
@@ -48,13 +49,13 @@ def _replay(args: argparse.Namespace) -> int:
         else:
             result = replay(read_journal(Path(args.journal)), policy)
     except (JournalFileError, OSError) as exc:
-        print(f"replay: {exc}", file=sys.stderr)
+        say(f"replay: {exc}", err=True)
         return 2
     if args.json:
-        print(json.dumps(result_json(result, policies=policies, uses=uses), indent=2,
-                         sort_keys=True))
+        say(json.dumps(result_json(result, policies=policies, uses=uses), indent=2,
+                       sort_keys=True))
     else:
-        print(result_text(result, uses=uses))
+        say(result_text(result, uses=uses))
     return 1 if result.invalid is not None else 0
 
 
@@ -65,8 +66,8 @@ def _repo_status(args: argparse.Namespace, policy: Policy) -> int:
     from bot.tools.quests import listed_at, listed_text
 
     if args.quest or args.journal is not None:
-        print("status: --repo lists a repository's quests; name no quest or journal with it",
-              file=sys.stderr)
+        say("status: --repo lists a repository's quests; name no quest or journal with it",
+            err=True)
         return 2
     import redis
 
@@ -74,10 +75,10 @@ def _repo_status(args: argparse.Namespace, policy: Policy) -> int:
     try:
         listed = asyncio.run(listed_at(url, args.repo, policy))
     except (OSError, redis.RedisError) as exc:
-        print(f"status: could not read {args.repo}'s quests from Redis: {exc}", file=sys.stderr)
+        say(f"status: could not read {args.repo}'s quests from Redis: {exc}", err=True)
         return 2
-    print(json.dumps(listed.model_dump(mode="json"), indent=2, sort_keys=True) if args.json
-          else listed_text(listed))
+    say(json.dumps(listed.model_dump(mode="json"), indent=2, sort_keys=True) if args.json
+        else listed_text(listed))
     return 0
 
 
@@ -99,27 +100,27 @@ def _status(args: argparse.Namespace) -> int:
 
             url = args.redis or redis_url()
             if not args.quest:
-                print("status: name a quest id, or --journal FILE", file=sys.stderr)
+                say("status: name a quest id, or --journal FILE", err=True)
                 return 2
             try:
                 rebuilt = asyncio.run(replay_recorded(url, args.quest, policy))
             except CorruptJournal as exc:
-                print(f"status: {exc}", file=sys.stderr)
+                say(f"status: {exc}", err=True)
                 return 2
             result = rebuilt.result
             recorded = rebuilt.recorded
             if recorded is not None and recorded.digests and recorded.digests[-1]:
                 policy = recorded.stored[recorded.digests[-1]]  # the quest's own, latest
     except (JournalFileError, OSError) as exc:
-        print(f"status: {exc}", file=sys.stderr)
+        say(f"status: {exc}", err=True)
         return 2
     status = of_result(result, policy)
     if status is None:
-        print(f"status: no quest {args.quest or args.journal} (its journal is empty)",
-              file=sys.stderr)
+        say(f"status: no quest {args.quest or args.journal} (its journal is empty)",
+            err=True)
         return 2
-    print(json.dumps(status.as_json(), indent=2, sort_keys=True) if args.json
-          else status_text(status))
+    say(json.dumps(status.as_json(), indent=2, sort_keys=True) if args.json
+        else status_text(status))
     return 0
 
 
@@ -133,30 +134,30 @@ def _proof(args: argparse.Namespace) -> int:
     try:
         config = load_sandbox_config()
     except ConfigError as exc:
-        print(f"proof: {exc}", file=sys.stderr)
+        say(f"proof: {exc}", err=True)
         return 2
     key = os.environ.get("GITHUB_PRIVATE_KEY_PATH")
     policy = config.sandbox_policy((Path(key).resolve(),) if key else ())
     with sandbox.using(policy):
         found = sandbox.status(policy)
         if not found.usable:
-            print(f"proof: the sandbox is unavailable, so no check was run: {found.detail}; "
-                  "or set QUESTBOT_SANDBOX=unsafe-off, knowing it is unsafe", file=sys.stderr)
+            say(f"proof: the sandbox is unavailable, so no check was run: {found.detail}; "
+                "or set QUESTBOT_SANDBOX=unsafe-off, knowing it is unsafe", err=True)
             return 2
         if not found.confined:
-            print("proof: QUESTBOT_SANDBOX=unsafe-off: the checks run UNCONFINED, with your "
-                  "files, environment and network", file=sys.stderr)
+            say("proof: QUESTBOT_SANDBOX=unsafe-off: the checks run UNCONFINED, with your "
+                "files, environment and network", err=True)
         try:
             proof = prove_checkout(args.checkout, commands=args.command or (), head=args.head,
                                    base=args.base, reproduction=args.reproduction,
                                    timeout_seconds=args.timeout)
         except QuestbotError as exc:
-            print(f"proof: {exc}", file=sys.stderr)
+            say(f"proof: {exc}", err=True)
             return 2
     if args.json:
-        print(json.dumps(proof_json(proof), indent=2, sort_keys=True))
+        say(json.dumps(proof_json(proof), indent=2, sort_keys=True))
     else:
-        print(proof_text(proof))
+        say(proof_text(proof))
     return 0 if passed(proof) else 1
 
 
@@ -164,7 +165,7 @@ def _config() -> Config:
     try:
         return load_config()
     except ConfigError as exc:
-        print(f"questbot: {exc}", file=sys.stderr)
+        say(f"questbot: {exc}", err=True)
         raise SystemExit(2) from None
 
 
@@ -196,10 +197,10 @@ def _register(args: argparse.Namespace) -> int:
             key_dir=args.key_dir)
         asyncio.run(register(options, open_browser=not args.no_browser))
     except ConfigurationError as exc:
-        print(f"register: {exc}", file=sys.stderr)
+        say(f"register: {exc}", err=True)
         return 2
     except KeyboardInterrupt:
-        print("register: stopped; nothing was saved", file=sys.stderr)
+        say("register: stopped; nothing was saved", err=True)
         return 1
     return 0
 
@@ -207,14 +208,16 @@ def _register(args: argparse.Namespace) -> int:
 def _receive(args: argparse.Namespace) -> int:
     import logging
 
+    from bot.observe.logs import TerminalFormatter
     from bot.tools.receive import receive
 
     # the worker's warnings (GitHub or Redis not answering yet) are what a person waits on
-    logging.basicConfig(level=logging.WARNING, stream=sys.stderr,
-                        format="receive: %(message)s")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(TerminalFormatter("receive: %(message)s"))
+    logging.basicConfig(level=logging.WARNING, handlers=[handler])
     return receive(args.event, args.fixture, url=args.url, local=args.local,
                    delivery_id=args.delivery_id, patience=args.wait,
-                   warn=lambda line: print(line, file=sys.stderr))
+                   warn=lambda line: say(line, err=True))
 
 
 def _check_config(args: argparse.Namespace) -> int:

@@ -299,6 +299,9 @@ def test_the_sandbox_is_on_unless_the_operator_says_unsafe_off(
     assert off.sandbox_policy().mode is SandboxMode.UNSAFE_OFF
     assert off.sandbox_policy().readonly == (tmp_path, tmp_path)
     assert off.sandbox_policy().memory_bytes == 512 * 1024 * 1024
+    assert config.sandbox_policy().processes == 1024
+    assert load_config({**env, "QUESTBOT_SANDBOX_PROCESSES": "64"}).sandbox_policy(
+        ).processes == 64
     alone = load_sandbox_config({"QUESTBOT_SANDBOX": "unsafe-off"})  # no App needed
     assert alone.sandbox is SandboxMode.UNSAFE_OFF
 
@@ -308,9 +311,10 @@ def test_a_plain_off_is_not_the_opt_out(env: dict[str, str], tmp_path: Path) -> 
     assert problem.startswith("QUESTBOT_SANDBOX=off: is not one of bubblewrap, unsafe-off")
     assert "unconfined" in problem
     listed = problems({**env, "QUESTBOT_SANDBOX_READONLY": "relative/dir",
-                       "QUESTBOT_SANDBOX_MEMORY_MB": "lots"})
+                       "QUESTBOT_SANDBOX_MEMORY_MB": "lots", "QUESTBOT_SANDBOX_PROCESSES": "3"})
     assert any("QUESTBOT_SANDBOX_READONLY" in p and "relative" in p for p in listed)
     assert any("QUESTBOT_SANDBOX_MEMORY_MB" in p for p in listed)
+    assert any("QUESTBOT_SANDBOX_PROCESSES=3" in p and "at least 16" in p for p in listed)
 
 
 # --- every setting checked (issue 13, item 7) ---------------------------------------------------

@@ -4,20 +4,29 @@ This is an adapter (it runs processes), not part of the pure machine. Given a gi
 a base and a head, it:
 
 1. resolves both to full commit SHAs (``git rev-parse --verify <rev>^{commit}``);
-2. adds a detached ``git worktree`` for the head's checks (and, when there is a reproduction,
-   one for the base and a second one for the head) under a new temporary directory, with
-   hooks disabled;
+2. copies both commits, their history and the tags on it into a clean repository of its own
+   (``clean_copy``), and adds a detached ``git worktree`` of that copy for the head's checks
+   (and, when there is a reproduction, one for the base and a second one for the head) under a
+   new temporary directory, with hooks disabled;
 3. runs the check commands at the head, in order, in one worktree, and the reproduction at the
    base and at the head, each in a worktree and ``HOME`` of its own;
-4. removes the worktrees and the temporary directory, whatever happened;
+4. removes the temporary directory, copy and worktrees with it, whatever happened;
 5. returns a ``bot.core.proof.ProofBundle`` naming the quest, revision and risk it was given,
    with its canonical digest, plus a log of what each command printed.
 
 Decisions where the seeds are silent:
 
 * Every command runs in the sandbox (``bot.agent.sandbox``): the worktree is its only writable
-  directory besides a scratch ``HOME``; the repository's git directory is visible read-only,
+  directory besides a scratch ``HOME``; the clean copy's git directory is visible read-only,
   so ``git`` works in a check and a check cannot rewrite what the worker's own git reads.
+* A check never sees the git directory of the repository it was given. That may be an
+  operator's clone (``python -m bot proof --checkout``) whose ``.git/config`` holds a credential
+  in ``http.extraheader`` or a token in a remote's URL, whose reflogs name them, whose hooks
+  and notes are the operator's; a worktree of it would show all of that to the check (its
+  ``.git`` file names the repository's git directory, bound into the sandbox). The clean copy
+  is fetched from it by git's own transport — objects only: a fresh ``config``, no remote, no
+  reflog, no ``FETCH_HEAD`` naming the path — and holds what a check may need of git: the
+  commits' history (as shallow as the source's) and the tags that point into it.
   ``bot.agent.sandbox.running`` holds the process contract: argv without a shell, exit 127
   for a command that could not start and 124 for one that ran out of time (so
   ``CheckRecord`` needs no extra field and a timeout can never pass), ``output_sha256`` over
@@ -35,7 +44,6 @@ Decisions where the seeds are silent:
 
 from __future__ import annotations
 
-import contextlib
 import shutil
 import subprocess
 import tempfile
@@ -108,6 +116,18 @@ def resolve_commit(repo: Path, rev: str) -> str:
     return _git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
 
 
+def clean_copy(repo: Path, commits: Sequence[str], dest: Path) -> Path:
+    """A new repository at ``dest`` holding ``commits`` of ``repo``, their history and the
+    tags on it, and nothing else of ``repo`` (see the module docstring for why)."""
+    dest.mkdir(parents=True)
+    _git(dest, "init", "--quiet", "--template=")
+    refspecs = [f"+{sha}:refs/questbot/proof/{n}" for n, sha in enumerate(dict.fromkeys(commits))]
+    # --update-shallow: the worker's own repositories hold depth-1 fetches of GitHub's commits
+    _git(dest, "-c", "core.logAllRefUpdates=false", "fetch", "--quiet", "--update-shallow",
+         "--no-write-fetch-head", "--", str(repo), *refspecs)
+    return dest
+
+
 def run_command(
     argv: Sequence[str],
     cwd: Path,
@@ -141,16 +161,14 @@ def run_proof(
     env: Mapping[str, str] | None = None,
 ) -> ProofRun:
     """Run ``checks`` at ``head`` (and ``reproduction`` at base and head); seal the bundle."""
-    repo = Path(repo).resolve(strict=True)
-    base_sha, head_sha = resolve_commit(repo, base), resolve_commit(repo, head)
+    source = Path(repo).resolve(strict=True)
+    base_sha, head_sha = resolve_commit(source, base), resolve_commit(source, head)
     scratch = Path(tempfile.mkdtemp(prefix="questbot-proof-"))
-    worktrees: list[Path] = []
     logs: list[CommandLog] = []
 
     def add_worktree(label: str, sha: str) -> Path:
         path = scratch / label
-        _git(repo, "worktree", "add", "--detach", "--quiet", str(path), sha)
-        worktrees.append(path)
+        _git(copy, "worktree", "add", "--detach", "--quiet", str(path), sha)
         return path
 
     def fresh_home(label: str) -> Path:
@@ -171,6 +189,7 @@ def run_proof(
         return result.exit_code
 
     try:
+        copy = clean_copy(source, [head_sha, base_sha], scratch / "repository")
         head_tree, checks_home = add_worktree("head", head_sha), fresh_home("home")
         records = []
         for command in checks:
@@ -197,7 +216,7 @@ def run_proof(
                 head_exit_code=head_exit,
             )
     finally:
-        _cleanup(repo, scratch, worktrees)
+        shutil.rmtree(scratch, ignore_errors=True)  # the copy and its worktrees with it
 
     bundle = ProofBundle(
         quest_id=quest_id,
@@ -209,16 +228,3 @@ def run_proof(
         reproduction=repro,
     )
     return ProofRun(bundle=bundle, digest=bundle.digest(), logs=tuple(logs))
-
-
-def _cleanup(repo: Path, scratch: Path, worktrees: list[Path]) -> None:
-    """Remove our worktrees and the scratch directory; never leave a registered worktree."""
-    for path in worktrees:
-        try:
-            _git(repo, "worktree", "remove", "--force", "--force", str(path))
-        except ProofRunError:
-            shutil.rmtree(path, ignore_errors=True)
-    shutil.rmtree(scratch, ignore_errors=True)
-    # never mask the error that brought us here; a later prune tidies up
-    with contextlib.suppress(ProofRunError):
-        _git(repo, "worktree", "prune")

@@ -44,6 +44,8 @@ _HINTS = {
     "unset it",
     "QUESTBOT_SANDBOX_MEMORY_MB": "set it to a whole number of MiB (at least 64), or unset it "
     "for 4096",
+    "QUESTBOT_SANDBOX_PROCESSES": "set it to how many processes and threads a check may have "
+    "at once (at least 16), or unset it for 1024",
     "QUESTBOT_REDELIVERY": "set it to true or false, or unset it for true",
     "QUESTBOT_REDELIVERY_INTERVAL": "set it to the seconds between two redelivery passes, "
     "from 10 to 86400, or unset it for 300",

@@ -5,6 +5,7 @@
 | ``QUESTBOT_SANDBOX`` | ``bubblewrap`` | ``unsafe-off`` runs repository code unconfined |
 | ``QUESTBOT_SANDBOX_READONLY`` | none | extra read-only directories for checks (``:``-separated) |
 | ``QUESTBOT_SANDBOX_MEMORY_MB`` | ``4096`` | address-space limit of each sandboxed command |
+| ``QUESTBOT_SANDBOX_PROCESSES`` | ``1024`` | processes and threads of each sandboxed command |
 
 ``Config`` reads them with the rest; they are also read alone (``load_sandbox_config``), by
 ``python -m bot proof``, which needs no App.
@@ -19,8 +20,12 @@ from pathlib import Path
 from pydantic import Field, ValidationError, field_validator
 
 from bot.agent.sandbox import SandboxMode, SandboxPolicy
+from bot.agent.sandbox.policy import DEFAULT_PROCESSES
 from bot.config.environment import Environment, reading
 from bot.config.problems import ConfigError, describe
+
+MIN_PROCESSES = 16
+"""Below this a check's own shell and runner would not start."""
 
 
 class SandboxConfig(Environment):
@@ -31,6 +36,8 @@ class SandboxConfig(Environment):
     sandbox_readonly: tuple[Path, ...] = Field(default=(),
                                                validation_alias="QUESTBOT_SANDBOX_READONLY")
     sandbox_memory_mb: int = Field(default=4096, validation_alias="QUESTBOT_SANDBOX_MEMORY_MB")
+    sandbox_processes: int = Field(default=DEFAULT_PROCESSES,
+                                   validation_alias="QUESTBOT_SANDBOX_PROCESSES")
 
     @field_validator("sandbox", mode="before")
     @classmethod
@@ -63,10 +70,20 @@ class SandboxConfig(Environment):
             raise ValueError("is not a whole number of MiB of at least 64")
         return int(text)
 
+    @field_validator("sandbox_processes", mode="before")
+    @classmethod
+    def _processes(cls, value: object) -> int:
+        text = str(value).strip()
+        if not text.isdigit() or int(text) < MIN_PROCESSES:
+            raise ValueError(f"is not a whole number of at least {MIN_PROCESSES} (a check's "
+                             "processes and threads at once)")
+        return int(text)
+
     def sandbox_policy(self, secrets: tuple[Path, ...] = ()) -> SandboxPolicy:
         """The policy this configuration describes; ``secrets`` are never visible inside."""
         return SandboxPolicy(mode=self.sandbox, readonly=self.sandbox_readonly,
-                             secrets=secrets, memory_bytes=self.sandbox_memory_mb * 1024 * 1024)
+                             secrets=secrets, memory_bytes=self.sandbox_memory_mb * 1024 * 1024,
+                             processes=self.sandbox_processes)
 
 
 def load_sandbox_config(environ: Mapping[str, str] | None = None) -> SandboxConfig:

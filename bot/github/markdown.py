@@ -11,8 +11,9 @@ every piece of untrusted text goes through one of three functions here:
 * ``plain`` — prose-position text with Markdown punctuation backslash-escaped and ``@``
   mentions broken by a zero-width space.
 
-All three strip control and bidirectional-override characters, cap the length (saying how
-much was cut), and replace success marks (``✅``, ``✔`` …) with ``(check mark)``: the only
+All three strip escape sequences, control and bidirectional-override characters
+(``bot.control_chars``, which the command line and the logs use too), cap the length (saying
+how much was cut), and replace success marks (``✅``, ``✔`` …) with ``(check mark)``: the only
 success mark a report may show is the one the renderer itself prints for a verified result.
 """
 
@@ -21,15 +22,17 @@ from __future__ import annotations
 import html
 import re
 
+from bot.control_chars import without_controls
+
 SUCCESS_MARKS: tuple[str, ...] = ("✅", "✔️", "✔", "☑️", "☑", "✓", "🟢", "🎉", "👍")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _BACKTICKS = re.compile(r"`+")
 _MARKDOWN_PUNCT = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~=:])")
 
 
 def neutralise(text: str) -> str:
-    """``text`` without control characters and with every success mark spelled out."""
-    text = _CONTROL.sub("", text)
+    """``text`` without escape sequences or control characters (newline and tab kept) and
+    with every success mark spelled out."""
+    text = without_controls(text)
     for mark in SUCCESS_MARKS:
         text = text.replace(mark, "(check mark)")
     return text

@@ -34,6 +34,8 @@ from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import Any, TextIO
 
+from bot.control_chars import for_terminal, json_safe
+
 REDACTED = "[redacted]"
 
 _CONTEXT: ContextVar[Mapping[str, object]] = ContextVar(
@@ -179,7 +181,19 @@ class JsonFormatter(logging.Formatter):
             line["exception"] = record.exc_text
         if record.stack_info:
             line["stack"] = record.stack_info
-        return json.dumps(line, default=str, ensure_ascii=False)
+        # ensure_ascii=False keeps people's words readable, and leaves DEL, C1 and the bidi
+        # controls raw: a repository's or a model's text in a message would reach whatever
+        # terminal shows the log; json_safe escapes them
+        return json_safe(json.dumps(line, default=str, ensure_ascii=False))
+
+
+class TerminalFormatter(logging.Formatter):
+    """A plain-text formatter for a command's own stderr (``python -m bot receive --local``):
+    the line as ``logging.Formatter`` makes it, with escape sequences and control
+    characters removed (``bot.control_chars.for_terminal``)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return for_terminal(super().format(record))
 
 
 _HANDLER_NAME = "questbot-json"

@@ -40,6 +40,8 @@ class Outcome(StrEnum):
     """Signed, but a required header is missing or the body is not a JSON object; 400."""
     TOO_LARGE = "too_large"
     """Body over the cap; answered 413 without reading it all."""
+    TIMED_OUT = "timed_out"
+    """Body not sent within a few seconds (``bot.web.ingress``); answered 408 and closed."""
     UNAVAILABLE = "unavailable"
     """Redis could not store it (or not durably in time); answered 503."""
 

@@ -34,6 +34,7 @@ from urllib.parse import urlsplit
 import aiohttp
 from aiohttp import web
 
+from bot.control_chars import for_terminal
 from bot.github.manifest import (
     CodeRefused,
     Registration,
@@ -199,8 +200,9 @@ def _e(value: object) -> str:
 def _say(line: str) -> None:
     """Flushed at once: with stdout a pipe (``| tee``, a supervisor, a test) Python buffers it,
     and the page's address would not show until the command exits — after the wait it asks
-    the reader to end."""
-    print(line, flush=True)
+    the reader to end. The App's name and owner are GitHub's answer: made inert for the
+    terminal (``bot.control_chars``)."""
+    print(for_terminal(line), flush=True)
 
 
 async def register(options: RegisterOptions, *, open_browser: bool = True,

@@ -9,11 +9,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import sys
 
 from bot.config.environment import redis_url
+from bot.control_chars import one_line, say
 from bot.core.lessons import ENDING_WORDS
-from bot.github.markdown import neutralise
 from bot.journal.lessons import Lesson, LessonStore, inbox_rewrite, lesson_trail
 from bot.journal.store import Journal
 from bot.journal.wire import connect
@@ -40,12 +39,6 @@ async def dropped(url: str, repo: str, quest_id: str) -> int:
         await client.aclose()
 
 
-def _one_line(text: str) -> str:
-    """A model's words for a terminal: one line, no control characters — an escape sequence
-    in a lesson must not retitle or rewrite the operator's terminal."""
-    return " ".join(neutralise(text).split())
-
-
 def lessons_text(repo: str, lessons: list[Lesson]) -> str:
     if not lessons:
         return (f"{repo} has no lessons yet: one is kept when a quest that landed, was rolled "
@@ -56,9 +49,9 @@ def lessons_text(repo: str, lessons: list[Lesson]) -> str:
     for lesson in lessons:
         lines += ["", f"quest {lesson.quest_id} (revision {lesson.revision}), "
                   f"{ENDING_WORDS[lesson.ending]}, {lesson.at:%Y-%m-%d %H:%M} UTC:",
-                  f"  {_one_line(lesson.text)}"]
+                  f"  {one_line(lesson.text)}"]
         if lesson.synopsis:
-            lines.append(f"  accepted because: {_one_line(lesson.synopsis)}")
+            lines.append(f"  accepted because: {one_line(lesson.synopsis)}")
     lines += ["", f"Drop a wrong one: python -m bot lessons {repo} --drop QUEST_ID"]
     return "\n".join(lines)
 
@@ -69,15 +62,17 @@ def run(args: argparse.Namespace) -> int:
     if args.drop:
         count = asyncio.run(dropped(url, args.repo, args.drop))
         if not count:
-            print(f"lessons: {args.repo} keeps no lesson from quest {args.drop}; "
-                  f"`python -m bot lessons {args.repo}` lists them", file=sys.stderr)
+            say(f"lessons: {args.repo} keeps no lesson from quest {args.drop}; "
+                f"`python -m bot lessons {args.repo}` lists them", err=True)
             return 1
-        print(f"dropped {count} lesson{'s' if count != 1 else ''} of quest {args.drop}; "
-              "the agent no longer reads it, and the quest is not asked again")
+        say(f"dropped {count} lesson{'s' if count != 1 else ''} of quest {args.drop}; "
+            "the agent no longer reads it, and the quest is not asked again")
         return 0
     found = asyncio.run(listed(url, args.repo))
-    print(json.dumps([lesson.model_dump(mode="json") for lesson in found], indent=2)
-          if args.json else lessons_text(args.repo, found))
+    # the lessons are a model's words: the text is made inert (``one_line``), the JSON is
+    # escaped by json.dumps; say() holds both to the same rule as every command's output
+    say(json.dumps([lesson.model_dump(mode="json") for lesson in found], indent=2)
+        if args.json else lessons_text(args.repo, found))
     return 0
 
 

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import aiohttp
 
+from bot import control_chars
 from bot.errors import Refused
 from bot.github.auth import AuthError
 from bot.github.signature import sign
@@ -139,11 +140,14 @@ def default_url(values: Mapping[str, str]) -> str:
 
 
 def receive(event: str, fixture: Path, *, url: str | None, local: bool,
-            delivery_id: str | None, say: Callable[[str], None] = print,
-            warn: Callable[[str], None] = print,
+            delivery_id: str | None, say: Callable[[str], None] = control_chars.say,
+            warn: Callable[[str], None] = control_chars.say,
             patience: float | None = None) -> int:
     """The command: 0 when the delivery was accepted (2xx, or handled with ``--local``), 1
-    when it was answered otherwise, 2 when it could not be sent at all."""
+    when it was answered otherwise, 2 when it could not be sent at all. What it prints
+    quotes the receiver's answer (whatever listens at ``url``) and intake's refusals (a
+    comment's words): ``say`` and ``warn`` must make them inert, as
+    ``bot.control_chars.say`` does."""
     from bot.config import load_config
     from bot.config.environment import settings_values
     from bot.config.problems import ConfigError

@@ -8,9 +8,9 @@ import argparse
 import asyncio
 import json
 import os
-import sys
 
 from bot.config.environment import redis_url
+from bot.control_chars import say
 from bot.journal.store import Journal
 from bot.journal.wire import connect
 from bot.reviews.capabilities import Capabilities
@@ -38,17 +38,16 @@ def run(args: argparse.Namespace) -> int:
         issued = asyncio.run(request(url, args.quest, ReviewRole(args.role),
                                      producer=args.producer_session, base_url=base_url))
     except ReviewRefused as exc:
-        print(f"review: {exc.reason}", file=sys.stderr)
+        say(f"review: {exc.reason}", err=True)
         return 2
     if args.json:
-        print(json.dumps(issued.model_dump(mode="json"), indent=2))
+        say(json.dumps(issued.model_dump(mode="json"), indent=2))
         return 0
-    print(f"review {issued.review_id}")
-    print(f"capability {issued.capability}")
-    print(f"(expires in {issued.expires_in_seconds // 60} minutes; shown once, stored only "
-          "as its hash; requesting again replaces it)")
-    print()
-    print(issued.handoff)
+    # the handoff quotes the quest's evidence (a model's hypothesis and plan, the issue's
+    # title): say() prints it with no escape sequence or carriage return of theirs
+    say(f"review {issued.review_id}\ncapability {issued.capability}\n(expires in "
+        f"{issued.expires_in_seconds // 60} minutes; shown once, stored only as its hash; "
+        f"requesting again replaces it)\n\n{issued.handoff}")
     return 0
 
 

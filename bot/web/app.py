@@ -5,6 +5,8 @@ by capability (``bot.web.reviews``), the one thing it applies to a journal itsel
 what it has not yet checked:
 
 1. the body size — from ``Content-Length`` before reading, and again while reading (413);
+   the body must arrive within a few seconds (408, ``bot.web.ingress``, which also holds
+   the deadline on a request's headers);
 2. ``X-Hub-Signature-256`` over the raw bytes, constant-time, before anything parses them
    (401; nothing is stored);
 3. ``X-GitHub-Event`` and ``X-GitHub-Delivery`` present (400);
@@ -63,6 +65,14 @@ from bot.observe.metrics import UNVERIFIED_EVENT, Metrics, Outcome
 from bot.reviews.capabilities import Capabilities
 from bot.reviews.proof_context import proof_context
 from bot.reviews.service import Reviews
+from bot.web.ingress import (
+    BODY_DEADLINE_S,
+    BodyTimedOut,
+    header_deadline,
+    read_body,
+    serve_until_stopped,
+    timed_out,
+)
 from bot.web.reviews import add_review_routes
 
 if TYPE_CHECKING:
@@ -129,9 +139,15 @@ async def _webhook(request: web.Request, app: web.Application, metrics: Metrics)
     if length is not None and length > max_body:
         return _too_large(metrics, length, max_body)
     try:
-        body = await request.read()
+        body = await read_body(request)
     except web.HTTPRequestEntityTooLarge:
         return _too_large(metrics, None, max_body)
+    except BodyTimedOut:
+        metrics.delivery(UNVERIFIED_EVENT, Outcome.TIMED_OUT)
+        log.warning("refused a delivery whose body did not arrive within %g s",
+                    BODY_DEADLINE_S, extra={"remote": request.remote,
+                                            "outcome": Outcome.TIMED_OUT.value})
+        return await timed_out(request)
     headers = request.headers
     try:
         verify_signature(app[_SECRET], body, headers.get(SIGNATURE_HEADER))
@@ -256,7 +272,7 @@ def make_app(
                          "configured on the GitHub App's webhook")
     if max_body < 1:
         raise ValueError(f"max_body must be at least 1 byte, got {max_body}")
-    app = web.Application(client_max_size=max_body)
+    app = web.Application(client_max_size=max_body, middlewares=[header_deadline])
     app[_SECRET] = key
     app[_INBOUND] = inbound
     app[_REDIS] = redis
@@ -308,10 +324,10 @@ def app_from_config(config: Config, *, max_body: int = DEFAULT_MAX_BODY) -> web.
 
 
 def run_web(config: Config, *, host: str = "0.0.0.0") -> None:  # noqa: S104 - a server
-    """``python -m bot serve``: log JSON lines (secrets redacted), serve until SIGINT/SIGTERM."""
+    """``python -m bot serve``: log JSON lines (secrets redacted), serve until SIGINT/SIGTERM,
+    with the deadlines on reading a request (``bot.web.ingress``)."""
     configure_logging(secrets=[config.github_webhook_secret.get_secret_value(),
                                config.github_private_key.get_secret_value()])
     log.info("questbot web listening on %s:%d (durable acks %s)", host, config.port,
              "on" if config.durable_acks else "off")
-    web.run_app(app_from_config(config), host=host, port=config.port, access_log=None,
-                print=None)
+    asyncio.run(serve_until_stopped(app_from_config(config), host, config.port))

@@ -5,7 +5,8 @@ Answers: 200 with the pinned evidence (start) or the routed decision (submit); 4
 missing, unknown, replaced or expired capability (checked first, before the body is read for
 meaning); 403 for the producer's own session; 409 for a review already submitted, started by
 another session, or no longer current; 422 for a body that is not the pydantic model; 503 when
-Redis does not answer. The reviewer's session id is the body's ``session``, or the
+Redis does not answer; 408 for a body that did not arrive within a few seconds
+(``bot.web.ingress``). The reviewer's session id is the body's ``session``, or the
 ``X-Questbot-Session`` header when the body has none.
 """
 
@@ -22,6 +23,7 @@ from aiohttp import web
 from bot.reviews.capabilities import Unauthorized
 from bot.reviews.models import StartBody, SubmitBody
 from bot.reviews.service import ReviewRefused, Reviews
+from bot.web.ingress import BodyTimedOut, read_body, timed_out
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +45,7 @@ def _bearer(request: web.Request) -> str | None:
 async def _body(request: web.Request) -> dict[str, Any]:
     if (request.content_length or 0) > MAX_REVIEW_BODY:
         raise ValueError(f"the body is over {MAX_REVIEW_BODY} bytes")
-    raw = await request.read()
+    raw = await read_body(request)
     if len(raw) > MAX_REVIEW_BODY:
         raise ValueError(f"the body is over {MAX_REVIEW_BODY} bytes")
     data = orjson.loads(raw) if raw.strip() else {}
@@ -69,6 +71,8 @@ async def _handle(request: web.Request, submit: bool) -> web.Response:
         start = StartBody.model_validate(data)
         started = await reviews.start(review_id, capability, start.session)
         return _answer(200, {"status": "started", **started.model_dump(mode="json")})
+    except BodyTimedOut:
+        return await timed_out(request)
     except Unauthorized as exc:
         return _answer(401, {"status": "unauthorized", "detail": str(exc)})
     except pydantic.ValidationError as exc:

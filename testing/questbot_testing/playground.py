@@ -34,6 +34,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from bot.control_chars import for_terminal
 from questbot_testing import PROJECT
 from questbot_testing.fakegithub.control import PREFIX, control
 from questbot_testing.fakegithub.webhooks import build_payload, load_example
@@ -171,17 +172,10 @@ def _control(where: Where, method: str, route: str, body: dict[str, Any] | None 
 
 
 def visible(text: str) -> str:
-    """Text from the repository, the model or a comment, safe to print on a terminal: control
-    characters (escape sequences, bidi overrides) shown as their code points, never obeyed."""
-    out = []
-    for char in text:
-        code = ord(char)
-        if char in "\n\t" or not (code < 0x20 or 0x7F <= code < 0xA0
-                                  or 0x202A <= code <= 0x202E or 0x2066 <= code <= 0x2069):
-            out.append(char)
-        else:
-            out.append(f"\\u{code:04x}")
-    return "".join(out)
+    """Text from the repository, the model or a comment, safe to print on a terminal: what a
+    terminal would act on (escape sequences, control characters, bidi overrides) is dropped,
+    as questbot's own commands do (``bot.control_chars``)."""
+    return for_terminal(text)
 
 
 def fail(args: argparse.Namespace) -> int:

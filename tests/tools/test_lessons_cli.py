@@ -16,5 +16,6 @@ def test_a_lesson_cannot_write_escape_sequences_to_the_terminal() -> None:
                     synopsis="fine\x1b[2J", at=datetime(2026, 12, 1, tzinfo=UTC))
     text = lessons_text("octo/demo", [lesson])
     assert "\x1b" not in text and "\x07" not in text
-    assert "  check X fails]0;owned under Y second line" in text
-    assert "accepted because: fine[2J" in text
+    # the sequences go whole, not just their ESC: no "]0;owned" or "[2J" is left behind
+    assert "  check X fails under Y second line" in text
+    assert "accepted because: fine\n" in text

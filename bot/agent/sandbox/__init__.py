@@ -5,7 +5,8 @@ checks a patch run verifies with, an agent's tool commands, a CLI agent itself â
 ``run`` (to its end, with its output hashed and its tail kept) or ``launch`` (the confined
 command line and environment, for a caller that talks to the process, like the ``command``
 agent). ``policy`` says what the sandbox binds and why; ``running`` the time and output
-contract; ``probe`` how the worker finds out whether this machine can confine at all.
+contract; ``processes`` what bounds how many processes a command may have; ``probe`` how the
+worker finds out whether this machine can confine at all.
 
 One policy holds for the whole process: the worker installs the one its configuration
 describes (``install``, from ``QUESTBOT_SANDBOX*`` in ``bot.config``) and says at start what
@@ -35,6 +36,7 @@ from bot.agent.sandbox.policy import (
 )
 from bot.agent.sandbox.probe import SandboxStatus, announce
 from bot.agent.sandbox.probe import status as probe_status
+from bot.agent.sandbox.processes import join_argv, pids_cgroup
 from bot.agent.sandbox.running import (
     DEFAULT_OUTPUT_CAP,
     DEFAULT_TIMEOUT_SECONDS,
@@ -129,9 +131,14 @@ def launch(argv: Sequence[str], *, cwd: Path, writable: Sequence[Path] = (),
         if not found.confined:
             yield Launch(argv=request.argv, env=environ, sandboxed=False)
             return
-        assert found.features is not None
-        yield Launch(argv=tuple(bwrap_argv(policy, found.features, request)), env=environ,
-                     sandboxed=True, problem=find_program(policy, request, environ))
+        features = found.features
+        assert features is not None
+        argv = bwrap_argv(policy, features, request)
+        if features.pids_cgroup is not None:
+            cgroup = stack.enter_context(pids_cgroup(features.pids_cgroup, policy.processes))
+            argv = join_argv(cgroup, argv)
+        yield Launch(argv=tuple(argv), env=environ, sandboxed=True,
+                     problem=find_program(policy, request, environ))
 
 
 def run(argv: Sequence[str], *, cwd: Path, timeout_seconds: float = DEFAULT_TIMEOUT_SECONDS,

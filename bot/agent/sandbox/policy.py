@@ -18,6 +18,12 @@ The sandbox starts from nothing (bubblewrap's root is an empty tmpfs) and adds o
   namespace, in which the command's first process is bubblewrap's reaper; no ``/sys``. The
   root itself (bubblewrap's tmpfs of mount points) is made read-only once everything is in
   place, so the only places to write are the checkout, the home and ``/tmp``.
+* ``/proc/sys`` read-only. Where the worker runs as root, the sandbox's ``nobody`` is root
+  outside, and the kernel's permission check on ``/proc/sys`` looks at that: without this a
+  check could set ``kernel.core_pattern`` to a program of its own, which the kernel runs as
+  root on the host at the next crash (bubblewrap covers ``/proc/sys`` only when it can tell
+  at setup that it is writable, and at setup it cannot). ``/proc/pressure`` likewise: a
+  pressure trigger written there starts a kernel thread.
 
 Every namespace is new (``--unshare-all``: user, mount, PID, network, IPC, UTS, cgroup), the
 network too unless the request asks for it (CLI agents that call their model's API); the
@@ -33,8 +39,9 @@ bubblewrap was started with; and ``--setenv`` would put the values (an agent's A
 command line any local user can read in ``/proc/<pid>/cmdline``.
 
 Limits, set by ``prlimit`` (util-linux) between bubblewrap and the command: address space
-(``RLIMIT_AS``), file size (``RLIMIT_FSIZE``) and no core dumps. Time and output are the
-runner's (``bot.agent.sandbox.running``).
+(``RLIMIT_AS``), file size (``RLIMIT_FSIZE``), processes (``RLIMIT_NPROC``, and a pids cgroup
+where that does not hold: ``bot.agent.sandbox.processes``) and no core dumps. Time and output
+are the runner's (``bot.agent.sandbox.running``).
 """
 
 from __future__ import annotations
@@ -50,6 +57,9 @@ MIB = 1024 * 1024
 DEFAULT_MEMORY_BYTES = 4096 * MIB
 DEFAULT_FILE_BYTES = 1024 * MIB
 DEFAULT_TMP_BYTES = 512 * MIB
+DEFAULT_PROCESSES = 1024
+"""Processes and threads one command may have at once: a parallel build or test run stays
+well below it, a fork bomb meets it."""
 SANDBOX_UID = 65534
 """``nobody``: the command owns its checkout inside (bubblewrap maps it to the worker's uid)."""
 SANDBOX_TMP = "/tmp"  # noqa: S108 - the sandbox's own tmpfs, no one else's
@@ -83,6 +93,8 @@ class SandboxPolicy:
     """Files that must never be visible inside, even under a directory that is (the App key)."""
     memory_bytes: int = DEFAULT_MEMORY_BYTES
     file_bytes: int = DEFAULT_FILE_BYTES
+    processes: int = DEFAULT_PROCESSES
+    """Processes and threads at once, the sandbox's first process (bubblewrap's) included."""
     tmp_bytes: int = DEFAULT_TMP_BYTES
     bwrap: str = "bwrap"
 
@@ -112,6 +124,14 @@ class Features:
     prlimit: str
     disable_userns: bool = False
     tmpfs_size: bool = False
+    nproc: bool = False
+    """RLIMIT_NPROC binds the sandbox's processes (the worker is not root)."""
+    pids_cgroup: Path | None = None
+    """Where each command's pids cgroup is made, when this process can make one."""
+
+    @property
+    def processes_bounded(self) -> bool:
+        return self.nproc or self.pids_cgroup is not None
 
 
 def interpreter_prefix() -> Path | None:
@@ -195,7 +215,8 @@ def bwrap_argv(policy: SandboxPolicy, features: Features, request: Request) -> l
             args += ["--ro-bind", name, name]
     for name in (*ETC, *(NETWORK_ETC if request.network else ())):
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
-    args += ["--dev", "/dev", "--proc", "/proc"]
+    args += ["--dev", "/dev", "--proc", "/proc", "--ro-bind", "/proc/sys", "/proc/sys",
+             "--ro-bind-try", "/proc/pressure", "/proc/pressure"]
     if features.tmpfs_size:
         args += ["--size", str(policy.tmp_bytes)]
     args += ["--tmpfs", SANDBOX_TMP, "--dir", SANDBOX_HOME]
@@ -215,7 +236,7 @@ def bwrap_argv(policy: SandboxPolicy, features: Features, request: Request) -> l
     args += ["--remount-ro", "/",  # the root tmpfs: mount points only, nothing to fill RAM with
              "--chdir", str(request.cwd), "--",
              features.prlimit, f"--as={policy.memory_bytes}", f"--fsize={policy.file_bytes}",
-             "--core=0", "--", *request.argv]  # fmt: skip
+             f"--nproc={policy.processes}", "--core=0", "--", *request.argv]  # fmt: skip
     return args
 
 
@@ -230,6 +251,8 @@ def find_program(policy: SandboxPolicy, request: Request, env: Mapping[str, str]
     else:
         candidates = [Path(d) / name for d in env.get("PATH", "").split(os.pathsep) if d]
     roots = visible_roots(policy, request)
+    # ``/bin/sh`` is there by the same link inside (``/bin`` → ``usr/bin``) as outside
+    roots += [Path(p) for p in SYSTEM_LINKS if os.path.islink(p)]
     for candidate in candidates:
         if not (candidate.is_file() and os.access(candidate, os.X_OK)):
             continue

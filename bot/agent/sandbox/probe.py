@@ -29,6 +29,7 @@ from bot.agent.sandbox.policy import (
     bwrap_argv,
     sandbox_env,
 )
+from bot.agent.sandbox.processes import nproc_holds, pids_cgroup_root
 
 PROBE_TIMEOUT_SECONDS = 20.0
 INSTALL_HINT = ("install Debian's `bubblewrap` package (apt-get install bubblewrap; "
@@ -54,6 +55,11 @@ class SandboxStatus:
     def usable(self) -> bool:
         return self.confined or self.mode is SandboxMode.UNSAFE_OFF
 
+    @property
+    def processes_bounded(self) -> bool:
+        """Whether a command's process limit holds here (``bot.agent.sandbox.processes``)."""
+        return self.confined and self.features is not None and self.features.processes_bounded
+
 
 def _features(bwrap: str, prlimit: str) -> Features:
     try:
@@ -62,7 +68,8 @@ def _features(bwrap: str, prlimit: str) -> Features:
     except (OSError, subprocess.TimeoutExpired):
         listed = ""
     return Features(bwrap=bwrap, prlimit=prlimit, disable_userns="--disable-userns" in listed,
-                    tmpfs_size="--size" in listed)
+                    tmpfs_size="--size" in listed, nproc=nproc_holds(),
+                    pids_cgroup=None if nproc_holds() else pids_cgroup_root())
 
 
 def _probe(policy: SandboxPolicy) -> SandboxStatus:
@@ -92,8 +99,17 @@ def _probe(policy: SandboxPolicy) -> SandboxStatus:
         return SandboxStatus(mode, False, f"{bwrap} cannot create its namespaces here "
                              f"(exit {done.returncode}: {said[0]}); {INSTALL_HINT}", features)
     return SandboxStatus(mode, True, f"{bwrap} confines commands (read-only system, "
-                         "writable checkout, private /tmp, own PID and network namespaces)",
-                         features)
+                         "writable checkout, private /tmp, own PID and network namespaces, "
+                         f"{_process_bound(policy, features)})", features)
+
+
+def _process_bound(policy: SandboxPolicy, features: Features) -> str:
+    if features.nproc:
+        return f"at most {policy.processes} processes each"
+    if features.pids_cgroup is not None:
+        return f"at most {policy.processes} processes each, by a pids cgroup"
+    return ("no limit on processes: this worker runs as root, whose processes RLIMIT_NPROC "
+            "does not count, and it cannot make a pids cgroup here")
 
 
 @functools.lru_cache(maxsize=8)
@@ -110,6 +126,10 @@ def announce(policy: SandboxPolicy, log: logging.Logger) -> SandboxStatus:
                     "run unconfined, as this worker's user, with its files and network; unset "
                     "QUESTBOT_SANDBOX to confine them (%s)",
                     "bubblewrap would work here" if found.available else found.detail)
+    elif found.available and not found.processes_bounded:
+        log.warning("sandbox: %s; a fork bomb in a check runs until the check's time limit. "
+                    "Run the worker as a user other than root, or where it can write a pids "
+                    "cgroup, or give its container a process limit", found.detail)
     elif found.available:
         log.info("sandbox: %s", found.detail)
     else:
