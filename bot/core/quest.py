@@ -32,6 +32,12 @@ class ParkReason(Name):
     AGENT_REFUSED = "agent_refused"
     NEEDS_HUMAN = "needs_human"
     NO_AGENT = "no_agent"
+    MODEL_FAILED = "model_failed"
+    """The model endpoint refused the stage's requests or stopped answering (``agent_halted``
+    with outcome ``endpoint``): the operator fixes the endpoint, then ``/resume``."""
+    WORK_FAILED = "work_failed"
+    """The work the quest's state waits on could not be done, and questbot gave up retrying
+    (``effect_failed``): nothing would ever move the quest, so it waits for a person."""
     BUDGET_REACHED = "budget_reached"
     SPEND_DECLINED = "spend_declined"
 

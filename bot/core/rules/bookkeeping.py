@@ -1,6 +1,6 @@
 """Bookkeeping: what a quest records without moving — signals attached, money asked for and
-spent, usage, comments, and effects that could not be delivered. (A spend request the budget
-made parks the quest, and its answer moves it: ``rules.budget``.)
+spent, usage and comments. (A spend request the budget made parks the quest, and its answer
+moves it: ``rules.budget``; an effect questbot gave up on is ``rules.gave_up``'s.)
 
 A signal attached is one of four things, and each is recorded where it belongs:
 
@@ -22,7 +22,6 @@ from bot.core.effects import EffectType as E
 from bot.core.errors import Refusal
 from bot.core.events.bookkeeping import (
     CommentPosted,
-    EffectFailed,
     SpendDecided,
     SpendRequested,
     UsageRecorded,
@@ -108,8 +107,3 @@ def usage_recorded(q: Quest, e: UsageRecorded, _p: Policy) -> Result:
 
 def comment_posted(q: Quest, e: CommentPosted, _p: Policy) -> Result:
     return q.evolve({"comments": q.comments + 1}), []
-
-
-def effect_failed(q: Quest, e: EffectFailed, _p: Policy) -> Result:
-    return q.evolve({"failed_effects": q.failed_effects + 1,
-                     "last_failure": f"{e.effect_type}: {e.error}"}), []
