@@ -241,7 +241,7 @@ def status_comment(view: StatusView) -> str:
                   *(f"- {a}" for a in attempts_lines(q, lambda t: inline_code(t, limit=240))),
                   "", "</details>"]
     if view.failures:
-        lines += ["", "**Could not be done on GitHub:**"]
+        lines += ["", "**Could not be done:**"]
         lines += [f"- {plain(text)}" for text in view.failures]
     if view.timeline:
         lines += ["", "<details><summary>Timeline</summary>", ""]
