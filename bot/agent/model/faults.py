@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic_ai.exceptions import (
     ModelAPIError,
@@ -38,6 +38,8 @@ from pydantic_ai.exceptions import (
     ModelTimeoutError,
     ModelUnavailableError,
 )
+
+from bot.agent.model.said import quoted, server_message
 
 Kind = Literal["unavailable", "server_error", "context", "refused"]
 _WINDOW = re.compile(r"maximum context length is (\d+)|> ?(\d+) maximum")
@@ -77,32 +79,6 @@ class Fault:
                 "shows what the endpoint accepts); then /resume")
 
 
-def server_message(body: Any) -> str:
-    """The message in an error body of any of the shapes servers send."""
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict):
-            message = inner.get("message", inner.get("detail", ""))
-            return str(message) if message is not None else ""
-        return str(inner)
-    return "" if body is None else str(body)
-
-
-_PYDANTIC_MSG = re.compile(r"""'msg': (?:'([^']*)'|"([^"]*)")""")
-
-
-def _quoted(message: str, limit: int = 400) -> str:
-    """The server's message, short enough to read: a validation report (pydantic's, as
-    FastAPI servers send it) is told by its first line and each distinct complaint."""
-    complaints = list(dict.fromkeys(a or b for a, b in _PYDANTIC_MSG.findall(message)))
-    if complaints:
-        message = f"{message.splitlines()[0].rstrip(':')}: " + "; ".join(complaints)
-    text = " ".join(message.split())
-    if not text:
-        return "with no message"
-    return f"saying \"{text[:limit]}{'…' if len(text) > limit else ''}\""
-
-
 def classify(exc: ModelAPIError, timeout_seconds: float) -> Fault:
     status = exc.status_code if isinstance(exc, ModelHTTPError) else None
     message = server_message(exc.body)
@@ -118,26 +94,26 @@ def classify(exc: ModelAPIError, timeout_seconds: float) -> Fault:
     if isinstance(exc, ModelContextWindowExceededError) or any(m in lowered for m in _CONTEXT):
         found = _WINDOW.search(message)
         window = int(next(g for g in found.groups() if g)) if found else None
-        return Fault("context", f"answered HTTP {status} {_quoted(message)}", "context",
+        return Fault("context", f"answered HTTP {status} {quoted(message)}", "context",
                      status, signature=signature, window=window)
     if isinstance(exc, ModelQuotaExceededError):
         return Fault("refused", f"answered HTTP {status}: the account's quota is spent "
-                     f"({_quoted(message)})", "quota", status, signature=signature)
+                     f"({quoted(message)})", "quota", status, signature=signature)
     if isinstance(exc, ModelRateLimitError) or status == 429:
-        return Fault("unavailable", f"was rate-limiting (HTTP 429 {_quoted(message)})",
+        return Fault("unavailable", f"was rate-limiting (HTTP 429 {quoted(message)})",
                      "rate_limit", status, exc.retry_after, signature)
     if isinstance(exc, ModelUnavailableError) or status in (502, 503, 504, 529):
         label = "overloaded" if status == 529 else f"http_{status or 'unavailable'}"
-        return Fault("unavailable", f"was unavailable (HTTP {status} {_quoted(message)})",
+        return Fault("unavailable", f"was unavailable (HTTP {status} {quoted(message)})",
                      label, status, exc.retry_after, signature)
     null = _NULL_CONTENT in lowered and "content" in lowered
     if status is not None and status >= 500:
-        return Fault("server_error", f"answered HTTP {status} {_quoted(message)}",
+        return Fault("server_error", f"answered HTTP {status} {quoted(message)}",
                      f"http_{status}", status, signature=signature, null_content=null)
     what = ("the key was refused" if isinstance(exc, ModelAuthenticationError) else
             "the model was not found" if isinstance(exc, ModelNotFoundError) else "")
-    words = f"answered HTTP {status} {_quoted(message)}" if status else \
-        f"failed: {_quoted(message or str(exc))}"
+    words = f"answered HTTP {status} {quoted(message)}" if status else \
+        f"failed: {quoted(message or str(exc))}"
     return Fault("refused", f"{words}{f' ({what})' if what else ''}",
                  f"http_{status}" if status else "refused", status, signature=signature,
                  null_content=null)

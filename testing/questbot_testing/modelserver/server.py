@@ -105,6 +105,7 @@ class ModelServer:
         app.router.add_post("/v1/chat/completions", self._openai)
         app.router.add_post("/v1/messages", self._anthropic)
         app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/props", self._no_props)
         app.router.add_route("*", "/{tail:.*}", self._unknown)
         # a hanging handler never ends by itself: the runner stops waiting for it at once
         self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
@@ -172,6 +173,12 @@ class ModelServer:
                 return web.json_response(listed)
         return web.json_response({"object": "list", "data": [
             {"id": model, "object": "model", "created": 1764000000, "owned_by": "system"}]})
+
+    async def _no_props(self, request: web.Request) -> web.Response:
+        """``GET /props`` is llama.cpp's own server's (its context window); the servers played
+        here have none and answer as FastAPI does a path it does not serve (llama-cpp-python,
+        vLLM): 404 ``{"detail": "Not Found"}``. Asked by ``questbot model check``."""
+        return web.json_response({"detail": "Not Found"}, status=404)
 
     async def _unknown(self, request: web.Request) -> web.Response:
         return self._refuse("openai", f"{request.method} {request.path} is no recorded endpoint")
