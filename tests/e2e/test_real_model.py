@@ -28,18 +28,20 @@ from questbot_testing.scenario import REPO, SETTINGS, Story, setup_repository
 from questbot_testing.stack import Stack, virtual_pacing
 
 
-async def stack_with(redis_url: str, server: ModelServer) -> Stack:
+async def stack_with(redis_url: str, server: ModelServer, *, probe: bool = False) -> Stack:
     endpoint = ModelEndpoint(wire=Wire.OPENAI, url=f"{server.url}/v1",
                              api_key=SecretStr("sk-test-not-a-real-key"),
                              model="qwen2.5-coder-0.5b", retry_wait_seconds=0.01)
     limits, pace_time = virtual_pacing()
-    return await Stack(redis_url, model=endpoint, limits=limits, pace_time=pace_time).start()
+    return await Stack(redis_url, model=endpoint, limits=limits, pace_time=pace_time,
+                       probe_model=probe).start()
 
 
 @pytest.fixture
 async def llamacpp(request: pytest.FixtureRequest) -> AsyncIterator[ModelServer]:
     behaviours: Sequence[b.Behaviour] = request.param
-    server = await ModelServer(recorded("openai", "research"), behaviours=behaviours,
+    server = await ModelServer(recorded("openai", "research", "probe-tools", "probe-limit"),
+                               behaviours=behaviours,
                                substitutions={"PYTHON": sandbox.python()}).start()
     try:
         yield server
@@ -105,5 +107,31 @@ async def test_a_server_refusing_everything_parks_the_quest_in_peoples_words(
                  if i.title == "questbot inbox"]
         assert inbox and quest.id in inbox[0].body
         assert "the model endpoint failed" in inbox[0].body
+    finally:
+        await stack.stop()
+
+
+@pytest.mark.parametrize("llamacpp", [b.llamacpp_chatml_function_calling()], indirect=True)
+async def test_the_worker_asks_the_endpoint_at_start_and_sends_what_it_takes(
+        llamacpp: ModelServer, redis_url: str, redis_async: object,
+        no_secrets_in_logs: list[str]) -> None:
+    stack = await stack_with(redis_url, llamacpp, probe=True)
+    try:
+        probed = list(llamacpp.played)
+        assert probed == [("llamacpp-required-500", 500), ("llamacpp-null-content-500", 500)]
+        said = "\n".join(no_secrets_in_logs)
+        assert 'sends tool_choice "auto"' in said and 'sends content ""' in said
+        assert "puts the output limit in max_tokens" in said
+        metrics = stack.runtime.metrics.render().decode()
+        assert 'questbot_model_endpoint{setting="tool_choice",value="auto"} 1.0' in metrics
+        assert 'questbot_model_endpoint{setting="content",value="empty"} 1.0' in metrics
+        assert 'questbot_model_endpoint{setting="output_limit",value="max_tokens"} 1.0' in \
+            metrics
+
+        story, _quest = await fail_and_settle(stack)
+        assert (await stack.quest(story.quest_id)).state is State.HYPOTHESISED
+        assert llamacpp.played == probed  # research met no refusal: it was told at start
+        assert llamacpp.turns_of("research") == [1, 2, 3, 4]
+        llamacpp.assert_clean()
     finally:
         await stack.stop()
