@@ -336,7 +336,8 @@ class AgentRuns:
         if exc.usage.tokens or exc.usage.cost_cents:
             events.append(UsageRecorded(id=outcome_id(effect, "usage"), quest_id=quest.id,
                                         at=at, tokens=exc.usage.tokens,
-                                        cost_cents=exc.usage.cost_cents, stage=stage.value))
+                                        cost_cents=exc.usage.cost_cents, stage=stage.value,
+                                        free=exc.usage.free))
         return events
 
     async def _events(self, effect: Effect, quest: Quest, settings: Settings,
@@ -347,7 +348,7 @@ class AgentRuns:
             usage.append(UsageRecorded(id=outcome_id(effect, "usage"), quest_id=qid, at=at,
                                        tokens=outcome.usage.tokens,
                                        cost_cents=outcome.usage.cost_cents,
-                                       stage=outcome.stage.value))
+                                       stage=outcome.stage.value, free=outcome.usage.free))
         events: list[Event] = []
         reason = outcome.reason or (f"the run {RUN_ENDED[outcome.state]}"
                                     if outcome.state in RUN_ENDED

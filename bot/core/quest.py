@@ -109,6 +109,8 @@ class StageUsage(BaseModel):
     stage: str
     tokens: int = 0
     cost_cents: int = 0
+    free_tokens: int = 0
+    """Of ``tokens``, those priced at zero (``UsageRecorded.free``)."""
 
 
 MAX_SUSPECTS = 32
@@ -200,6 +202,8 @@ class Quest(BaseModel):
     """The spend request the quest is parked on, while it waits for a person's decision."""
     usage_tokens: int = 0
     usage_cost_cents: int = 0
+    usage_free_tokens: int = 0
+    """Of ``usage_tokens``, those priced at zero: a local model's, no charge."""
     usage_by_stage: tuple[StageUsage, ...] = ()
     """The same per agent stage, in the order each first spent (receipts naming a stage)."""
     decisions: int = 0

@@ -136,7 +136,8 @@ WORDS: dict[str, Callable[[Any], str]] = {
                                  f"{plain(e.purpose, limit=80)}",
     "spend_decided": lambda e: "approved the spend" if e.approved else "declined the spend",
     "usage_recorded": lambda e: f"the agent used {e.tokens:,} tokens"
-                                + (f" ({_dollars(e.cost_cents)})" if e.cost_cents else ""),
+                                + (f" ({_dollars(e.cost_cents)})" if e.cost_cents else
+                                   " (local model, no charge)" if e.free else ""),
     "comment_posted": lambda e: "posted a comment",
     "effect_failed": lambda e: could_not(e.effect_type),
 }

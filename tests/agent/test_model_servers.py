@@ -19,6 +19,7 @@ What each proves:
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
+from decimal import Decimal
 from typing import Any
 
 import pytest
@@ -26,7 +27,7 @@ from pydantic import SecretStr
 
 from bot.adapters import AdapterContext
 from bot.agent import sandbox
-from bot.agent.model import ModelEndpoint, Wire
+from bot.agent.model import ModelEndpoint, Prices, Wire
 from bot.agent.model.adaptation import LEARNED
 from bot.agent.runs import agent_adapters
 from bot.core import EffectType, State
@@ -191,3 +192,19 @@ async def test_receipts_count_every_response_of_the_stage(
     usage = [t["response"]["usage"] for t in recorded("openai", "research")[0].turns]
     assert sum(r.tokens for r in receipts) == sum(u["prompt_tokens"] + u["completion_tokens"]
                                                   for u in usage)
+
+
+
+async def test_a_local_model_priced_at_zero_is_counted_as_no_charge(
+        ctx: AdapterContext, quests: Quests, settings: StaticSettings, main_sha: str,
+        serve: Serve) -> None:
+    server = await serve([b.Hang(answered=2)], "research")
+    free = Prices(input=Decimal(0), output=Decimal(0))
+    events = await research(ctx, quests, settings, main_sha,
+                            endpoint(server, prices=free, request_timeout_seconds=0.3,
+                                     retries=0))
+    assert [e.type for e in events] == ["agent_halted", "usage_recorded"]
+    receipt = events[1]
+    assert receipt.free and receipt.cost_cents == 0 and receipt.stage == "research"
+    quest = quests.now()
+    assert quest.usage_free_tokens == quest.usage_tokens == receipt.tokens > 0

@@ -90,17 +90,21 @@ def spend_decided(q: Quest, e: SpendDecided, _p: Policy) -> Result:
 
 
 def usage_recorded(q: Quest, e: UsageRecorded, _p: Policy) -> Result:
+    free = e.tokens if e.free else 0
     changes: dict[str, Any] = {"usage_tokens": q.usage_tokens + e.tokens,
-                               "usage_cost_cents": q.usage_cost_cents + e.cost_cents}
+                               "usage_cost_cents": q.usage_cost_cents + e.cost_cents,
+                               "usage_free_tokens": q.usage_free_tokens + free}
     if e.stage is not None:
         stages = list(q.usage_by_stage)
         index = next((i for i, s in enumerate(stages) if s.stage == e.stage), None)
         if index is None:
-            stages.append(StageUsage(stage=e.stage, tokens=e.tokens, cost_cents=e.cost_cents))
+            stages.append(StageUsage(stage=e.stage, tokens=e.tokens, cost_cents=e.cost_cents,
+                                     free_tokens=free))
         else:
             was = stages[index]
             stages[index] = StageUsage(stage=e.stage, tokens=was.tokens + e.tokens,
-                                       cost_cents=was.cost_cents + e.cost_cents)
+                                       cost_cents=was.cost_cents + e.cost_cents,
+                                       free_tokens=was.free_tokens + free)
         changes["usage_by_stage"] = tuple(stages)
     return q.evolve(changes), []
 
