@@ -100,7 +100,7 @@ from bot.agent.proofs import check_commands, prove, reproduction_record
 from bot.agent.result import RUN_ENDED
 from bot.agent.scripted import ScriptedAgent, ScriptedSpec
 from bot.agent.stages import StageOutcome, StageRun, run_stage
-from bot.agent.task import MAX_REASON_CHARS, Agent, AgentTask, QuestBrief, Stage
+from bot.agent.task import MAX_REASON_CHARS, Agent, AgentTask, QuestBrief, Stage, Usage
 from bot.agent.workspace import WorkspaceError
 from bot.core import Effect, EffectType, Event, Quest, State
 from bot.core.events.agent_work import (
@@ -329,26 +329,24 @@ class AgentRuns:
                          exc: EndpointFailed) -> list[Event]:
         """The stage ended by its model endpoint: the quest parks with the endpoint's words,
         and what the stage spent until then is a receipt like any other."""
-        at = self.ctx.clock()
-        events: list[Event] = [AgentHalted(id=outcome_id(effect, "halted"), quest_id=quest.id,
-                                           at=at, stage=stage.value, outcome="endpoint",
-                                           reason=exc.reason[:MAX_REASON_CHARS])]
-        if exc.usage.tokens or exc.usage.cost_cents:
-            events.append(UsageRecorded(id=outcome_id(effect, "usage"), quest_id=quest.id,
-                                        at=at, tokens=exc.usage.tokens,
-                                        cost_cents=exc.usage.cost_cents, stage=stage.value,
-                                        free=exc.usage.free))
-        return events
+        return [AgentHalted(id=outcome_id(effect, "halted"), quest_id=quest.id,
+                            at=self.ctx.clock(), stage=stage.value, outcome="endpoint",
+                            reason=exc.reason[:MAX_REASON_CHARS]),
+                *self._receipt(effect, quest.id, exc.usage, stage)]
+
+    def _receipt(self, effect: Effect, quest_id: str, usage: Usage,
+                 stage: Stage) -> list[Event]:
+        """What a run spent, as the quest's receipt (none when it spent nothing)."""
+        if not (usage.tokens or usage.cost_cents):
+            return []
+        return [UsageRecorded(id=outcome_id(effect, "usage"), quest_id=quest_id,
+                              at=self.ctx.clock(), tokens=usage.tokens,
+                              cost_cents=usage.cost_cents, stage=stage.value, free=usage.free)]
 
     async def _events(self, effect: Effect, quest: Quest, settings: Settings,
                       outcome: StageOutcome) -> list[Event]:
         at, qid = self.ctx.clock(), quest.id
-        usage: list[Event] = []
-        if outcome.usage.tokens or outcome.usage.cost_cents:
-            usage.append(UsageRecorded(id=outcome_id(effect, "usage"), quest_id=qid, at=at,
-                                       tokens=outcome.usage.tokens,
-                                       cost_cents=outcome.usage.cost_cents,
-                                       stage=outcome.stage.value, free=outcome.usage.free))
+        usage = self._receipt(effect, qid, outcome.usage, outcome.stage)
         events: list[Event] = []
         reason = outcome.reason or (f"the run {RUN_ENDED[outcome.state]}"
                                     if outcome.state in RUN_ENDED
