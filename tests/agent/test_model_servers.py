@@ -33,9 +33,10 @@ from bot.agent.runs import agent_adapters
 from bot.core import EffectType, State
 from bot.core.events.bookkeeping import UsageRecorded
 from bot.core.quest import ParkReason
+from questbot_testing.fakegithub import FakeGitHub
 from questbot_testing.modelserver import behaviours as b
 from questbot_testing.modelserver.server import ModelServer, recorded
-from tests.agent.conftest import Quests, StaticSettings, settings_for
+from tests.agent.conftest import REPO, Quests, StaticSettings, only, settings_for
 
 Serve = Callable[..., Any]
 
@@ -208,3 +209,48 @@ async def test_a_local_model_priced_at_zero_is_counted_as_no_charge(
     assert receipt.free and receipt.cost_cents == 0 and receipt.stage == "research"
     quest = quests.now()
     assert quest.usage_free_tokens == quest.usage_tokens == receipt.tokens > 0
+
+
+@pytest.mark.parametrize("server_of", [b.llamacpp_chatml_function_calling,
+                                       lambda: b.llamacpp_model_template("hermes")],
+                         ids=["chatml-function-calling", "model-template"])
+async def test_every_stage_through_llamacpp(
+        fake: FakeGitHub, ctx: AdapterContext, quests: Quests, settings: StaticSettings,
+        main_sha: str, serve: Serve, server_of: Callable[[], list[b.Behaviour]]) -> None:
+    """Research, reproduction, a revised plan and the patch, each against llama.cpp's server
+    as it answers: its refusals met once, its calls read whatever form they take."""
+    settings.value = settings_for(kind="model")
+    server = await serve(server_of(), "research", "reproduce", "plan", "patch")
+    run = agent_adapters(ctx, model=endpoint(server))
+    events = await run[EffectType.START_AGENT](await quests.sense(main_sha))
+    await quests.apply(list(events or ()))
+    events = await run[EffectType.START_AGENT](only(await quests.decide("A"),
+                                                    EffectType.START_AGENT))
+    assert [e.type for e in events or ()] == ["reproduced", "plan_written", "usage_recorded"]
+    await quests.apply(list(events or ()))
+    events = await run[EffectType.START_AGENT](only(
+        await quests.decide("B", "revise", reason="mention the empty list"),
+        EffectType.START_AGENT))
+    assert [e.type for e in events or ()] == ["plan_written", "usage_recorded"]
+    await quests.apply(list(events or ()))
+    events = await run[EffectType.START_AGENT](only(await quests.decide("B"),
+                                                    EffectType.START_AGENT))
+    assert [e.type for e in events or ()] == ["patch_pushed", "usage_recorded"]
+    assert b"-(-total // per_page)" in (fake.repo(REPO).git.read(events[0].head, "pager.py")
+                                        or b"")
+    assert len(server.played) <= 2  # each refusal met once in the whole quest
+
+
+async def test_a_model_that_answers_in_prose_is_said_to_have_done_so(
+        ctx: AdapterContext, quests: Quests, settings: StaticSettings, main_sha: str,
+        serve: Serve) -> None:
+    """Issue 25: "Exceeded maximum output retries (3)" was honest, but nobody could tell the
+    model had answered in words; now the reason says so and quotes the start of it."""
+    server = await serve([b.AnswersInProse()], "research")
+    events = await research(ctx, quests, settings, main_sha, endpoint(server))
+    assert [e.type for e in events] == ["agent_halted", "usage_recorded"]
+    reason = events[0].reason
+    assert "answered in words, with no tool call" in reason
+    assert "To understand why `page_count(10, 3)` returns 3" in reason
+    assert quests.now().park_reason is ParkReason.AGENT_FAILED
+    assert events[1].tokens == server.requests * 441  # every prose answer counted

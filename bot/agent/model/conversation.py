@@ -35,7 +35,7 @@ from pathlib import Path
 from pydantic_ai import Agent as Conversation
 from pydantic_ai import ModelRetry, RunContext, ToolOutput, capture_run_messages
 from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior, UsageLimitExceeded
-from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import UsageLimits
 
@@ -125,7 +125,7 @@ class ModelAgent:
                 return self._failed(messages, f"the model endpoint refused the request: {exc}")
             except UnexpectedModelBehavior as exc:
                 return self._failed(messages, f"the model did not give a usable answer: "
-                                    f"{exc.message}")
+                                    f"{exc.message}{_last_words(messages)}")
         self.history = list(result.all_messages())
         return to_reply(result.output, self._count(result.new_messages()))
 
@@ -142,6 +142,21 @@ class ModelAgent:
         usage = spent(messages, self.endpoint.prices)
         self.usage = self.usage + usage
         return usage
+
+
+def _last_words(messages: list[ModelMessage]) -> str:
+    """What the model last wrote instead of a call, when it wrote prose: a maintainer can tell
+    a model that answered in words from one that answered nothing (issue 25). Outside text:
+    on one line, cut short; GitHub's renderer makes it inert where it is shown."""
+    for message in reversed(messages):
+        if isinstance(message, ModelResponse):
+            text = " ".join(" ".join(p.content for p in message.parts
+                                     if isinstance(p, TextPart)).split())
+            if text:
+                cut = text[:200] + ("…" if len(text) > 200 else "")
+                return f". It answered in words, with no tool call: \"{cut}\""
+            return ""
+    return ""
 
 
 def spent(messages: list[ModelMessage], prices: Prices | None) -> Usage:

@@ -199,6 +199,26 @@ class ToolCallsAsText(Behaviour):
         return out
 
 
+class AnswersInProse(Behaviour):
+    """The model's own template on a model that does not call tools: whatever is asked, an
+    answer in prose, no tool call in any form (``llamacpp-prose``)."""
+
+    fact = "llamacpp-prose"
+
+    def before(self, request: Request) -> Answer | None:
+        if request.protocol != "openai":
+            return None
+        recorded = fact(self.fact)
+        return Answer(200, {
+            "id": f"chatcmpl-prose-{request.number}", "object": "chat.completion",
+            "created": 1796168516, "model": request.body.get("model", "m"),
+            "choices": [{"index": 0, "message": {"content": recorded["content"],
+                                                 "role": "assistant"},
+                         "logprobs": None, "finish_reason": recorded["finish_reason"]}],
+            "usage": {k: recorded["usage"][k] for k in ("prompt_tokens", "completion_tokens",
+                                                         "total_tokens")}}, fact=self.fact)
+
+
 class OutputLimit(Behaviour):
     """The output limit the server reads (``llamacpp-output-limit``): a field it does not know
     is ignored; one it honours cuts the answer at that many tokens, ``finish_reason`` length."""
