@@ -3,11 +3,11 @@ outside an agent stage — a gate's review, a reflection and its review, a lesso
 
 They differ in what they ask and how they judge the answer; they share how a run ends, and
 that must not drift between them: an endpoint that stayed down, overloaded or rate-limiting
-through its budget of retries raises ``ModelUnavailable`` (a ``RetryLater``: the same run goes
-again later, nothing is recorded), one that refused the request decides nothing,
-while a run that ends without a usable answer — out of time, out of requests, a malformed or
-refused answer — is an answer of ``None`` with the reason and what it spent, which decides
-nothing.
+through its budget of retries (``bot.agent.model.steady``) raises ``ModelUnavailable`` (a
+``RetryLater``: the same run goes again later, nothing is recorded), while a run that ends
+without a usable answer — the endpoint refused the request, out of time, out of requests, a
+malformed or refused answer — is an answer of ``None`` with the reason and what it spent,
+which decides nothing.
 
 Imported only where such a run happens: pydantic-ai and its SDKs take seconds to import.
 """
