@@ -229,7 +229,7 @@ def check_run(quest: Quest, evidence: EvidenceBundle | None = None,
         elif reason is ParkReason.MODEL_FAILED:
             title = "the model endpoint failed"
         elif reason is ParkReason.WORK_FAILED:
-            title = "stopped: work could not be done"
+            title = "work could not be done"
         words = (" GitHub has no conclusion for a refusal, so this shows as neutral."
                  if halted is RunOutcome.REFUSED else "")
         return CheckRunView("completed", CONCLUSION_BY_OUTCOME[halted], f"questbot: {title}",
