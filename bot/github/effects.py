@@ -31,7 +31,7 @@ from bot.adapters import AdapterContext, outcome_id
 from bot.core import Effect, EffectType, Event, Quest
 from bot.core.events import Landed, PatchPushed
 from bot.core.quest import Outcome
-from bot.core.states import CHECKPOINT_AT
+from bot.core.states import CHECKPOINT_AT, State
 from bot.github import conversation, render, spend_words
 from bot.github.forge import Forge, Forges, is_permanent, refused, status_of
 from bot.github.inbox import Inbox
@@ -68,6 +68,7 @@ class GitHubEffects:
             EffectType.NOTIFY_INBOX: self.notify_inbox,
             EffectType.REPLY_COMMENT: self.reply_comment,
             EffectType.REACT: self.react,
+            EffectType.RESTORE_PULL: self.restore_pull,
             EffectType.REQUEST_SPEND: self.request_spend,
         }
 
@@ -302,6 +303,24 @@ class GitHubEffects:
         payload = effect.payload
         forge = await self.forges.for_repo(str(payload["repo"]))
         await forge.react(int(payload["comment_id"]), str(payload["content"]))
+        return None
+
+    async def restore_pull(self, effect: Effect) -> Sequence[Event] | None:
+        """Open the quest's pull request again after a close by someone who may not pause the
+        quest, or close it again after such a reopen (``bot.worker.pulls``) — unless the quest
+        moved since: a close is undone only while the quest is not parked (a maintainer's close
+        paused it meanwhile), a reopen only while it is. Doing it twice changes nothing."""
+        payload = effect.payload
+        repo, number, state = str(payload["repo"]), int(payload["number"]), str(payload["state"])
+        quest = await self.ctx.quest(str(payload["quest"]))
+        if (quest.state is State.PARKED) != (state == "closed"):
+            log.info("not setting %s#%s %s: quest %s is %s now", repo, number, state, quest.id,
+                     quest.state.value)
+            return None
+        forge = await self.forges.for_repo(repo)
+        pull = await forge.pull(number)
+        if not pull.merged and pull.state != state:
+            await forge.set_pull_state(number, state)
         return None
 
 
