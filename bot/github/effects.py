@@ -39,6 +39,7 @@ from bot.github.landing import Lander
 from bot.github.projection import EvidenceLookup, Projection, reviewable
 from bot.github.rollback import Reverter, RevertTree, default_revert_tree
 from bot.journal import Adapter, PermanentError
+from bot.journal.memory import PAUSED_BY_CLOSE
 
 log = logging.getLogger(__name__)
 
@@ -307,15 +308,18 @@ class GitHubEffects:
 
     async def restore_pull(self, effect: Effect) -> Sequence[Event] | None:
         """Open the quest's pull request again after a close by someone who may not pause the
-        quest, or close it again after such a reopen (``bot.worker.pulls``) — unless the quest
-        moved since: a close is undone only while the quest is not parked (a maintainer's close
-        paused it meanwhile), a reopen only while it is. Doing it twice changes nothing."""
+        quest, or close it again after such a reopen (``bot.worker.pulls``) — as long as the
+        quest's pause by a close is as that close or reopen found it: none (a maintainer's close
+        may have paused it since), or this pull request's, still parked (a maintainer may have
+        resumed it since). Doing it twice changes nothing."""
         payload = effect.payload
         repo, number, state = str(payload["repo"]), int(payload["number"]), str(payload["state"])
         quest = await self.ctx.quest(str(payload["quest"]))
-        if (quest.state is State.PARKED) != (state == "closed"):
-            log.info("not setting %s#%s %s: quest %s is %s now", repo, number, state, quest.id,
-                     quest.state.value)
+        paused = (quest.state is State.PARKED
+                  and await self.memory.quest(quest.id, PAUSED_BY_CLOSE) == str(number))
+        if paused != (state == "closed"):
+            log.info("not setting %s#%s %s: quest %s moved since (%s)", repo, number, state,
+                     quest.id, quest.state.value)
             return None
         forge = await self.forges.for_repo(repo)
         pull = await forge.pull(number)

@@ -84,6 +84,11 @@ QUEST_FIELDS = (
 ``reviews:<key>``, ``rebased:<key>``, ``note:<key>``)."""
 
 
+PAUSED_BY_CLOSE = "paused_by_close"
+"""A quest's field: the pull request number whose closing paused the quest, until it is
+reopened (``bot.worker.pulls``; ``restore_pull`` reads it too)."""
+
+
 def quest_gh_key(quest_id: str) -> str:
     return f"q:{hash_tag(quest_id)}:gh"
 

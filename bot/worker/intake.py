@@ -242,14 +242,13 @@ class Intake:
             forget = getattr(self.ctx.settings, "forget", None)
             if callable(forget):
                 forget(p.repo)
-        for qid in sorted(await self.indexes.live_quests(p.repo)):
-            _v, quest = await self.ctx.journal.snapshot(qid)
-            if quest is None or quest.base == p.after or quest.state in LANDED:
+        for quest in await self.quest_of.live(p.repo):
+            if quest.base == p.after or quest.state in LANDED:
                 continue  # after landing the base no longer bears on the quest
             if quest.state is State.LANDING and (p.pusher == self.ctx.bot_login
                                                  or await self.pulls.merged_here(quest)):
                 continue  # the quest's own merge (questbot's, GitHub's or a person's)
-            await self._apply(BaseMoved(id=f"{delivery_id}:base:{qid}", quest_id=qid,
+            await self._apply(BaseMoved(id=f"{delivery_id}:base:{quest.id}", quest_id=quest.id,
                                         at=self.ctx.clock(), base=p.after), p.repo, out)
 
     # -- commands ------------------------------------------------------------------------------

@@ -54,13 +54,11 @@ from bot.github.forge import Forges
 from bot.github.landing import LANDING_KEY, LANDING_WAIT
 from bot.github.pull_signals import PullClosed, PullReopened, ReviewSubmitted
 from bot.journal import Applied
-from bot.journal.memory import ForgeMemory
+from bot.journal.memory import PAUSED_BY_CLOSE, ForgeMemory
 from bot.worker.quest_of import QuestOf
 
 log = logging.getLogger(__name__)
 
-PAUSED_BY_CLOSE = "paused_by_close"
-"""The pull request number whose closing paused the quest, until it is reopened."""
 QUIET = frozenset({State.LANDING, State.WATCHING, State.ROLLED_BACK})
 """States where an approval that decides nothing is ordinary GitHub, not worth a reply."""
 

@@ -1,9 +1,10 @@
 """Which quest an event is about: the one place that decides, and binds the quest to the
 event's repository.
 
-Every route from a webhook to a quest asks here — a comment, a review, a push, a close or a
-reopen, a check run's button, an inbox box, a failing or passing check — and nowhere else looks
-a quest up by branch name or id. An event reaches a quest only when it happened:
+Every route from a webhook to a quest asks here — a comment, a review, a push to a quest's
+branch or to the default branch, a close or a reopen, a check run's button, an inbox box, a
+failing or passing check — and nowhere else looks a quest up by branch name or id. An event
+reaches a quest only when it happened:
 
 1. **in the quest's own repository** — the event's ``repository`` is the quest's ``repo``
    (case-insensitive, as GitHub names are). A branch named ``quest/<id>`` in another repository
@@ -21,8 +22,9 @@ a quest up by branch name or id. An event reaches a quest only when it happened:
 3. **from someone with the permission the action needs there** — ``may_act``: write access to
    the quest's repository, or being one of its configured reviewers, for every decision, close
    and reopen included; asked of the quest's repository, which by then is the event's. A push
-   needs no further check: GitHub lets only people with write access push a branch of the
-   repository, and steps 1 and 2 rule out every other repository's branches.
+   needs no further check: GitHub lets only those with write access (people, Apps, deploy
+   keys a maintainer added) push a branch of the repository, and steps 1 and 2 rule out every
+   other repository's branches.
 
 What finds no quest is ignored, or answered once by the caller where a person would expect an
 answer (a command on a pull request that is no quest's own is told where the quest lives, when
@@ -34,8 +36,8 @@ a fork, and the quest's recorded pull request is this one. Then the record is wr
 
 Which quest a failure is (``failure``): every report of one red run on one commit — its key is
 the repository, the commit and the check suite — goes to the quest its first report chose: a
-quest still ``sensed`` that waits for this very re-run (``Quest.reruns`` of this commit and a
-check it holds), else a watched quest that holds the check (the fix may have regressed), else a
+quest still ``sensed`` that waits for this very re-run (``waits_for``: a re-run on this commit
+of a check it holds), else a watched quest that holds the check (the fix may have regressed), else a
 closed one (a regression reopens it), else a new quest named by the key. GitHub does not say
 whether a re-run's jobs join the failed run's check suite or get one of their own; the first
 choice makes both come to the quest that waits for them (``docs/decisions.md``).
@@ -197,6 +199,15 @@ class QuestOf:
         live = [q for q in quests if q.state in LIVE]
         candidates = live or quests
         return candidates[-1] if candidates else None
+
+    async def live(self, repo: str) -> list[Quest]:
+        """The live quests of ``repo``, by id: those a push to its default branch bears on."""
+        found = []
+        for qid in sorted(await self.indexes.live_quests(repo)):
+            quest = await self._here(qid, repo)
+            if quest is not None:
+                found.append(quest)
+        return found
 
     async def push(self, repo: str, branch: str) -> Quest | None:
         """The live quest whose current branch ``repo``'s ``branch`` is (a branch of an earlier

@@ -262,6 +262,20 @@ async def test_closing_the_quests_pull_request_without_write_access_does_not_pau
     await story.approve("C", State.WATCHING)  # and it lands as ever
 
 
+async def test_a_close_without_write_access_of_a_paused_quests_pull_request_is_undone_too(
+        stack: Stack) -> None:
+    """A maintainer's ``/pause`` is no pause by a close: the pull request stays open."""
+    story = await at_checkpoint_c(stack)
+    stack.fake.set_permission(REPO, TESS, "triage")
+    number = story.pr_number()
+    await stack.fake.comment(REPO, number, "/pause a release first", user=MAINTAINER)
+    await story.step("maya paused the quest", State.PARKED)
+    was = await before(stack, story)
+    await stack.fake.close_pull(REPO, number, user=TESS)
+    await untouched(stack, story, was, State.PARKED, answered=1, also=("pulls/update",))
+    assert stack.fake.repo(REPO).issues[number].state == "open"
+
+
 async def test_reopening_the_quests_pull_request_without_write_access_does_not_resume_it(
         stack: Stack) -> None:
     story = await at_checkpoint_c(stack)
