@@ -46,3 +46,25 @@ async def test_the_policy_book_steps_a_quest_only_under_its_own_repository(
         await stack.runtime.worker.intake._apply(event, PLAYGROUND, Outcome())
     assert (await stack.quest(story.quest_id)).state is State.READY
     await book.prepare(story.quest_id, REPO.upper())  # GitHub's names ignore case
+
+
+def test_no_route_but_the_one_place_finds_a_quest_by_a_branch_or_a_pull_request() -> None:
+    """``quest_of_branch`` turns a name anyone may choose into a quest id, and
+    ``quest_of_pull`` reads questbot's record of a pull request: only ``bot/worker/quest_of.py``
+    may use either to find a quest. The signals test a branch's shape with the first (is it a
+    quest's branch at all?) and name no quest."""
+    import re
+
+    from tests.shared import PROJECT
+
+    allowed = {"bot/worker/quest_of.py": {"quest_of_branch", "quest_of_pull"},
+               "bot/github/signals.py": {"quest_of_branch"},
+               "bot/github/pull_signals.py": {"quest_of_branch"},
+               "bot/journal/memory.py": {"quest_of_pull"}}
+    found = {}
+    for path in sorted((PROJECT / "bot").rglob("*.py")):
+        name = str(path.relative_to(PROJECT))
+        used = set(re.findall(r"\b(quest_of_branch|quest_of_pull)\(", path.read_text()))
+        if used - allowed.get(name, set()):
+            found[name] = sorted(used - allowed.get(name, set()))
+    assert found == {}
