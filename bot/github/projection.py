@@ -137,10 +137,7 @@ class Projection:
         """The pull request recorded for the quest's current branch (``Quest.branch``): a
         quest that starts again after a rollback or a reopening works on a fresh branch, and
         the pull request of its old one, merged, is not its home any more."""
-        number, branch = await self.memory.quest_fields(quest.id, "pr", "pr_branch")
-        if number is None or (branch or quest_branch(quest.id)) != quest.branch:
-            return None
-        return int(number)
+        return await self.memory.quest_pull(quest.id, quest.branch)
 
     async def ensure_pull(self, quest: Quest, forge: Forge) -> int | None:
         """The quest's pull request number, opening it (and its branch) if needed; ``None``
