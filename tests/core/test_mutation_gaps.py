@@ -25,7 +25,7 @@ ZERO = "0" * 64
 
 def bundle_failing(b: object, position: int | None, count: int = 3) -> ProofBundle:
     """The builder's quest's bundle with ``count`` checks, the one at ``position`` failing."""
-    from bot.tools.scenarios import JournalBuilder
+    from questbot_testing.journals import JournalBuilder
 
     assert isinstance(b, JournalBuilder) and b.quest is not None
     q = b.quest

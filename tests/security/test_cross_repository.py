@@ -26,12 +26,12 @@ from dataclasses import dataclass
 
 import pytest
 
-from bot.agent.demo_spec import sample_files
 from bot.core import State
 from bot.github.inbox_marks import entry_marker
 from bot.github.render import INBOX_TITLE
 from questbot_testing.fakegithub.issue_edits import edit_issue, tick
 from questbot_testing.fakegithub.webhooks import DeliveryResult
+from questbot_testing.sample import sample_files
 from questbot_testing.scenario import MAINTAINER, READER, REPO, Story
 from questbot_testing.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a
