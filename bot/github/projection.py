@@ -42,7 +42,7 @@ from bot.adapters import AdapterContext
 from bot.agent.evidence import EvidenceBundle
 from bot.core import Quest
 from bot.core.events import Route
-from bot.core.states import CHECKPOINT_AT, State
+from bot.core.states import State
 from bot.github import render, status
 from bot.github.check_run_writes import CheckRunWrites
 from bot.github.forge import Forge, Forges, Pull, refused
@@ -329,11 +329,3 @@ class Projection:
         (``bot.github.check_run_writes``)."""
         await self.check_runs.upsert(quest, forge, details_url, evidence,
                                      on_pull=await self.recorded_pull(quest) is not None)
-
-    async def blocking_here(self, quest: Quest) -> bool:
-        checkpoint = CHECKPOINT_AT.get(quest.state)
-        if checkpoint is None:
-            return False
-        settings = await self.ctx.settings.settings(quest.repo)
-        return settings.to_policy().blocking(checkpoint)
-

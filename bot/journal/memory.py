@@ -146,10 +146,6 @@ class ForgeMemory:
     async def set_repo(self, repo: str, name: str, value: str | int) -> None:
         await self.client.hset(repo_gh_key(repo), name, str(value))
 
-    async def set_repo_fields(self, repo: str, **fields: str | int) -> None:
-        mapping: dict[FieldT, EncodableT] = {name: str(value) for name, value in fields.items()}
-        await self.client.hset(repo_gh_key(repo), mapping=mapping)
-
     async def remember_default_branch(self, repo: str, branch: str) -> None:
         """For the worker: ``repository.default_branch`` from any webhook payload, which is
         how questbot knows where to open PRs without a ``repos/get`` per quest."""
