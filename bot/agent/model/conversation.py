@@ -204,7 +204,7 @@ def _conversation(stage: Stage, *, model_settings: ModelSettings,
         """Read the failing CI job's log, from the step that failed."""
         return ctx.deps.bench.read_log()
 
-    @conversation.tool
+    @conversation.tool(sequential=True)  # alone: no file tool runs while it can change files
     async def run_command(ctx: RunContext[Turn], argv: list[str]) -> str:
         """Run a command (an argv list, no shell) in the checkout's root, without network."""
         try:
