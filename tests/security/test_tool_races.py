@@ -13,7 +13,9 @@ back and nothing may be written there.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from bot.agent import sandbox
@@ -86,3 +88,27 @@ async def test_a_link_swapped_in_under_a_tool_never_takes_it_outside(tmp_path: P
     assert leaks == []
     assert sorted(p.name for p in outside.iterdir()) == ["inner", "key", "outside-only"]
     assert sorted(p.name for p in (outside / "inner").iterdir()) == ["key", "outside-only"]
+
+
+async def test_a_fifo_a_command_leaves_behind_hangs_no_tool(tmp_path: Path) -> None:
+    """A FIFO opened for reading waits for a writer that never comes: ``search`` used to read
+    every file it listed, and hung the worker's thread until the conversation timed out."""
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "a.txt").write_text("x\n")
+    bench = Workbench(checkout=checkout, home=tmp_path / "home", writable=True)
+    made = await bench.run([sandbox.python(), "-c", "import os; os.mkfifo('pipe')"])
+    assert made.startswith("exit code 0") and (checkout / "pipe").exists()
+
+    async def soon(call: Callable[[], str]) -> str:
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(call), 5)
+        except ToolRefused as exc:
+            return f"refused: {exc}"
+        except TimeoutError:
+            os.close(os.open(checkout / "pipe", os.O_WRONLY | os.O_NONBLOCK))  # let it go
+            raise AssertionError("a tool hung on the FIFO") from None
+
+    assert "a.txt:1: x" in await soon(lambda: bench.search("x"))
+    assert "refused" in await soon(lambda: bench.read_file("pipe"))
+    assert "refused" in await soon(lambda: bench.write_file("pipe", "y"))
