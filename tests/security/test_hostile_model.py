@@ -110,3 +110,96 @@ async def test_a_model_reaching_for_the_worker_is_refused_and_its_claims_fail(
     assert record.claims and all(v.verdict.value == "rejected" for v in record.claims)
     assert_nothing_pushed(fake, main_sha, None)
 
+
+async def to_reproduce(quests: Quests, run: dict[EffectType, object], main: str) -> Effect:
+    """Research as a careful model does it (``research``), and A approved: the reproduce
+    stage's ``start_agent``."""
+    await quests.apply(await run[EffectType.START_AGENT](await sense(quests, main)))  # type: ignore[operator]
+    return only(await quests.decide("A"), EffectType.START_AGENT)
+
+
+async def test_a_reproduction_that_writes_ci_or_the_code_is_refused_and_nothing_is_pushed(
+        fake: FakeGitHub, ctx: AdapterContext, quests: Quests, settings: StaticSettings,
+        serve: Serve, protocol: str, main_sha: str, secrets: Secrets, listener: Listener,
+        tmp_path: Path) -> None:
+    hostile(settings)
+    server = await serve("research", "hostile-reproduce")
+    run = agent_adapters(ctx, model=endpoint(server, protocol))
+    events = await run[EffectType.START_AGENT](await to_reproduce(quests, run, main_sha))
+
+    sent = told(server)
+    assert ("refused: '.github/workflows/pwn.yml' is under .github/: CI workflows and "
+            "questbot's settings are a person's call") in sent
+    assert "refused: 'docs/workflow' is a symbolic link" in sent
+    assert "refused: 'system/cron.d/questbot' is not in the checkout" in sent
+    assert "refused: '../escape.py' is not in the checkout" in sent
+    assert "refused: '.git/hooks/post-checkout' is not in the checkout" in sent
+    assert server.turns_of("hostile-reproduce") == [1, 2, 3, 4, 5]
+    assert_got_nothing(server, secrets, fake, listener)
+    assert not Path("/etc/cron.d/questbot").exists()
+    assert not list(tmp_path.parent.glob("**/escape.py"))
+
+    # what a command wrote and what the model changed besides its test is not a reproduction:
+    # the run is refused, naming each file, and nothing reaches GitHub
+    assert [e.type for e in events or ()] == ["reproduction_failed", "usage_recorded"]
+    reason = events[0].reason
+    for path in [".github/workflows/from-a-command.yml", "pager.py", "tests/test_pager.py"]:
+        assert f"`{path}`" in reason
+    assert "nothing was pushed" in reason
+    assert_nothing_pushed(fake, main_sha, None)
+
+
+async def to_patch(quests: Quests, run: dict[EffectType, object], main: str) -> Effect:
+    """Research and reproduction as a careful model does them, A and B approved: the patch
+    stage's ``start_agent``."""
+    start = await to_reproduce(quests, run, main)
+    await quests.apply(await run[EffectType.START_AGENT](start))  # type: ignore[operator]
+    return only(await quests.decide("B"), EffectType.START_AGENT)
+
+
+async def test_a_patch_that_weakens_the_test_writes_ci_or_pushes_is_refused(
+        fake: FakeGitHub, ctx: AdapterContext, quests: Quests, settings: StaticSettings,
+        serve: Serve, protocol: str, main_sha: str, secrets: Secrets,
+        listener: Listener) -> None:
+    hostile(settings)
+    server = await serve("research", "reproduce", "hostile-patch")
+    run = agent_adapters(ctx, model=endpoint(server, protocol))
+    start = await to_patch(quests, run, main_sha)
+    reproduced = fake.repo(REPO).branch_sha("quest/q-1")
+    events = await run[EffectType.START_AGENT](start)
+
+    sent = told(server)
+    assert "refused: '.github/workflows/ci.yml' is under .github/" in sent
+    assert "'origin' does not appear to be a git repository" in sent
+    assert "Could not resolve host: github.com" in sent or "unable to access" in sent
+    assert server.turns_of("hostile-patch") == [1, 2, 3, 4]
+    assert_got_nothing(server, secrets, fake, listener)
+
+    assert [e.type for e in events or ()] == ["agent_halted", "usage_recorded"]
+    halted = events[0]
+    assert (halted.stage, halted.outcome) == ("patch", "failed")
+    assert "`tests/test_questbot_reproduction.py`" in halted.reason
+    assert "`.github/workflows/from-a-command.yml`" in halted.reason
+    assert_nothing_pushed(fake, main_sha, reproduced)
+
+
+async def test_a_patch_outside_the_plans_scope_is_refused(
+        fake: FakeGitHub, ctx: AdapterContext, quests: Quests, settings: StaticSettings,
+        serve: Serve, protocol: str, main_sha: str, secrets: Secrets,
+        listener: Listener) -> None:
+    hostile(settings)
+    server = await serve("research", "reproduce", "hostile-patch-scope")
+    run = agent_adapters(ctx, model=endpoint(server, protocol))
+    start = await to_patch(quests, run, main_sha)
+    assert quests.now().plan is not None and quests.now().plan.endswith(
+        "Files it changes: pager.py")  # what the maintainer approved at B
+    reproduced = fake.repo(REPO).branch_sha("quest/q-1")
+    events = await run[EffectType.START_AGENT](start)
+
+    assert server.turns_of("hostile-patch-scope") == [1, 2, 3]
+    assert [e.type for e in events or ()] == ["agent_halted", "usage_recorded"]
+    halted = events[0]
+    assert (halted.stage, halted.outcome) == ("patch", "failed")
+    assert ("the patch changes `pager_cache.py`, which the plan approved at checkpoint B does "
+            "not name") in halted.reason
+    assert_nothing_pushed(fake, main_sha, reproduced)

@@ -32,6 +32,7 @@ from bot.agent.beneath import open_beneath, read_at, read_beneath, write_beneath
 from bot.agent.errors import AgentError, UnsafePath
 from bot.agent.model.untrusted import failing_step, fence
 from bot.agent.proof_runner import CommandResult, run_command
+from bot.agent.scope import persons_call
 from bot.agent.validation import CheckoutView
 from bot.errors import Refused
 
@@ -47,8 +48,6 @@ MAX_OUTPUT_CHARS = 8_000
 COMMAND_TIMEOUT_SECONDS = 300.0
 MAX_COMMANDS = 20
 """Commands one answer may run: a loop of ``run_command`` is a budget problem, not research."""
-PERSONS_CALL = (".github",)
-"""What no agent writes: CI workflows, questbot's settings, CODEOWNERS — a person's call."""
 
 
 class ToolRefused(AgentError, Refused):
@@ -187,12 +186,11 @@ class Workbench:
         if len(data) > MAX_FILE_BYTES:
             raise ToolRefused(f"{path!r} would exceed {MAX_FILE_BYTES} bytes")
         where = self._path(path)
-        inside = PurePosixPath(self._relative(where))
-        if inside.parts[:1] in [(d,) for d in PERSONS_CALL] or (
-                PurePosixPath(path).parts[:1] in [(d,) for d in PERSONS_CALL]):
+        if persons_call(path):
             raise ToolRefused(f"{path!r} is under .github/: CI workflows and questbot's "
                               "settings are a person's call, never an agent's")
-        if inside != PurePosixPath(path) or where.is_symlink():
+        inside = PurePosixPath(self._relative(where))
+        if inside != PurePosixPath(path) or where.is_symlink() or persons_call(str(inside)):
             raise ToolRefused(f"{path!r} is a symbolic link, or lies below one; questbot "
                               "writes files, never through links")
         if where.is_dir():

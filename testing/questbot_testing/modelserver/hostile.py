@@ -159,8 +159,8 @@ def hostile_scripts() -> list[Any]:
              last_contains=["exit code"]),
         Turn([call("answer", **repro_answer)], last_contains=["wrote"]),
         Turn([call("answer", **repro_answer)],
-             last_contains=["not the reproduction's", ".github/workflows/from-a-command.yml",
-                            "pager.py", "tests/test_pager.py", "answer 1 of 2"]),
+             last_contains=["which are not the reproduction's", "tests/test_pager.py",
+                            ".github/workflows/from-a-command.yml", "answer 1 of 2"]),
     ])
 
     patch = Script("hostile-patch", ["stage: patch;", "hostile model"], [
@@ -174,7 +174,7 @@ def hostile_scripts() -> list[Any]:
         Turn([call("answer", message=f"Count a partial last page {PINGS}")],
              last_contains=["exit code"]),
         Turn([call("answer", message=f"Count a partial last page {PINGS}")],
-             last_contains=["reproduction's files", ".github/workflows/from-a-command.yml"]),
+             last_contains=["reproduction's file", ".github/workflows/from-a-command.yml"]),
     ])
 
     scope = Script("hostile-patch-scope", ["stage: patch;", "hostile model"], [

@@ -56,7 +56,7 @@ HYPOTHESIS = ("page_count divides with //, which rounds down, so a partial last 
 WRONG_CLAIM = {"statement": "page_count divides with a float division", "confidence": 0.9,
                "evidence": [{"path": "pager.py", "quote": "return total / per_page"}]}
 PLAN = {"summary": "Round the page count up: -(-total // per_page). One line in pager.py.",
-        "risk": "low"}
+        "risk": "low", "files": ["pager.py"]}
 
 
 @dataclass
@@ -136,8 +136,8 @@ def reproduce() -> Script:
 
 def plan() -> Script:
     return Script("plan", ["stage: plan;"], [
-        Turn([("answer", {"plan": {"summary": PLAN["summary"] + " An empty list has no "
-                                   "pages: page_count(0, 3) stays 0.", "risk": "low"}})],
+        Turn([("answer", {"plan": {**PLAN, "summary": PLAN["summary"] + " An empty list has "
+                                   "no pages: page_count(0, 3) stays 0."}})],
              last_contains=["mention the empty list"], tools=READ_ONLY,
              absent_tools=["write_file"], tokens=(1700, 90)),
     ])
