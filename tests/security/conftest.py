@@ -61,6 +61,14 @@ def hostile_files(key_path: Path, extra: dict[str, str] | None = None
     return files, dict.fromkeys(links, "120000")
 
 
+def key_file(where: Path, pem: str) -> Path:
+    """The App's key written where a worker keeps it (``GITHUB_PRIVATE_KEY_PATH``), mode 0600."""
+    path = where / "questbot.private-key.pem"
+    path.write_text(pem)
+    path.chmod(0o600)
+    return path
+
+
 @dataclass
 class Secrets:
     """What no output may hold (see the module docstring)."""
@@ -75,19 +83,11 @@ class Secrets:
 
 
 @pytest.fixture
-def worker_key(tmp_path: Path) -> Path:
-    """Where the worker keeps the App's key (``GITHUB_PRIVATE_KEY_PATH``)."""
-    home = tmp_path / "worker"
-    home.mkdir()
-    return home / "questbot.private-key.pem"
-
-
-@pytest.fixture
-async def fake(worker_key: Path) -> AsyncIterator[FakeGitHub]:
+async def fake(tmp_path: Path) -> AsyncIterator[FakeGitHub]:
     async with FakeGitHub() as server:
-        worker_key.write_text(server.keys.private_pem)
-        worker_key.chmod(0o600)
-        files, modes = hostile_files(worker_key)
+        home = tmp_path / "worker"
+        home.mkdir()
+        files, modes = hostile_files(key_file(home, server.keys.private_pem))
         server.create_repository(REPO, files, modes=modes)
         yield server
         server.assert_clean()

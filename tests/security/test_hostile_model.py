@@ -111,10 +111,12 @@ async def test_a_model_reaching_for_the_worker_is_refused_and_its_claims_fail(
     assert_nothing_pushed(fake, main_sha, None)
 
 
-async def to_reproduce(quests: Quests, run: dict[EffectType, object], main: str) -> Effect:
+async def to_reproduce(quests: Quests, run: dict[EffectType, object], main: str,
+                       title: str = "hostile model") -> Effect:
     """Research as a careful model does it (``research``), and A approved: the reproduce
     stage's ``start_agent``."""
-    await quests.apply(await run[EffectType.START_AGENT](await sense(quests, main)))  # type: ignore[operator]
+    sensed = await sense(quests, main, title)
+    await quests.apply(await run[EffectType.START_AGENT](sensed))  # type: ignore[operator]
     return only(await quests.decide("A"), EffectType.START_AGENT)
 
 
@@ -149,10 +151,11 @@ async def test_a_reproduction_that_writes_ci_or_the_code_is_refused_and_nothing_
     assert_nothing_pushed(fake, main_sha, None)
 
 
-async def to_patch(quests: Quests, run: dict[EffectType, object], main: str) -> Effect:
+async def to_patch(quests: Quests, run: dict[EffectType, object], main: str,
+                   title: str = "hostile model") -> Effect:
     """Research and reproduction as a careful model does them, A and B approved: the patch
     stage's ``start_agent``."""
-    start = await to_reproduce(quests, run, main)
+    start = await to_reproduce(quests, run, main, title)
     await quests.apply(await run[EffectType.START_AGENT](start))  # type: ignore[operator]
     return only(await quests.decide("B"), EffectType.START_AGENT)
 

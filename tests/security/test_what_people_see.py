@@ -35,7 +35,7 @@ from tests.e2e.conftest import (  # noqa: F401 - autouse guards of the end-to-en
     people_read_words,
     shown_texts,
 )
-from tests.security.conftest import WORKER_ENV, Listener, hostile_files
+from tests.security.conftest import WORKER_ENV, Listener, hostile_files, key_file
 
 _FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 _SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
@@ -139,9 +139,7 @@ async def test_a_model_reaching_out_shows_as_claims_that_failed_and_leaks_nothin
         monkeypatch.setenv(name, value)
     stack = await hostile_stack(redis_url, server)
     try:
-        key = tmp_path / "questbot.private-key.pem"
-        key.write_text(stack.fake.keys.private_pem)
-        files, modes = hostile_files(key)
+        files, modes = hostile_files(key_file(tmp_path, stack.fake.keys.private_pem))
         files[".github/questbot.yml"] = SETTINGS + "agent:\n  max_attempts: 2\n"
         main = str(stack.fake.create_repository(REPO, files, modes=modes).branch_sha("main"))
         stack.fake.set_permission(REPO, MAINTAINER, "write")
