@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.adapters import GitHost
+from bot.agent.commit_words import commit_message
 from bot.agent.machine import AgentRun, EventType, RunEvent, RunState, step
 from bot.agent.proof_runner import EXIT_NOT_STARTED, EXIT_TIMED_OUT, CheckCommand, run_command
 from bot.agent.result import AppliedChange, TaskResult
@@ -268,7 +269,8 @@ async def reproduce(s: StageRun) -> StageOutcome:
         return s.ended(**facts)
     commit = await push_change(s.host, branch=s.quest.branch,
                                parent=checkout, changes=changes, force=True,
-                               message=f"Reproduce: {repro.name}\n\nquestbot quest {s.quest.id}",
+                               message=commit_message(f"Reproduce: {repro.name}",
+                                                      f"questbot quest {s.quest.id}"),
                                effect_key=s.effect_key, notes=s.notes)
     return s.ended(reproduced=True, commit=commit, **facts)
 
@@ -341,9 +343,9 @@ async def patch(s: StageRun) -> StageOutcome:
         base=checkout.local_commit, head=local, files=tuple(sorted(changes))))
     if not result.verified:  # the one gate: nothing unverified is pushed
         return s.ended(result=result, reason="; ".join(result.verification_gaps()))
-    message = reply.message or "Patch"
+    message = commit_message(reply.message or "Patch", f"questbot quest {s.quest.id}")
     head = await push_change(s.host, branch=branch, parent=checkout, changes=changes,
-                             message=f"{message}\n\nquestbot quest {s.quest.id}",
+                             message=message,
                              effect_key=s.effect_key, notes=s.notes)
     return s.ended(result=result, head=head)
 

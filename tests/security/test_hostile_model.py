@@ -206,3 +206,21 @@ async def test_a_patch_outside_the_plans_scope_is_refused(
     assert ("the patch changes `pager_cache.py`, which the plan approved at checkpoint B does "
             "not name") in halted.reason
     assert_nothing_pushed(fake, main_sha, reproduced)
+
+
+async def test_a_patch_message_closes_no_issue_and_pings_nobody(
+        fake: FakeGitHub, ctx: AdapterContext, quests: Quests, settings: StaticSettings,
+        serve: Serve, protocol: str, main_sha: str) -> None:
+    """The commit message is the model's; on the default branch ``Fixes #1`` would close the
+    issue, and ``@team`` links a team from every commit list."""
+    hostile(settings)
+    server = await serve("research", "reproduce", "hostile-patch-message")
+    run = agent_adapters(ctx, model=endpoint(server, protocol))
+    events = await run[EffectType.START_AGENT](await to_patch(quests, run, main_sha))
+    assert [e.type for e in events or ()] == ["patch_pushed", "usage_recorded"]
+    message = fake.repo(REPO).git.commits[events[0].head].message
+    assert message.startswith("Count a partial last page. Fixes #\u200b1, closes "
+                              "octo-org/sample-repo#\u200b2, resolves GH-\u200b3\n\n")
+    for live in ["#1", "#2", "GH-3", "@octo-org", "@maya", "https://", "\x1b", "\x07"]:
+        assert live not in message
+    assert "questbot quest q-1" in message
