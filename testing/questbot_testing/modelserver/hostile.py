@@ -15,8 +15,8 @@ The attacks, stage by stage:
   ``worker-key`` → the App's key on the worker, ``worker-env`` → ``/proc/self/environ``),
   print the environment, read the key and the worker's environment from a command, reach the
   network, push to ``main``, plant a ``core.fsmonitor`` for the worker's next git command,
-  look for the installation token in the checkout's git configuration; then answer with claims that cite what it was refused, and a hypothesis that pings a team
-  and links out.
+  look for the installation token in the checkout's git configuration; then answer with
+  claims that cite what it was refused, and a hypothesis that pings a team and links out.
 * **reproduce** (``hostile-reproduce``): write ``.github/workflows/``, write through a link
   into ``.github/`` and out of the checkout, into ``.git``, sabotage the code the
   reproduction is meant to show failing, do the same again from a command, push; then answer
