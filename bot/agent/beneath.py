@@ -24,11 +24,14 @@ import os
 import stat
 from pathlib import Path, PurePosixPath
 
+from bot.errors import Refused
+
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
-class NotBeneath(OSError):
-    """The path holds a link, climbs out, or names something other than a regular file."""
+class NotBeneath(Refused, OSError):
+    """The path holds a link, climbs out, or names something other than a regular file: refused
+    (the model's path is bad input), and an ``OSError`` for the file tools that catch those."""
 
 
 def _parts(relative: str | PurePosixPath) -> tuple[str, ...]:

@@ -55,7 +55,7 @@ def test_no_route_but_the_one_place_finds_a_quest_by_a_branch_or_a_pull_request(
     quest's branch at all?) and name no quest."""
     import re
 
-    from tests.shared import PROJECT
+    from questbot_testing import PROJECT
 
     allowed = {"bot/worker/quest_of.py": {"quest_of_branch", "quest_of_pull"},
                "bot/github/signals.py": {"quest_of_branch"},
