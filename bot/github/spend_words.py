@@ -12,8 +12,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
-
 from bot.core import Quest
 from bot.core.quest import ParkReason
 from bot.core.rules.budget import waits_for_spend
@@ -32,14 +30,6 @@ BUTTONS: Mapping[str, str] = {"approve_spend": "approve", "deny_spend": "deny"}
 STAGE_WORDS: Mapping[str, str] = {
     "research": "research", "reproduce": "reproduction", "plan": "plan", "patch": "patch",
 }
-
-
-_WORDS: Any = Environment(
-    loader=PackageLoader("bot.github", "templates"), undefined=StrictUndefined,
-    autoescape=False,  # noqa: S701 - Markdown for GitHub, not HTML; no outside text goes in
-).get_template("spend.md.j2").module
-"""The paragraphs, in ``templates/spend.md.j2``; the numbers are said here. ``Any``: a
-template's macros are not typed, so mypy cannot check a call's arguments."""
 
 
 def money(cents: int) -> str:
@@ -71,18 +61,28 @@ def request_text(payload: Mapping[str, Any]) -> str:
     budget = amount(_int(payload.get("budget_cents")), _int(payload.get("budget_tokens")), "or")
     buys = amount(_int(payload.get("buys_cents")), _int(payload.get("buys_tokens")), "or")
     stage = _stage(str(payload.get("stage", "")))
-    return str(_WORDS.request(spent, budget, buys, stage))
+    return (f"**This quest's budget is spent.** Its model runs have cost {spent} so far; the "
+            f"budget is {budget}, whichever comes first. questbot stopped before the {stage} "
+            "stage and parked the quest.\n\n"
+            f"Approving pays for the {stage} stage and up to another {buys} before questbot "
+            "asks again: comment `/approve spend`, or press **Approve spend** on the "
+            "`questbot` check run. `/deny spend` keeps the quest parked (`/resume` asks "
+            "again later); `/kill <why>` ends it. The budget is `budget: {usd: …, tokens: …}` "
+            "in `.github/questbot.yml`.")
 
 
 def parked_text(quest: Quest) -> str | None:
     """The next step of a quest parked on its budget, or ``None`` for any other quest."""
     ask = quest.spend_ask
     if waits_for_spend(quest) and ask is not None:
-        return str(_WORDS.parked(amount(ask.spent_cents, ask.spent_tokens),
-                                 amount(ask.budget_cents, ask.budget_tokens, "or"),
-                                 _stage(ask.stage)))
+        return (f"The budget is spent — {amount(ask.spent_cents, ask.spent_tokens)} of "
+                f"{amount(ask.budget_cents, ask.budget_tokens, 'or')} — before the "
+                f"{_stage(ask.stage)} stage: "
+                "`/approve spend` (or **Approve spend** on the check run) pays for it and as "
+                "much again, `/deny spend` keeps it parked, `/kill <why>` ends it.")
     if quest.park_reason is ParkReason.SPEND_DECLINED:
-        return str(_WORDS.declined())
+        return ("A person declined more spend after the budget ran out, so the quest stays "
+                "parked: `/resume` asks for the spend again, or `/kill <why>` ends it.")
     return None
 
 
