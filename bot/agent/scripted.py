@@ -48,6 +48,8 @@ class ScriptedSpec:
     reproduction_command: tuple[str, ...]
     plan: str
     risk: Risk = Risk.LOW
+    plan_files: tuple[str, ...] = ()
+    """The files the plan names: the patch's scope (``bot.agent.scope``)."""
     patch_files: Mapping[str, str] = field(default_factory=dict)
     patch_edits: tuple[Edit, ...] = ()
     message: str = "Fix the bug the reproduction shows"
@@ -71,7 +73,8 @@ class ScriptedAgent:
         if task.stage in spec.fail:
             status, reason = spec.fail[task.stage]
             return AgentReply(status=status, reason=reason, usage=usage)
-        plan = PlanReply(summary=_revised(spec.plan, task.revise), risk=spec.risk)
+        plan = PlanReply(summary=_revised(spec.plan, task.revise), risk=spec.risk,
+                         files=spec.plan_files)
         if task.stage is Stage.RESEARCH:
             return AgentReply(hypothesis=_revised(spec.hypothesis, task.revise),
                               claims=spec.claims, usage=usage)

@@ -7,17 +7,20 @@
   the hypothesis is done, and authorising what comes next is checkpoint A, a person's call.
   Rejected claims end it ``failed``, inconclusive ones ``needs_human``.
 * **reproduce** — discover → understand → validate, where the claim validated is the
-  reproduction itself: its command must *fail* at the base with its own files laid over it
-  (exit 124 "timed out" and 127 "could not start" do not count as failing). Then the
-  reproduction is pushed as one commit on ``quest/<id>`` and the run stops at ``plan`` with
-  the agent's plan, which checkpoint B authorises.
+  reproduction itself: the checkout may change its own files and nothing else, nothing under
+  ``.github/`` (``bot.agent.scope``), and its command must *fail* at the base with its own
+  files laid over it (exit 124 "timed out" and 127 "could not start" do not count as
+  failing). Then the reproduction is pushed as one commit on ``quest/<id>`` and the run
+  stops at ``plan`` with the agent's plan — its files written as its last line, the scope
+  the patch keeps to (``scope.scoped_plan``) — which checkpoint B authorises.
 * **plan** (revise at B) — the reproduction stands; the agent writes a new plan.
 * **patch** — the whole pipeline: plan → execute (the agent changes the checkout) → verify
   (the configured checks and the reproduction, in the checkout) → review (the change must not
-  touch the reproduction's files or ``.github/``) → completed, with in-run repair up to
-  ``INNER_ATTEMPTS``. Only a ``TaskResult`` that is ``verified`` is pushed: that flag is the
-  one gate, so a failed verification can never leave this module as a patch. A high-risk
-  quest stops at ``needs_human`` before execute, as the machine's rule says.
+  touch the reproduction's files, ``.github/``, or a file the approved plan does not name:
+  ``bot.agent.scope``) → completed, with in-run repair up to ``INNER_ATTEMPTS``. Only a
+  ``TaskResult`` that is ``verified`` is pushed: that flag is the one gate, so a failed
+  verification can never leave this module as a patch. A high-risk quest stops at
+  ``needs_human`` before execute, as the machine's rule says.
 
 Every ``StageOutcome`` carries a ``TaskResult`` for the evidence store
 (``bot.agent.evidence_store``): the run's own when it ended, and for a run that stopped at
@@ -29,15 +32,17 @@ report of a run waiting for a person says exactly that, never "verified".
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from bot.adapters import GitHost
+from bot.agent.commit_words import commit_message
 from bot.agent.machine import AgentRun, EventType, RunEvent, RunState, step
 from bot.agent.proof_runner import EXIT_NOT_STARTED, EXIT_TIMED_OUT, CheckCommand, run_command
 from bot.agent.result import AppliedChange, TaskResult
+from bot.agent.scope import patch_problem, plan_scope, reproduction_problem, scoped_plan
 from bot.agent.task import Agent, AgentReply, AgentTask, ReplyStatus, Stage, Usage
 from bot.agent.validation import (
     CheckoutView,
@@ -239,9 +244,13 @@ async def reproduce(s: StageRun) -> StageOutcome:
     changes = await changes_in(checkout)
     s.move(E.UNDERSTOOD, risk=plan.risk)
     facts: dict[str, Any] = {"reproduction": repro.name, "reproduction_command": repro.command,
-                             "plan": plan.summary, "risk": plan.risk}
+                             "plan": scoped_plan(plan.summary, plan.files), "risk": plan.risk}
     if not changes:
         s.move(E.CLAIM_REJECTED, reason="the reproduction adds no files to the repository")
+        return s.ended(**facts)
+    if (problem := reproduction_problem(changes, repro.files)) is not None:
+        s.move(E.CLAIM_REJECTED, reason=f"the reproduction was refused: {problem}; nothing "
+               "was pushed")
         return s.ended(**facts)
     records, _ = await run_checks([CheckCommand(name=repro.name, argv=repro.command)],
                                   checkout.path, s.workdir / "home")
@@ -260,7 +269,8 @@ async def reproduce(s: StageRun) -> StageOutcome:
         return s.ended(**facts)
     commit = await push_change(s.host, branch=s.quest.branch,
                                parent=checkout, changes=changes, force=True,
-                               message=f"Reproduce: {repro.name}\n\nquestbot quest {s.quest.id}",
+                               message=commit_message(f"Reproduce: {repro.name}",
+                                                      f"questbot quest {s.quest.id}"),
                                effect_key=s.effect_key, notes=s.notes)
     return s.ended(reproduced=True, commit=commit, **facts)
 
@@ -278,7 +288,7 @@ async def plan(s: StageRun) -> StageOutcome:
         _validate(s, checkout, reply)
     else:
         s.move(E.CLAIM_SUPPORTED)  # the recorded reproduction is the evidence; it stands
-    return s.ended(plan=reply.plan.summary, risk=reply.plan.risk)
+    return s.ended(plan=scoped_plan(reply.plan.summary, reply.plan.files), risk=reply.plan.risk)
 
 
 async def patch(s: StageRun) -> StageOutcome:
@@ -317,7 +327,7 @@ async def patch(s: StageRun) -> StageOutcome:
         if failing:
             s.move(E.CHECKS_FAILED, reason="checks failed in the patched checkout",
                    output=failing)
-        elif problem := _review(changes, s.protected):
+        elif problem := patch_problem(changes, s.protected, plan_scope(s.quest.plan)):
             s.move(E.CHECKS_PASSED)
             s.move(E.REVIEW_REJECTED, reason=problem)
         else:
@@ -333,21 +343,11 @@ async def patch(s: StageRun) -> StageOutcome:
         base=checkout.local_commit, head=local, files=tuple(sorted(changes))))
     if not result.verified:  # the one gate: nothing unverified is pushed
         return s.ended(result=result, reason="; ".join(result.verification_gaps()))
-    message = reply.message or "Patch"
+    message = commit_message(reply.message or "Patch", f"questbot quest {s.quest.id}")
     head = await push_change(s.host, branch=branch, parent=checkout, changes=changes,
-                             message=f"{message}\n\nquestbot quest {s.quest.id}",
+                             message=message,
                              effect_key=s.effect_key, notes=s.notes)
     return s.ended(result=result, head=head)
-
-
-def _review(changes: Mapping[str, bytes | None], protected: frozenset[str]) -> str | None:
-    touched = sorted(p for p in changes if p in protected)
-    if touched:
-        return f"the patch changes the reproduction's files {touched}; fix the code, not the test"
-    workflows = sorted(p for p in changes if p.startswith(".github/"))
-    if workflows:
-        return f"the patch changes {workflows}; CI and questbot settings are a person's call"
-    return None
 
 
 async def _checkout(s: StageRun, sha: str | None) -> Checkout:

@@ -18,9 +18,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bot.agent.validation import Claim
+from bot.agent.scope import scope_path_problem
+from bot.agent.validation import Claim, lexical_path_problem
 from bot.core import Quest
 from bot.core.proof import Risk
 
@@ -110,6 +111,18 @@ class ReproductionReply(_Model):
 class PlanReply(_Model):
     summary: str = Field(min_length=1)
     risk: Risk = Risk.LOW
+    files: tuple[str, ...] = ()
+    """The files the change will touch: its scope. The patch may change these and no others
+    (``bot.agent.scope``); none named leaves the patch unscoped."""
+
+    @field_validator("files")
+    @classmethod
+    def _one_path_each(cls, files: tuple[str, ...]) -> tuple[str, ...]:
+        for path in files:
+            problem = lexical_path_problem(path) or scope_path_problem(path)
+            if problem is not None:
+                raise ValueError(f"{path!r} cannot be a file of the plan: {problem}")
+        return files
 
 
 class Usage(_Model):

@@ -38,9 +38,12 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from bot.agent.beneath import read_beneath
 from bot.agent.errors import UnsafePath
 
 DEFAULT_MIN_CONFIDENCE = 0.7
+MAX_EVIDENCE_BYTES = 16_000_000
+"""What of a cited file a quote is looked for in: its first 16 MB."""
 
 
 class RepositoryView(Protocol):
@@ -252,4 +255,13 @@ class CheckoutView:
         return self.resolve(path).is_file()
 
     def read(self, path: str) -> str:
-        return self.resolve(path).read_bytes().decode("utf-8", errors="replace")
+        """The file's text, opened without following a link (``bot.agent.beneath``): sandboxed
+        code may have changed the checkout since ``resolve`` judged the path."""
+        inside = self.resolve(path).relative_to(self._root)
+        try:
+            data = read_beneath(self._root, inside.as_posix(), MAX_EVIDENCE_BYTES)
+        except FileNotFoundError:
+            raise
+        except OSError:
+            raise UnsafePath(path, "it is not a regular file of the checkout") from None
+        return data.decode("utf-8", errors="replace")

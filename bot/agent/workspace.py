@@ -153,6 +153,14 @@ async def changes_in(checkout: Checkout) -> dict[str, bytes | None]:
     return changes
 
 
+async def changed_paths(root: Path) -> list[str]:
+    """The paths changed in the working tree of the repository at ``root`` since its ``HEAD``
+    (the commit it was checked out at), without reading any of them."""
+    await git(root, "add", "-A")
+    listing = await git(root, "diff", "--cached", "--name-only", "-z", "--no-renames", "HEAD")
+    return [path for path in listing.split("\0") if path]
+
+
 def _inside(root: Path, path: str) -> Path:
     """``root / path`` with no symbolic link on the way to it (the last part may be one).
 

@@ -279,6 +279,16 @@ class Quest(BaseModel):
         approval = self.c_approval
         return approval is not None and self.shows(approval)
 
+    @property
+    def approved(self) -> Snapshot | None:
+        """The snapshot checkpoint C approved, while that approval stands: it is the quest's
+        own snapshot — no push, base move or new proof since — as while it lands and after the
+        merge (a landed quest's head and base stay what landed). What is merged, said to be
+        landing and rolled back is read here, never from ``c_approval`` itself: a stale
+        approval approves nothing."""
+        approval = self.c_approval
+        return approval if approval is not None and self.shows(approval) else None
+
     def seal(self, gate: Checkpoint) -> Seal | None:
         return seal_of(self.seals, gate)
 

@@ -84,6 +84,13 @@ def reaction(repo: str, number: int, comment_id: int, content: str = SEEN) -> Ef
                          {"comment_id": comment_id, "content": content})
 
 
+def restore_pull(repo: str, number: int, cause: str, state: str, quest_id: str) -> Effect:
+    """Put the quest's pull request ``number`` back ``state`` (``open``, ``closed``): someone
+    who may not pause or resume the quest closed or reopened it. ``cause`` names the delivery."""
+    return _conversation(repo, number, EffectType.RESTORE_PULL, cause,
+                         {"state": state, "quest": quest_id})
+
+
 def rewrite_inbox(repo: str, number: int, cause: str) -> Effect:
     """Write the inbox issue ``number`` again even if questbot wrote the same: a person changed
     it (ticked a box, closed it). ``cause`` names the delivery, so a redelivery asks once."""
@@ -144,6 +151,29 @@ def closed_text(actor: str, number: int) -> str:
 
 def reopened_text(actor: str, number: int) -> str:
     return f"@{actor} reopened #{number}: the quest goes on where it paused."
+
+
+def elsewhere_text(home: int) -> str:
+    """After "there is no quest on this thread", on a pull request named like a quest of this
+    repository that is not the quest's own (a fork's, or one a person opened by hand)."""
+    return (f" This pull request is not the one questbot opened for its quest: commands act "
+            f"on #{home}, so comment there.")
+
+
+_WHO_MAY = ("write access to this repository, or being one of the reviewers in "
+            "`.github/questbot.yml`")
+
+
+def close_refused_text(actor: str, number: int) -> str:
+    return (f"@{actor} closed #{number}, but pausing the quest needs {_WHO_MAY}, so the quest "
+            "goes on and questbot opened it again. Ask a maintainer to comment `/pause <why>` "
+            "or `/kill <why>`; `/status` shows where things stand.")
+
+
+def reopen_refused_text(actor: str, number: int) -> str:
+    return (f"@{actor} reopened #{number}, but resuming the quest needs {_WHO_MAY}, so the "
+            "quest stays paused and questbot closed it again. Ask a maintainer to reopen it or "
+            "to comment `/resume`.")
 
 
 def status_text(quest: Quest | None, policy: Policy | None = None) -> str:

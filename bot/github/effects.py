@@ -31,7 +31,7 @@ from bot.adapters import AdapterContext, outcome_id
 from bot.core import Effect, EffectType, Event, Quest
 from bot.core.events import Landed, PatchPushed
 from bot.core.quest import Outcome
-from bot.core.states import CHECKPOINT_AT
+from bot.core.states import CHECKPOINT_AT, State
 from bot.github import conversation, render, spend_words
 from bot.github.forge import Forge, Forges, is_permanent, refused, status_of
 from bot.github.inbox import Inbox
@@ -39,6 +39,7 @@ from bot.github.landing import Lander
 from bot.github.projection import EvidenceLookup, Projection, reviewable
 from bot.github.rollback import Reverter, RevertTree, default_revert_tree
 from bot.journal import Adapter, PermanentError
+from bot.journal.memory import PAUSED_BY_CLOSE
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +69,7 @@ class GitHubEffects:
             EffectType.NOTIFY_INBOX: self.notify_inbox,
             EffectType.REPLY_COMMENT: self.reply_comment,
             EffectType.REACT: self.react,
+            EffectType.RESTORE_PULL: self.restore_pull,
             EffectType.REQUEST_SPEND: self.request_spend,
         }
 
@@ -302,6 +304,27 @@ class GitHubEffects:
         payload = effect.payload
         forge = await self.forges.for_repo(str(payload["repo"]))
         await forge.react(int(payload["comment_id"]), str(payload["content"]))
+        return None
+
+    async def restore_pull(self, effect: Effect) -> Sequence[Event] | None:
+        """Open the quest's pull request again after a close by someone who may not pause the
+        quest, or close it again after such a reopen (``bot.worker.pulls``) — as long as the
+        quest's pause by a close is as that close or reopen found it: none (a maintainer's close
+        may have paused it since), or this pull request's, still parked (a maintainer may have
+        resumed it since). Doing it twice changes nothing."""
+        payload = effect.payload
+        repo, number, state = str(payload["repo"]), int(payload["number"]), str(payload["state"])
+        quest = await self.ctx.quest(str(payload["quest"]))
+        paused = (quest.state is State.PARKED
+                  and await self.memory.quest(quest.id, PAUSED_BY_CLOSE) == str(number))
+        if paused != (state == "closed"):
+            log.info("not setting %s#%s %s: quest %s moved since (%s)", repo, number, state,
+                     quest.id, quest.state.value)
+            return None
+        forge = await self.forges.for_repo(repo)
+        pull = await forge.pull(number)
+        if not pull.merged and pull.state != state:
+            await forge.set_pull_state(number, state)
         return None
 
 

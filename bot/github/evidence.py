@@ -23,7 +23,7 @@ from __future__ import annotations
 from bot.agent.evidence import CommandOutput, EvidenceBundle
 from bot.agent.outcome import RunOutcome, outcome_of
 from bot.agent.result import RUN_ENDED
-from bot.agent.validation import ClaimVerdict, Evidence
+from bot.agent.validation import ClaimVerdict, Evidence, ReasonCode
 from bot.core.proof import CheckRecord, Reproduction
 from bot.github.markdown import (
     code_block,
@@ -33,6 +33,14 @@ from bot.github.markdown import (
     inline_code,
     plain,
 )
+
+REASON_WORDS: dict[ReasonCode, str] = {
+    ReasonCode.NO_EVIDENCE: "no evidence", ReasonCode.UNSAFE_PATH: "outside the checkout",
+    ReasonCode.MISSING_FILE: "no such file", ReasonCode.EMPTY_QUOTE: "blank quote",
+    ReasonCode.QUOTE_NOT_FOUND: "quote not found", ReasonCode.LINE_OUT_OF_RANGE: "no such line",
+    ReasonCode.LOW_CONFIDENCE: "low confidence",
+}  # fmt: skip
+"""Why a claim was not supported, as a reader says it (not ``quote_not_found``)."""
 
 _HEADINGS: dict[RunOutcome, str] = {
     RunOutcome.SUCCESS: "✅ Verified",
@@ -86,7 +94,7 @@ def _claims(claims: tuple[ClaimVerdict, ...]) -> list[str]:
         )
         lines.extend(_evidence_line(evidence) for evidence in claim.evidence)
         lines.extend(
-            f"   - {reason.code.value}: {plain(reason.message)}" for reason in item.reasons
+            f"   - {REASON_WORDS[reason.code]}: {plain(reason.message)}" for reason in item.reasons
         )
     return lines
 

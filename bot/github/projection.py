@@ -42,7 +42,7 @@ from bot.adapters import AdapterContext
 from bot.agent.evidence import EvidenceBundle
 from bot.core import Quest
 from bot.core.events import Route
-from bot.core.states import CHECKPOINT_AT, State
+from bot.core.states import State
 from bot.github import render, status
 from bot.github.check_run_writes import CheckRunWrites
 from bot.github.effect_words import could_not
@@ -138,10 +138,7 @@ class Projection:
         """The pull request recorded for the quest's current branch (``Quest.branch``): a
         quest that starts again after a rollback or a reopening works on a fresh branch, and
         the pull request of its old one, merged, is not its home any more."""
-        number, branch = await self.memory.quest_fields(quest.id, "pr", "pr_branch")
-        if number is None or (branch or quest_branch(quest.id)) != quest.branch:
-            return None
-        return int(number)
+        return await self.memory.quest_pull(quest.id, quest.branch)
 
     async def ensure_pull(self, quest: Quest, forge: Forge) -> int | None:
         """The quest's pull request number, opening it (and its branch) if needed; ``None``
@@ -333,11 +330,3 @@ class Projection:
         (``bot.github.check_run_writes``)."""
         await self.check_runs.upsert(quest, forge, details_url, evidence,
                                      on_pull=await self.recorded_pull(quest) is not None)
-
-    async def blocking_here(self, quest: Quest) -> bool:
-        checkpoint = CHECKPOINT_AT.get(quest.state)
-        if checkpoint is None:
-            return False
-        settings = await self.ctx.settings.settings(quest.repo)
-        return settings.to_policy().blocking(checkpoint)
-

@@ -10,9 +10,11 @@ The pull request is where people decide, and they do not always decide with a co
 * the merge itself — questbot's, GitHub's auto-merge, the merge queue's or a person's — is
   ``PullClosed`` with ``merged`` true: the quest landed, if it was the approved head.
 
-Only pull requests from ``quest/…`` branches are read (``quest_of_branch``), and reviews by
-accounts GitHub calls ``Bot`` are not decisions. ``bot.github.signals`` routes these with the
-rest.
+Only pull requests from ``quest/…`` branches are read, and reviews by accounts GitHub calls
+``Bot`` are not decisions. An intent names the pull request and its head — the branch and the
+repository it is in (``head.repo.full_name``, a fork's for a pull request from a fork) — and no
+quest: which quest it is, if any, is ``bot.worker.quest_of``'s to decide (a branch's name is
+anyone's to choose). ``bot.github.signals`` routes these with the rest.
 """
 
 from __future__ import annotations
@@ -46,12 +48,13 @@ def quest_of_branch(branch: str) -> str | None:
 
 @dataclass(frozen=True, slots=True)
 class PullClosed:
-    """A quest's pull request was closed: merged, or closed by hand."""
+    """A pull request from a ``quest/…`` branch was closed: merged, or closed by hand."""
 
     repo: str
     number: int
-    quest_id: str
     branch: str
+    head_repo: str
+    """The repository the head branch is in: ``repo`` itself, or a fork."""
     head: str
     merged: bool
     merge_sha: str
@@ -65,20 +68,21 @@ class PullClosed:
 class PullReopened:
     repo: str
     number: int
-    quest_id: str
     branch: str
+    head_repo: str
     actor: str
     by_us: bool
 
 
 @dataclass(frozen=True, slots=True)
 class ReviewSubmitted:
-    """A person approved the quest's pull request or requested changes on it."""
+    """A person approved a pull request from a ``quest/…`` branch or requested changes on
+    it."""
 
     repo: str
     number: int
-    quest_id: str
     branch: str
+    head_repo: str
     review_id: int
     reviewer: str
     state: str
@@ -99,14 +103,16 @@ pulls = routing.Router()
 
 
 def _quest_pull(data: dict[str, Any]) -> tuple[str, int, str, str, dict[str, Any]] | None:
-    """``(repo, number, quest id, branch, pull request)`` for a quest's pull request."""
+    """``(repo, number, branch, head repository, pull request)`` for a pull request from a
+    ``quest/…`` branch (a fork whose repository GitHub no longer shows has an empty head
+    repository, which is no repository's)."""
     pull = obj(data.get("pull_request"))
     repo, number = repo_of(data), ident(pull.get("number"))
-    branch = text(obj(pull.get("head")).get("ref"))
-    quest_id = quest_of_branch(branch)
-    if repo is None or number is None or quest_id is None:
+    head = obj(pull.get("head"))
+    branch = text(head.get("ref"))
+    if repo is None or number is None or quest_of_branch(branch) is None:
         return None
-    return repo, number, quest_id, branch, pull
+    return repo, number, branch, text(obj(head.get("repo")).get("full_name")), pull
 
 
 def _ours(sender: object, app: AppIdentity) -> bool:
@@ -119,9 +125,9 @@ async def _closed(event: sansio.Event, out: Sink) -> None:
     sender = event.data.get("sender")
     if found is None or not login_of(sender):
         return
-    repo, number, quest_id, branch, pull = found
+    repo, number, branch, head_repo, pull = found
     merged = pull.get("merged") is True
-    out.items.append(PullClosed(repo, number, quest_id, branch,
+    out.items.append(PullClosed(repo, number, branch, head_repo,
                                 text(obj(pull.get("head")).get("sha")), merged,
                                 text(pull.get("merge_commit_sha")) if merged else "",
                                 login_of(sender), _ours(sender, out.app)))
@@ -133,8 +139,8 @@ async def _reopened(event: sansio.Event, out: Sink) -> None:
     sender = event.data.get("sender")
     if found is None or not login_of(sender):
         return
-    repo, number, quest_id, branch, _pull = found
-    out.items.append(PullReopened(repo, number, quest_id, branch, login_of(sender),
+    repo, number, branch, head_repo, _pull = found
+    out.items.append(PullReopened(repo, number, branch, head_repo, login_of(sender),
                                   _ours(sender, out.app)))
 
 
@@ -148,6 +154,6 @@ async def _review(event: sansio.Event, out: Sink) -> None:
     if (found is None or review_id is None or not reviewer or is_bot(user)
             or state not in DECISIONS):
         return
-    repo, number, quest_id, branch, _pull = found
-    out.items.append(ReviewSubmitted(repo, number, quest_id, branch, review_id, reviewer, state,
+    repo, number, branch, head_repo, _pull = found
+    out.items.append(ReviewSubmitted(repo, number, branch, head_repo, review_id, reviewer, state,
                                      text(review.get("commit_id")), text(review.get("body"))))

@@ -117,7 +117,7 @@ def next_action(quest: Quest, policy: Policy | None = None) -> str:
     if state is State.PROVING:
         return f"The proof bundle is being assembled for head {sha(quest.head)}."
     if state is State.LANDING:
-        approved = quest.c_approval.head if quest.c_approval else quest.head
+        approved = quest.approved.head if quest.approved else quest.head
         return f"questbot merges the approved head {sha(approved)}, and nothing else."
     if state is State.WATCHING:
         return f"Landed as {sha(quest.merge_sha)}; watching the checks for regressions."

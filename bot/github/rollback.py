@@ -30,7 +30,7 @@ RevertTree = Callable[[Forge, Quest, str], Awaitable[str]]
 
 
 async def default_revert_tree(forge: Forge, quest: Quest, merge_sha: str) -> str:
-    approval = quest.c_approval
+    approval = quest.approved  # what landed (a landed quest's snapshot does not move)
     base, head = (approval.base, approval.head) if approval else (quest.base, quest.head)
     if base is None or head is None:
         raise PermanentError(f"quest {quest.id} has no approved base and head to revert; "

@@ -104,18 +104,18 @@ class IssueSignal:
 
 @dataclass(frozen=True, slots=True)
 class QuestPush:
-    """Someone pushed to a quest branch."""
+    """Someone pushed to a ``quest/…`` branch of ``repo`` — whose quest's, if any, is
+    ``bot.worker.quest_of``'s to decide: the quest of that name must be ``repo``'s."""
 
     repo: str
-    quest_id: str
+    branch: str
+    """The branch pushed to: ``quest/<id>``, or ``quest/<id>-r<revision>`` after a rollback
+    or a reopening (``Quest.branch``); only the quest's current one is its work."""
     head: str
     pusher: str
     by_bot: bool
     """questbot pushed it itself (its own ``<slug>[bot]`` account, of type Bot): a patch,
     rebase or reproduction commit, not a person's revision."""
-    branch: str = ""
-    """The branch pushed to: ``quest/<id>``, or ``quest/<id>-r<revision>`` after a rollback
-    or a reopening (``Quest.branch``); only the quest's current one is its work."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,7 +148,9 @@ class ButtonPress:
     """A person clicked Approve / Revise / Reject on questbot's check run."""
 
     repo: str
-    quest_id: str
+    external_id: str
+    """What questbot wrote as the check run's ``external_id``: a quest's id — of ``repo``'s
+    quests only, ``bot.worker.quest_of`` checks (an id is no secret)."""
     action: str
     actor: str
     head_sha: str
@@ -285,10 +287,9 @@ async def _push(event: sansio.Event, out: Intents) -> None:
     sender = data.get("sender")
     pusher = login_of(sender) or text(obj(data.get("pusher")).get("name"))
     if branch.startswith(QUEST_BRANCH_PREFIX):
-        quest_id = quest_of_branch(branch)
-        if quest_id:
+        if quest_of_branch(branch):
             ours = is_bot(sender) and pusher == out.app.bot_login
-            out.items.append(QuestPush(repo, quest_id, after, pusher, ours, branch))
+            out.items.append(QuestPush(repo, branch, after, pusher, ours))
     elif branch == default_branch(data):
         touched = any(SETTINGS_FILE in paths for c in items(data.get("commits"))
                       for k in ("added", "modified", "removed")

@@ -84,6 +84,11 @@ QUEST_FIELDS = (
 ``reviews:<key>``, ``rebased:<key>``, ``note:<key>``)."""
 
 
+PAUSED_BY_CLOSE = "paused_by_close"
+"""A quest's field: the pull request number whose closing paused the quest, until it is
+reopened (``bot.worker.pulls``; ``restore_pull`` reads it too)."""
+
+
 def quest_gh_key(quest_id: str) -> str:
     return f"q:{hash_tag(quest_id)}:gh"
 
@@ -141,10 +146,6 @@ class ForgeMemory:
     async def set_repo(self, repo: str, name: str, value: str | int) -> None:
         await self.client.hset(repo_gh_key(repo), name, str(value))
 
-    async def set_repo_fields(self, repo: str, **fields: str | int) -> None:
-        mapping: dict[FieldT, EncodableT] = {name: str(value) for name, value in fields.items()}
-        await self.client.hset(repo_gh_key(repo), mapping=mapping)
-
     async def remember_default_branch(self, repo: str, branch: str) -> None:
         """For the worker: ``repository.default_branch`` from any webhook payload, which is
         how questbot knows where to open PRs without a ``repos/get`` per quest."""
@@ -156,7 +157,18 @@ class ForgeMemory:
         await self.set_repo(repo, f"pr:{number}", quest_id)
 
     async def quest_of_pull(self, repo: str, number: int) -> str | None:
+        """The quest ``repo#number`` was recorded for (``remember_pull``): its current pull
+        request or an earlier one (a quest that started again has a fresh one)."""
         return await self.repo(repo, f"pr:{number}")
+
+    async def quest_pull(self, quest_id: str, branch: str) -> int | None:
+        """The pull request recorded for the quest's ``branch`` (``Quest.branch``, its current
+        one): a quest that starts again after a rollback or a reopening works on a fresh
+        branch, and the pull request of its old one, merged, is not its home any more."""
+        number, recorded = await self.quest_fields(quest_id, "pr", "pr_branch")
+        if number is None or (recorded or f"quest/{quest_id}") != branch:
+            return None
+        return int(number)
 
     async def default_branch(self, repo: str) -> str:
         return await self.repo(repo, "default_branch") or "main"

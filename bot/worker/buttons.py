@@ -5,9 +5,12 @@ A press is the command of the same name from the person who pressed it, under th
 as a comment (``Permissions``, then the core), bound to the commit the check run is on: a
 press on a commit the quest has moved on from is stale and refused. Every refused press gets
 one reply, keyed by the delivery (``button-<delivery>``), so a redelivery answers once. A check
-run is on a commit, not a thread: the reply goes to the pull request the check run names, else
-the quest's pull request or source issue as questbot recorded them (GitHub leaves
+run is on a commit, not a thread: the reply goes to the quest's pull request or source issue as
+questbot recorded them, else the pull request the check run names (GitHub leaves
 ``pull_requests`` empty before it links a commit to one, and for forks), else the inbox.
+
+The check run's ``external_id`` names the quest, which must be a quest of the repository the
+press happened in (``bot.worker.quest_of.check_run``): a quest's id is no secret.
 """
 
 from __future__ import annotations
@@ -15,11 +18,10 @@ from __future__ import annotations
 import logging
 
 from bot.adapters import AdapterContext
-from bot.core import InvalidTransition
+from bot.core import InvalidTransition, Quest
 from bot.github import conversation, spend_words
 from bot.github.commands import Command, CommandName
 from bot.github.conversation import (
-    Permissions,
     no_permission_text,
     no_quest_text,
     refusal_text,
@@ -30,6 +32,7 @@ from bot.github.refusal_words import refusal_words
 from bot.github.signals import ButtonPress
 from bot.journal.memory import ForgeMemory
 from bot.worker.inbox_ticks import Apply, EventOf, Say
+from bot.worker.quest_of import QuestOf
 
 log = logging.getLogger(__name__)
 
@@ -40,20 +43,20 @@ buttons' are ``spend_words.BUTTONS``'s."""
 
 class ButtonIntake:
     def __init__(self, ctx: AdapterContext, forges: Forges, memory: ForgeMemory,
-                 permissions: Permissions) -> None:
+                 quest_of: QuestOf) -> None:
         self.ctx = ctx
         self.forges = forges
         self.memory = memory
-        self.permissions = permissions
+        self.quest_of = quest_of
 
-    async def thread(self, b: ButtonPress) -> int | None:
+    async def thread(self, b: ButtonPress, quest: Quest | None) -> int | None:
         """Where a press is answered (the module's docstring says in which order)."""
-        if b.number:
-            return b.number
         for name in ("pr", "source_issue"):
-            number = await self.memory.quest_int(b.quest_id, name)
+            number = await self.memory.quest_int(quest.id, name) if quest else None
             if number:
                 return number
+        if b.number:
+            return b.number
         inbox = await self.memory.repo(b.repo, "inbox")
         return int(inbox) if inbox else None
 
@@ -62,15 +65,13 @@ class ButtonIntake:
         spend = spend_words.BUTTONS.get(b.action)
         if b.action not in ACTIONS and spend is None:
             return  # no button of questbot's has another identifier
-        _v, quest = await self.ctx.journal.snapshot(b.quest_id)
-        forge = await self.forges.for_repo(b.repo)
-        settings = await self.ctx.settings.settings(b.repo)
+        quest = await self.quest_of.check_run(b.repo, b.external_id)
         if spend is not None:  # Approve spend, Deny spend: /approve spend, /deny spend
             command = Command(name=CommandName(spend), spend=True, line=1)
         else:
             command = Command(name=CommandName(b.action), line=1, reason=None
                               if b.action == "approve" else "from the check run button")
-        number = await self.thread(b)
+        number = await self.thread(b, quest)
 
         async def reply(body: str) -> None:
             if number is None:
@@ -80,7 +81,7 @@ class ButtonIntake:
             await say(b.repo, number, [conversation.reply(b.repo, number,
                                                           f"button-{delivery_id}", body)])
 
-        if not await self.permissions.may_act(forge, b.actor, settings.reviewers):
+        if not await self.quest_of.may_act(b.repo, b.actor):  # the quest's, when there is one
             await reply(no_permission_text(login=b.actor, command=command, button=True))
             return
         if quest is None:

@@ -26,7 +26,6 @@ from bot.adapters import AdapterContext
 from bot.core import Effect, Event, InvalidTransition, Quest, Refusal
 from bot.github import conversation
 from bot.github.commands import Command, CommandName, QuestMode
-from bot.github.conversation import Permissions
 from bot.github.forge import Forges
 from bot.github.inbox_marks import tick_command
 from bot.github.inbox_signals import InboxClosed, InboxTicked
@@ -35,6 +34,7 @@ from bot.github.refusal_words import Precheck, Why, refusal_words
 from bot.journal import Applied
 from bot.journal.lessons import LessonStore
 from bot.journal.memory import ForgeMemory
+from bot.worker.quest_of import QuestOf
 
 log = logging.getLogger(__name__)
 
@@ -59,11 +59,11 @@ def tick_words(quest_id: str, command: Command, quest: Quest | None, why: Why,
 
 class InboxIntake:
     def __init__(self, ctx: AdapterContext, forges: Forges, memory: ForgeMemory,
-                 permissions: Permissions) -> None:
+                 quest_of: QuestOf) -> None:
         self.ctx = ctx
         self.forges = forges
         self.memory = memory
-        self.permissions = permissions
+        self.quest_of = quest_of
 
     async def _is_inbox(self, repo: str, number: int) -> bool:
         """The issue is the inbox questbot records (or it has lost the record, and the issue
@@ -77,15 +77,11 @@ class InboxIntake:
             log.info("%s#%s is not the inbox questbot records; its ticks ask for nothing",
                      t.repo, t.number)
             return
-        forge = await self.forges.for_repo(t.repo)
-        settings = await self.ctx.settings.settings(t.repo)
-        allowed = await self.permissions.may_act(forge, t.actor, settings.reviewers)
+        allowed = await self.quest_of.may_act(t.repo, t.actor)
         effects: list[Effect] = []
         for quest_id in t.quest_ids:
             cause = f"tick-{delivery_id}-{quest_id}"
-            _v, quest = await self.ctx.journal.snapshot(quest_id)
-            if quest is not None and quest.repo.lower() != t.repo.lower():
-                quest = None  # a marker typed by hand for another repository's quest
+            quest = await self.quest_of.box(t.repo, quest_id)  # another repository's: none
             command = (tick_command(quest) if quest is not None else None) or _FALLBACK
 
             def refuse(why: Why, quest: Quest | None = quest, command: Command = command,

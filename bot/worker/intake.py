@@ -1,9 +1,10 @@
 """Intake: one webhook delivery → the core events it means, applied through the journal.
 
 ``bot.github.signals`` reads a payload into intents without I/O. Here each intent is resolved
-against what questbot knows (which quest has this fingerprint, branch or pull request; who may
-act) and turned into core events with ids derived from the delivery, so a delivery processed
-twice is absorbed by the journal. Commands are authorized by repository permission, answered
+against what questbot knows — which quest it is about, bound to the event's repository, and who
+may act, both asked of ``bot.worker.quest_of``, the one place that decides — and turned into
+core events with ids derived from the delivery, so a delivery processed twice is absorbed by the
+journal. Commands are authorized by repository permission, answered
 with a reaction, and every refusal gets a reply that says why and what to do instead. Reactions
 and replies are effects queued on the thread's trail (``bot.github.conversation``), with keys
 from the comment, so a delivery processed twice queues nothing new; the effect runner posts
@@ -26,14 +27,15 @@ from bot.github import conversation
 from bot.github.commands import Command, CommandName, CommandProblem, ours_without_quest
 from bot.github.conversation import (
     Permissions,
+    elsewhere_text,
     no_permission_text,
     no_quest_text,
     refusal_text,
     status_text,
 )
-from bot.github.forge import Forge, Forges
+from bot.github.forge import Forges
 from bot.github.inbox_signals import InboxClosed, InboxTicked
-from bot.github.pull_signals import PullClosed, PullReopened, ReviewSubmitted, quest_of_branch
+from bot.github.pull_signals import PullClosed, PullReopened, ReviewSubmitted
 from bot.github.refusal_words import refusal_words
 from bot.github.signals import (
     BasePush,
@@ -56,6 +58,7 @@ from bot.worker.failures import FailureIntake
 from bot.worker.inbox_ticks import InboxIntake
 from bot.worker.policybook import PolicyBook
 from bot.worker.pulls import PullIntake
+from bot.worker.quest_of import QuestOf
 from bot.worker.reflections import Reflections
 
 log = logging.getLogger(__name__)
@@ -91,10 +94,12 @@ class Intake:
         self.indexes = indexes
         self.permissions = permissions or Permissions()
         self.memory = ForgeMemory(ctx.journal.client)
-        self.failures = FailureIntake(ctx, forges, indexes, self._default_head)
-        self.pulls = PullIntake(ctx, forges, self.memory, self.permissions)
-        self.inbox = InboxIntake(ctx, forges, self.memory, self.permissions)
-        self.buttons = ButtonIntake(ctx, forges, self.memory, self.permissions)
+        self.quest_of = QuestOf(ctx, forges, self.memory, indexes, self.permissions)
+        """Which quest an event is about, and who may act on it: every route asks it."""
+        self.failures = FailureIntake(ctx, forges, self.quest_of, self._default_head)
+        self.pulls = PullIntake(ctx, forges, self.memory, self.quest_of)
+        self.inbox = InboxIntake(ctx, forges, self.memory, self.quest_of)
+        self.buttons = ButtonIntake(ctx, forges, self.memory, self.quest_of)
         self.reflections: Reflections | None = None
         """``/reflect`` (``bot.worker.reflections``), set when the worker is assembled."""
 
@@ -133,14 +138,6 @@ class Intake:
             return exc
         out.applied.append(applied)
         return applied
-
-    async def _quests(self, repo: str, fingerprint: str) -> list[Quest]:
-        quests = []
-        for qid in sorted(await self.indexes.quests_with_fingerprint(repo, fingerprint)):
-            _v, quest = await self.ctx.journal.snapshot(qid)
-            if quest is not None:
-                quests.append(quest)
-        return quests
 
     async def _default_head(self, repo: str) -> str:
         """Where an issue's quest starts: the default branch's head now. A failing check
@@ -220,7 +217,8 @@ class Intake:
         if settings.label not in i.labels:
             return
         fingerprint = f"issue:{i.number}"
-        if any(q.state in LIVE for q in await self._quests(i.repo, fingerprint)):
+        quest = await self.quest_of.issue(i.repo, i.number)
+        if quest is not None and quest.state in LIVE:
             return  # labelled again, or opened with the label and then labelled
         qid = new_quest_id(delivery_id, fingerprint)
         await self.memory.remember_source_issue(qid, i.number)
@@ -232,11 +230,9 @@ class Intake:
     async def _quest_push(self, p: QuestPush, delivery_id: str, out: Outcome) -> None:
         if p.by_bot:
             return  # questbot's own patch, rebase or reproduction commit
-        _v, quest = await self.ctx.journal.snapshot(p.quest_id)
-        if quest is None or quest.state not in LIVE:
-            return
-        if p.branch and p.branch != quest.branch:
-            return  # a branch of an earlier start (merged, or reverted): not its work now
+        quest = await self.quest_of.push(p.repo, p.branch)
+        if quest is None:
+            return  # another repository's branch, a fork's, or an earlier start's
         await self._apply(HumanRevision(id=f"{delivery_id}:push", quest_id=quest.id,
                                         at=self.ctx.clock(), head=p.head, pusher=p.pusher,
                                         actor=p.pusher), p.repo, out)
@@ -246,34 +242,21 @@ class Intake:
             forget = getattr(self.ctx.settings, "forget", None)
             if callable(forget):
                 forget(p.repo)
-        for qid in sorted(await self.indexes.live_quests(p.repo)):
-            _v, quest = await self.ctx.journal.snapshot(qid)
-            if quest is None or quest.base == p.after or quest.state in LANDED:
+        for quest in await self.quest_of.live(p.repo):
+            if quest.base == p.after or quest.state in LANDED:
                 continue  # after landing the base no longer bears on the quest
             if quest.state is State.LANDING and (p.pusher == self.ctx.bot_login
                                                  or await self.pulls.merged_here(quest)):
                 continue  # the quest's own merge (questbot's, GitHub's or a person's)
-            await self._apply(BaseMoved(id=f"{delivery_id}:base:{qid}", quest_id=qid,
+            await self._apply(BaseMoved(id=f"{delivery_id}:base:{quest.id}", quest_id=quest.id,
                                         at=self.ctx.clock(), base=p.after), p.repo, out)
 
     # -- commands ------------------------------------------------------------------------------
 
-    async def _thread_quest(self, c: CommentCommands, forge: Forge) -> Quest | None:
-        if c.is_pull_request:
-            quest_id = (await self.memory.quest_of_pull(c.repo, c.number)
-                        or quest_of_branch((await forge.pull(c.number)).head_ref))
-            if quest_id is None:
-                return None
-            _v, quest = await self.ctx.journal.snapshot(quest_id)
-            return quest
-        quests = await self._quests(c.repo, f"issue:{c.number}")
-        live = [q for q in quests if q.state in LIVE]
-        candidates = live or quests
-        return candidates[-1] if candidates else None
-
     async def _commands(self, c: CommentCommands, delivery_id: str, out: Outcome) -> None:
-        forge = await self.forges.for_repo(c.repo)  # not installed there: nothing to say
-        quest = await self._thread_quest(c, forge)
+        await self.forges.for_repo(c.repo)  # not installed there: nothing to say
+        thread = await self.quest_of.thread(c.repo, c.number, is_pull_request=c.is_pull_request)
+        quest = thread.quest
         commands = c.commands if quest is not None else tuple(
             item for item in c.commands if ours_without_quest(item))
         if not commands:
@@ -294,7 +277,7 @@ class Intake:
             if item.name is CommandName.STATUS:
                 reply(status_text(quest, settings.to_policy()))
                 continue
-            if not await self.permissions.may_act(forge, c.author, settings.reviewers):
+            if not await self.quest_of.may_act(c.repo, c.author):  # the quest's repository
                 if (item.name is CommandName.REFLECT and self.reflections is not None
                         and (said := await self.reflections.submit(
                             c.repo, c.author, item.reason or "", event_id))):
@@ -311,7 +294,8 @@ class Intake:
                 quest = await self._start_from_issue(c, item, event_id, out)  # anew
                 continue
             if quest is None:
-                reply(no_quest_text(login=c.author, command=item, on_pull=c.is_pull_request))
+                reply(no_quest_text(login=c.author, command=item, on_pull=c.is_pull_request)
+                      + (elsewhere_text(thread.home) if thread.home else ""))
                 continue
             event = self._command_event(item, quest, c.author, event_id)
             result = await self._apply(event, c.repo, out)

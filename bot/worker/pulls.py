@@ -12,7 +12,15 @@ ids from the delivery (or the review), so a delivery handled twice is absorbed:
   queued on the quest's own trail, keyed by the review.
 * **Closing the pull request by hand pauses the quest**, and reopening it resumes it — only a
   pause this made (``PAUSED_BY_CLOSE``): a quest a person paused with ``/pause`` stays paused.
-  questbot's own closings are not read.
+  questbot's own closings are not read. Pausing and resuming take what ``/pause`` and
+  ``/resume`` take — write access or being a configured reviewer — though GitHub lets triage
+  (and a pull request's author) close and reopen: a close by someone else leaves the quest
+  going and questbot opens the pull request again, a reopen by someone else leaves it paused
+  and questbot closes it again, each said once (``restore_pull``; ``docs/decisions.md``).
+
+Every event here is about a pull request ``bot.worker.quest_of`` binds to a quest: the quest's
+current, recorded pull request in its own repository, never a fork's or another repository's
+pull request from a branch of the same name.
 * **The merge is the landing** when it is the approved head and the quest is landing: GitHub's
   auto-merge or the merge queue merged it, or questbot did and the adapter reports it too —
   under the same id (``LANDING_KEY``), so one merge is one ``landed``. A base-branch push that
@@ -42,17 +50,15 @@ from bot.core.rules.asks import land
 from bot.core.states import ACTIVE, CHECKPOINT_AT, LIVE
 from bot.github import conversation
 from bot.github.commands import Command, CommandName
-from bot.github.conversation import Permissions
 from bot.github.forge import Forges
 from bot.github.landing import LANDING_KEY, LANDING_WAIT
 from bot.github.pull_signals import PullClosed, PullReopened, ReviewSubmitted
 from bot.journal import Applied
-from bot.journal.memory import ForgeMemory
+from bot.journal.memory import PAUSED_BY_CLOSE, ForgeMemory
+from bot.worker.quest_of import QuestOf
 
 log = logging.getLogger(__name__)
 
-PAUSED_BY_CLOSE = "paused_by_close"
-"""The pull request number whose closing paused the quest, until it is reopened."""
 QUIET = frozenset({State.LANDING, State.WATCHING, State.ROLLED_BACK})
 """States where an approval that decides nothing is ordinary GitHub, not worth a reply."""
 
@@ -68,23 +74,22 @@ def one_line(body: str, limit: int = 500) -> str:
 
 class PullIntake:
     def __init__(self, ctx: AdapterContext, forges: Forges, memory: ForgeMemory,
-                 permissions: Permissions) -> None:
+                 quest_of: QuestOf) -> None:
         self.ctx = ctx
         self.forges = forges
         self.memory = memory
-        self.permissions = permissions
+        self.quest_of = quest_of
 
-    async def _quest(self, quest_id: str, branch: str) -> Quest | None:
-        """The quest whose current branch this is (an older branch's PR is not its home)."""
-        _v, quest = await self.ctx.journal.snapshot(quest_id)
-        if quest is None or quest.state not in LIVE or quest.branch != branch:
-            return None
-        return quest
+    async def _quest(self, e: PullClosed | PullReopened | ReviewSubmitted) -> Quest | None:
+        """The live quest whose current pull request this is (``quest_of.pull``)."""
+        quest = await self.quest_of.pull(e.repo, e.number, head_repo=e.head_repo,
+                                         branch=e.branch)
+        return quest if quest is not None and quest.state in LIVE else None
 
     # -- reviews -------------------------------------------------------------------------------
 
     async def review(self, r: ReviewSubmitted, apply: Apply, say: Say) -> None:
-        quest = await self._quest(r.quest_id, r.branch)
+        quest = await self._quest(r)
         if quest is None:
             return
         cause = f"review-{r.review_id}"
@@ -95,9 +100,7 @@ class PullIntake:
         approve = r.state == "approved"
         command = (Command(name=CommandName.APPROVE, checkpoint=Checkpoint.C, line=1) if approve
                    else Command(name=CommandName.REVISE, reason=one_line(r.body), line=1))
-        forge = await self.forges.for_repo(r.repo)
-        settings = await self.ctx.settings.settings(r.repo)
-        if not await self.permissions.may_act(forge, r.reviewer, settings.reviewers):
+        if not await self.quest_of.may_act(quest.repo, r.reviewer):
             if quest.state not in QUIET:
                 await reply(conversation.review_no_permission_text(login=r.reviewer,
                                                                    command=command.name))
@@ -105,7 +108,7 @@ class PullIntake:
         open_cp = CHECKPOINT_AT.get(quest.checkpoint_state)
         if approve and quest.state is State.LANDING:
             if not await self._land_again(quest, r, cause):
-                landing = quest.c_approval.head if quest.c_approval else None
+                landing = quest.approved.head if quest.approved else None
                 await reply(conversation.stale_review_text(r.reviewer, r.commit_id,
                                                            landing or ""))
             return
@@ -130,7 +133,7 @@ class PullIntake:
         """GitHub asked for this approval before it would merge: try the merge again, pinned
         to the approved head as ever (``land`` of the approval the quest holds). ``False``
         when the review is of another commit than the one landing (it approves nothing)."""
-        approval = quest.c_approval
+        approval = quest.approved
         if approval is None or approval.head != r.commit_id:
             return approval is None
         if await self.memory.quest(quest.id, LANDING_WAIT) != f"review:{approval.head}":
@@ -148,15 +151,23 @@ class PullIntake:
     # -- closing, reopening, merging -----------------------------------------------------------
 
     async def closed(self, c: PullClosed, delivery_id: str, apply: Apply, say: Say) -> None:
-        quest = await self._quest(c.quest_id, c.branch)
+        quest = await self._quest(c)
         if quest is None:
             return
         if c.merged:
             await self._merged(quest, c, apply)
             return
-        if c.by_us or quest.state not in ACTIVE:
+        if c.by_us:
             return
         cause = f"closed-{delivery_id}"
+        if not await self.quest_of.may_act(quest.repo, c.actor):
+            await say(c.repo, c.number, [
+                conversation.restore_pull(c.repo, c.number, cause, "open", quest.id),
+                conversation.reply(c.repo, c.number, cause,
+                                   conversation.close_refused_text(c.actor, c.number))])
+            return
+        if quest.state not in ACTIVE:
+            return
         result = await apply(Paused(id=cause, quest_id=quest.id, at=self.ctx.clock(),
                                     actor=c.actor, reason=f"#{c.number} was closed by "
                                     f"@{c.actor}"), c.repo)
@@ -169,7 +180,7 @@ class PullIntake:
         await say(c.repo, c.number, [conversation.reply(c.repo, c.number, cause, body)])
 
     async def _merged(self, quest: Quest, c: PullClosed, apply: Apply) -> None:
-        approval = quest.c_approval
+        approval = quest.approved
         if (quest.state is not State.LANDING or approval is None or approval.head != c.head
                 or not c.merge_sha):
             if quest.state is not State.WATCHING:
@@ -184,13 +195,19 @@ class PullIntake:
 
     async def reopened(self, o: PullReopened, delivery_id: str, apply: Apply,
                        say: Say) -> None:
-        quest = await self._quest(o.quest_id, o.branch)
+        quest = await self._quest(o)
         if quest is None or o.by_us or quest.state is not State.PARKED:
             return
         if (quest.park_reason is not ParkReason.PAUSED
                 or await self.memory.quest(quest.id, PAUSED_BY_CLOSE) != str(o.number)):
             return  # paused by a person's /pause, or parked for another reason: it stays
         cause = f"reopened-{delivery_id}"
+        if not await self.quest_of.may_act(quest.repo, o.actor):
+            await say(o.repo, o.number, [
+                conversation.restore_pull(o.repo, o.number, cause, "closed", quest.id),
+                conversation.reply(o.repo, o.number, cause,
+                                   conversation.reopen_refused_text(o.actor, o.number))])
+            return
         result = await apply(Resumed(id=cause, quest_id=quest.id, at=self.ctx.clock(),
                                      actor=o.actor), o.repo)
         if isinstance(result, InvalidTransition):
@@ -205,8 +222,8 @@ class PullIntake:
         """Whether the quest's pull request is merged: a push to the base branch while the
         quest lands is then that merge (GitHub's auto-merge or merge queue, or a person's),
         not the base moving under the quest."""
-        number, branch = await self.memory.quest_fields(quest.id, "pr", "pr_branch")
-        if number is None or (branch or f"quest/{quest.id}") != quest.branch:
+        number = await self.memory.quest_pull(quest.id, quest.branch)
+        if number is None:
             return False
         forge = await self.forges.for_repo(quest.repo)
-        return (await forge.pull(int(number))).merged
+        return (await forge.pull(number)).merged

@@ -94,11 +94,27 @@ class RedisCluster:
             roles = [redis.Redis(port=n.port, socket_timeout=0.5).info("replication")
                      for n in self.nodes if n.process is not None]
             replicas = [r for r in roles if r.get("role") == "slave"]
-            if len(replicas) == self.masters and all(
-                    r.get("master_link_status") == "up" for r in replicas):
+            if (len(replicas) == self.masters
+                    and all(r.get("master_link_status") == "up" for r in replicas)
+                    and self._everyone_knows_the_replicas()):
                 return
             time.sleep(0.1)
         raise RuntimeError(f"the replicas did not sync within {seconds} s")
+
+    def _everyone_knows_the_replicas(self) -> bool:
+        """Each node's ``CLUSTER NODES`` shows as many replicas as masters: a replica's role
+        spreads by gossip, so on a loaded machine a node can still list it as a master after
+        the replica itself has synced — and a client asking that node would see six masters."""
+        for node in self.nodes:
+            if node.process is None:
+                continue
+            view = redis.Redis(port=node.port, socket_timeout=0.5).execute_command(
+                "CLUSTER", "NODES")
+            text = view.decode() if isinstance(view, bytes) else str(view)
+            flags = [line.split()[2] for line in text.splitlines() if line.strip()]
+            if sum("slave" in f.split(",") for f in flags) != self.masters:
+                return False
+        return True
 
     def wait_ok(self, seconds: float = 30) -> None:
         """Until every live node says the cluster is ``ok`` and every slot is served."""

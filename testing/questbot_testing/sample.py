@@ -74,6 +74,7 @@ def sample_spec(python: str | None = None) -> ScriptedSpec:
         reproduction_files={REPRODUCTION_PATH: REPRODUCTION_TEST},
         reproduction_command=(python, "-m", "unittest", "-q", "tests.test_questbot_reproduction"),
         plan="Round the page count up: -(-total // per_page). One line in pager.py.",
+        plan_files=("pager.py",),
         risk=Risk.LOW,
         patch_edits=(Edit(path="pager.py", old="return total // per_page",
                           new="return -(-total // per_page)"),),

@@ -24,6 +24,7 @@ from bot.agent.evidence_store import (
 from bot.agent.machine import RunState
 from bot.agent.result import TaskResult
 from bot.agent.runs import agent_adapters
+from bot.agent.scope import scoped_plan
 from bot.agent.scripted import ScriptedSpec
 from bot.agent.validation import Claim, ClaimVerdict, Evidence, Verdict
 from bot.core import EffectType, Quest, State
@@ -264,7 +265,7 @@ async def test_research_records_the_claims_with_their_verdicts(
     start = only(await quests.decide("A"), EffectType.START_AGENT)
     await quests.apply(await run[EffectType.START_AGENT](start))
     bundle = await store.lookup(quests.now())
-    assert bundle is not None and bundle.plan == spec.plan
+    assert bundle is not None and bundle.plan == scoped_plan(spec.plan, spec.plan_files)
     assert bundle.reproduction is not None
     assert bundle.reproduction.command == spec.reproduction_command
     assert bundle.reproduction.base_exit_code != 0 and not bundle.reproduction.confirmed

@@ -24,6 +24,10 @@ CHECK_SETS: dict[str, tuple[CheckRecord, ...]] = {
     "none": (),
     "all_pass": (check("lint", 0), check("test", 0)),
     "one_fails": (check("lint", 0), check("test", 1)),
+    # a mutation pass found that checking only the last check survived every fixture above
+    # (the failing check was always last): the failing one first, and in the middle
+    "first_fails": (check("lint", 2), check("test", 0), check("types", 0)),
+    "middle_fails": (check("lint", 0), check("test", 1), check("types", 0)),
 }
 
 
@@ -45,6 +49,14 @@ def test_gaps_say_why() -> None:
         "no change was applied",
         "check 'test' failed (exit 1)",
     )
+
+
+@pytest.mark.parametrize(("checks", "failing"), [("first_fails", "check 'lint' failed (exit 2)"),
+                                                 ("middle_fails", "check 'test' failed (exit 1)")])
+def test_a_failing_check_before_the_last_is_a_gap(checks: str, failing: str) -> None:
+    result = TaskResult(run_id="r", state=RunState.COMPLETED, change=CHANGE,
+                        checks=CHECK_SETS[checks])
+    assert result.verification_gaps() == (failing,) and not result.verified
 
 
 def test_verified_cannot_be_asserted() -> None:

@@ -177,7 +177,8 @@ async def test_a_patch_that_edits_the_reproduction_is_rejected_by_review(
     events = await run[EffectType.START_AGENT](only(await quests.decide("B"),
                                                     EffectType.START_AGENT))
     assert events is not None and events[0].type == "agent_halted"
-    assert "changes the reproduction's files" in events[0].reason
+    said = "changes the reproduction's file `tests/test_questbot_reproduction.py`"
+    assert said in events[0].reason
 
 
 async def test_a_repo_without_a_script_parks_saying_what_to_set(

@@ -46,8 +46,9 @@ async def test_at_checkpoint_c_the_draft_is_marked_ready_once_and_lands(stack: S
     assert not pr.draft
     (marked,) = stack.calls("graphql/markPullRequestReadyForReview")
     assert marked.status == 200 and marked.json["variables"]["id"].startswith("PR_")
-    # the fake's pull_request ready_for_review is tested in tests/fake/test_graphql.py; app.yml
-    # does not subscribe to pull_request, so here it is not sent
+    # the fake's pull_request ready_for_review is tested in
+    # tests/questbot_testing/fakegithub/test_graphql.py; app.yml does not subscribe to
+    # pull_request, so here it is not sent
     quest = await story.approve("C", State.WATCHING)
     assert pr.merged and stack.calls("pulls/merge")[-1].json["sha"] == quest.head
     assert len(stack.calls("graphql/markPullRequestReadyForReview")) == 1

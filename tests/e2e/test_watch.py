@@ -10,7 +10,7 @@ import pytest
 
 from bot.core import State
 from questbot_testing.fakegithub import ci
-from questbot_testing.scenario import GREEN, RED, REPO, landed
+from questbot_testing.scenario import GREEN, MAINTAINER, RED, REPO, landed
 from questbot_testing.stack import Stack
 
 
@@ -94,3 +94,28 @@ async def test_a_rerun_that_passes_is_flaky_evidence_and_the_watch_goes_on(
     await stack.advance(61)
     assert (await stack.quest(story.quest_id)).state is State.CLOSED
     assert reverts(stack) == []
+
+
+async def test_a_rollback_after_a_pause_in_the_watch_reverts_what_landed(stack: Stack) -> None:
+    """Paused during the watch, the quest still hears its base move (a person's commit on
+    main) — which once ended its C approval and moved its base, so the rollback reverted
+    against the new main and left the landed change in place (issue 22, item 6). What landed
+    is what is reverted, and the person's commit stays."""
+    story, _ = await landed(stack)
+    repo = stack.fake.repo(REPO)
+    number = story.pr_number()
+    await stack.fake.comment(REPO, number, "/pause a release first", user=MAINTAINER)
+    await story.step("maya paused the watch", State.PARKED)
+    person = await stack.fake.push(REPO, "main", {"NOTES.md": "release notes\n"}, user="carol")
+    await stack.settle()
+    await stack.fake.comment(REPO, number, "/resume", user=MAINTAINER)
+    await story.step("maya resumed it", State.WATCHING)
+    run = ci.actions_run(stack.fake, REPO, person.sha, RED)
+    ci.script_rerun(run, RED)
+    await ci.deliver(stack.fake, ci.completed(stack.fake, REPO, run))
+    await story.step("CI failed after the merge; its re-run failed too", State.HYPOTHESISED, 2)
+    (revert,) = reverts(stack)
+    assert revert.merged  # type: ignore[attr-defined]
+    main = str(repo.branch_sha("main"))
+    assert b"return total // per_page" in repo.git.read(main, "pager.py")  # the fix reverted
+    assert repo.git.read(main, "NOTES.md") == b"release notes\n"  # carol's commit kept

@@ -24,7 +24,7 @@ def test_verified_renders_as_success() -> None:
     assert "`test` passed (exit 0)" in text
     assert "confirmed: fails on the base, passes on the head" in text
     assert "**rejected** (confidence 0.30)" in text
-    assert "missing_file: 'x\\.py' does not exist" in text
+    assert "no such file: 'x\\.py' does not exist" in text
 
 
 @pytest.mark.parametrize("name", sorted(UNVERIFIED))

@@ -12,7 +12,7 @@ from questbot_testing.fakegithub.webhooks import build_payload
 
 REPO = "octo/sample"
 QUESTBOT = AppIdentity(id=4242, slug="questbot")
-QUEST = {"head": {"ref": "quest/q0123456789", "sha": "b" * 40}}
+QUEST = {"head": {"ref": "quest/q0123456789", "sha": "b" * 40, "repo": {"full_name": REPO}}}
 
 
 async def intents(event: str, example: str, **overrides: Any) -> list[object]:
@@ -29,7 +29,7 @@ def review(state: str, *, login: str = "maya", kind: str = "User") -> dict[str, 
 
 async def test_an_approval_and_a_change_request_are_decisions_bound_to_their_commit() -> None:
     (approve,) = await intents("pull_request_review", "submitted", **review("approved"))
-    assert approve == ReviewSubmitted(REPO, 2, "q0123456789", "quest/q0123456789", 77, "maya",
+    assert approve == ReviewSubmitted(REPO, 2, "quest/q0123456789", REPO, 77, "maya",
                                       "approved", "c" * 40, "split it")
     (revise,) = await intents("pull_request_review", "submitted",
                               **review("changes_requested"))
@@ -48,7 +48,7 @@ async def test_reviews_of_other_pull_requests_or_by_bots_are_not_read() -> None:
 async def test_closed_by_hand_merged_and_reopened() -> None:
     (closed,) = await intents("pull_request", "closed", pull_request={**QUEST, "merged": False},
                               sender={"login": "maya", "type": "User"})
-    assert closed == PullClosed(REPO, 2, "q0123456789", "quest/q0123456789", "b" * 40, False,
+    assert closed == PullClosed(REPO, 2, "quest/q0123456789", REPO, "b" * 40, False,
                                 "", "maya", False)
     (merged,) = await intents("pull_request", "closed",
                               pull_request={**QUEST, "merged": True, "merge_commit_sha": "m" * 40},
@@ -57,10 +57,24 @@ async def test_closed_by_hand_merged_and_reopened() -> None:
     assert merged.by_us
     (reopened,) = await intents("pull_request", "reopened", pull_request=QUEST,
                                 sender={"login": "maya", "type": "User"})
-    assert reopened == PullReopened(REPO, 2, "q0123456789", "quest/q0123456789", "maya", False)
+    assert reopened == PullReopened(REPO, 2, "quest/q0123456789", REPO, "maya", False)
 
 
 async def test_a_user_named_like_questbot_is_not_questbot() -> None:
     (closed,) = await intents("pull_request", "closed", pull_request={**QUEST, "merged": False},
                               sender={"login": "questbot[bot]", "type": "User"})
     assert isinstance(closed, PullClosed) and not closed.by_us
+
+
+async def test_a_fork_pull_request_names_the_fork_and_no_quest() -> None:
+    """Which quest a pull request is, is not the branch's to say: the intent carries the head's
+    repository (a fork's here) for ``bot.worker.quest_of`` to judge, and no quest id."""
+    fork = {"head": {**QUEST["head"], "repo": {"full_name": "eve/sample"}}}
+    (closed,) = await intents("pull_request", "closed", pull_request={**fork, "merged": False},
+                              sender={"login": "eve", "type": "User"})
+    assert isinstance(closed, PullClosed) and closed.head_repo == "eve/sample"
+    assert not hasattr(closed, "quest_id")
+    gone = {"head": {**QUEST["head"], "repo": None}}  # a deleted fork: GitHub says null
+    (reopened,) = await intents("pull_request", "reopened", pull_request=gone,
+                                sender={"login": "eve", "type": "User"})
+    assert isinstance(reopened, PullReopened) and reopened.head_repo == ""

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+
 import pytest
+from gidgethub import ValidationFailure
+from gidgethub.sansio import validate_event
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -129,3 +134,46 @@ def test_any_single_digit_change_in_the_header_fails(
     )
     with pytest.raises(SignatureMismatchError):
         verify_signature(secret, body, header[:index] + replacement + header[index + 1 :])
+
+
+# --- against gidgethub's check (why questbot keeps its own: docs/decisions.md) ------------------
+
+
+@given(secret=st.text(min_size=1, max_size=64), body=st.binary(max_size=512), data=st.data())
+def test_on_sha256_headers_questbot_and_gidgethub_agree(
+    secret: str, body: bytes, data: st.DataObject
+) -> None:
+    """Where gidgethub's ``validate_event`` can be asked (a text secret, a lower-case SHA-256
+    header), it and questbot's check accept and refuse the same deliveries."""
+    header = sign(secret, body)
+    if data.draw(st.booleans(), label="tampered"):
+        index = data.draw(st.integers(len("sha256="), len(header) - 1), label="index")
+        header = header[:index] + ("0" if header[index] != "0" else "1") + header[index + 1 :]
+    try:
+        validate_event(body, signature=header, secret=secret)
+        gidgethub_accepts = True
+    except ValidationFailure:
+        gidgethub_accepts = False
+    try:
+        verify_signature(secret, body, header)
+        questbot_accepts = True
+    except SignatureError:
+        questbot_accepts = False
+    assert questbot_accepts == gidgethub_accepts
+
+
+def test_what_gidgethub_takes_and_questbot_refuses() -> None:
+    """The guarantees gidgethub's check does not give: SHA-1 refused, an empty secret refused,
+    upper-case hex read as GitHub's digest."""
+    sha1 = "sha1=" + hmac.new(GITHUB_SECRET.encode(), GITHUB_BODY, hashlib.sha1).hexdigest()
+    validate_event(GITHUB_BODY, signature=sha1, secret=GITHUB_SECRET)
+    with pytest.raises(MalformedSignatureError):
+        verify_signature(GITHUB_SECRET, GITHUB_BODY, sha1)
+    empty = "sha256=" + hmac.new(b"", GITHUB_BODY, hashlib.sha256).hexdigest()
+    validate_event(GITHUB_BODY, signature=empty, secret="")
+    with pytest.raises(ValueError, match="webhook secret is empty"):
+        verify_signature("", GITHUB_BODY, empty)
+    upper = "sha256=" + GITHUB_SIGNATURE.removeprefix("sha256=").upper()
+    with pytest.raises(ValidationFailure):
+        validate_event(GITHUB_BODY, signature=upper, secret=GITHUB_SECRET)
+    verify_signature(GITHUB_SECRET, GITHUB_BODY, upper)

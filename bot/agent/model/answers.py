@@ -42,17 +42,26 @@ class ResearchAnswer(_Answer):
     claims: tuple[Claim, ...] = Field(min_length=1)
 
 
+class ScopedPlan(PlanReply):
+    """The plan: what to change, its risk, and the files it changes — the patch may change
+    these and no others."""
+
+    files: tuple[str, ...] = Field(min_length=1, description=(
+        "the paths of the files the patch will change, relative to the checkout's root"))
+
+
 class ReproduceAnswer(_Answer):
-    """A test that fails on the base because of the bug, how to run it, and the plan."""
+    """A test that fails on the base because of the bug, how to run it (its files are all it
+    may change), and the plan."""
 
     reproduction: ReproductionReply
-    plan: PlanReply
+    plan: ScopedPlan
 
 
 class PlanAnswer(_Answer):
     """A new plan for the reproduction that stands."""
 
-    plan: PlanReply
+    plan: ScopedPlan
     claims: tuple[Claim, ...] = ()
 
 

@@ -48,8 +48,10 @@ from bot.agent.model.registry import ModelRuns
 from bot.agent.model.untrusted import fence
 from bot.agent.model.workbench import ToolRefused, Workbench
 from bot.agent.proof_runner import EXIT_NOT_STARTED, EXIT_TIMED_OUT
+from bot.agent.scope import reproduction_problem
 from bot.agent.task import AgentReply, AgentTask, Stage, Usage
 from bot.agent.validation import CheckoutView, Verdict, lexical_path_problem, validate_claims
+from bot.agent.workspace import changed_paths
 
 MAX_REQUESTS = 60
 """Model requests one answer may take: tool calls and retries included."""
@@ -211,7 +213,7 @@ def _conversation(stage: Stage, *, model_settings: ModelSettings,
         """Read the failing CI job's log, from the step that failed."""
         return ctx.deps.bench.read_log()
 
-    @conversation.tool
+    @conversation.tool(sequential=True)  # alone: no file tool runs while it can change files
     async def run_command(ctx: RunContext[Turn], argv: list[str]) -> str:
         """Run a command (an argv list, no shell) in the checkout's root, without network."""
         try:
@@ -272,6 +274,10 @@ async def _reproduction_problem(bench: Workbench, output: ReproduceAnswer) -> st
             bench.write_file(path, content)
         except ToolRefused as exc:
             return f"the reproduction's file {path!r} cannot be written: {exc}"
+    beyond = reproduction_problem(await changed_paths(bench.checkout), repro.files)
+    if beyond is not None:
+        return (f"The reproduction cannot be pushed: {beyond}. Its `files` are all it may "
+                "change: write back any other file you changed as it was, or halt.")
     result = await bench.execute(repro.command)
     if result.exit_code == 0:
         return (f"{repro.name} passes on the base, so it does not reproduce the failure:\n"

@@ -39,16 +39,18 @@ path, an exact quote and the line. Confidence below 0.7 marks a claim inconclusi
     Stage.REPRODUCE: """\
 Stage: reproduce. Write the smallest test that fails on this checkout because of the bug
 (write_file), run it to see it fail (run_command), and answer with its name, the argv that
-runs it from the checkout's root, its files and their full contents, and a plan for the fix
-with its risk: low, medium, or high for changes a person must approve (security, data,
-interfaces others use). A test that passes here does not reproduce the bug.""",
+runs it from the checkout's root, its files and their full contents (change no other file),
+and a plan for the fix with its risk — low, medium, or high for changes a person must approve
+(security, data, interfaces others use) — and the files the fix will change: the patch may
+change no others. A test that passes here does not reproduce the bug.""",
     Stage.PLAN: """\
-Stage: plan. The reproduction stands; a person asked for a new plan. Answer with the plan and
-its risk.""",
+Stage: plan. The reproduction stands; a person asked for a new plan. Answer with the plan, its
+risk and the files it will change.""",
     Stage.PATCH: """\
 Stage: patch. Change the code so the reproduction and the repository's checks pass: write the
-files (write_file), run the tests (run_command), and answer with a commit message. Do not
-change the reproduction's test files or anything under .github/; fix the code, not the test.""",
+files (write_file), run the tests (run_command), and answer with a commit message. Change only
+the files the plan names; do not change the reproduction's test files or anything under
+.github/; fix the code, not the test.""",
 }
 
 

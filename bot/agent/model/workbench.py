@@ -2,9 +2,13 @@
 
 Every path a model names is judged as a claim's evidence is (``CheckoutView.resolve``): no
 absolute paths, no ``..``, nothing in ``.git``, nothing a symlink leads out of the checkout.
-A refused path is an answer to the model (``ToolRefused``, which the conversation hands back
-as a retry), not a worker error. Whatever a tool reads from the repository, the log or a
-command's output goes back fenced as untrusted data (``bot.agent.model.untrusted``).
+Then it is opened without following any link (``bot.agent.beneath``), because a command the
+model runs at the same time may swap a directory for a link to the worker's files after the
+path was judged. ``write_file`` writes no file under ``.github/`` (CI workflows and
+questbot's own settings are a person's call) and never through a link. A refused path is an
+answer to the model (``ToolRefused``, which the conversation hands back as a retry), not a
+worker error. Whatever a tool reads from the repository, the log or a command's output goes
+back fenced as untrusted data (``bot.agent.model.untrusted``).
 
 Commands are argv lists, never shell strings, and run through
 ``bot.agent.proof_runner.run_command`` — the one runner for repository code: the bubblewrap
@@ -19,13 +23,16 @@ import asyncio
 import fnmatch
 import os
 import re
-from collections.abc import Sequence
+import stat
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from bot.agent.beneath import open_beneath, read_at, read_beneath, write_beneath
 from bot.agent.errors import AgentError, UnsafePath
 from bot.agent.model.untrusted import failing_step, fence
 from bot.agent.proof_runner import CommandResult, run_command
+from bot.agent.scope import persons_call
 from bot.agent.validation import CheckoutView
 from bot.errors import Refused
 
@@ -34,6 +41,9 @@ MAX_READ_LINES = 400
 MAX_READ_CHARS = 40_000
 MAX_MATCHES = 100
 MAX_FILE_BYTES = 1_000_000
+"""The largest file ``search`` reads and ``write_file`` writes."""
+MAX_READ_BYTES = 4_000_000
+"""What ``read_file`` reads of a file at most: its lines are cut to ``MAX_READ_CHARS`` anyway."""
 MAX_OUTPUT_CHARS = 8_000
 COMMAND_TIMEOUT_SECONDS = 300.0
 MAX_COMMANDS = 20
@@ -69,33 +79,63 @@ class Workbench:
 
     def list_files(self, directory: str = ".", pattern: str = "*") -> str:
         """The files under ``directory`` whose name matches ``pattern``, one path a line."""
-        root = self._path(directory)
-        if not root.is_dir():
-            raise ToolRefused(f"{directory!r} is not a directory of the checkout")
-        found: list[str] = []
-        for current, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d != ".git")
-            for name in sorted(files):
-                where = Path(current) / name
-                if fnmatch.fnmatch(name, pattern) and self._inside(where):
-                    found.append(self._relative(where))
+        found = [path for path, _fd, name in self._walk(directory)
+                 if fnmatch.fnmatch(name, pattern)]
         shown = found[:MAX_LISTED]
         more = f"\n… and {len(found) - MAX_LISTED} more" if len(found) > MAX_LISTED else ""
         return fence(f"file list of {directory}", "\n".join(shown) + more or "(no files)")
 
-    def _inside(self, where: Path) -> bool:
+    def _walk(self, directory: str) -> Iterator[tuple[str, int, str]]:
+        """``(path, directory fd, name)`` of every file under ``directory`` that lies in the
+        checkout, ``.git`` left out. Walked by descriptors (``os.fwalk``), never into a link,
+        so a directory swapped for a link mid-walk is not followed; a link to a file is
+        listed only when it leads to a file of the checkout."""
+        root = self._path(directory)
+        start = self._relative(root)
         try:
-            self.view.resolve(self._relative(where))
-        except (UnsafePath, ValueError):
+            top = (os.open(self.view.root, os.O_RDONLY | os.O_DIRECTORY) if start == "."
+                   else open_beneath(self.view.root, start, os.O_RDONLY | os.O_DIRECTORY))
+        except OSError:
+            raise ToolRefused(f"{directory!r} is not a directory of the checkout") from None
+        try:
+            for current, dirs, files, dir_fd in os.fwalk(".", dir_fd=top,
+                                                         follow_symlinks=False):
+                dirs[:] = sorted(d for d in dirs if d != ".git")
+                for name in sorted(files):
+                    path = PurePosixPath(start, current, name).as_posix()
+                    try:
+                        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+                    except OSError:
+                        continue
+                    if stat.S_ISLNK(info.st_mode) and not self._inside(path):
+                        continue
+                    yield path, dir_fd, name
+        finally:
+            os.close(top)
+
+    def _inside(self, path: str) -> bool:
+        try:
+            return self.view.resolve(path).is_file()
+        except (UnsafePath, ValueError, OSError):
             return False
-        return True
+
+    def _read(self, path: str, where: Path, limit: int) -> bytes:
+        """The bytes of the judged ``where``, opened without following a link."""
+        try:
+            return read_beneath(self.view.root, self._relative(where), limit)
+        except FileNotFoundError:
+            raise ToolRefused(f"{path!r} does not exist in the checkout") from None
+        except OSError:
+            raise ToolRefused(f"{path!r} is not a file of the checkout: it is something else, "
+                              "or a link appeared on the way while it was read") from None
 
     def read_file(self, path: str, start_line: int = 1, end_line: int | None = None) -> str:
         """Lines ``start_line``..``end_line`` of ``path``, numbered, as evidence to cite."""
         where = self._path(path)
         if not where.is_file():
             raise ToolRefused(f"{path!r} does not exist in the checkout")
-        lines = where.read_bytes().decode("utf-8", errors="replace").splitlines()
+        lines = self._read(path, where, MAX_READ_BYTES).decode(
+            "utf-8", errors="replace").splitlines()
         first = max(start_line, 1)
         last = min(end_line or len(lines), len(lines), first + MAX_READ_LINES - 1)
         numbered = "\n".join(f"{n:>5}  {lines[n - 1]}" for n in range(first, last + 1))
@@ -109,23 +149,28 @@ class Workbench:
             wanted = re.compile(pattern)
         except re.error as exc:
             raise ToolRefused(f"{pattern!r} is not a regular expression: {exc}") from None
-        root = self._path(directory)
         matches: list[str] = []
-        for current, dirs, files in os.walk(root):
-            dirs[:] = sorted(d for d in dirs if d != ".git")
-            for name in sorted(files):
-                where = Path(current) / name
-                if not self._inside(where) or where.stat().st_size > MAX_FILE_BYTES:
-                    continue
-                data = where.read_bytes()
-                if b"\x00" in data[:4096]:
-                    continue  # binary
-                for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
-                    if wanted.search(line):
-                        matches.append(f"{self._relative(where)}:{number}: {line[:300]}")
-                        if len(matches) >= MAX_MATCHES:
-                            return fence(f"search {pattern}", "\n".join(matches) + "\n…")
+        for path, dir_fd, name in self._walk(directory):
+            data = self._search_read(path, dir_fd, name)
+            if data is None or b"\x00" in data[:4096]:
+                continue  # not a file of the checkout, too large, or binary
+            for number, line in enumerate(data.decode("utf-8", "replace").splitlines(), 1):
+                if wanted.search(line):
+                    matches.append(f"{path}:{number}: {line[:300]}")
+                    if len(matches) >= MAX_MATCHES:
+                        return fence(f"search {pattern}", "\n".join(matches) + "\n…")
         return fence(f"search {pattern}", "\n".join(matches) or "(no matches)")
+
+    def _search_read(self, path: str, dir_fd: int, name: str) -> bytes | None:
+        """A file ``_walk`` found, read as a link-free path: in its directory, or — a link
+        to a file of the checkout — where it leads."""
+        data = read_at(dir_fd, name, MAX_FILE_BYTES + 1)
+        if data is None:
+            try:
+                data = self._read(path, self._path(path), MAX_FILE_BYTES + 1)
+            except ToolRefused:
+                return None
+        return None if len(data) > MAX_FILE_BYTES else data
 
     def read_log(self) -> str:
         """The failing job's log, from the step that failed."""
@@ -137,13 +182,24 @@ class Workbench:
         """Write ``content`` as the whole of ``path`` in the checkout."""
         if not self.writable:
             raise ToolRefused("this stage reads the checkout; it does not change it")
-        if len(content.encode()) > MAX_FILE_BYTES:
+        data = content.encode()
+        if len(data) > MAX_FILE_BYTES:
             raise ToolRefused(f"{path!r} would exceed {MAX_FILE_BYTES} bytes")
         where = self._path(path)
+        if persons_call(path):
+            raise ToolRefused(f"{path!r} is under .github/: CI workflows and questbot's "
+                              "settings are a person's call, never an agent's")
+        inside = PurePosixPath(self._relative(where))
+        if inside != PurePosixPath(path) or where.is_symlink() or persons_call(str(inside)):
+            raise ToolRefused(f"{path!r} is a symbolic link, or lies below one; questbot "
+                              "writes files, never through links")
         if where.is_dir():
             raise ToolRefused(f"{path!r} is a directory")
-        where.parent.mkdir(parents=True, exist_ok=True)
-        where.write_text(content)
+        try:
+            write_beneath(self.view.root, inside, data)
+        except OSError:
+            raise ToolRefused(f"{path!r} cannot be written: something other than a file is "
+                              "there, or a link appeared on the way") from None
         self.written.append(path)
         return f"wrote {len(content.splitlines())} lines to {path}"
 

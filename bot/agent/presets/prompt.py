@@ -44,14 +44,15 @@ involved. Change no files. Answer:
     Stage.REPRODUCE: """\
 Stage: reproduce. Write the smallest test that fails on this checkout because of the bug, run
 it to see it fail, and answer with the argv that runs it from the checkout's root, its files'
-full contents, and a plan for the fix with its risk (low, medium, or high for changes a person
-must approve: security, data, interfaces others use):
+full contents (change no other file), and a plan for the fix with its risk (low, medium, or
+high for changes a person must approve: security, data, interfaces others use) and the files
+the fix will change (the patch may change no others):
 {"reproduction": {"name": "test name", "command": ["python", "-m", "pytest", "tests/test_x.py"],
   "files": {"tests/test_x.py": "full contents"}},
- "plan": {"summary": "what to change", "risk": "low"}}""",
+ "plan": {"summary": "what to change", "risk": "low", "files": ["x.py"]}}""",
     Stage.PLAN: """\
 Stage: plan. The reproduction stands; a person asked for a new plan. Change no files. Answer:
-{"plan": {"summary": "what to change", "risk": "low"}}""",
+{"plan": {"summary": "what to change", "risk": "low", "files": ["x.py"]}}""",
     Stage.PATCH: """\
 Stage: patch. Change the code so the reproduction and the repository's checks pass; leave the
 changes in the working tree, uncommitted. Do not change the reproduction's test files or

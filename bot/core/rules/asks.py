@@ -93,8 +93,8 @@ def start(stage: str, **extra: Any) -> Ask:
 
 def land(q: Quest) -> Ask:
     """``land`` carries the approved snapshot, flat: the merge is pinned to its head."""
-    approval = q.c_approval
-    assert approval is not None  # guarded by every caller
+    approval = q.approved
+    assert approval is not None  # guarded by every caller: the approval stands
     return (E.LAND, {"head": approval.head, "base": approval.base,
                      "revision": approval.revision, "proof_digest": approval.proof_digest})
 

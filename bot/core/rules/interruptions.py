@@ -84,8 +84,8 @@ def killed(q: Quest, e: Killed, _p: Policy) -> Result:
 
 
 def human_revision(q: Quest, e: HumanRevision, _p: Policy) -> Result:
-    if e.head == q.head:
-        return q, []
+    if e.head == q.head or q.merge_sha is not None:
+        return q, []  # landed: a push to the merged branch is not its work (paused in the watch)
     q = q.evolve({"head": e.head, "head_pusher": e.pusher, "revision": q.revision + 1,
                   "proof": None, "c_approval": None, "rebasing": False})
     state = q.checkpoint_state
@@ -108,8 +108,8 @@ def human_revision(q: Quest, e: HumanRevision, _p: Policy) -> Result:
 
 
 def base_moved(q: Quest, e: BaseMoved, _p: Policy) -> Result:
-    if e.base == q.base:
-        return q, []
+    if e.base == q.base or q.merge_sha is not None:
+        return q, []  # landed: the base moves on from the merge; what landed is what reverts
     q = q.evolve({"base": e.base, "c_approval": None})
     if q.state is S.PARKED:
         held = q.claimed_from if q.resume_state is S.HANDED_OFF else q.resume_state

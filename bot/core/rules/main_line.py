@@ -152,7 +152,9 @@ def reproduced(q: Quest, e: Reproduced, _p: Policy) -> Result:
 
 
 def reproduction_failed(q: Quest, e: ReproductionFailed, _p: Policy) -> Result:
-    nq = park(q, ParkReason.CANNOT_REPRODUCE, S.REPRODUCING)
+    """Parked with the run's reason as the note people read beside "could not be
+    reproduced": the test passed on the base, or the run was refused, and which it was."""
+    nq = park(q, ParkReason.CANNOT_REPRODUCE, S.REPRODUCING, park_note=e.reason)
     return nq, [(E.NOTIFY_INBOX, {"reason": f"cannot reproduce: {e.reason}"})]
 
 

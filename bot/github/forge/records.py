@@ -29,6 +29,9 @@ class Pull:
     """The merge method auto-merge will use (``merge``, ``squash``, ``rebase``), while on."""
     mergeable_state: str = "unknown"
     """``clean``, ``blocked``, ``dirty``, … (BEHAVIOUR §5); ``pulls/get`` only."""
+    head_repo: str = ""
+    """The repository the head branch is in (``head.repo.full_name``): another one's for a
+    pull request from a fork; empty when GitHub gives none (the fork was deleted)."""
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Pull:
@@ -48,6 +51,7 @@ class Pull:
             auto_merge=(str((data.get("auto_merge") or {}).get("merge_method") or "merge")
                         if data.get("auto_merge") else None),
             mergeable_state=str(data.get("mergeable_state") or "unknown"),
+            head_repo=str((data["head"].get("repo") or {}).get("full_name") or ""),
         )
 
 

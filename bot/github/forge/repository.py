@@ -77,6 +77,14 @@ class Forge:
                       "it may have been deleted; /kill the quest or reopen it"):
             return Pull.of(await self.gh.getitem(f"{self.base}/pulls/{number}"))
 
+    async def set_pull_state(self, number: int, state: str) -> Pull:
+        """``pulls/update`` with ``state`` (``open`` or ``closed``); GitHub refuses to reopen
+        one whose branch is gone (422), which is permanent."""
+        with refusals(f"set #{number} of {self.repo} {state}",
+                      "its branch may have been deleted; open or close it by hand"):
+            return Pull.of(await self.gh.patch(f"{self.base}/pulls/{number}",
+                                               data={"state": state}))
+
     async def merge(self, number: int, sha: str, title: str, method: str = "merge") -> str:
         """``pulls/merge`` pinned to ``sha`` with ``method`` (``merge``, ``squash`` or
         ``rebase``); returns the merge commit (the squashed commit, or the new base tip for a

@@ -76,6 +76,20 @@ class Actions(Sending, CiResults):
         issue.comments.append(comment.id)
         return comment
 
+    def fork(self, full_name: str, owner: str) -> Repository:
+        """``owner``'s fork of ``full_name``: the same objects and branches, in a repository
+        of its own (``owner/<name>``; the App installed on ``owner``'s account, as
+        ``create_repository`` does)."""
+        source = self.repo(full_name)
+        fork = self.create_repository(f"{owner}/{source.name}",
+                                      default_branch=source.default_branch)
+        fork.git.blobs.update(source.git.blobs)
+        fork.git.trees.update(source.git.trees)
+        fork.git.commits.update(source.git.commits)
+        fork.refs = {ref: sha for ref, sha in source.refs.items()
+                     if ref.startswith("refs/heads/")}
+        return fork
+
     def add_pull(
         self,
         repo: Repository,
@@ -86,11 +100,18 @@ class Actions(Sending, CiResults):
         user: str,
         *,
         draft: bool = False,
+        head_repo: str = "",
     ) -> PullRequest:
+        """A pull request into ``repo`` from its branch ``head`` — or, with ``head_repo``, from
+        that fork's branch, whose commits GitHub then also keeps in the base repository."""
         number = repo.take_number()
         repo.issues[number] = Issue(number, title, body, user, iso(), is_pull_request=True)
-        head_sha, base_sha = repo.refs[f"refs/heads/{head}"], repo.refs[f"refs/heads/{base}"]
-        pr = PullRequest(number, head, base, head_sha, base_sha, draft=draft)
+        source = self.repo(head_repo) if head_repo else repo
+        head_sha, base_sha = source.refs[f"refs/heads/{head}"], repo.refs[f"refs/heads/{base}"]
+        if source is not repo:
+            _fetch(source, repo)
+        pr = PullRequest(number, head, base, head_sha, base_sha, draft=draft,
+                         head_repo=source.full_name if source is not repo else "")
         repo.pulls[number] = pr
         return pr
 
@@ -145,10 +166,13 @@ class Actions(Sending, CiResults):
         body: str | None = None,
         user: str = "octocat",
         draft: bool = False,
+        head_repo: str = "",
     ) -> PullRequest:
-        """Open a pull request from ``head`` as ``user``; sends ``pull_request`` ``opened``."""
+        """Open a pull request from ``head`` as ``user`` — from the fork ``head_repo``'s branch,
+        when given; sends ``pull_request`` ``opened`` (to the base repository)."""
         repo = self.repo(full_name)
-        pr = self.add_pull(repo, head, base or repo.default_branch, title, body, user, draft=draft)
+        pr = self.add_pull(repo, head, base or repo.default_branch, title, body, user, draft=draft,
+                           head_repo=head_repo)
         await self.deliver(
             repo,
             "pull_request",
@@ -252,3 +276,11 @@ class Actions(Sending, CiResults):
 
 def _bytes(content: str | bytes) -> bytes:
     return content.encode() if isinstance(content, str) else content
+
+
+def _fetch(source: Repository, into: Repository) -> None:
+    """A fork's objects into the base repository (GitHub keeps a fork pull request's commits
+    there, under ``refs/pull/<n>/head``)."""
+    into.git.blobs.update(source.git.blobs)
+    into.git.trees.update(source.git.trees)
+    into.git.commits.update(source.git.commits)

@@ -54,7 +54,7 @@ class CiResults:
                 "base": {"ref": pr.base_ref, "sha": pr.base_sha},
             }
             for pr in repo.pulls.values()
-            if pr.head_sha == sha
+            if pr.head_sha == sha and not pr.head_repo  # GitHub lists no fork's here
         ]
         await self.deliver(
             repo,

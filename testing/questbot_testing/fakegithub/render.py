@@ -200,14 +200,16 @@ class Renderer:
             requested_teams=[],
             auto_merge=self.auto_merge(pr),
         )
-        sides = (("head", pr.head_ref, pr.head_sha), ("base", pr.base_ref, pr.base_sha))
-        for side, ref, sha in sides:
+        fork = self.world.repository(pr.head_repo) if pr.head_repo else None
+        sides = (("head", pr.head_ref, pr.head_sha, fork or repo),
+                 ("base", pr.base_ref, pr.base_sha, repo))
+        for side, ref, sha, where in sides:  # a fork's head names the fork
             out[side].update(
-                label=f"{repo.owner}:{ref}",
+                label=f"{where.owner}:{ref}",
                 ref=ref,
                 sha=sha,
-                user=self.user(repo.owner, "Organization"),
-                repo=self.repository(repo),
+                user=self.user(where.owner, "Organization" if where is repo else None),
+                repo=self.repository(where),
             )
         return out
 

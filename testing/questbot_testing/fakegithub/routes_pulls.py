@@ -34,7 +34,7 @@ async def create_pull(call: Call) -> Reply:
         raise rules.title_missing()
     rules.body_within_limit("PullRequest", body.get("body"))
     for pr in repo.pulls.values():
-        if (pr.head_ref == head and pr.base_ref == body["base"]
+        if (pr.head_ref == head and not pr.head_repo and pr.base_ref == body["base"]
                 and pull_state(repo, pr) == "open"):
             raise rules.pull_already_exists(repo.owner, head)
     if repo.git.is_ancestor(head_sha, base_sha):
@@ -88,9 +88,9 @@ async def list_pulls(call: Call) -> Reply:
     pulls = [pr for pr in repo.pulls.values()
              if state == "all" or pull_state(repo, pr) == state]
     owner, colon, branch = call.query.get("head", "").partition(":")
-    if colon:
-        pulls = [pr for pr in pulls
-                 if owner.lower() == repo.owner.lower() and pr.head_ref == branch]
+    if colon:  # the owner of the head's repository: a fork's owner for a fork's head
+        pulls = [pr for pr in pulls if pr.head_ref == branch and owner.lower() == (
+            pr.head_repo.split("/")[0] if pr.head_repo else repo.owner).lower()]
     if "base" in call.query:
         pulls = [pr for pr in pulls if pr.base_ref == call.query["base"]]
     sort = call.query.get("sort", "created")

@@ -122,10 +122,13 @@ class Sending:
 
     def _webhook_pull(self, repo: Repository, pr: PullRequest) -> dict[str, Any]:
         issue = repo.issues[pr.number]
+        head_repo = self.world.repository(pr.head_repo) if pr.head_repo else None
 
-        def side(ref: str, sha: str) -> dict[str, Any]:
-            repository = self._webhook_repo(repo)
-            return {"ref": ref, "sha": sha, "label": f"{repo.owner}:{ref}", "repo": repository}
+        def side(ref: str, sha: str, of: Repository | None = None) -> dict[str, Any]:
+            where = of or repo  # a fork's head names the fork: its repository, owner, label
+            return {"ref": ref, "sha": sha, "label": f"{where.owner}:{ref}",
+                    "user": {"login": where.owner, "type": kind_of(where.owner)},
+                    "repo": self._webhook_repo(where)}
 
         return {
             "number": pr.number,
@@ -136,7 +139,7 @@ class Sending:
             "merged": pr.merged,
             "merge_commit_sha": pr.merge_commit_sha,
             "user": {"login": issue.user, "type": kind_of(issue.user)},
-            "head": side(pr.head_ref, pr.head_sha),
+            "head": side(pr.head_ref, pr.head_sha, head_repo),
             "base": side(pr.base_ref, pr.base_sha),
             "url": f"{self.render.repo_url(repo)}/pulls/{pr.number}",
             "html_url": f"https://github.com/{repo.full_name}/pull/{pr.number}",
@@ -174,24 +177,41 @@ class Sending:
         )
         branch = ref.removeprefix("refs/heads/")
         for pr in repo.pulls.values():
-            if repo.issues[pr.number].state != "open" or pr.merged:
-                continue
-            if pr.base_ref == branch:
+            if repo.issues[pr.number].state == "open" and not pr.merged and pr.base_ref == branch:
                 pr.base_sha = after
-            if pr.head_ref == branch and pr.head_sha != after:
+        for base, pr in self._pulls_from(repo, branch):
+            if pr.head_sha != after:
+                if base is not repo:  # a fork's push: GitHub fetches it into the base
+                    base.git.commits.update(repo.git.commits)
+                    base.git.trees.update(repo.git.trees)
+                    base.git.blobs.update(repo.git.blobs)
                 old, pr.head_sha = pr.head_sha, after
                 await self.deliver(
-                    repo,
+                    base,
                     "pull_request",
                     "synchronize",
                     {
                         "number": pr.number,
                         "before": old,
                         "after": after,
-                        "pull_request": self._webhook_pull(repo, pr),
+                        "pull_request": self._webhook_pull(base, pr),
                     },
                     sender=pusher,
                 )
+
+    def _pulls_from(self, repo: Repository,
+                    branch: str) -> list[tuple[Repository, PullRequest]]:
+        """The open pull requests whose head is ``repo``'s ``branch``, with the repository
+        each is in: ``repo``'s own, and those from it as a fork into another repository."""
+        found = []
+        for base in self.world.repositories.values():
+            for pr in base.pulls.values():
+                here = pr.head_repo.lower() == repo.full_name.lower() if pr.head_repo \
+                    else base is repo
+                if (here and pr.head_ref == branch and not pr.merged
+                        and base.issues[pr.number].state == "open"):
+                    found.append((base, pr))
+        return found
 
     def _webhook_issue(self, repo: Repository, issue: Issue) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -107,6 +107,9 @@ class PullRequest:
     reviews: list[Review] = field(default_factory=list)
     auto_merge: AutoMerge | None = None
     queued: QueueEntry | None = None
+    head_repo: str = ""
+    """The fork the head branch lives in (``owner/name``), for a pull request from a fork;
+    empty: the head branch is in the base repository itself."""
 
 
 @dataclass

@@ -4,7 +4,8 @@ API answers with.
 ``python -m questbot_testing.modelserver.make_recorded`` rewrites the files; they are committed, and
 ``questbot_testing/modelserver/test_recorded.py`` fails when they drift from this script. The
 conversations are the sample repository's (``examples/sample-repo``) as a careful model
-would work it, written once here so the OpenAI and the Anthropic recordings say the same.
+would work it, written once here so the OpenAI and the Anthropic recordings say the same; and
+a hostile model's (``hostile``), which questbot must refuse or contain.
 
 Shapes, as the APIs document and send them:
 
@@ -55,7 +56,7 @@ HYPOTHESIS = ("page_count divides with //, which rounds down, so a partial last 
 WRONG_CLAIM = {"statement": "page_count divides with a float division", "confidence": 0.9,
                "evidence": [{"path": "pager.py", "quote": "return total / per_page"}]}
 PLAN = {"summary": "Round the page count up: -(-total // per_page). One line in pager.py.",
-        "risk": "low"}
+        "risk": "low", "files": ["pager.py"]}
 
 
 @dataclass
@@ -135,8 +136,8 @@ def reproduce() -> Script:
 
 def plan() -> Script:
     return Script("plan", ["stage: plan;"], [
-        Turn([("answer", {"plan": {"summary": PLAN["summary"] + " An empty list has no "
-                                   "pages: page_count(0, 3) stays 0.", "risk": "low"}})],
+        Turn([("answer", {"plan": {**PLAN, "summary": PLAN["summary"] + " An empty list has "
+                                   "no pages: page_count(0, 3) stays 0."}})],
              last_contains=["mention the empty list"], tools=READ_ONLY,
              absent_tools=["write_file"], tokens=(1700, 90)),
     ])
@@ -506,9 +507,11 @@ def anthropic_turn(script: Script, n: int, turn: Turn) -> dict[str, Any]:
 
 
 def documents() -> dict[Path, str]:
+    from questbot_testing.modelserver.hostile import hostile_scripts
+
     out: dict[Path, str] = {}
     for protocol, shape in (("openai", openai_turn), ("anthropic", anthropic_turn)):
-        for script in SCRIPTS:
+        for script in [*SCRIPTS, *hostile_scripts()]:
             turns = []
             for n, turn in enumerate(script.turns, 1):
                 expect: dict[str, Any] = {}
