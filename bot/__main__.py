@@ -351,6 +351,9 @@ def build_parser() -> argparse.ArgumentParser:
     from bot.tools.lessons import add_parser as add_lessons_parser
 
     add_lessons_parser(sub)
+    from bot.tools.model_check import add_parser as add_model_parser
+
+    add_model_parser(sub)
     return parser
 
 

@@ -28,6 +28,18 @@ settings.register_profile("questbot", deadline=None)
 settings.load_profile("questbot")
 
 
+@pytest.fixture(autouse=True)
+def fresh_model_endpoints() -> Iterator[None]:
+    """What a model conversation learned of an endpoint is the process's, by its address
+    (``bot.agent.model.adaptation.LEARNED``); a later test's server may reuse a port, so each
+    test starts knowing nothing."""
+    from bot.agent.model.adaptation import LEARNED
+
+    LEARNED.clear()
+    yield
+    LEARNED.clear()
+
+
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
     """The URL of a real Redis: ``REDIS_URL`` if set, else a ``redis-server`` of our own."""

@@ -487,8 +487,42 @@ def test_a_local_model_needs_no_key(env: dict[str, str]) -> None:
     assert endpoint.wire.value == "openai"
 
 
+def test_a_real_deployments_model_settings(env: dict[str, str]) -> None:
+    """Issue 25: the request timeout, the output limit, the context window, the retries and
+    a stage's deadline come from the environment (a small llama.cpp server here)."""
+    config = load_config({**env, "QUESTBOT_MODEL": "qwen2.5-coder",
+                          "QUESTBOT_MODEL_URL": "http://127.0.0.1:8080/v1",
+                          "QUESTBOT_MODEL_TIMEOUT": "120", "QUESTBOT_MODEL_MAX_TOKENS": "2048",
+                          "QUESTBOT_MODEL_CONTEXT_WINDOW": "32768",
+                          "QUESTBOT_MODEL_RETRIES": "2", "QUESTBOT_MODEL_STAGE_SECONDS": "900",
+                          "QUESTBOT_MODEL_PROBE": "false"})
+    endpoint = config.model_endpoint
+    assert endpoint is not None and not config.model_probe
+    assert (endpoint.request_timeout_seconds, endpoint.max_tokens, endpoint.context_window,
+            endpoint.retries, endpoint.stage_seconds) == (120, 2048, 32768, 2, 900)
+    assert endpoint.chosen.context_window == 32768
+    assert endpoint.chosen.limit_field(endpoint.base_url) == "max_tokens"
+    defaults = load_config({**env, "QUESTBOT_MODEL": "gpt-4.1-mini"}).model_endpoint
+    assert defaults is not None
+    assert (defaults.request_timeout_seconds, defaults.max_tokens, defaults.context_window,
+            defaults.retries, defaults.stage_seconds) == (300, 8192, None, 4, 1800)
+    assert defaults.chosen.limit_field(defaults.base_url) == "max_completion_tokens"
+
+
 @pytest.mark.parametrize(("extra", "expected"), [
     ({"QUESTBOT_MODEL_API_KEY": "sk-x"}, "QUESTBOT_MODEL is not set, but"),
+    ({"QUESTBOT_MODEL": "m", "QUESTBOT_MODEL_TIMEOUT": "0"},
+     "QUESTBOT_MODEL_TIMEOUT=0"),
+    ({"QUESTBOT_MODEL": "m", "QUESTBOT_MODEL_MAX_TOKENS": "lots"},
+     "QUESTBOT_MODEL_MAX_TOKENS=lots: is not a whole number"),
+    ({"QUESTBOT_MODEL": "m", "QUESTBOT_MODEL_CONTEXT_WINDOW": "100"},
+     "QUESTBOT_MODEL_CONTEXT_WINDOW=100: is not between 1024"),
+    ({"QUESTBOT_MODEL": "m", "QUESTBOT_MODEL_RETRIES": "99"},
+     "QUESTBOT_MODEL_RETRIES=99: is not between 0 and 20"),
+    ({"QUESTBOT_MODEL": "m", "QUESTBOT_MODEL_STAGE_SECONDS": "5"},
+     "QUESTBOT_MODEL_STAGE_SECONDS=5"),
+    ({"QUESTBOT_MODEL": "m", "QUESTBOT_MODEL_PROBE": "maybe"},
+     "QUESTBOT_MODEL_PROBE=maybe: is not true or false"),
     ({"QUESTBOT_MODEL": "m", "QUESTBOT_MODEL_PROTOCOL": "gemini"},
      "QUESTBOT_MODEL_PROTOCOL=gemini: is not openai or anthropic"),
     ({"QUESTBOT_MODEL": "m", "QUESTBOT_MODEL_URL": "ftp://x"},

@@ -29,6 +29,9 @@ patch         anything else (a high-impact     ``agent_halted`` with the run's r
               change stops at needs a person)  verification gaps; nothing was pushed
 any           had no agent to run: no model    ``agent_halted`` (``unconfigured``) saying what
               configured on the worker         to set and where
+any           met a model endpoint that        ``agent_halted`` (``endpoint``) with the
+              refused it, or stayed down       endpoint's words and the way out, and the
+              through the retries              stage's usage: never retried by the runner
 any           was stopped (``stop_agent`` or   no events: the quest moved on on purpose
               the quest left the stage)
 any           reported usage                   ``usage_recorded`` as well (applied before a
@@ -88,6 +91,7 @@ from bot.agent.command import CommandAgent, RunningAgents, Stopped
 from bot.agent.evidence_store import EvidenceStore, Piece, StageRecord
 from bot.agent.machine import RunState
 from bot.agent.model import ModelEndpoint, ModelRuns
+from bot.agent.model.errors import EndpointFailed
 from bot.agent.outcome import RunOutcome, outcome_of
 from bot.agent.outcome_store import Outcomes, PushNotes
 from bot.agent.presets import PRESETS
@@ -96,7 +100,7 @@ from bot.agent.proofs import check_commands, prove, reproduction_record
 from bot.agent.result import RUN_ENDED
 from bot.agent.scripted import ScriptedAgent, ScriptedSpec
 from bot.agent.stages import StageOutcome, StageRun, run_stage
-from bot.agent.task import Agent, AgentTask, QuestBrief, Stage
+from bot.agent.task import MAX_REASON_CHARS, Agent, AgentTask, QuestBrief, Stage, Usage
 from bot.agent.workspace import WorkspaceError
 from bot.core import Effect, EffectType, Event, Quest, State
 from bot.core.events.agent_work import (
@@ -266,6 +270,9 @@ class AgentRuns:
         except Stopped as exc:
             log.info("%s; its outcome is dropped", exc)
             return None
+        except EndpointFailed as exc:
+            log.warning("%s for quest %s stopped: %s", stage.value, quest.id, exc.reason)
+            return self._endpoint_failed(effect, quest, stage, exc)
         except (WorkspaceError, GitHostError, ValueError) as exc:
             raise PermanentError(f"{stage.value} for quest {quest.id} could not run: "
                                  f"{exc}") from exc
@@ -318,15 +325,28 @@ class AgentRuns:
             raise PermanentError(f"the proof for quest {effect.quest_id} could not run: "
                                  f"{exc}") from exc
 
+    def _endpoint_failed(self, effect: Effect, quest: Quest, stage: Stage,
+                         exc: EndpointFailed) -> list[Event]:
+        """The stage ended by its model endpoint: the quest parks with the endpoint's words,
+        and what the stage spent until then is a receipt like any other."""
+        return [AgentHalted(id=outcome_id(effect, "halted"), quest_id=quest.id,
+                            at=self.ctx.clock(), stage=stage.value, outcome="endpoint",
+                            reason=exc.reason[:MAX_REASON_CHARS]),
+                *self._receipt(effect, quest.id, exc.usage, stage)]
+
+    def _receipt(self, effect: Effect, quest_id: str, usage: Usage,
+                 stage: Stage) -> list[Event]:
+        """What a run spent, as the quest's receipt (none when it spent nothing)."""
+        if not (usage.tokens or usage.cost_cents):
+            return []
+        return [UsageRecorded(id=outcome_id(effect, "usage"), quest_id=quest_id,
+                              at=self.ctx.clock(), tokens=usage.tokens,
+                              cost_cents=usage.cost_cents, stage=stage.value, free=usage.free)]
+
     async def _events(self, effect: Effect, quest: Quest, settings: Settings,
                       outcome: StageOutcome) -> list[Event]:
         at, qid = self.ctx.clock(), quest.id
-        usage: list[Event] = []
-        if outcome.usage.tokens or outcome.usage.cost_cents:
-            usage.append(UsageRecorded(id=outcome_id(effect, "usage"), quest_id=qid, at=at,
-                                       tokens=outcome.usage.tokens,
-                                       cost_cents=outcome.usage.cost_cents,
-                                       stage=outcome.stage.value))
+        usage = self._receipt(effect, qid, outcome.usage, outcome.stage)
         events: list[Event] = []
         reason = outcome.reason or (f"the run {RUN_ENDED[outcome.state]}"
                                     if outcome.state in RUN_ENDED

@@ -132,6 +132,11 @@ class Usage(_Model):
     cost_usd: float | None = Field(default=None, ge=0)
     """The cost as the price gave it; ``None`` when no price is known."""
 
+    @property
+    def free(self) -> bool:
+        """Tokens priced at zero (a local model): no charge, which is not an unknown price."""
+        return self.tokens > 0 and self.cost_usd == 0
+
     def __add__(self, other: Usage) -> Usage:
         cost = (None if self.cost_usd is None and other.cost_usd is None
                 else (self.cost_usd or 0.0) + (other.cost_usd or 0.0))

@@ -34,10 +34,11 @@ class BadEnding(Name):
 
 CALM_PARKS = frozenset({ParkReason.PAUSED, ParkReason.WAITING_FOR_PARENT,
                         ParkReason.RESEARCH_COMPLETE, ParkReason.BUDGET_REACHED,
-                        ParkReason.SPEND_DECLINED})
-"""Parked, but nothing went wrong: a person paused it, it waits for its parent, research
-finished as asked, or it waits on money — its budget spent, or more refused — which says
-nothing about how the work went."""
+                        ParkReason.SPEND_DECLINED, ParkReason.MODEL_FAILED})
+"""Parked, but nothing went wrong with the work: a person paused it, it waits for its
+parent, research finished as asked, it waits on money — its budget spent, or more refused —
+or the model endpoint failed (the operator's to fix; a reflection on how quests go cannot),
+none of which says anything about how the work went."""
 CALM_ENDINGS = frozenset({Outcome.IGNORED, Outcome.DUPLICATE, Outcome.FLAKY})
 """Abandoned, but by triage's choice before any work: nothing was tried, nothing failed."""
 

@@ -32,6 +32,12 @@ class ParkReason(Name):
     AGENT_REFUSED = "agent_refused"
     NEEDS_HUMAN = "needs_human"
     NO_AGENT = "no_agent"
+    MODEL_FAILED = "model_failed"
+    """The model endpoint refused the stage's requests or stopped answering (``agent_halted``
+    with outcome ``endpoint``): the operator fixes the endpoint, then ``/resume``."""
+    WORK_FAILED = "work_failed"
+    """The work the quest's state waits on could not be done, and questbot gave up retrying
+    (``effect_failed``): nothing would ever move the quest, so it waits for a person."""
     BUDGET_REACHED = "budget_reached"
     SPEND_DECLINED = "spend_declined"
 
@@ -103,6 +109,8 @@ class StageUsage(BaseModel):
     stage: str
     tokens: int = 0
     cost_cents: int = 0
+    free_tokens: int = 0
+    """Of ``tokens``, those priced at zero (``UsageRecorded.free``)."""
 
 
 MAX_SUSPECTS = 32
@@ -194,6 +202,8 @@ class Quest(BaseModel):
     """The spend request the quest is parked on, while it waits for a person's decision."""
     usage_tokens: int = 0
     usage_cost_cents: int = 0
+    usage_free_tokens: int = 0
+    """Of ``usage_tokens``, those priced at zero: a local model's, no charge."""
     usage_by_stage: tuple[StageUsage, ...] = ()
     """The same per agent stage, in the order each first spent (receipts naming a stage)."""
     decisions: int = 0

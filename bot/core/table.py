@@ -217,6 +217,24 @@ for _state, _events in BUDGET_HOLDS.items():
     TABLE[_state] = {**TABLE[_state],
                      **{ev: TABLE[_state][ev] | {S.PARKED} for ev in _events}}
 
+_AGENT = frozenset({"start_agent", "start_respondent_run"})
+WAITS_ON: dict[State, frozenset[str]] = {
+    S.SENSED: frozenset({"run_triage", "rerun_check"}),
+    S.RESEARCHING: _AGENT,
+    S.REPRODUCING: _AGENT,
+    S.PATCHING: _AGENT | {"rebase"},
+    S.PROVING: frozenset({"run_proof"}),
+    S.LANDING: frozenset({"land"}),
+    S.WATCHING: frozenset({"start_watch"}),
+    S.ROLLED_BACK: frozenset({"rollback"}),
+}
+"""The working states, and the effect types only questbot's own work moves each of them on
+with (what ``rules.asks.enter`` asks for when the state is entered again). When that work fails
+for good at the quest's revision, ``effect_failed`` parks the quest (``rules.gave_up``): a
+quest never sits in a working state with nothing running."""
+for _state in WAITS_ON:
+    TABLE[_state] = {**TABLE[_state], "effect_failed": TABLE[_state]["effect_failed"] | {S.PARKED}}
+
 CLAIM_GUARDED: frozenset[str] = frozenset(
     {"checkpoint_decided", "claimed", "released", "paused", "resumed", "killed", "triaged"}
 )

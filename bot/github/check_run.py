@@ -59,6 +59,8 @@ _HALTED_OUTCOME = {
     ParkReason.AGENT_REFUSED: RunOutcome.REFUSED,
     ParkReason.NEEDS_HUMAN: RunOutcome.ACTION_REQUIRED,
     ParkReason.NO_AGENT: RunOutcome.ACTION_REQUIRED,
+    ParkReason.MODEL_FAILED: RunOutcome.ACTION_REQUIRED,
+    ParkReason.WORK_FAILED: RunOutcome.ACTION_REQUIRED,
 }
 """A quest the agent halted shows the run's outcome on its check run (``agent_halted``)."""
 def _proof_line(quest: Quest) -> str:
@@ -224,6 +226,10 @@ def check_run(quest: Quest, evidence: EvidenceBundle | None = None,
                  "refused", RunOutcome.ACTION_REQUIRED: "waiting for a person"}[halted]
         if reason is ParkReason.NO_AGENT:
             title = "no agent is set up"
+        elif reason is ParkReason.MODEL_FAILED:
+            title = "the model endpoint failed"
+        elif reason is ParkReason.WORK_FAILED:
+            title = "work could not be done"
         words = (" GitHub has no conclusion for a refusal, so this shows as neutral."
                  if halted is RunOutcome.REFUSED else "")
         return CheckRunView("completed", CONCLUSION_BY_OUTCOME[halted], f"questbot: {title}",

@@ -45,6 +45,7 @@ from bot.core.events import Route
 from bot.core.states import State
 from bot.github import render, status
 from bot.github.check_run_writes import CheckRunWrites
+from bot.github.effect_words import could_not
 from bot.github.forge import Forge, Forges, Pull, refused
 from bot.github.forge.graphql import GraphQLRefused
 from bot.github.markdown import inline_code
@@ -290,7 +291,7 @@ class Projection:
         view = status.StatusView(
             quest, story.timeline, evidence,
             await self.memory.quest(quest.id, "pr_url") if pr is not None else None,
-            [f"{f.effect_type.replace('_', ' ')}: {f.error}" for f in
+            [could_not(f.effect_type, f.error) for f in
              (await failures(self.ctx.journal.client, quest.id))[-3:]],
             path=story.path, failed=story.failed,
             check_url=await self.memory.quest(quest.id, "check_url"),

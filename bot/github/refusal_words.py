@@ -55,6 +55,9 @@ _PARKED_BECAUSE: dict[ParkReason, str] = {
     ParkReason.AGENT_REFUSED: "the agent declined the task",
     ParkReason.NEEDS_HUMAN: "the agent asked for a person",
     ParkReason.NO_AGENT: "no agent is configured",
+    ParkReason.MODEL_FAILED: "the model endpoint refused questbot's requests or stopped "
+    "answering",
+    ParkReason.WORK_FAILED: "questbot could not do the work it needed and stopped trying",
     ParkReason.BUDGET_REACHED: "its budget is spent and a spend request waits for an answer",
     ParkReason.SPEND_DECLINED: "a person declined more spend after its budget ran out",
 }

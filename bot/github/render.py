@@ -51,6 +51,12 @@ _PARKED = {
     "`QUESTBOT_MODEL` (`QUESTBOT_MODEL_PROTOCOL`: `openai` or `anthropic`) in the worker's "
     "environment — or the repository picks its own agent with `agent: {kind: command, "
     "command: ...}` in `.github/questbot.yml` — then `/resume`.",
+    ParkReason.MODEL_FAILED: "The model endpoint failed — this is no fault of the code, nor "
+    "of GitHub. The operator of questbot's worker fixes the endpoint (its `QUESTBOT_MODEL_*` "
+    "settings; `questbot model check` says what the endpoint can do), then `/resume` runs the "
+    "stage again; or `/kill <why>`.",
+    ParkReason.WORK_FAILED: "questbot could not do the work this quest waits on and stopped "
+    "trying: read why below, then `/resume` to try again, or `/kill <why>`.",
 }
 _ENDED = {
     Outcome.CLOSED: "Landed and watched clean.",

@@ -90,7 +90,13 @@ def stage_costs(quest: Quest) -> str:
     """Each agent stage's spend, for the status comment's cost line: ``research 11,505 tokens
     ($0.01), reproduction 8,108 tokens ($0.01)``; empty before any receipt named a stage."""
     return ", ".join(f"{STAGE_WORDS.get(s.stage, s.stage)} {tokens(s.tokens)} "
-                     f"({money(s.cost_cents)})" for s in quest.usage_by_stage)
+                     f"({_charge(s.cost_cents, s.tokens, s.free_tokens)})"
+                     for s in quest.usage_by_stage)
+
+
+def _charge(cents: int, count: int, free: int) -> str:
+    """Dollars, or "no charge" for tokens all priced at zero (a local model)."""
+    return "no charge" if not cents and count and free >= count else money(cents)
 
 
 def budget_line(quest: Quest, budget_cents: int | None, budget_tokens: int | None) -> str:

@@ -117,6 +117,8 @@ def cost_line(quest: Quest) -> str:
     tokens, cents = quest.usage_tokens, quest.usage_cost_cents
     if not tokens and not cents:
         return "nothing recorded yet"
+    if not cents and quest.usage_free_tokens >= tokens:
+        return f"{tokens:,} tokens, local model, no charge"
     dollars = f"${cents / 100:,.2f}" if cents else "no price in dollars was reported"
     return f"{tokens:,} tokens, {dollars}"
 
@@ -241,7 +243,7 @@ def status_comment(view: StatusView) -> str:
                   *(f"- {a}" for a in attempts_lines(q, lambda t: inline_code(t, limit=240))),
                   "", "</details>"]
     if view.failures:
-        lines += ["", "**Could not be done on GitHub:**"]
+        lines += ["", "**Could not be done:**"]
         lines += [f"- {plain(text)}" for text in view.failures]
     if view.timeline:
         lines += ["", "<details><summary>Timeline</summary>", ""]

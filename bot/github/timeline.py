@@ -17,6 +17,7 @@ from typing import Any
 
 from bot.core import Event
 from bot.core.states import State
+from bot.github.effect_words import could_not
 from bot.github.markdown import inline_code, plain
 
 
@@ -50,7 +51,8 @@ _ROUTE = {
 _VERDICT = {"approve": "approved", "revise": "asked for a revision at",
             "reject": "rejected the quest at"}
 _HALTED = {"failed": "failed", "needs_human": "stopped for a person",
-           "refused": "refused the plan", "unconfigured": "could not start: no agent is set up"}
+           "refused": "refused the plan", "unconfigured": "could not start: no agent is set up",
+           "endpoint": "could not go on: the model endpoint failed"}
 _RERUN = {"passed": "the re-run passed: the failure was flaky",
           "failed": "the re-run failed too, so it is real",
           "unavailable": "GitHub would not re-run the check"}
@@ -134,10 +136,10 @@ WORDS: dict[str, Callable[[Any], str]] = {
                                  f"{plain(e.purpose, limit=80)}",
     "spend_decided": lambda e: "approved the spend" if e.approved else "declined the spend",
     "usage_recorded": lambda e: f"the agent used {e.tokens:,} tokens"
-                                + (f" ({_dollars(e.cost_cents)})" if e.cost_cents else ""),
+                                + (f" ({_dollars(e.cost_cents)})" if e.cost_cents else
+                                   " (local model, no charge)" if e.free else ""),
     "comment_posted": lambda e: "posted a comment",
-    "effect_failed": lambda e: "could not "
-                               f"{e.effect_type.replace('_', ' ')} on GitHub",
+    "effect_failed": lambda e: could_not(e.effect_type),
 }
 _SUBJECTS = ("the ", "its ", "a ", "checkpoint ", "quest ", "GitHub ")
 """Sentences that name their own subject; the others are questbot's when no person acted."""

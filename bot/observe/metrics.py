@@ -136,6 +136,24 @@ class Metrics:
             "questbot_repository_model_cost_cents", "What those runs cost, in whole US cents "
             "rounded up, by repository and kind.", ["repo", "kind"], registry=r,
         )
+        self.model_endpoint = Gauge(
+            "questbot_model_endpoint", "What questbot sends its model endpoint, chosen at start "
+            "by the probe and changed when the endpoint refuses (1 for the choice in force): "
+            "tool_choice required|auto, content null|empty, output_limit max_tokens|"
+            "max_completion_tokens.", ["setting", "value"], registry=r,
+        )
+        self.model_context_window = Gauge(
+            "questbot_model_context_window_tokens", "The context window questbot keeps its "
+            "model requests within (0: none known).", registry=r,
+        )
+        self.model_events = Counter(
+            "questbot_model_requests_retried", "Model requests tried again (kind retry, by "
+            "what went wrong: timeout, connection, rate_limit, overloaded, http_5xx …), given "
+            "up on after the budget (gave_up), refused for good (refused), adaptations learned "
+            "from a refusal (adapted: tool_choice, null_content, context_window) and tool calls "
+            "read from text (text_tool_calls).", ["kind", "what"], registry=r,
+        )
+        self._model_values: dict[str, str] = {}
         self._quest_states: set[str] = set()
         self._delivery_counters: dict[tuple[str, Outcome], Counter] = {}
 
@@ -174,6 +192,20 @@ class Metrics:
         """Count one repository-level model run (already counted once in Redis)."""
         self.model_tokens.labels(repo=repo.lower(), kind=kind).inc(tokens)
         self.model_cost_cents.labels(repo=repo.lower(), kind=kind).inc(cents)
+
+    def model_event(self, kind: str, what: str) -> None:
+        """One retry, refusal, adaptation or text call of a model request (bounded labels)."""
+        self.model_events.labels(kind=kind, what=what[:40]).inc()
+
+    def model_chosen(self, settings: Mapping[str, str], context_window: int | None) -> None:
+        """What questbot sends its endpoint now: one value per setting is 1, the others 0."""
+        for setting, value in settings.items():
+            was = self._model_values.get(setting)
+            if was is not None and was != value:
+                self.model_endpoint.labels(setting=setting, value=was).set(0)
+            self._model_values[setting] = value
+            self.model_endpoint.labels(setting=setting, value=value).set(1)
+        self.model_context_window.set(context_window or 0)
 
     def set_rate_limit(self, remaining: int, installation: str | int = "app") -> None:
         self.rate_limit_remaining.labels(installation=str(installation)).set(remaining)

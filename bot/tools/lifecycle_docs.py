@@ -100,6 +100,13 @@ Where seed 000 leaves a point open, the core settles it as the design says
     by at most one stage's. `spend_decided` answers it: approved, the quest returns to the
     stage and `start_respondent_run` runs it; declined, it stays parked (`spend_declined`),
     and `/resume` asks again. `/resume` does not skip an open request.
+19. **Work questbot gave up on** (`effect_failed`, issue 25). In the states only questbot's
+    own work moves on — `sensed` (triage), `researching`, `reproducing` and `patching` (the
+    agent, or a rebase), `proving` (the proof), `landing` (the merge), `watching` (the watch)
+    and `rolled_back` (the revert) — the failure for good of that work at the quest's
+    revision parks the quest (`work_failed`, with what could not be done and why) and tells
+    the inbox; `/resume` asks for the work again. Any other failure is only counted: the quest
+    still has what moves it. So no quest sits in a working state with nothing running.
 """
 
 

@@ -43,6 +43,7 @@ from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
 from bot.worker.http import make_worker_app
 from bot.worker.lessons import lessons
+from bot.worker.model_start import probed, watched
 from bot.worker.process import Plugin, Worker, build_worker
 from bot.worker.projector import Sync
 from bot.worker.redelivery import Redeliverer, RedeliveryPolicy
@@ -123,7 +124,8 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
                         limits: RateLimits | None = None, shared_pacing: bool = True,
                         redelivery: RedeliveryPolicy | None = None,
                         app_slug: str | None = None,
-                        identity_patience: float | None = None) -> Runtime:
+                        identity_patience: float | None = None,
+                        probe_model: bool = False) -> Runtime:
     """``draft_pulls``: quest PRs open as drafts and are marked ready for review at
     checkpoint C (``bot.github.projection``). ``leases`` default to ``Leases()``
     (``bot.journal.lease`` says why those figures). ``limits`` pace GitHub writes
@@ -136,8 +138,11 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
     worker's, for ever; a command passes a bound and reports ``IdentityUnavailable``).
     ``model`` is the model agent's endpoint (``None``: quests that would use it park saying
     what to set); ``scripted_specs`` is the test tool that answers in its place for the
-    repositories it names."""
+    repositories it names. ``probe_model``: ask the endpoint what it can do first and adapt
+    to it (``bot.worker.model_start``)."""
     metrics = Metrics()
+    if model is not None:
+        model = watched(await probed(model) if probe_model else model, metrics)
     client = redis_client(redis_url, metrics)
     limits = limits or RateLimits()
     if shared_pacing:
@@ -175,7 +180,8 @@ async def _serve(config: Config) -> None:
         redis_url=config.redis_url, github_api_url=config.github_api_url,
         app_id=config.github_app_id, private_key=config.github_private_key,
         durable=config.durable_acks, redelivery=redelivery_policy(config),
-        app_slug=config.github_app_slug, model=config.model_endpoint)
+        app_slug=config.github_app_slug, model=config.model_endpoint,
+        probe_model=config.model_probe)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

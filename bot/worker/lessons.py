@@ -172,7 +172,8 @@ class Consolidator:
             return []
         return [UsageRecorded(id=outcome_id(effect, "lesson-usage"), quest_id=quest.id,
                               at=self.ctx.clock(), tokens=usage.tokens,
-                              cost_cents=usage.cost_cents, stage=LESSON_STAGE)]
+                              cost_cents=usage.cost_cents, stage=LESSON_STAGE,
+                              free=usage.free)]
 
 
 def lessons(model: ModelEndpoint | None, *, write: WriteLesson | None = None,

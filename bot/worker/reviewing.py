@@ -66,7 +66,8 @@ def reviewing(inner: Plugin, model: ModelEndpoint | None, metrics: Metrics | Non
                 events.append(UsageRecorded(id=outcome_id(effect, "review-usage"),
                                             quest_id=effect.quest_id, at=ctx.clock(),
                                             tokens=usage.tokens,
-                                            cost_cents=usage.cost_cents or 0))
+                                            cost_cents=usage.cost_cents or 0,
+                                            free=usage.free))
             return events or None
 
         return {**adapters, EffectType.REQUEST_CHECKPOINT: request_checkpoint}, sync

@@ -89,6 +89,9 @@ class Stack:
     clock: Clock = field(default_factory=Clock)
     app_slug: str = "questbot"
     """The App's slug on the fake GitHub: questbot learns it from ``GET /app``."""
+    probe_model: bool = False
+    """Ask the model endpoint what it can do at start, as ``python -m bot worker`` does
+    (``bot.worker.model_start``): the model server must then hold the probe's conversations."""
 
     async def start(self) -> Stack:
         port = free_port()
@@ -107,7 +110,7 @@ class Stack:
             redis_url=self.redis_url, github_api_url=self.fake.url,
             app_id=self.fake.world.app_id, private_key=self.fake.keys.private_pem,
             durable=False, scripted_specs=self.scripted_specs, model=self.model,
-            poll_seconds=0.05, limits=self.limits)
+            poll_seconds=0.05, limits=self.limits, probe_model=self.probe_model)
         worker = self.runtime.worker
         worker.journal.clock = self.clock
         worker.timers.clock = self.clock

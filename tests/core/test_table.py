@@ -172,6 +172,15 @@ for _state, _moves in BUDGET.items():
     for _event, _targets in _moves.items():
         SEED[_state][_event] = SEED[_state][_event] | _targets
 
+GAVE_UP = {S.SENSED, S.RESEARCHING, S.REPRODUCING, S.PATCHING, S.PROVING, S.LANDING,
+           S.WATCHING, S.ROLLED_BACK}
+"""issue 25: the states where only questbot's own work moves the quest on (triage, the agent,
+the proof, the merge, the watch, the revert). When that work fails for good the quest parks
+("stopped, with a reason"), so nothing sits there with nothing running; the checkpoints, a
+claimed review and a quest routed to a person wait for people, not for questbot."""
+for _state in GAVE_UP:
+    SEED[_state]["effect_failed"] = SEED[_state]["effect_failed"] | {S.PARKED}
+
 
 def _defined(state: State, event_type: str) -> bool:
     return event_type in SEED[state]
@@ -245,6 +254,9 @@ EXPECTED: dict[tuple[State, str], Expect] = {
     (S.CLOSED, "reopened"): (S.RESEARCHING, ("start_agent",)),
     (S.WATCHING, "child_evidence"): (S.WATCHING, ("resume_dependents",)),
     (S.PARKED, "parent_landed"): (S.PARKED, ()),  # paused, not waiting for a parent
+    # the plausible failure is the merge's (``land``): only a landing quest waits on it
+    (S.LANDING, "effect_failed"): (S.PARKED, ("notify_inbox",)),
+    **{(s, "effect_failed"): (s, ()) for s in GAVE_UP - {S.LANDING}},
 }
 for _s, _moves in SEED.items():
     if "paused" in _moves and (_s, "paused") not in EXPECTED:

@@ -15,8 +15,10 @@ from bot.core import State
 from bot.core.proof import CheckRecord
 from bot.github.check_run import CONCLUSION_BY_OUTCOME, CheckConclusion, check_run
 from questbot_testing import published
+from questbot_testing.journals import JournalBuilder
 from tests.agent.bundles import bundle
 from tests.core.quests import quest_in
+from tests.github.surface import problems
 
 CHANGE = AppliedChange(base="a" * 40, head="b" * 40, files=("f",))
 PASS = CheckRecord(name="t", command=("true",), exit_code=0, output_sha256="c" * 64)
@@ -101,3 +103,26 @@ def test_success_conclusion_only_when_verified(state: State) -> None:
                 is_success = view.conclusion is CheckConclusion.SUCCESS
                 assert is_success is (result.verified and state is State.CLOSED)
                 assert (view.body().get("conclusion") == "success") is is_success
+
+
+@pytest.mark.parametrize(("event", "fields", "title", "words"), [
+    ("agent_halted", {"stage": "research", "outcome": "endpoint",
+                      "reason": "the model endpoint refused the request: HTTP 500"},
+     "questbot: the model endpoint failed", "no fault of the code, nor of GitHub"),
+    ("effect_failed", {"effect_key": "q-1:1:start_agent:e:0", "effect_type": "start_agent",
+                       "error": "the checkout could not be made", "tries": 8},
+     "questbot: work could not be done", "could not run the agent's stage (8 tries)"),
+])
+def test_a_quest_parked_by_a_failure_waits_for_a_person_and_says_why(
+        event: str, fields: dict[str, object], title: str, words: str) -> None:
+    """Issue 25: an endpoint that failed the stage, or work questbot gave up on, parks the
+    quest; the check run ends (action_required) and says what happened and what to do."""
+    b = JournalBuilder("q-1").sense()
+    b.add(event, **fields)
+    quest = b.quest
+    assert quest is not None and quest.state is State.PARKED
+    view = check_run(quest, None)
+    assert (view.status, view.conclusion, view.title) == (
+        "completed", CheckConclusion.ACTION_REQUIRED, title)
+    assert words in view.summary.replace("\\", "") and "/resume" in view.summary
+    assert problems(view.summary) == []

@@ -118,6 +118,16 @@ def test_the_cost_per_stage_sums_each_stage_s_receipts() -> None:
     assert (q.usage_tokens, q.usage_cost_cents) == (3_501, 10)
 
 
+def test_a_stage_of_a_local_model_costs_no_charge() -> None:
+    b = JournalBuilder(policy=Policy()).sense()
+    b.add("usage_recorded", tokens=1_000, stage="research", free=True)
+    b.add("usage_recorded", tokens=300, stage="patch")
+    q = _quest(b)
+    assert spend_words.stage_costs(q) == ("research 1,000 tokens (no charge), "
+                                          "patch 300 tokens ($0.00)")
+    assert (q.usage_tokens, q.usage_free_tokens) == (1_300, 1_000)
+
+
 def test_a_unit_with_no_budget_is_left_out() -> None:
     assert spend_words.amount(None, 5) == "5 tokens"
     assert spend_words.amount(250, None) == "$2.50"

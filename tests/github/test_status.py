@@ -167,6 +167,16 @@ def test_the_cost_line_sums_the_usage_receipts() -> None:
     assert status.cost_line(b._q()) == "3,500 tokens, $12.34"
 
 
+def test_a_local_models_tokens_cost_nothing_and_it_says_so() -> None:
+    """Issue 25: with prices 0,0 the line read "no price in dollars was reported; … ($0.00)";
+    a price of zero is known, and it is no charge."""
+    b = JournalBuilder().sense()
+    b.add("usage_recorded", tokens=20_000, stage="research", free=True)
+    assert status.cost_line(b._q()) == "20,000 tokens, local model, no charge"
+    b.add("usage_recorded", tokens=500)  # a receipt whose price nobody knew
+    assert status.cost_line(b._q()) == "20,500 tokens, no price in dollars was reported"
+
+
 def test_host_paths_are_hidden_and_urls_and_commands_are_not() -> None:
     assert display_argv((PYTHON, "-m", "pytest", "/tmp/questbot-proof-x1/head/tests")) == \
         "python -m pytest tests"

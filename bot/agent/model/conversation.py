@@ -15,10 +15,13 @@ How one ``run`` goes:
 4. Every response's usage is summed into the reply's ``Usage`` (tokens, and the cost when
    the price is known), also when the conversation ended in an error.
 
-Errors of the model's own (a malformed answer after its retries, too many requests, an
-endpoint that refuses the request) end the run as a failed reply with the reason; an
-endpoint that is down or rate-limiting raises ``ModelUnavailable`` (``RetryLater``), so the
-effect is tried again. ``stop_agent`` cancels a running conversation (``ModelRuns``).
+Errors of the model's own (a malformed answer after its retries, too many requests, the
+stage's deadline) end the run as a failed reply with the reason. The endpoint's failures —
+a refusal, or no answer through the whole budget of retries (``bot.agent.model.steady``) —
+raise ``EndpointFailed`` carrying what the stage spent, which ``bot.agent.runs`` turns into
+``agent_halted`` (outcome ``endpoint``): the quest parks with the endpoint's words, and nothing
+tries the stage again behind the person's back. ``stop_agent`` cancels a running conversation
+(``ModelRuns``).
 """
 
 from __future__ import annotations
@@ -31,23 +34,15 @@ from pathlib import Path
 
 from pydantic_ai import Agent as Conversation
 from pydantic_ai import ModelRetry, RunContext, ToolOutput, capture_run_messages
-from pydantic_ai.exceptions import (
-    ModelAPIError,
-    ModelConnectionError,
-    ModelRateLimitError,
-    ModelServerError,
-    ModelUnavailableError,
-    UnexpectedModelBehavior,
-    UsageLimitExceeded,
-)
-from pydantic_ai.messages import ModelMessage, ModelResponse
+from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior, UsageLimitExceeded
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.usage import UsageLimits
 
 from bot.agent.command import Stopped
-from bot.agent.errors import AgentError
 from bot.agent.model.answers import ANSWERS, Answer, Halt, ReproduceAnswer, to_reply
 from bot.agent.model.endpoint import ModelEndpoint, Prices
+from bot.agent.model.errors import EndpointFailed, ModelUnavailable
 from bot.agent.model.prompts import instructions, repair_message, task_message
 from bot.agent.model.registry import ModelRuns
 from bot.agent.model.untrusted import fence
@@ -57,15 +52,13 @@ from bot.agent.scope import reproduction_problem
 from bot.agent.task import AgentReply, AgentTask, Stage, Usage
 from bot.agent.validation import CheckoutView, Verdict, lexical_path_problem, validate_claims
 from bot.agent.workspace import changed_paths
-from bot.errors import RetryLater
 
 MAX_REQUESTS = 60
 """Model requests one answer may take: tool calls and retries included."""
 WRITES = frozenset({Stage.REPRODUCE, Stage.PATCH})
 
 
-class ModelUnavailable(AgentError, RetryLater):
-    """The endpoint is down, overloaded or rate-limiting: the same stage may run shortly."""
+__all__ = ["EndpointFailed", "ModelAgent", "ModelUnavailable", "spent"]
 
 
 @dataclass
@@ -114,28 +107,27 @@ class ModelAgent:
         model = self.endpoint.chat_model(self.model)
         conversation = _conversation(task.stage, model_settings=self.endpoint.settings(),
                                      retries=self.max_attempts)
+        deadline = min(self.timeout_seconds, self.endpoint.stage_seconds)
         with capture_run_messages() as messages:
             try:
                 async with model:
                     result = await asyncio.wait_for(conversation.run(
                         prompt, deps=turn, model=model, message_history=self.history or None,
-                        usage_limits=UsageLimits(request_limit=MAX_REQUESTS)),
-                        self.timeout_seconds)
+                        usage_limits=UsageLimits(request_limit=MAX_REQUESTS)), deadline)
             except TimeoutError:
-                return self._failed(messages, f"the model did not answer within "
-                                    f"{self.timeout_seconds:g} s")
+                return self._failed(messages, f"the stage's conversation ran past its "
+                                    f"deadline of {deadline:g} s without an answer")
             except UsageLimitExceeded as exc:
                 return self._failed(messages, f"the conversation ran out of requests without "
                                     f"an answer ({exc.message})")
-            except (ModelRateLimitError, ModelUnavailableError, ModelServerError,
-                    ModelConnectionError) as exc:
+            except EndpointFailed as exc:
                 self._count(self._fresh(messages))
-                raise ModelUnavailable(f"the model endpoint is unavailable: {exc}") from exc
+                raise exc.spent(self.usage) from exc
             except ModelAPIError as exc:
                 return self._failed(messages, f"the model endpoint refused the request: {exc}")
             except UnexpectedModelBehavior as exc:
                 return self._failed(messages, f"the model did not give a usable answer: "
-                                    f"{exc.message}")
+                                    f"{exc.message}{_last_words(messages)}")
         self.history = list(result.all_messages())
         return to_reply(result.output, self._count(result.new_messages()))
 
@@ -152,6 +144,21 @@ class ModelAgent:
         usage = spent(messages, self.endpoint.prices)
         self.usage = self.usage + usage
         return usage
+
+
+def _last_words(messages: list[ModelMessage]) -> str:
+    """What the model last wrote instead of a call, when it wrote prose: a maintainer can tell
+    a model that answered in words from one that answered nothing (issue 25). Outside text:
+    on one line, cut short; GitHub's renderer makes it inert where it is shown."""
+    for message in reversed(messages):
+        if isinstance(message, ModelResponse):
+            text = " ".join(" ".join(p.content for p in message.parts
+                                     if isinstance(p, TextPart)).split())
+            if text:
+                cut = text[:200] + ("…" if len(text) > 200 else "")
+                return f". It answered in words, with no tool call: \"{cut}\""
+            return ""
+    return ""
 
 
 def spent(messages: list[ModelMessage], prices: Prices | None) -> Usage:

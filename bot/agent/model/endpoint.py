@@ -13,8 +13,15 @@ Two wire protocols cover what serves models today:
 * ``anthropic`` — Messages (``POST {url}/v1/messages``). ``url`` is the host without ``/v1``,
   as the Anthropic SDK takes it.
 
-``max_tokens`` is always sent: without it the Anthropic model asks for the model's largest
-output, which makes the SDK stream the response; a stage's answer is small.
+An output limit is always sent: without it the Anthropic model asks for the model's largest
+output, which makes the SDK stream the response; a stage's answer is small. It goes in the
+field the endpoint honours (``Adaptation.limit_field``: ``max_completion_tokens`` at OpenAI,
+``max_tokens`` everywhere else, or what the probe found), and it is lowered to fit the context
+window when one is known.
+
+Every request goes through ``Steady`` (``bot.agent.model.steady``), which is the only place a
+request is tried again: the SDKs' own retries are off (``max_retries: 0``), so a fault is
+retried once per budget, not three times inside each of eight tries (issue 25: 24 requests).
 
 Cost: when the operator states prices (USD per million input and output tokens, e.g. ``0``
 for a local model) they are used; otherwise pydantic-ai's estimate from the ``genai-prices``
@@ -23,11 +30,14 @@ tables, when it knows the model; otherwise the cost is unknown and receipts carr
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
+
+from bot.agent.model.adaptation import Adaptation, current
 
 if TYPE_CHECKING:  # imported where used: pydantic-ai and the SDKs take seconds to import
     from pydantic_ai.models import Model
@@ -70,28 +80,49 @@ class ModelEndpoint(BaseModel):
     """The default model name; a repository's ``agent.model`` replaces it."""
     prices: Prices | None = None
     max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, ge=256)
+    """The output limit of each request (``QUESTBOT_MODEL_MAX_TOKENS``)."""
     request_timeout_seconds: float = Field(default=300.0, gt=0)
+    """How long one request may go unanswered (``QUESTBOT_MODEL_TIMEOUT``)."""
+    context_window: int | None = Field(default=None, ge=256)
+    """Prompt plus output tokens the endpoint takes (``QUESTBOT_MODEL_CONTEXT_WINDOW``);
+    ``None``: what the probe finds, else unknown."""
+    retries: int = Field(default=4, ge=0, le=20)
+    """Tries after the first for a request the endpoint did not answer or was too busy for
+    (``QUESTBOT_MODEL_RETRIES``): the one budget of retries."""
+    retry_wait_seconds: float = Field(default=2.0, ge=0)
+    """The first wait between tries; each next one doubles, up to a minute, and a
+    ``retry-after`` the endpoint sends is honoured."""
+    stage_seconds: float = Field(default=1800.0, gt=0)
+    """A stage's conversation ends after this long whatever its repository allows
+    (``QUESTBOT_MODEL_STAGE_SECONDS``)."""
+    adaptation: Adaptation = Field(default_factory=Adaptation)
+    """What questbot sends this endpoint (``bot.agent.model.adaptation``)."""
+    observer: Callable[[str, str], None] | None = Field(default=None, exclude=True, repr=False)
+    """Told of each retry and adaptation (``kind``, ``what``): the worker's ``/metrics``."""
 
     @property
     def base_url(self) -> str:
         return (self.url or DEFAULT_URLS[self.wire]).rstrip("/")
 
+    @property
+    def chosen(self) -> Adaptation:
+        """The adaptation in force: the endpoint's, the context window setting over the
+        probe's, and what this process learned of it since (``adaptation.current``)."""
+        chosen = self.adaptation
+        if self.context_window is not None:
+            chosen = chosen.model_copy(update={"context_window": self.context_window})
+        return current(self.base_url, chosen)
+
     def settings(self) -> ModelSettings:
         from pydantic_ai.settings import ModelSettings
 
-        return ModelSettings(max_tokens=self.max_tokens, timeout=self.request_timeout_seconds)
+        return ModelSettings(max_tokens=self.max_tokens, timeout=self.request_timeout_seconds,
+                             max_retries=0)
 
     def chat_model(self, name: str | None = None) -> Model:
-        """The pydantic-ai model for ``name`` (default: the endpoint's) at this endpoint."""
-        from pydantic_ai.models.anthropic import AnthropicModel
-        from pydantic_ai.models.openai import OpenAIChatModel
-        from pydantic_ai.providers.anthropic import AnthropicProvider
-        from pydantic_ai.providers.openai import OpenAIProvider
+        """The pydantic-ai model for ``name`` (default: the endpoint's) at this endpoint,
+        behind ``Steady``: one budget of retries, the endpoint's adaptation, calls written as
+        text read back."""
+        from bot.agent.model.steady import Steady
 
-        key = self.api_key.get_secret_value() if self.api_key is not None else NO_KEY
-        model = name or self.model
-        if self.wire is Wire.ANTHROPIC:
-            return AnthropicModel(model, provider=AnthropicProvider(api_key=key,
-                                                                    base_url=self.base_url))
-        return OpenAIChatModel(model, provider=OpenAIProvider(base_url=self.base_url,
-                                                              api_key=key))
+        return Steady(self, name or self.model)

@@ -2,11 +2,12 @@
 outside an agent stage — a gate's review, a reflection and its review, a lesson and its review.
 
 They differ in what they ask and how they judge the answer; they share how a run ends, and
-that must not drift between them: an endpoint that is down, overloaded or rate-limiting raises
-``ModelUnavailable`` (a ``RetryLater``: the same run goes again shortly, nothing is recorded),
-while a run that ends without a usable answer — out of time, out of requests, a malformed or
-refused answer — is an answer of ``None`` with the reason and what it spent, which decides
-nothing.
+that must not drift between them: an endpoint that stayed down, overloaded or rate-limiting
+through its budget of retries (``bot.agent.model.steady``) raises ``ModelUnavailable`` (a
+``RetryLater``: the same run goes again later, nothing is recorded), while a run that ends
+without a usable answer — the endpoint refused the request, out of time, out of requests, a
+malformed or refused answer — is an answer of ``None`` with the reason and what it spent,
+which decides nothing.
 
 Imported only where such a run happens: pydantic-ai and its SDKs take seconds to import.
 """
@@ -18,19 +19,12 @@ from typing import TypeVar
 
 from pydantic_ai import Agent as Conversation
 from pydantic_ai import capture_run_messages
-from pydantic_ai.exceptions import (
-    ModelAPIError,
-    ModelConnectionError,
-    ModelRateLimitError,
-    ModelServerError,
-    ModelUnavailableError,
-    UnexpectedModelBehavior,
-    UsageLimitExceeded,
-)
+from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior, UsageLimitExceeded
 from pydantic_ai.usage import UsageLimits
 
-from bot.agent.model.conversation import ModelUnavailable, spent
+from bot.agent.model.conversation import spent
 from bot.agent.model.endpoint import ModelEndpoint
+from bot.agent.model.errors import EndpointRefused, ModelUnavailable
 from bot.agent.task import Usage
 
 D = TypeVar("D")
@@ -50,9 +44,10 @@ async def one_answer(endpoint: ModelEndpoint, conversation: Conversation[D, A], 
                 result = await asyncio.wait_for(conversation.run(
                     message, deps=deps, model=chat,
                     usage_limits=UsageLimits(request_limit=request_limit)), timeout_seconds)
-        except (ModelRateLimitError, ModelUnavailableError, ModelServerError,
-                ModelConnectionError) as exc:
-            raise ModelUnavailable(f"the model endpoint is unavailable: {exc}") from exc
+        except ModelUnavailable:
+            raise
+        except EndpointRefused as exc:
+            return None, exc.reason, spent(list(messages), endpoint.prices)
         except (TimeoutError, UsageLimitExceeded, ModelAPIError,
                 UnexpectedModelBehavior) as exc:
             return None, str(exc) or type(exc).__name__, spent(list(messages), endpoint.prices)

@@ -40,12 +40,14 @@ class AgentHalted(_Event):
     questbot's own event (seed 000 has none for it; seed 002's run outcomes name the cases):
     the run ``failed``, ``refused`` its plan, needs a person (``needs_human``: high impact,
     inconclusive evidence, the agent asked), or could not start because no agent is set up
-    (``unconfigured``). The quest parks with the reason, so GitHub shows it waiting for a
-    person instead of working for ever, and ``/resume`` runs the stage again."""
+    (``unconfigured``), or the model endpoint refused its requests or stopped answering
+    (``endpoint``: the model's fault is the operator's to fix, not the agent's). The quest parks
+    with the reason, so GitHub shows it waiting for a person instead of working for ever, and
+    ``/resume`` runs the stage again."""
 
     type: Literal["agent_halted"] = "agent_halted"
     stage: str
-    outcome: Literal["failed", "needs_human", "refused", "unconfigured"]
+    outcome: Literal["failed", "needs_human", "refused", "unconfigured", "endpoint"]
     reason: str = Field(min_length=1)
 
 

@@ -30,6 +30,9 @@ class UsageRecorded(_Event):
     stage: str | None = Field(default=None, max_length=40)
     """The agent stage the receipt is for (``research``, ``reproduce``, ``plan``, ``patch``),
     when a stage's run reported it: the status comment shows the cost per stage."""
+    free: bool = False
+    """The tokens were priced, at zero (a local model, ``QUESTBOT_MODEL_PRICES=0,0``): no
+    charge — not a price nobody reported."""
 
 
 class EffectFailed(_Event):

@@ -12,7 +12,8 @@ what they are about:
 * ``checkpoints`` — decisions at A, B and C, and claims on their reviews;
 * ``interruptions`` — pause, resume and kill, a person's push, the base branch moving;
 * ``after_landing`` — the watch, regressions and rollbacks, reopening, related quests;
-* ``bookkeeping`` — signals attached, spend, usage, comments, undeliverable effects;
+* ``bookkeeping`` — signals attached, spend, usage, comments;
+* ``gave_up`` — effects questbot gave up on, and the quests they would leave stuck;
 * ``asks`` — what they share: the refusal and the effects they ask for.
 
 ``PRECONDITIONS`` holds the rules a cell applies only when the quest's record allows it (see
@@ -34,7 +35,6 @@ from bot.core.rules.after_landing import (
 from bot.core.rules.asks import FollowUp, Handler, Precondition
 from bot.core.rules.bookkeeping import (
     comment_posted,
-    effect_failed,
     signal_attached,
     spend_decided,
     spend_requested,
@@ -50,6 +50,7 @@ from bot.core.rules.checkpoints import (
 )
 from bot.core.rules.flaky import may_report_rerun, may_rerun, rerun_reported, rerun_requested
 from bot.core.rules.flaky import research_follows as research_follows_rerun
+from bot.core.rules.gave_up import effect_failed
 from bot.core.rules.holds import held
 from bot.core.rules.interruptions import (
     base_moved,

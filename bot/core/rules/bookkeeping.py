@@ -1,6 +1,6 @@
 """Bookkeeping: what a quest records without moving — signals attached, money asked for and
-spent, usage, comments, and effects that could not be delivered. (A spend request the budget
-made parks the quest, and its answer moves it: ``rules.budget``.)
+spent, usage and comments. (A spend request the budget made parks the quest, and its answer
+moves it: ``rules.budget``; an effect questbot gave up on is ``rules.gave_up``'s.)
 
 A signal attached is one of four things, and each is recorded where it belongs:
 
@@ -22,7 +22,6 @@ from bot.core.effects import EffectType as E
 from bot.core.errors import Refusal
 from bot.core.events.bookkeeping import (
     CommentPosted,
-    EffectFailed,
     SpendDecided,
     SpendRequested,
     UsageRecorded,
@@ -91,25 +90,24 @@ def spend_decided(q: Quest, e: SpendDecided, _p: Policy) -> Result:
 
 
 def usage_recorded(q: Quest, e: UsageRecorded, _p: Policy) -> Result:
+    free = e.tokens if e.free else 0
     changes: dict[str, Any] = {"usage_tokens": q.usage_tokens + e.tokens,
-                               "usage_cost_cents": q.usage_cost_cents + e.cost_cents}
+                               "usage_cost_cents": q.usage_cost_cents + e.cost_cents,
+                               "usage_free_tokens": q.usage_free_tokens + free}
     if e.stage is not None:
         stages = list(q.usage_by_stage)
         index = next((i for i, s in enumerate(stages) if s.stage == e.stage), None)
         if index is None:
-            stages.append(StageUsage(stage=e.stage, tokens=e.tokens, cost_cents=e.cost_cents))
+            stages.append(StageUsage(stage=e.stage, tokens=e.tokens, cost_cents=e.cost_cents,
+                                     free_tokens=free))
         else:
             was = stages[index]
             stages[index] = StageUsage(stage=e.stage, tokens=was.tokens + e.tokens,
-                                       cost_cents=was.cost_cents + e.cost_cents)
+                                       cost_cents=was.cost_cents + e.cost_cents,
+                                       free_tokens=was.free_tokens + free)
         changes["usage_by_stage"] = tuple(stages)
     return q.evolve(changes), []
 
 
 def comment_posted(q: Quest, e: CommentPosted, _p: Policy) -> Result:
     return q.evolve({"comments": q.comments + 1}), []
-
-
-def effect_failed(q: Quest, e: EffectFailed, _p: Policy) -> Result:
-    return q.evolve({"failed_effects": q.failed_effects + 1,
-                     "last_failure": f"{e.effect_type}: {e.error}"}), []

@@ -163,6 +163,7 @@ HALTED: dict[str, tuple[ParkReason, str]] = {
     "refused": (ParkReason.AGENT_REFUSED, "the agent refused"),
     "needs_human": (ParkReason.NEEDS_HUMAN, "the agent needs a person"),
     "unconfigured": (ParkReason.NO_AGENT, "no agent is set up"),
+    "endpoint": (ParkReason.MODEL_FAILED, "the model endpoint failed"),
 }
 """Each halted outcome's park reason, and its words for the inbox."""
 

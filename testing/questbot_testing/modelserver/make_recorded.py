@@ -423,6 +423,27 @@ def review_consolidation_unfounded() -> Script:
     ])
 
 
+PROBE = "questbot model check"
+"""The first words of each request `python -m bot model check` sends (bot.agent.model.probe)."""
+
+
+def probe_tools() -> Script:
+    """What a model that calls tools answers the probe: the tool it is told to call, then a
+    word once the tool's result is back (the second request carries the first answer, which is
+    how the probe sees whether the server takes an assistant message with null content)."""
+    return Script("probe-tools", [f"{PROBE}: tools"], [
+        Turn([("note", {"text": "ok"})], tools=["note"], tokens=(130, 14)),
+        Turn([], text="done", last_contains=["noted"], tokens=(170, 2)),
+    ])
+
+
+def probe_limit() -> Script:
+    """A long answer, so an output limit the server honours shows: it stops at the limit."""
+    return Script("probe-limit", [f"{PROBE}: limit"], [
+        Turn([], text=" ".join(str(n) for n in range(1, 101)), tokens=(40, 292)),
+    ])
+
+
 SCRIPTS = [research(), research_repaired(), research_exhausted(), research_needs_human(),
            reproduce(), plan(), patch(), patch_refused(), review_hypothesis(), review_design(),
            review_design_repaired(), review_experiment_unfounded(), reflect_write(),
@@ -431,7 +452,8 @@ SCRIPTS = [research(), research_repaired(), research_exhausted(), research_needs
            reflect_unfounded(), lesson("lesson-landed", "landed", LESSON),
            lesson("lesson-rolled-back", "rolled_back", LESSON_ROLLED_BACK),
            lesson("lesson-abandoned", "abandoned", LESSON_ABANDONED), review_consolidation(),
-           review_consolidation_rejected(), review_consolidation_unfounded()]
+           review_consolidation_rejected(), review_consolidation_unfounded(), probe_tools(),
+           probe_limit()]
 
 
 def _id(*parts: object, size: int = 24) -> str:
@@ -449,9 +471,9 @@ def openai_turn(script: Script, n: int, turn: Turn) -> dict[str, Any]:
         "created": 1764000000 + n,
         "model": OPENAI_MODEL,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": turn.text,
-                                             "tool_calls": calls, "refusal": None,
-                                             "annotations": []},
-                     "logprobs": None, "finish_reason": "tool_calls"}],
+                                             **({"tool_calls": calls} if calls else {}),
+                                             "refusal": None, "annotations": []},
+                     "logprobs": None, "finish_reason": "tool_calls" if calls else "stop"}],
         "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
                   "total_tokens": prompt + completion,
                   "prompt_tokens_details": {"cached_tokens": 0, "audio_tokens": 0},
@@ -476,7 +498,7 @@ def anthropic_turn(script: Script, n: int, turn: Turn) -> dict[str, Any]:
         "role": "assistant",
         "model": ANTHROPIC_MODEL,
         "content": content,
-        "stop_reason": "tool_use",
+        "stop_reason": "tool_use" if turn.calls else "end_turn",
         "stop_sequence": None,
         "usage": {"input_tokens": prompt, "cache_creation_input_tokens": 0,
                   "cache_read_input_tokens": 0, "output_tokens": completion,

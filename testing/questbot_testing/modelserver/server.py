@@ -27,10 +27,18 @@ The answers are the recorded JSON bodies, as the real APIs send them (ids, ``too
 with JSON-string ``arguments`` for OpenAI, ``tool_use`` blocks for Anthropic, and ``usage``).
 Only ``substitutions`` are applied: ``$NAME`` → value, for what differs per machine (the
 Python that runs a reproduction). Values must not need JSON escaping.
+
+How a *server* answers — a refusal of ``tool_choice: "required"``, tool calls written as text,
+a hang, a rate limit, a context window — is played by ``behaviours`` (``behaviours.py``), each
+from a recorded or documented exchange of a real server. Without any, the server answers as
+OpenAI's and Anthropic's APIs answer a request they accept. What a behaviour answered instead
+of a turn is kept in ``played`` (its fact's name and status), not in ``errors``: it is the
+server's behaviour, not a surprise.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -38,6 +46,8 @@ from pathlib import Path
 from typing import Any
 
 from aiohttp import web
+
+from questbot_testing.modelserver.behaviours import HANG, Answer, Behaviour, Request
 
 RECORDED = Path(__file__).parent / "recorded"
 
@@ -78,6 +88,12 @@ class ModelServer:
     url: str = ""
     port: int = 0
     """The port to listen on (0: any free one); a test restarts a server on the same one."""
+    behaviours: Sequence[Behaviour] = ()
+    """How this server answers beyond the recorded turns (``behaviours.py``)."""
+    played: list[tuple[str, int]] = field(default_factory=list)
+    """``(fact, status)`` of each answer a behaviour gave instead of a turn (``hang``: none)."""
+    requests: int = 0
+    """Model requests received, answered or not."""
     _runner: web.AppRunner | None = None
 
     def __post_init__(self) -> None:
@@ -88,8 +104,11 @@ class ModelServer:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._openai)
         app.router.add_post("/v1/messages", self._anthropic)
+        app.router.add_get("/v1/models", self._models)
+        app.router.add_get("/props", self._no_props)
         app.router.add_route("*", "/{tail:.*}", self._unknown)
-        self._runner = web.AppRunner(app, access_log=None)
+        # a hanging handler never ends by itself: the runner stops waiting for it at once
+        self._runner = web.AppRunner(app, access_log=None, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
@@ -143,12 +162,41 @@ class ModelServer:
         offered = {t["name"] for t in body.get("tools", []) if "name" in t}
         return await self._answer("anthropic", request, body, first, answers, since, offered)
 
+    async def _models(self, request: web.Request) -> web.Response:
+        """``GET /v1/models``: as the first behaviour that knows it answers, else as OpenAI's
+        API lists a model (its id and owner, nothing about its context window)."""
+        models = {c.protocol for c in self.conversations}
+        model = "gpt-4.1-mini" if "openai" in models or not models else "claude-sonnet-4-5"
+        for behaviour in self.behaviours:
+            listed = behaviour.models(model)
+            if listed is not None:
+                return web.json_response(listed)
+        return web.json_response({"object": "list", "data": [
+            {"id": model, "object": "model", "created": 1764000000, "owned_by": "system"}]})
+
+    async def _no_props(self, request: web.Request) -> web.Response:
+        """``GET /props`` is llama.cpp's own server's (its context window); the servers played
+        here have none and answer as FastAPI does a path it does not serve (llama-cpp-python,
+        vLLM): 404 ``{"detail": "Not Found"}``. Asked by ``questbot model check``."""
+        return web.json_response({"detail": "Not Found"}, status=404)
+
     async def _unknown(self, request: web.Request) -> web.Response:
         return self._refuse("openai", f"{request.method} {request.path} is no recorded endpoint")
 
     async def _answer(self, protocol: str, request: web.Request, body: dict[str, Any],
                       first: str, answers: int, since: list[str],
                       offered: set[str]) -> web.Response:
+        self.requests += 1
+        seen = Request(protocol, body, self.requests)
+        for behaviour in self.behaviours:
+            instead = behaviour.before(seen)
+            if instead == HANG:
+                self.played.append((behaviour.fact, 0))
+                await asyncio.Event().wait()  # no status line, no byte, the connection open
+            if isinstance(instead, Answer):
+                self.played.append((instead.fact or behaviour.fact, instead.status))
+                return web.json_response(instead.body, status=instead.status,
+                                         headers=instead.headers)
         candidates = [c for c in self.conversations
                       if c.protocol == protocol and all(m in first for m in c.match)]
         if len(candidates) != 1:
@@ -189,6 +237,8 @@ class ModelServer:
         if not called <= offered:
             return self._refuse(protocol, f"{conversation.name} turn {answers + 1} calls "
                                 f"{sorted(called - offered)}, which the request did not offer")
+        for behaviour in self.behaviours:
+            response = behaviour.after(seen, response)
         self.served.append(Served(conversation.name, answers + 1, body, dict(request.headers)))
         return web.json_response(response)
 
