@@ -1,12 +1,13 @@
 """The bug set's bugs are real: each check, run in the sandbox as CI runs it, fails on the
 repository as committed and prints what the registry says it shows; it passes with the fix a
-careful person would make; the flaky test fails and passes on the same code as CI's seed
-falls."""
+careful person would make; the flaky test fails and passes on the same code as CI's seed falls;
+and what the careful model is recorded to quote is in the files."""
 
 from __future__ import annotations
 
 from questbot_testing.bugs import BUGS, TESTS, Bug, Ending
 from questbot_testing.bugs.ci import Job, run_checks
+from questbot_testing.modelserver.make_bugs import ANSWERS
 
 
 def jobs(bug: Bug) -> list[Job]:
@@ -39,3 +40,10 @@ def test_the_set_holds_a_bug_of_each_kind_and_every_ending() -> None:
     assert all(bug.why for bug in BUGS if bug.ending is Ending.PARKED)
     assert all(bug.attempt(1).endswith(TESTS) for bug in BUGS)
 
+
+def test_the_careful_model_quotes_what_is_in_the_files() -> None:
+    for name, careful in ANSWERS.items():
+        files = next(bug for bug in BUGS if bug.name == name).files()
+        for _statement, path, quote in careful.claims:
+            assert quote in files[path], f"{name}: {quote!r} is not in {path}"
+    assert {b.name for b in BUGS if b.ending is not Ending.FLAKY} == set(ANSWERS)
