@@ -69,3 +69,16 @@ def test_bench_github_prints_its_figures() -> None:
     assert abs(figures["requests_to_closed_big"] - figures["requests_to_closed"]) <= 3
     assert figures["git_requests_to_closed_big"] == figures["git_requests_to_closed"] > 0
     assert figures["checkout_seconds_big"] > 0 and figures["checkout_seconds"] > 0
+
+
+def test_bench_agent_prints_its_figures() -> None:
+    figures = run_bench("bench_agent.py", "--bugs", "off-by-one,flaky-order", timeout=300)
+    totals = figures["totals"]
+    assert (totals["bugs"], totals["fixed"], totals["flaky"]) == (2, 1, 1)
+    assert totals["as_expected"] == 2 and totals["failed"] == 0
+    fixed, flaky = figures["bugs"]
+    assert fixed["bug"] == "off-by-one" and fixed["ending"] == "fixed" and fixed["merged"]
+    assert fixed["tokens"] == totals["tokens"] > 0 and fixed["cost_usd"] > 0
+    assert 0 < fixed["seconds"] <= fixed["wall_seconds"]
+    assert flaky["ending"] == "flaky" and flaky["tokens"] == 0 and flaky["seconds"] == 0
+    assert figures["endpoint"] == "recorded" and figures["model"] == "gpt-4.1-mini"
