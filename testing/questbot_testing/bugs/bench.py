@@ -349,7 +349,7 @@ async def _figures(stack: Stack, walk: _Walk) -> None:
         return
     events = await stack.runtime.worker.journal.events(run.quest)
     run.timing = stage_seconds(events)
-    run.seconds = sum(s for stage, s in run.timing.items() if stage in AGENT_STAGES)
+    run.seconds = sum((s for stage, s in run.timing.items() if stage in AGENT_STAGES), 0.0)
     spent = spent_by_stage(events)
     run.tokens = sum(s.tokens for s in spent)
     run.cost_usd = sum(s.cost_cents for s in spent) / 100
