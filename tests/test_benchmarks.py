@@ -17,7 +17,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bot.agent import sandbox
 from questbot_testing.bugs import BY_NAME
 from questbot_testing.modelserver.make_bugs import conversations
 from questbot_testing.modelserver.server import ModelServer, recorded
@@ -98,8 +97,7 @@ async def test_bench_agent_takes_an_endpoint_by_url_with_its_key_from_the_enviro
     bug = BY_NAME["spec-conflict"]
     names = ["probe-tools", "probe-limit", *conversations(bug)]
     env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"} | {"BENCH_KEY": "sk-bench"}
-    async with ModelServer(recorded("openai", *names),
-                           substitutions={"PYTHON": sandbox.python()}) as server:
+    async with ModelServer(recorded("openai", *names)) as server:
         process = await asyncio.create_subprocess_exec(
             sys.executable, str(ROOT / "scripts" / "bench_agent.py"), "--url",
             f"{server.url}/v1", "--model", "gpt-4.1-mini", "--api-key-env", "BENCH_KEY",

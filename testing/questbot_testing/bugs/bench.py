@@ -127,11 +127,8 @@ class _Walk:
 async def recorded_model(protocol: Wire = Wire.OPENAI,
                          bugs: Sequence[Bug] = BUGS) -> tuple[ModelServer, ModelEndpoint]:
     """The local model server holding the careful model's conversations for ``bugs``."""
-    from bot.agent import sandbox  # the interpreter the recorded runs name, as the sandbox sees it
-
     names = [name for bug in bugs for name in conversations(bug)]
-    server = await ModelServer(recorded(protocol.value, *names),
-                               substitutions={"PYTHON": sandbox.python()}).start()
+    server = await ModelServer(recorded(protocol.value, *names)).start()
     url = f"{server.url}/v1" if protocol is Wire.OPENAI else server.url
     model = RECORDED_MODEL if protocol is Wire.OPENAI else "claude-sonnet-4-5"
     return server, ModelEndpoint(wire=protocol, url=url, model=model,

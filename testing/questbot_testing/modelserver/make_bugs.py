@@ -33,14 +33,17 @@ from questbot_testing.modelserver.make_recorded import (
     LESSON_TOOLS,
     READ_ONLY,
     REVIEW_TOOLS,
-    TESTS_ARGV,
     WRITING,
     Script,
     Turn,
 )
 
 REPRO_PATH = "tests/test_questbot_reproduction.py"
-REPRO_ARGV = ["$PYTHON", "-m", "unittest", "-q", "tests.test_questbot_reproduction"]
+REPRO_ARGV = ["python3", "-m", "unittest", "-q", "tests.test_questbot_reproduction"]
+TESTS_ARGV = ["python3", "-m", "unittest", "-q"]
+"""The commands run the ``python3`` the repositories' own checks name (``bugs.TESTS``), as a
+model reads it from their settings and READMEs: no substitution, so the set's conversations
+hold no path of the machine they run on."""
 
 
 @dataclass(frozen=True)
