@@ -113,9 +113,15 @@ def _openai(name: str, n: int, content: str | None,
 
 
 def aider_research() -> dict[str, Any]:
+    """aider shows the model no file until it is named: a reply that names one makes aider
+    add it to the chat and ask again (``I added these files to the chat``), with its text."""
     name = "cli-aider-research"
+    ask = "The failing test exercises the pager; I need to see pager.py."
     return {"name": name, "protocol": "openai", "match": RESEARCH, "preamble": True,
-            "turns": [{"expect": {}, "response": _openai(name, 1, FINAL)}]}
+            "turns": [{"expect": {}, "response": _openai(name, 1, ask)},
+                      {"expect": {"last_contains": [
+                          "I added these files to the chat: pager.py"]},
+                       "response": _openai(name, 2, FINAL)}]}
 
 
 def aider_patch() -> dict[str, Any]:
