@@ -527,6 +527,10 @@ def documents() -> dict[Path, str]:
             doc = {"name": script.name, "protocol": protocol, "match": script.match,
                    "turns": turns}
             out[HERE / protocol / f"{script.name}.json"] = json.dumps(doc, indent=1) + "\n"
+    from questbot_testing.modelserver.cli_recorded import cli_conversations
+
+    for doc in cli_conversations():
+        out[HERE / doc["protocol"] / f"{doc['name']}.json"] = json.dumps(doc, indent=1) + "\n"
     return out
 
 
