@@ -24,7 +24,7 @@ RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       python3 python3-venv python-is-python3 ca-certificates tini \
       git bubblewrap util-linux \
- && rm -rf /var/lib/apt/lists/*
+ && apt-get clean && rm -rf /var/lib/apt/lists/*
 
 # questbot from this repository (not editable, without its test stack), in a virtual
 # environment of its own that root owns and the service user only reads.

@@ -104,7 +104,16 @@ def started() -> Iterator[Engine]:
         except subprocess.TimeoutExpired:
             daemon.kill()
             daemon.wait()
+        unmount_under(run)
         shutil.rmtree(run, ignore_errors=True)
+
+
+def unmount_under(root: Path) -> None:
+    """Whatever the daemon left mounted below ``root`` (its default network namespace is a
+    bind mount of ``/proc/<pid>/ns/net``), so the directory can be removed."""
+    points = [line.split()[1] for line in Path("/proc/self/mounts").read_text().splitlines()]
+    for point in sorted((p for p in points if p.startswith(f"{root}/")), reverse=True):
+        subprocess.run(["umount", "-l", point], check=False, capture_output=True)
 
 
 def base_image(engine: Engine) -> str:
