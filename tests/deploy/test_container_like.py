@@ -32,7 +32,7 @@ import pytest
 from questbot_testing.redis_server import RedisServer
 from tests.deploy import files, story
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 DEBIAN_PYTHON = "/usr/bin/python3"
 """The interpreter the image runs questbot on (Debian's python3)."""

@@ -24,7 +24,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from redis.exceptions import RedisError
 
+from bot.core import State
+from bot.journal import Journal
+from bot.journal.wire import plain_client
 from questbot_testing.stack import free_port
 from tests.deploy import engine as engines
 from tests.deploy import files, story
@@ -162,8 +166,9 @@ async def test_compose_services_run_the_demo_from_the_image(
         engine: engines.Engine, image: str) -> None:
     """Redis with compose.yaml's command line, then the web process and the worker from the
     image with compose.yaml's settings: both health checks report healthy, the worker says
-    bubblewrap confines, the demo's quest goes from the failing check through C, Redis keeps
-    its AOF in the volume, and ``docker stop`` (SIGTERM to tini) ends both with exit 0."""
+    bubblewrap confines, the demo's quest goes from the failing check through C, ``docker
+    stop`` (SIGTERM to tini) ends both with exit 0, Redis keeps its AOF in the volume, and
+    docs/deploy.md's backup of that volume restores the quest."""
     work = Path(tempfile.mkdtemp(prefix="questbot-image-"))
     names = {role: f"questbot-test-{role}-{os.getpid()}" for role in ("redis", "web", "worker")}
     volume = f"questbot-test-redis-data-{os.getpid()}"
@@ -222,7 +227,7 @@ async def test_compose_services_run_the_demo_from_the_image(
         sandbox = story.said(worker_log, "sandbox:")
         assert len(sandbox) == 1 and "confines commands" in sandbox[0], sandbox
 
-        await story.tell(scene, alive)
+        quest_id = await story.tell(scene, alive)
 
         for role in ("web", "worker"):
             await asyncio.to_thread(engine.docker, "stop", "-t", "30", names[role])
@@ -231,8 +236,45 @@ async def test_compose_services_run_the_demo_from_the_image(
             assert state["ExitCode"] == 0, logs(role)
         listed = engine.docker("exec", names["redis"], "ls", "/data/appendonlydir").stdout
         assert ".aof" in listed, listed
+        await backed_up_and_restored(engine, names["redis"], volume, work, quest_id)
     finally:
         for name in names.values():
             engine.docker("rm", "-f", name, check=False)
-        engine.docker("volume", "rm", "-f", volume, check=False)
+        for name in (volume, f"{volume}-restored"):
+            engine.docker("volume", "rm", "-f", name, check=False)
         await scene.close()
+
+
+async def backed_up_and_restored(engine: engines.Engine, redis_name: str, volume: str,
+                                 work: Path, quest_id: str) -> None:
+    """docs/deploy.md's cold backup, as written there: Redis stopped, the volume tarred by a
+    container of Redis's image, Redis started; then the archive untarred into a new volume
+    and a Redis with compose.yaml's command line on it holds the quest as it was."""
+    image = engines.redis_image(engine)
+    engine.docker("stop", redis_name)
+    engine.docker("run", "--rm", "--user", "0", "-v", f"{volume}:/data:ro",
+                  "-v", f"{work}:/backup", "--entrypoint", "tar", image,
+                  "-C", "/data", "-czf", "/backup/questbot-redis.tgz", ".")
+    engine.docker("start", redis_name)
+    restored = f"{volume}-restored"
+    engine.docker("run", "--rm", "--user", "0", "-v", f"{restored}:/data",
+                  "-v", f"{work}:/backup", "--entrypoint", "tar", image,
+                  "-C", "/data", "-xzf", "/backup/questbot-redis.tgz")
+    port = free_port()
+    name = f"{redis_name}-restored"
+    engine.docker("run", "-d", "--name", name, "--network", "host", "-v", f"{restored}:/data",
+                  image, *compose_service("redis")["command"], "--port", str(port))
+    client = plain_client(f"redis://127.0.0.1:{port}/0")
+    try:
+        async def answers() -> bool:
+            try:
+                return bool(await client.ping())
+            except (OSError, RedisError):
+                return False
+
+        await story.until("the restored Redis answered", answers, lambda: None, seconds=30)
+        _v, quest = await Journal(client).snapshot(quest_id)
+        assert quest is not None and quest.state is State.WATCHING, quest
+    finally:
+        await client.aclose()
+        engine.docker("rm", "-f", name, check=False)
