@@ -19,6 +19,7 @@ import json
 import os
 import shlex
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,52 @@ def test_the_worker_container_confines_with_compose_settings_and_not_without_eac
         assert len(without) == len(worker_options()) - 1
         found = probe(engine, image, *without)
         assert not found["confined"] and said in found["detail"], (needed, found)
+
+
+def test_under_dockers_defaults_the_worker_says_at_start_it_runs_no_repository_code(
+        engine: engines.Engine, image: str, tmp_path: Path) -> None:
+    """What a self-hoster who left out the worker's security options sees: the worker starts
+    (it has GitHub's side of its quests to keep), and its first word about the sandbox is an
+    error saying it refuses to run repository code and why."""
+    key = tmp_path / "key.pem"
+    key.write_text(rsa_pem())
+    os.chown(key, 10001, 10001)
+    key.chmod(0o400)
+    name = f"questbot-test-defaults-{os.getpid()}"
+    engine.docker("run", "-d", "--name", name, "--network", "host",
+                  "-e", "GITHUB_APP_ID=1", "-e", f"GITHUB_WEBHOOK_SECRET={story.SECRET}",
+                  "-e", "GITHUB_PRIVATE_KEY_PATH=/run/secrets/github_app_key",
+                  "-e", f"GITHUB_API_URL=http://127.0.0.1:{free_port()}",
+                  "-e", f"QUESTBOT_METRICS_PORT={free_port()}",
+                  "-v", f"{key}:/run/secrets/github_app_key:ro", image, "worker")
+    try:
+        log = tmp_path / "worker.log"
+        deadline = time.monotonic() + 60
+        while True:
+            log.write_text(engine.docker("logs", name).stderr)
+            if story.said(log, "sandbox:") or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        records = [r for r in story.log_lines(log)
+                   if str(r.get("message", "")).startswith("sandbox:")]
+        assert len(records) == 1, log.read_text()[-3000:]
+        assert records[0]["level"] == "error"
+        assert str(records[0]["message"]).startswith(
+            "sandbox: unavailable, so this worker refuses to run repository code")
+        assert "No permissions to create new namespace" in str(records[0]["message"])
+        state = engine.inspect(name)["State"]
+        assert isinstance(state, dict) and state["Running"]
+    finally:
+        engine.docker("rm", "-f", name, check=False)
+
+
+def rsa_pem() -> str:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    return key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                             serialization.NoEncryption()).decode()
 
 
 DOCKER_DEFAULT_PROFILE = engines.CACHE / "docker-default-seccomp.json"
