@@ -98,13 +98,14 @@ def test_no_test_helper_hides_in_bot() -> None:
 
 
 def test_tests_mirror_the_packages() -> None:
-    """``tests/`` mirrors ``bot/`` and the test stack, plus the whole-stack folders."""
+    """``tests/`` mirrors ``bot/`` and the test stack, plus the whole-stack folders and
+    ``deploy/`` (the image and compose file, which mirror the repository's ``deploy/``)."""
     packages = {p.name for p in (PROJECT / "bot").iterdir()
                 if p.is_dir() and (p / "__init__.py").exists()}
     folders = {p.name for p in (PROJECT / "tests").iterdir()
                if p.is_dir() and (p / "__init__.py").exists()}
     extra = folders - packages - {"questbot_testing", "e2e", "fuzz", "cluster", "sandbox",
-                                  "security"}
+                                  "security", "deploy"}
     assert extra == set()
 
 
