@@ -1,7 +1,7 @@
 """A Docker engine of the tests' own, and the images they build on it from Debian's packages.
 
 Like the tests' Redis, the engine is started by the tests, not found: ``dockerd`` from Debian's
-``docker.io`` (scripts/setup installs it), as root, with its state in ``.cache/container``
+``docker.io`` (scripts/setup-engine installs it), as root, with its state in ``.cache/container``
 (kept between runs, so the base image and the layers of unchanged steps are built once) and a
 socket of its own, so it neither needs nor touches a Docker a developer may run. It makes no
 bridge and no NAT rules: every container the tests run uses the host's network and talks to
@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from questbot_testing import PROJECT
 from tests.deploy import files
 
 CACHE = Path(os.environ.get("QUESTBOT_CACHE") or files.ROOT / ".cache") / "container"
@@ -44,13 +45,19 @@ START_SECONDS = 60.0
 
 
 def missing() -> str | None:
-    """Why no engine can be started here, or ``None``."""
+    """Why no engine can be started here, or ``None`` — once ``scripts/setup-engine`` has
+    installed what it can (it is not part of ``scripts/setup``: trying questbot should not
+    install a container engine)."""
     if os.geteuid() != 0:
         return "starting dockerd needs root, and these tests are not run as root"
+    done = subprocess.run([str(PROJECT / "scripts" / "setup-engine")], capture_output=True,
+                          text=True, check=False, timeout=1800)
+    if done.returncode != 0:
+        return f"scripts/setup-engine failed: {done.stderr[-2000:]}"
     for program, package in (("dockerd", "docker.io"), ("docker", "docker.io"),
                              ("mmdebstrap", "mmdebstrap")):
         if shutil.which(program) is None:
-            return f"{program} is not installed (Debian's {package}; scripts/setup installs it)"
+            return f"{program} is not installed (Debian's {package}; scripts/setup-engine)"
     return None
 
 

@@ -127,10 +127,10 @@ def env_file(path: Path) -> tuple[dict[str, str], set[str]]:
 
 
 def setup_packages() -> dict[str, str]:
-    """scripts/setup's Debian packages, each with the command whose absence installs it
-    (``command -v git … || missing+=(git)``)."""
-    found = dict(re.findall(r"command -v (\S+) .*\|\| missing\+=\(([\w.+-]+)\)",
-                            SETUP.read_text()))
+    """The Debian packages scripts/setup and scripts/setup-engine install, each with the
+    command whose absence installs it (``command -v git … || missing+=(git)``)."""
+    text = SETUP.read_text() + (SETUP.parent / "setup-engine").read_text()
+    found = dict(re.findall(r"command -v (\S+) .*\|\| missing\+=\(([\w.+-]+)\)", text))
     assert found, "scripts/setup names no package in the form this reader knows"
     return {package: command for command, package in found.items()}
 

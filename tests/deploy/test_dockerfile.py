@@ -21,7 +21,8 @@ TEST_ONLY = {"redis-server": "the tests' Redis (compose.yaml runs Redis's own im
              "npm": "fetches GitHub's published descriptions for the fake GitHub",
              "docker.io": "test_image.py's container engine",
              "mmdebstrap": "test_image.py's base image, from Debian's packages"}
-"""What scripts/setup installs for the tests only: none of it belongs in the image."""
+"""What scripts/setup (and scripts/setup-engine) install for the tests only: none of it
+belongs in the image."""
 IMAGE_OWN = {"python3": "the interpreter (Debian's, not a /usr/local build)",
              "python3-venv": "the virtual environment questbot is installed into",
              "python-is-python3": "`python` for repositories' checks in the sandbox",

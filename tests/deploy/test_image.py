@@ -172,7 +172,7 @@ def rsa_pem() -> str:
 
 
 DOCKER_DEFAULT_PROFILE = engines.CACHE / "docker-default-seccomp.json"
-"""The engine's own default profile: scripts/setup takes it from the Debian source package of
+"""The engine's own default profile: scripts/setup-engine takes it from the Debian source package of
 the same Docker (``golang-github-docker-docker-dev``)."""
 
 
@@ -182,7 +182,7 @@ def test_the_stricter_seccomp_profile_confines_and_each_added_call_is_needed(
     in place of ``seccomp=unconfined`` bubblewrap confines; without any one of the six calls it
     adds, it does not — so the profile allows nothing bubblewrap does not use."""
     if not DOCKER_DEFAULT_PROFILE.exists():
-        pytest.skip(f"{DOCKER_DEFAULT_PROFILE} is missing (scripts/setup takes it from "
+        pytest.skip(f"{DOCKER_DEFAULT_PROFILE} is missing (scripts/setup-engine takes it from "
                     "Debian's golang-github-docker-docker-dev)")
     import importlib.util
 
