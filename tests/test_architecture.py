@@ -22,6 +22,7 @@ FLOORS: dict[str, int] = {
     "adapters": 3,
     "agent": 4,
     "reviews": 5,
+    "words": 5,
     "github": 6,
     "config": 7,
     "worker": 8, "web": 8, "register": 8,

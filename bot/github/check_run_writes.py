@@ -1,6 +1,6 @@
 """The ``questbot`` check run written to GitHub: created once per head, updated in place,
 and the runs left behind completed as superseded, so nothing waits on a commit questbot has
-moved on from. ``Projection`` calls it; ``bot.github.check_run`` says what a run shows.
+moved on from. ``Projection`` calls it; ``bot.words.check_run`` says what a run shows.
 
 Each write is skipped when the rendered run has not changed (``check_digest`` in
 ``ForgeMemory``); a create is reserved first (``CREATING_CHECK``), so a worker that died between
@@ -17,12 +17,12 @@ from bot.adapters import AdapterContext
 from bot.agent.evidence import EvidenceBundle
 from bot.core import Quest
 from bot.core.events import Reopened, Reproduced
-from bot.github import check_run as checks
 from bot.github.forge import CHECK_NAME, CheckRun, Forge
 from bot.journal import PermanentError, quest_keys
 from bot.journal.memory import ForgeMemory, digest
 from bot.journal.records import load_event
 from bot.journal.store import stream_rows
+from bot.words import check_run as checks
 
 log = logging.getLogger(__name__)
 

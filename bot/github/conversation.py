@@ -32,12 +32,12 @@ from bot.core.gates import status_and_next
 from bot.core.policy import Policy
 from bot.core.rules.budget import waits_for_spend
 from bot.core.states import CHECKPOINT_AT
-from bot.github.commands import Command
 from bot.github.forge import Forge
-from bot.github.gates_words import gates_lines
-from bot.github.markdown import inline_code
-from bot.github.refusal_words import Precheck, doing, now_commands, refusal_words
 from bot.journal.keys import thread_trail
+from bot.words.commands import Command
+from bot.words.gates import gates_lines
+from bot.words.markdown import inline_code
+from bot.words.refusals import Precheck, doing, now_commands, refusal_words
 
 WRITE_OR_ABOVE = frozenset({"admin", "maintain", "write"})
 SEEN = "eyes"
@@ -205,6 +205,6 @@ def status_text(quest: Quest | None, policy: Policy | None = None) -> str:
 def refusal_text(item: Command, exc: InvalidTransition, quest: Quest, actor: str, *,
                  button: bool = False) -> str:
     """The reply to a command the lifecycle refused, in the quest's terms
-    (``bot.github.refusal_words``); the table's own reason goes to the log, not to people."""
+    (``bot.words.refusals``); the table's own reason goes to the log, not to people."""
     code = None if exc.code is Refusal.UNDEFINED else exc.code
     return refusal_words(item, quest, code, actor=actor, button=button)

@@ -32,7 +32,7 @@ from bot.core import Effect, EffectType, Event, Quest
 from bot.core.events import Landed, PatchPushed
 from bot.core.quest import Outcome
 from bot.core.states import CHECKPOINT_AT, State
-from bot.github import conversation, render, spend_words
+from bot.github import conversation
 from bot.github.forge import Forge, Forges, is_permanent, refused, status_of
 from bot.github.inbox import Inbox
 from bot.github.landing import Lander
@@ -40,6 +40,8 @@ from bot.github.projection import EvidenceLookup, Projection, reviewable
 from bot.github.rollback import Reverter, RevertTree, default_revert_tree
 from bot.journal import Adapter, PermanentError
 from bot.journal.memory import PAUSED_BY_CLOSE
+from bot.words import render
+from bot.words import spend as spend_words
 
 log = logging.getLogger(__name__)
 
@@ -273,7 +275,7 @@ class GitHubEffects:
     async def request_spend(self, effect: Effect) -> Sequence[Event] | None:
         """The spend request, once, on the quest's pull request (or its source issue before
         there is one): spent, budget, what approving buys, how to approve
-        (``bot.github.spend_words``). The check run's buttons come with the projection."""
+        (``bot.words.spend``). The check run's buttons come with the projection."""
         quest = await self.ctx.quest(effect.quest_id)
         forge = await self.forges.for_repo(quest.repo)
         await self.projection.sync_with(quest, forge)

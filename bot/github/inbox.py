@@ -5,7 +5,7 @@ allows three pinned issues per repository, and when three are pinned already que
 the inbox unpinned and says so in its log — a maintainer's pins are theirs. Its body is
 re-rendered from the repository's live quests whenever one starts or stops waiting for a
 person, and written only when it changed — or when a person changed it (a ticked box,
-``bot.github.inbox_marks``; a close), which ``refresh(force=True)`` answers. Every entry links
+``bot.words.inbox_marks``; a close), which ``refresh(force=True)`` answers. Every entry links
 to its pull request or issue, else to the commit its quest started from.
 
 Once per repository. Two paths refresh it — the projection after every event and the
@@ -20,7 +20,7 @@ Below what waits, the latest flaky failures (``rules.flaky``): quests that ended
 failed check passed when re-run, each with both runs, so a person sees what questbot chose not
 to spend an agent on. Their ids are kept in the repository's GitHub record (``flaky``, the
 newest ``FLAKY_SHOWN``). After what waits, the latest lessons closed quests taught
-(``bot.github.lesson_words``), each with a box that drops it and linked to its quest's pull
+(``bot.words.inbox_lessons``), each with a box that drops it and linked to its quest's pull
 request or issue; beside the reflection wave, what
 questbot's reflection runs used so far (``bot.journal.model_use``).
 """
@@ -33,14 +33,9 @@ from bot.adapters import AdapterContext
 from bot.core import Quest, State
 from bot.core.quest import Outcome
 from bot.core.states import CHECKPOINT_AT
-from bot.github import render
 from bot.github.forge import Forge, Forges
 from bot.github.forge.graphql import GraphQLRefused
 from bot.github.forge.records import Issue
-from bot.github.inbox_marks import INBOX_MARKER
-from bot.github.lesson_words import SHOWN as LESSONS_SHOWN
-from bot.github.lesson_words import lessons_lines
-from bot.github.limits_words import Waiting, Wave, limits_lines
 from bot.journal import Indexes
 from bot.journal.lessons import LessonStore
 from bot.journal.limits import RepoLimits
@@ -48,6 +43,11 @@ from bot.journal.memory import ForgeMemory, digest
 from bot.journal.model_use import ModelUse
 from bot.journal.reflection_attempts import ReflectionAttempts
 from bot.reviews.agreement import Agreement
+from bot.words import render
+from bot.words.inbox_lessons import SHOWN as LESSONS_SHOWN
+from bot.words.inbox_lessons import lessons_lines
+from bot.words.inbox_limits import Waiting, Wave, limits_lines
+from bot.words.inbox_marks import INBOX_MARKER
 
 log = logging.getLogger(__name__)
 

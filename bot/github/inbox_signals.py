@@ -15,9 +15,9 @@ from typing import Any
 
 from gidgethub import routing, sansio
 
-from bot.github.inbox_marks import INBOX_MARKER, lessons_ticked, ticked
 from bot.github.payloads import ident, is_bot, login_of, obj, repo_of, text
 from bot.github.pull_signals import Sink
+from bot.words.inbox_marks import INBOX_MARKER, lessons_ticked, ticked
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,11 +46,11 @@ from bot.adapters import AdapterContext, outcome_id
 from bot.core import Effect, Event, Quest
 from bot.core.events import Landed
 from bot.errors import PermanentError
-from bot.github import render
 from bot.github.forge import Forge, Pull, RepoInfo, refused, status_of
 from bot.github.forge.graphql import GraphQLRefused
 from bot.journal.memory import ForgeMemory
 from bot.settings.schema import MergeMethod
+from bot.words import render
 
 log = logging.getLogger(__name__)
 

@@ -43,15 +43,16 @@ from bot.agent.evidence import EvidenceBundle
 from bot.core import Quest
 from bot.core.events import Route
 from bot.core.states import State
-from bot.github import render, status
 from bot.github.check_run_writes import CheckRunWrites
-from bot.github.effect_words import could_not
 from bot.github.forge import Forge, Forges, Pull, refused
 from bot.github.forge.graphql import GraphQLRefused
-from bot.github.markdown import inline_code
 from bot.github.quest_story import read_story
 from bot.journal import REDIS_AWAY, PermanentError, failures
 from bot.journal.memory import ForgeMemory, digest
+from bot.words import render
+from bot.words import status_comment as status
+from bot.words.failed_effects import could_not
+from bot.words.markdown import inline_code
 
 log = logging.getLogger(__name__)
 

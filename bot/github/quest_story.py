@@ -1,7 +1,7 @@
 """A quest's journal as its status comment tells it: the timeline, the path, what failed.
 
 The status comment is rendered from the quest, its evidence and this: the newest events in
-people's words (``bot.github.timeline``), the states the quest went through (the journal
+people's words (``bot.words.timeline``), the states the quest went through (the journal
 replayed by ``bot.core.lifecycle.path``, each event under the policy it was decided under)
 and the links of the signal that started it, with the end of the failing step's log. Read
 once per sync, from the whole journal — a few dozen events for most quests, replayed in
@@ -21,12 +21,12 @@ from bot.core import Event, Policy, Quest
 from bot.core.events import CheckpointDecided, Reopened, SignalSensed
 from bot.core.lifecycle import path
 from bot.core.states import State
-from bot.github.status import FailedRun
-from bot.github.timeline import TimelineEntry, entry_of
 from bot.journal.errors import CorruptJournal
 from bot.journal.keys import ci_log_key
 from bot.journal.recovery import read_recorded
 from bot.journal.store import Journal
+from bot.words.status_comment import FailedRun
+from bot.words.timeline import TimelineEntry, entry_of
 
 log = logging.getLogger(__name__)
 PRINTED_LINES = 25

@@ -17,13 +17,13 @@ import gidgethub
 from bot.adapters import AdapterContext, outcome_id
 from bot.core import Effect, Event, Quest
 from bot.core.events import RollbackConfirmed
-from bot.github import render
 from bot.github.forge import Forge, Forges, is_permanent, refused, status_of
 from bot.github.landing import Lander
 from bot.github.projection import open_pull, quest_branch
 from bot.github.revert import revert_tree
 from bot.journal import PermanentError
 from bot.journal.memory import ForgeMemory
+from bot.words import render
 
 RevertTree = Callable[[Forge, Quest, str], Awaitable[str]]
 """``(forge, quest, merge_sha) → tree sha`` of the merge with the quest's changes undone."""

@@ -30,7 +30,6 @@ from typing import Any
 from gidgethub import routing, sansio
 
 from bot.adapters import AppIdentity
-from bot.github.commands import Command, CommandProblem, parse_commands
 from bot.github.inbox_signals import InboxClosed, InboxTicked, inbox
 from bot.github.payloads import (
     default_branch,
@@ -51,6 +50,7 @@ from bot.github.pull_signals import (
     pulls,
 )
 from bot.github.pull_signals import quest_of_branch as quest_of_branch  # re-exported
+from bot.words.commands import Command, CommandProblem, parse_commands
 
 SETTINGS_FILE = ".github/questbot.yml"
 FAILED = frozenset({"failure", "timed_out"})

@@ -19,8 +19,7 @@ import logging
 
 from bot.adapters import AdapterContext
 from bot.core import InvalidTransition, Quest
-from bot.github import conversation, spend_words
-from bot.github.commands import Command, CommandName
+from bot.github import conversation
 from bot.github.conversation import (
     no_permission_text,
     no_quest_text,
@@ -28,16 +27,18 @@ from bot.github.conversation import (
     stale_button_text,
 )
 from bot.github.forge import Forges
-from bot.github.refusal_words import refusal_words
 from bot.github.signals import ButtonPress
 from bot.journal.memory import ForgeMemory
+from bot.words import spend as spend_words
+from bot.words.commands import Command, CommandName
+from bot.words.refusals import refusal_words
 from bot.worker.inbox_ticks import Apply, EventOf, Say
 from bot.worker.quest_of import QuestOf
 
 log = logging.getLogger(__name__)
 
 ACTIONS = ("approve", "revise", "reject")
-"""The identifiers of the check run's buttons at a checkpoint (``bot.github.render``); the spend
+"""The identifiers of the check run's buttons at a checkpoint (``bot.words.render``); the spend
 buttons' are ``spend_words.BUTTONS``'s."""
 
 

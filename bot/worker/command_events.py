@@ -23,8 +23,8 @@ from bot.core.events import (
     Triaged,
 )
 from bot.core.states import CHECKPOINT_AT
-from bot.github.commands import Command, CommandName, CommandProblem, render
 from bot.github.signals import CommentCommands
+from bot.words.commands import Command, CommandName, CommandProblem, render
 
 
 def command_id(c: CommentCommands, item: Command | CommandProblem) -> str:

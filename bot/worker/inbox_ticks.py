@@ -25,15 +25,15 @@ from collections.abc import Awaitable, Callable
 from bot.adapters import AdapterContext
 from bot.core import Effect, Event, InvalidTransition, Quest, Refusal
 from bot.github import conversation
-from bot.github.commands import Command, CommandName, QuestMode
 from bot.github.forge import Forges
-from bot.github.inbox_marks import tick_command
 from bot.github.inbox_signals import InboxClosed, InboxTicked
-from bot.github.lesson_words import lesson_tick_refused
-from bot.github.refusal_words import Precheck, Why, refusal_words
 from bot.journal import Applied
 from bot.journal.lessons import LessonStore
 from bot.journal.memory import ForgeMemory
+from bot.words.commands import Command, CommandName, QuestMode
+from bot.words.inbox_lessons import lesson_tick_refused
+from bot.words.inbox_marks import tick_command
+from bot.words.refusals import Precheck, Why, refusal_words
 from bot.worker.quest_of import QuestOf
 
 log = logging.getLogger(__name__)

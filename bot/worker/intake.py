@@ -24,7 +24,6 @@ from bot.core import Effect, Event, InvalidTransition, Quest, Severity, SignalKi
 from bot.core.events import BaseMoved, HumanRevision, SignalSensed, Triaged
 from bot.core.states import LIVE, TERMINAL
 from bot.github import conversation
-from bot.github.commands import Command, CommandName, CommandProblem, ours_without_quest
 from bot.github.conversation import (
     Permissions,
     elsewhere_text,
@@ -36,7 +35,6 @@ from bot.github.conversation import (
 from bot.github.forge import Forges
 from bot.github.inbox_signals import InboxClosed, InboxTicked
 from bot.github.pull_signals import PullClosed, PullReopened, ReviewSubmitted
-from bot.github.refusal_words import refusal_words
 from bot.github.signals import (
     BasePush,
     ButtonPress,
@@ -52,6 +50,8 @@ from bot.github.signals import (
 from bot.journal import Applied, Indexes, PermanentError
 from bot.journal.keys import thread_trail
 from bot.journal.memory import ForgeMemory
+from bot.words.commands import Command, CommandName, CommandProblem, ours_without_quest
+from bot.words.refusals import refusal_words
 from bot.worker.buttons import ButtonIntake
 from bot.worker.command_events import command_event, command_id, route
 from bot.worker.failures import FailureIntake

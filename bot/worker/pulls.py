@@ -49,12 +49,12 @@ from bot.core.events import CheckpointDecided, Landed, Paused, Resumed
 from bot.core.rules.asks import land
 from bot.core.states import ACTIVE, CHECKPOINT_AT, LIVE
 from bot.github import conversation
-from bot.github.commands import Command, CommandName
 from bot.github.forge import Forges
 from bot.github.landing import LANDING_KEY, LANDING_WAIT
 from bot.github.pull_signals import PullClosed, PullReopened, ReviewSubmitted
 from bot.journal import Applied
 from bot.journal.memory import PAUSED_BY_CLOSE, ForgeMemory
+from bot.words.commands import Command, CommandName
 from bot.worker.quest_of import QuestOf
 
 log = logging.getLogger(__name__)

@@ -10,9 +10,10 @@ import pytest
 
 from bot.core import EffectType, Policy
 from bot.core.events import Landed, RollbackConfirmed
-from bot.github import conversation, render
+from bot.github import conversation
 from bot.github.forge import Forge, GitData
 from bot.journal.memory import quest_gh_key, repo_gh_key
+from bot.words import render
 from questbot_testing.fakegithub.state import Issue, PullRequest
 from questbot_testing.journals import JournalBuilder
 from tests.github.conftest import REPO, Died, World, dies_after, last, meet_at

@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from bot.adapters import AppIdentity
-from bot.github.commands import Command, CommandName
 from bot.github.signals import CommentCommands, QuestPush, read_intents
+from bot.words.commands import Command, CommandName
 from questbot_testing.fakegithub.webhooks import build_payload
 
 REPO = "octo/sample"

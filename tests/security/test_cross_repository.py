@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import pytest
 
 from bot.core import State
-from bot.github.inbox_marks import entry_marker
-from bot.github.render import INBOX_TITLE
+from bot.words.inbox_marks import entry_marker
+from bot.words.render import INBOX_TITLE
 from questbot_testing.fakegithub.issue_edits import edit_issue, tick
 from questbot_testing.fakegithub.webhooks import DeliveryResult
 from questbot_testing.sample import sample_files
