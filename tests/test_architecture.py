@@ -18,16 +18,25 @@ FLOORS: dict[str, int] = {
     # the ground: no questbot imports but each other's
     "errors": 0, "control_chars": 0, "gitrun": 0,
     "core": 1, "observe": 1,
+    # the store and the two kinds of settings
     "settings": 2, "journal": 2,
     "adapters": 3,
     "agent": 4,
-    "reviews": 5,
-    "words": 5,
+    # what people read (pure), and reviews by capability
+    "words": 5, "reviews": 5,
+    # the one way to GitHub: the only room with a token or an HTTP call to it
     "github": 6,
-    "config": 7,
-    "worker": 8, "web": 8, "register": 8,
-    "tools": 9,
-    "__main__": 10, "__init__": 10,
+    # which quest an event is about, who may act; the process's settings
+    "quests": 7, "config": 7,
+    # the concerns: each its router, what it does with an event, its effect adapters
+    "views": 8, "failures": 8, "commands": 8,
+    "pulls": 9, "inbox": 9, "lessons": 9, "reflection": 9,
+    # the concerns combined: one delivery's intents, each to its concern
+    "intake": 10,
+    # the processes
+    "worker": 11, "web": 11, "register": 11,
+    "tools": 12,
+    "__main__": 13, "__init__": 13,
 }
 
 CORE_MAY_IMPORT = {"pydantic", "pydantic_core", "typing_extensions", "orjson"}
@@ -89,7 +98,20 @@ def test_the_core_imports_the_standard_library_and_pydantic_only() -> None:
 
 
 def test_the_check_sees_an_arrow_up() -> None:
-    """The rule would catch the arrow it exists for: the agent reaching for the GitHub adapter."""
-    assert FLOORS["github"] > FLOORS["agent"]
-    assert ("agent", "github") not in arrows()
-    assert ("github", "agent") in arrows()  # the other way round is allowed, and real
+    """The rules would catch the arrows they exist for: the agent or the words reaching for
+    GitHub, the GitHub room reaching for a concern."""
+    assert FLOORS["github"] > FLOORS["agent"] and FLOORS["github"] > FLOORS["words"]
+    assert FLOORS["pulls"] > FLOORS["github"]
+    found = arrows()
+    assert ("agent", "github") not in found and ("words", "github") not in found
+    assert ("github", "words") in found  # the other way round is allowed, and real
+
+
+def test_only_the_github_room_talks_to_github() -> None:
+    """The one way to GitHub: no room but ``bot/github`` holds an HTTP client to it or mints
+    a token (the web process's aiohttp server and the model agent's own endpoint aside)."""
+    talking = {"gidgethub.aiohttp", "gidgethub.abc", "jwt"}
+    found = {str(p.relative_to(PROJECT)): sorted(set(imports(p)) & talking)
+             for p in (PROJECT / "bot").rglob("*.py")
+             if room_of(p) != "github" and set(imports(p)) & talking}
+    assert found == {}

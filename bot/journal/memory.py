@@ -86,7 +86,7 @@ QUEST_FIELDS = (
 
 PAUSED_BY_CLOSE = "paused_by_close"
 """A quest's field: the pull request number whose closing paused the quest, until it is
-reopened (``bot.worker.pulls``; ``restore_pull`` reads it too)."""
+reopened (``bot.pulls.intake``; ``restore_pull`` reads it too)."""
 
 
 def quest_gh_key(quest_id: str) -> str:

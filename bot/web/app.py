@@ -55,7 +55,7 @@ from aiohttp import web
 
 from bot.github.signature import HEADER as SIGNATURE_HEADER
 from bot.github.signature import SignatureError, verify_signature
-from bot.github.subscriptions import SUBSCRIBED_EVENTS
+from bot.intake.subscriptions import SUBSCRIBED_EVENTS
 from bot.journal.errors import DurabilityError
 from bot.journal.inbound import Duplicate, Inbound
 from bot.journal.store import Journal

@@ -1,6 +1,6 @@
 """The ``questbot`` check run on a quest's head: status, conclusion, title, summary and
 details for each state. Pure, like ``bot.words.render``, whose sentences it shows;
-``bot.github.projection`` writes what ``check_run`` returns.
+``bot.views.projection`` writes what ``check_run`` returns.
 
 Success is said in one place only: a ``closed`` quest's check run, which the core reaches only
 after a bound proof, an approval and a clean watch — and only when the evidence it carries is

@@ -2,7 +2,7 @@
 lessons the consolidation reviewer accepted, each with the quest it came from (linked to its pull
 request or issue when questbot recorded one), so a maintainer
 sees what every later quest's agent is told — and drops one that is wrong by ticking its box
-(``inbox_marks.lesson_marker``; ``bot.worker.inbox_ticks`` acts on it). Pure.
+(``inbox_marks.lesson_marker``; ``bot.inbox.intake`` acts on it). Pure.
 
 A lesson is a model's words about text from outside, so it is shown as escaped prose: no
 links, mentions or formatting of its own (``markdown.plain``).

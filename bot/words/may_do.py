@@ -60,7 +60,7 @@ def allowed_commands(quest: Quest) -> list[Allowed]:
                 out.append(Allowed(f"/{name.value} {SPEND}"))
             continue
         if name is CommandName.REFLECT:
-            continue  # the repository's, not a quest's (``bot.worker.reflections``)
+            continue  # the repository's, not a quest's (``bot.reflection.waves``)
         event = COMMAND_EVENT.get(name)
         if event is None:
             out.append(Allowed(usage))

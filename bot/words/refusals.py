@@ -8,7 +8,7 @@ the commands the quest takes now. Those are asked of the core (``lifecycle.accep
 reply never offers what the next command would be refused for.
 
 ``refusal_words`` is pure: the same command, quest and refusal give the same text, so a
-redelivered webhook queues the same reply under the same key (``bot.github.conversation``).
+redelivered webhook queues the same reply under the same key (``bot.commands.replies``).
 Its text never holds an internal identifier with an underscore (a property test holds it to
 that over every command and state).
 """

@@ -2,7 +2,7 @@
 sentences the status comment (``bot.words.status_comment``) and the check run
 (``bot.words.check_run``) are built from.
 
-Nothing here performs I/O; ``bot.github.projection`` decides where the text goes. Every piece
+Nothing here performs I/O; ``bot.views.projection`` decides where the text goes. Every piece
 of untrusted text — a quest title from an issue, a reason typed after ``/kill``, a login —
 passes through ``bot.words.markdown`` (code spans or escaped prose), so it cannot ping anyone,
 open a heading or print a success mark.

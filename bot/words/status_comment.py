@@ -1,7 +1,7 @@
 """The quest's one status comment: what a maintainer reads in ten seconds, then the details.
 
 Pure, like ``bot.words.render``: ``status_comment(view)`` is Markdown from a ``StatusView``,
-which ``bot.github.projection`` fills from the quest, its journal and its evidence. The top
+which ``bot.views.projection`` fills from the quest, its journal and its evidence. The top
 answers, in order, the questions a maintainer comes with:
 
 1. where it stands and what happens next — the commands and buttons that do it;

@@ -19,7 +19,7 @@ import aiohttp
 from aiohttp import web
 from pydantic import SecretStr
 
-from bot.adapters import AdapterContext
+from bot.adapters import AdapterContext, Plugin, Sync
 from bot.agent import sandbox
 from bot.agent.evidence_store import EvidenceStore
 from bot.agent.model import ModelEndpoint
@@ -29,7 +29,6 @@ from bot.config import Config
 from bot.core import EffectType
 from bot.github.auth import app_jwt, load_private_key
 from bot.github.client import USER_AGENT, GitHubClients
-from bot.github.effects import GitHubEffects
 from bot.github.forge import Forges
 from bot.github.hook_deliveries import AppHooks
 from bot.github.identity import wait_for_identity
@@ -39,15 +38,15 @@ from bot.journal import Leases
 from bot.journal.outbox import Adapter
 from bot.journal.pacing import SharedSchedule
 from bot.journal.wire import RedisClient, connect
+from bot.lessons.runs import lessons
 from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
+from bot.reflection.runs import model_runs
+from bot.worker.github_effects import GitHubEffects
 from bot.worker.http import make_worker_app
-from bot.worker.lessons import lessons
 from bot.worker.model_start import probed, watched
-from bot.worker.process import Plugin, Worker, build_worker
-from bot.worker.projector import Sync
+from bot.worker.process import Worker, build_worker
 from bot.worker.redelivery import Redeliverer, RedeliveryPolicy
-from bot.worker.reflection_runs import model_runs
 from bot.worker.reviewing import reviewing
 
 log = logging.getLogger(__name__)
@@ -127,7 +126,7 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
                         identity_patience: float | None = None,
                         probe_model: bool = False) -> Runtime:
     """``draft_pulls``: quest PRs open as drafts and are marked ready for review at
-    checkpoint C (``bot.github.projection``). ``leases`` default to ``Leases()``
+    checkpoint C (``bot.views.projection``). ``leases`` default to ``Leases()``
     (``bot.journal.lease`` says why those figures). ``limits`` pace GitHub writes
     (``RateLimits()``: GitHub's figures); with ``shared_pacing`` their schedule is kept in
     Redis, so the installation's budget is shared by every worker rather than taken whole by

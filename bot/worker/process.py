@@ -28,12 +28,13 @@ import gidgethub
 import redis.asyncio
 import redis.exceptions
 
-from bot.adapters import AdapterContext, AppIdentity, SettingsSource
+from bot.adapters import AdapterContext, AppIdentity, Plugin, SettingsSource, Sync
 from bot.core import Effect, EffectType, Event, Quest
 from bot.core.events import EffectFailed
 from bot.github.auth import InstallationTokenError
 from bot.github.client import NotInstalled
 from bot.github.forge import Forges
+from bot.intake.intake import Intake
 from bot.journal import (
     REDIS_AWAY,
     Adapters,
@@ -54,13 +55,12 @@ from bot.journal.wire import RedisClient
 from bot.observe import waits
 from bot.observe.logs import bind
 from bot.observe.metrics import Metrics
+from bot.quests.policybook import PolicyBook
+from bot.reflection.runs import ReflectionModel, ReflectionRuns
+from bot.reflection.waves import Reflections
 from bot.worker.coordination import Coordination
-from bot.worker.intake import Intake
 from bot.worker.owed_sweep import OwedSweep
-from bot.worker.policybook import PolicyBook
-from bot.worker.projector import ObservedJournal, Projector, Sync
-from bot.worker.reflection_runs import ReflectionModel, ReflectionRuns
-from bot.worker.reflections import Reflections
+from bot.worker.projector import ObservedJournal, Projector
 
 log = logging.getLogger(__name__)
 
@@ -263,10 +263,6 @@ def failure_reporter(journal: Journal, book: PolicyBook) -> Callable[[Failure], 
         await journal.apply(event, book)
 
     return report
-
-
-Plugin = Callable[[AdapterContext], tuple[dict[EffectType, Adapter], Sync | None]]
-"""Given the shared context, the adapters a part of questbot brings, and its projection."""
 
 
 def build_worker(client: RedisClient, forges: Forges, settings: SettingsSource,

@@ -47,7 +47,7 @@ import aiohttp
 import gidgethub
 
 from bot.github.hook_deliveries import AppHooks, HookDelivery
-from bot.github.subscriptions import SUBSCRIBED_EVENTS
+from bot.intake.subscriptions import SUBSCRIBED_EVENTS
 from bot.journal.inbound import default_shards, seen_key
 from bot.journal.outage import Outage, pause
 from bot.journal.wire import RedisClient

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.adapters import AdapterContext, outcome_id
+from bot.adapters import AdapterContext, Plugin, Sync, outcome_id
 from bot.agent.model import ModelEndpoint
 from bot.core import Effect, EffectType, Event
 from bot.core.events import UsageRecorded
@@ -25,8 +25,7 @@ from bot.reviews.capabilities import Capabilities
 from bot.reviews.models import PinnedEvidence, ReviewRole
 from bot.reviews.proof_context import proof_context
 from bot.reviews.service import Reviews
-from bot.worker.process import Plugin
-from bot.worker.projector import ObservedJournal, Sync
+from bot.worker.projector import ObservedJournal
 
 
 def model_run(endpoint: ModelEndpoint) -> RunReview:

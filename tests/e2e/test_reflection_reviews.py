@@ -35,7 +35,7 @@ from tests.e2e.test_limits import ISSUES_START, inbox, open_quests, quest_of, wo
 WAVE = ISSUES_START + "reflection: {after_bad_endings: 2, window_hours: 24}\n"
 LIFTED = ("reflect-write", "review-reflection-pass")
 LESSONS = ("lesson-abandoned", "review-consolidation-unfounded")
-"""What the killed quests teach: a lesson written and not kept (``bot.worker.lessons``)."""
+"""What the killed quests teach: a lesson written and not kept (``bot.lessons.runs``)."""
 
 
 async def reflection_stack(redis_url: str, model_url: str, prices: Prices | None = None) -> Stack:

@@ -9,12 +9,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bot.commands.replies import status_text
 from bot.core import Quest, State
 from bot.core.attempts import DecisionRecord
 from bot.core.gates import status_and_next
 from bot.core.policy import Checkpoint, CheckpointMode, Policy
 from bot.core.states import CHECKPOINT_AT
-from bot.github.conversation import status_text
 from bot.words import check_run as checks
 from bot.words.gates import EXPLAINED, decided_by, gates_lines
 from bot.words.status_comment import StatusView, status_comment

@@ -62,7 +62,7 @@ commands = st.one_of(
 
 
 def event_for(command: Command, quest: Quest, actor: str) -> Event:
-    """What intake makes of a command (``bot.worker.command_events.command_event``)."""
+    """What intake makes of a command (``bot.commands.events.command_event``)."""
     kw = {"id": "e-1", "quest_id": quest.id, "at": AT, "actor": actor}
     name = command.name
     if name in (CommandName.APPROVE, CommandName.REVISE, CommandName.REJECT):

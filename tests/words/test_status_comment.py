@@ -23,12 +23,12 @@ from bot.agent.machine import RunState
 from bot.agent.proofs import diff_stat
 from bot.agent.result import AppliedChange, TaskResult
 from bot.agent.validation import Claim, ClaimVerdict, Evidence, Verdict
+from bot.commands.replies import status_text
 from bot.core import EVENT_TYPES, Quest, State
 from bot.core.diagram import path_mermaid
 from bot.core.lifecycle import path
 from bot.core.proof import CheckRecord
 from bot.core.states import TERMINAL
-from bot.github.conversation import status_text
 from bot.words import check_run as checks
 from bot.words import status_comment as status
 from bot.words.evidence import render_markdown

@@ -22,14 +22,14 @@ from bot.journal.keys import quest_keys
 from bot.journal.limits import RepoLimits
 from bot.journal.records import load_effect
 from bot.journal.reflection_attempts import ReflectionAttempts, ReflectionReview
-from bot.settings.schema import Settings
-from bot.worker.reflection_runs import (
+from bot.reflection.runs import (
     MAX_SUBMISSIONS,
     ReflectionRuns,
     model_runs,
     reflection_trail,
 )
-from bot.worker.reflections import Reflections
+from bot.reflection.waves import Reflections
+from bot.settings.schema import Settings
 from questbot_testing.journals import JournalBuilder
 from questbot_testing.modelserver.server import ModelServer, recorded
 from tests.journal.conftest import POLICY
