@@ -7,6 +7,7 @@ is judged by the scripts' own side-by-side ratios, not by timed tests).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import re
@@ -15,6 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from questbot_testing.bugs import BY_NAME
+from questbot_testing.modelserver.make_bugs import conversations
+from questbot_testing.modelserver.server import ModelServer, recorded
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -69,3 +74,42 @@ def test_bench_github_prints_its_figures() -> None:
     assert abs(figures["requests_to_closed_big"] - figures["requests_to_closed"]) <= 3
     assert figures["git_requests_to_closed_big"] == figures["git_requests_to_closed"] > 0
     assert figures["checkout_seconds_big"] > 0 and figures["checkout_seconds"] > 0
+
+
+def test_bench_agent_prints_its_figures() -> None:
+    figures = run_bench("bench_agent.py", "--bugs", "off-by-one,flaky-order", timeout=300)
+    totals = figures["totals"]
+    assert (totals["bugs"], totals["fixed"], totals["flaky"]) == (2, 1, 1)
+    assert totals["as_expected"] == 2 and totals["failed"] == 0
+    fixed, flaky = figures["bugs"]
+    assert fixed["bug"] == "off-by-one" and fixed["ending"] == "fixed" and fixed["merged"]
+    assert fixed["tokens"] == totals["tokens"] > 0 and fixed["cost_usd"] > 0
+    assert 0 < fixed["seconds"] <= fixed["wall_seconds"]
+    assert flaky["ending"] == "flaky" and flaky["tokens"] == 0 and flaky["seconds"] == 0
+    assert figures["endpoint"] == "recorded" and figures["model"] == "gpt-4.1-mini"
+
+
+async def test_bench_agent_takes_an_endpoint_by_url_with_its_key_from_the_environment() -> None:
+    """The path a maintainer picking a model takes: ``--url``, ``--model``, the key from the
+    variable ``--api-key-env`` names, ``--prices``, and the worker's probe of the endpoint
+    first — against a model server that plays an endpoint holding the probe's and one bug's
+    conversations, and sees the key arrive on every request."""
+    bug = BY_NAME["spec-conflict"]
+    names = ["probe-tools", "probe-limit", *conversations(bug)]
+    env = {k: v for k, v in os.environ.items() if k != "REDIS_URL"} | {"BENCH_KEY": "sk-bench"}
+    async with ModelServer(recorded("openai", *names)) as server:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable, str(ROOT / "scripts" / "bench_agent.py"), "--url",
+            f"{server.url}/v1", "--model", "gpt-4.1-mini", "--api-key-env", "BENCH_KEY",
+            "--prices", "0,0", "--bugs", bug.name, cwd=ROOT, env=env,
+            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        out, err = await asyncio.wait_for(process.communicate(), 300)
+        assert process.returncode == 0, err.decode()[-3000:]
+        server.assert_clean()
+    figures = json.loads(out.decode().strip().splitlines()[-1])
+    assert figures["endpoint"] == f"{server.url}/v1" and figures["protocol"] == "openai"
+    (run,) = figures["bugs"]
+    assert run["ending"] == "parked" and run["as_expected"] and "a person" in run["why"]
+    assert run["tokens"] > 0 and run["cost_usd"] == 0  # priced 0,0: a local model
+    assert {s.conversation for s in server.served} == set(names)  # probed, then worked
+    assert {s.headers.get("Authorization") for s in server.served} == {"Bearer sk-bench"}

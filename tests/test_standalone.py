@@ -16,8 +16,10 @@ import pytest
 from bot.__main__ import version
 from questbot_testing import PROJECT
 
-OUTSIDE = re.compile(r"\.\./shared|QUESTBOT_SHARED|/work/")
-"""A path outside the checkout, or the variable that once pointed at one."""
+OUTSIDE = re.compile(r"\.\./shared|QUESTBOT_SHARED|(?<!/home/runner)/work/")
+"""A path outside the checkout, or the variable that once pointed at one. A GitHub-hosted
+runner's workspace, ``/home/runner/work/<repo>/<repo>``, is no path of this machine: the bug
+set's CI prints it as a runner does (``questbot_testing.bugs.ci``)."""
 
 
 def tracked() -> list[Path]:
@@ -60,6 +62,8 @@ def test_the_check_would_catch_a_path_outside() -> None:
     assert OUTSIDE.search("os.environ['QUESTBOT_SHARED']") is not None
     assert OUTSIDE.search('run(["/work/main/.venv/bin/python", "-V"])') is not None
     assert OUTSIDE.search("docs/BEHAVIOUR.md §15") is None
+    assert OUTSIDE.search('File "/home/runner/work/pager/pager/tests/test_pager.py"') is None
+    assert OUTSIDE.search("/home/maya/work/questbot") is not None
 
 
 @pytest.mark.parametrize("root", ["scripts", "tests", "testing", "bot"])

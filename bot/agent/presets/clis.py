@@ -18,7 +18,8 @@ follows are cited in ``docs/decisions.md``; in short:
   ``Tokens: … sent, … received. Cost: $… message, $… session.`` lines.
 * **mini-swe-agent** — ``mini -t TASK --yolo --exit-immediately -o FILE``: the trajectory file,
   whose ``info`` has ``exit_status`` (``Submitted`` when the agent finished), ``submission``
-  (the final output) and ``model_stats.instance_cost``.
+  (the final output) and ``model_stats.instance_cost``; its ``messages`` keep each model
+  response's ``usage``, and an exception it stopped on is its last message.
 * **OpenHands** — ``openhands --headless --json -f FILE``: JSONL events; the ``finish`` action's
   message is the final one, and ``llm_metrics`` (where the event carries it) the spend.
 
@@ -40,7 +41,7 @@ from typing import Any
 
 from bot.agent.presets.prompt import FINISH
 from bot.agent.presets.replies import reply_in, usage
-from bot.agent.task import AgentReply
+from bot.agent.task import AgentReply, ReplyStatus
 
 SHOWN = 1000
 """Characters of a CLI's error output quoted in the reason."""
@@ -201,6 +202,10 @@ _AIDER_USAGE = re.compile(r"Tokens: ([\d.]+)(k?) sent, ([\d.]+)(k?) received\."
                           r"(?: Cost: \$([\d.]+) message, \$([\d.]+) session\.)?")
 
 
+_AIDER_ERROR = re.compile(r"^(litellm\.\w+(?:Error|Exception)\b.*)$", re.MULTILINE)
+"""The line aider prints when its model call fails (LiteLLM's exception and message)."""
+
+
 def _count(number: str, kilo: str) -> int:
     return round(float(number) * (1000 if kilo else 1))
 
@@ -219,6 +224,16 @@ class Aider(Preset):
                 "--input-history-file", str(outdir / "input.txt"),
                 *(["--model", model] if model else [])]
 
+    def env(self, model: str | None) -> dict[str, str]:
+        # Without a git identity aider writes one into .git/config, which the sandbox shows
+        # read-only, and dies; git reads this one from the environment (git 2.31+). aider
+        # commits nothing here (--no-auto-commits), so the name is never used.
+        # Its console wraps what it prints at 80 columns when stdout is no terminal, newlines
+        # landing inside the JSON answer's strings; it reads the width from COLUMNS.
+        return {"GIT_CONFIG_COUNT": "2", "GIT_CONFIG_KEY_0": "user.name",
+                "GIT_CONFIG_VALUE_0": "questbot agent", "GIT_CONFIG_KEY_1": "user.email",
+                "GIT_CONFIG_VALUE_1": "agent@questbot.invalid", "COLUMNS": str(1 << 20)}
+
     def reply(self, ran: Ran) -> AgentReply:
         for cache in ran.checkout.glob(".aider.tags.cache*"):  # its repo-map cache
             shutil.rmtree(cache, ignore_errors=True)
@@ -228,7 +243,13 @@ class Aider(Preset):
         spent = usage(tokens, costs[-1] if costs else None)
         if ran.exit_code != 0:
             return self.failed_exit(ran).model_copy(update={"usage": spent})
-        return reply_in(ran.stdout, self.title, spent=spent)
+        reply = reply_in(ran.stdout, self.title, spent=spent)
+        errors = _AIDER_ERROR.findall(ran.stdout)
+        if reply.status is ReplyStatus.FAILED and errors:
+            # aider prints its model's error and exits 0: that error is why there is no answer
+            return AgentReply.failed(f"aider reported an error: {errors[-1][:SHOWN]}",
+                                     usage=spent)
+        return reply
 
 
 class MiniSweAgent(Preset):
@@ -240,6 +261,11 @@ class MiniSweAgent(Preset):
              model: str | None) -> list[str]:
         return [*program, "-t", prompt, "--yolo", "--exit-immediately",
                 "-o", str(outdir / "run.traj.json"), *(["--model", model] if model else [])]
+
+    def env(self, model: str | None) -> dict[str, str]:
+        # A home without mini-swe-agent's global config starts its set-up wizard, which asks
+        # at the terminal and, with none, aborts; this says it is configured.
+        return {"MSWEA_CONFIGURED": "true"}
 
     def reply(self, ran: Ran) -> AgentReply:
         path = ran.outdir / "run.traj.json"
@@ -253,10 +279,18 @@ class MiniSweAgent(Preset):
                 return self.failed_exit(ran)
             return AgentReply.failed("mini-swe-agent wrote no readable trajectory file")
         stats = _dict(info.get("model_stats"))
-        spent = usage(0, _cost(stats.get("instance_cost")))
+        messages = [m for m in data.get("messages") or () if isinstance(m, dict)]
+        # each model answer keeps the API's response, and with it the tokens it took
+        tokens = sum(_int(_dict(_dict(_dict(m.get("extra")).get("response")).get("usage"))
+                          .get("total_tokens")) for m in messages)
+        spent = usage(tokens, _cost(stats.get("instance_cost")))
         status, submission = info.get("exit_status"), info.get("submission")
         if status != "Submitted":
-            said = f": {str(submission)[-SHOWN:]}" if submission else ""
+            # an exception it stopped on is in its last message ("exit"), with its words
+            last = _dict(messages[-1]) if messages else {}
+            why = submission or _dict(last.get("extra")).get("exception_str") or (
+                last.get("content") if last.get("role") == "exit" else None)
+            said = f": {str(why)[-SHOWN:]}" if why else ""
             return AgentReply.failed(f"mini-swe-agent stopped with {status}{said}", usage=spent)
         if not isinstance(submission, str):
             return AgentReply.failed("mini-swe-agent submitted nothing", usage=spent)

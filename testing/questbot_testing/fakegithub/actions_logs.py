@@ -93,7 +93,7 @@ def serve(fake: FakeGitHub, request: web.Request, raw_path: str) -> web.Response
                None)
     if job is None:
         return web.Response(status=404, text="The specified blob does not exist.")
-    return web.Response(text=job.log if job.log is not None else job_log(job),
+    return web.Response(text=job.log if job.log is not None else job_log(job, job.output),
                         content_type="text/plain")
 
 

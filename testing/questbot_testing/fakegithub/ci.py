@@ -51,6 +51,9 @@ class Job:
     shape for its name and conclusion."""
     log_gone: bool = False
     """Past retention or deleted: ``.../logs`` answers 410."""
+    output: str = ""
+    """What the job's own step printed, when a test ran the check for real
+    (``questbot_testing.bugs.ci``): its log is written around it (``actions_logs.job_log``)."""
 
 
 @dataclass
@@ -67,6 +70,8 @@ class ActionsRun(WorkflowRun):
     """Every attempt's jobs, oldest first."""
     reruns: list[dict[str, str]] = field(default_factory=list)
     """What the next re-runs' jobs conclude (job name → conclusion), oldest first."""
+    rerun_outputs: list[dict[str, str]] = field(default_factory=list)
+    """What those re-runs' jobs print (job name → output), in step with ``reruns``."""
     new_suite_per_attempt: bool = False
 
     def attempt_jobs(self, attempt: int | None = None) -> list[Job]:
@@ -123,20 +128,25 @@ def add_job(fake: FakeGitHub, repo: Repository, run: ActionsRun, name: str,
 
 
 def finish(fake: FakeGitHub, full_name: str, run: ActionsRun,
-           conclusions: Mapping[str, str]) -> None:
-    """Complete the queued jobs of the run's newest attempt as ``conclusions`` says."""
+           conclusions: Mapping[str, str], outputs: Mapping[str, str] | None = None) -> None:
+    """Complete the queued jobs of the run's newest attempt as ``conclusions`` says, having
+    printed ``outputs`` (job name → output; by default a line in the usual shape)."""
     repo = fake.repo(full_name)
     for job in run.attempt_jobs():
         if job.status != "completed" and job.name in conclusions:
             job.status, job.conclusion = "completed", conclusions[job.name]
+            job.output = (outputs or {}).get(job.name, job.output)
             check = repo.check_runs[job.id]
             check.status, check.conclusion, check.completed_at = "completed", job.conclusion, iso()
     run.conclude()
 
 
-def script_rerun(run: ActionsRun, conclusions: Mapping[str, str]) -> None:
-    """What the jobs of the next re-run of ``run`` conclude; the re-run then finishes at once."""
+def script_rerun(run: ActionsRun, conclusions: Mapping[str, str],
+                 outputs: Mapping[str, str] | None = None) -> None:
+    """What the jobs of the next re-run of ``run`` conclude (and print: ``outputs``); the
+    re-run then finishes at once."""
     run.reruns.append(dict(conclusions))
+    run.rerun_outputs.append(dict(outputs or {}))
 
 
 def rerun_jobs(fake: FakeGitHub, repo: Repository, run: ActionsRun,

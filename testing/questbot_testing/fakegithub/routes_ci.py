@@ -74,7 +74,8 @@ async def rerun(call: Call, run: ci.ActionsRun, names: list[str]) -> Reply:
     repo = call.repository
     ci.rerun_jobs(call.fake, repo, run, names)
     if run.reruns:
-        ci.finish(call.fake, repo.full_name, run, run.reruns.pop(0))
+        outputs = run.rerun_outputs.pop(0) if run.rerun_outputs else {}
+        ci.finish(call.fake, repo.full_name, run, run.reruns.pop(0), outputs)
         await ci.deliver(call.fake, ci.completed(call.fake, repo.full_name, run))
     return Reply(201, {})
 

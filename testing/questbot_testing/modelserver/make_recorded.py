@@ -4,8 +4,9 @@ API answers with.
 ``python -m questbot_testing.modelserver.make_recorded`` rewrites the files; they are committed, and
 ``questbot_testing/modelserver/test_recorded.py`` fails when they drift from this script. The
 conversations are the sample repository's (``examples/sample-repo``) as a careful model
-would work it, written once here so the OpenAI and the Anthropic recordings say the same; and
-a hostile model's (``hostile``), which questbot must refuse or contain.
+would work it, written once here so the OpenAI and the Anthropic recordings say the same; a
+hostile model's (``hostile``), which questbot must refuse or contain; and a careful model's on
+each bug of the bug set (``make_bugs``).
 
 Shapes, as the APIs document and send them:
 
@@ -507,11 +508,12 @@ def anthropic_turn(script: Script, n: int, turn: Turn) -> dict[str, Any]:
 
 
 def documents() -> dict[Path, str]:
+    from questbot_testing.modelserver import make_bugs
     from questbot_testing.modelserver.hostile import hostile_scripts
 
     out: dict[Path, str] = {}
     for protocol, shape in (("openai", openai_turn), ("anthropic", anthropic_turn)):
-        for script in [*SCRIPTS, *hostile_scripts()]:
+        for script in [*SCRIPTS, *hostile_scripts(), *make_bugs.scripts()]:
             turns = []
             for n, turn in enumerate(script.turns, 1):
                 expect: dict[str, Any] = {}
@@ -525,6 +527,10 @@ def documents() -> dict[Path, str]:
             doc = {"name": script.name, "protocol": protocol, "match": script.match,
                    "turns": turns}
             out[HERE / protocol / f"{script.name}.json"] = json.dumps(doc, indent=1) + "\n"
+    from questbot_testing.modelserver.cli_recorded import cli_conversations
+
+    for doc in cli_conversations():
+        out[HERE / doc["protocol"] / f"{doc['name']}.json"] = json.dumps(doc, indent=1) + "\n"
     return out
 
 

@@ -9,13 +9,19 @@ conversation is a list of *turns*, the n-th turn being the answer to a request t
 holds n - 1 answers of the assistant. A request is matched to its turn in three steps:
 
 1. **Which protocol**: ``POST /v1/chat/completions`` is OpenAI's, ``POST /v1/messages``
-   Anthropic's (a query string such as ``?beta=true`` is ignored).
+   Anthropic's, ``POST /v1/responses`` OpenAI's Responses API, which Codex speaks (a query
+   string such as ``?beta=true`` is ignored).
 2. **Which conversation**: every recorded conversation of that protocol whose ``match``
-   strings all occur in the request's first user message. Exactly one must match.
-3. **Which turn**: the number of assistant messages in the request. The turn's ``expect``
-   says what the request must hold since the last answer (``last_contains``: substrings of
-   the tool results or user text sent since), which tools it must offer (``tools``) and
-   which it must not (``absent_tools``).
+   strings all occur in the request's first user message (for the Responses API, whose
+   clients send the user's context as several messages, the user messages before the first
+   answer). Exactly one must match. A conversation marked ``preamble`` (aider's: it sends
+   worked examples, user and assistant messages, before the task) may match a later user
+   message instead; it starts there, and only the answers after it count as turns.
+3. **Which turn**: the number of assistant messages in the request (for the Responses API,
+   the assistant's output items: messages and function calls; each recorded turn answers
+   one). The turn's ``expect`` says what the request must hold since the last answer
+   (``last_contains``: substrings of the tool results or user text sent since), which tools
+   it must offer (``tools``) and which it must not (``absent_tools``).
 
 Anything else — no conversation, two, a turn past the end, a missing expectation, a recorded
 tool call of a tool the request did not offer — is answered 400 in the protocol's own error
@@ -24,7 +30,10 @@ them, so a test fails loudly rather than on a vague "the agent failed". A 400 al
 SDKs from retrying (they retry 408, 429 and 5xx).
 
 The answers are the recorded JSON bodies, as the real APIs send them (ids, ``tool_calls``
-with JSON-string ``arguments`` for OpenAI, ``tool_use`` blocks for Anthropic, and ``usage``).
+with JSON-string ``arguments`` for OpenAI, ``tool_use`` blocks for Anthropic, ``output``
+items for the Responses API, and ``usage``). A request that asks to stream (Claude Code and
+Codex always do) gets the same response cut into the events its API documents
+(``streams.py``).
 Only ``substitutions`` are applied: ``$NAME`` → value, for what differs per machine (the
 Python that runs a reproduction). Values must not need JSON escaping.
 
@@ -47,6 +56,7 @@ from typing import Any
 
 from aiohttp import web
 
+from questbot_testing.modelserver import streams
 from questbot_testing.modelserver.behaviours import HANG, Answer, Behaviour, Request
 
 RECORDED = Path(__file__).parent / "recorded"
@@ -58,12 +68,26 @@ class Conversation:
     protocol: str
     match: tuple[str, ...]
     turns: tuple[dict[str, Any], ...]
+    preamble: bool = False
+    """The client sends example exchanges of its own before the task (aider does)."""
 
     @classmethod
     def load(cls, path: Path) -> Conversation:
         data = json.loads(path.read_text())
         return cls(name=data.get("name", path.stem), protocol=data["protocol"],
-                   match=tuple(data["match"]), turns=tuple(data["turns"]))
+                   match=tuple(data["match"]), turns=tuple(data["turns"]),
+                   preamble=bool(data.get("preamble", False)))
+
+    def start(self, first: str, answers: int,
+              users: Sequence[tuple[str, int]]) -> int | None:
+        """Where this conversation starts in a request (the answers it holds since), or
+        ``None`` when it does not match the request."""
+        if all(m in first for m in self.match):
+            return answers
+        for text, after in users if self.preamble else ():
+            if all(m in text for m in self.match):
+                return after
+        return None
 
 
 def recorded(protocol: str, *names: str) -> list[Conversation]:
@@ -104,6 +128,7 @@ class ModelServer:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._openai)
         app.router.add_post("/v1/messages", self._anthropic)
+        app.router.add_post("/v1/responses", self._responses)
         app.router.add_get("/v1/models", self._models)
         app.router.add_get("/props", self._no_props)
         app.router.add_route("*", "/{tail:.*}", self._unknown)
@@ -147,7 +172,11 @@ class ModelServer:
                 break
             since.append(_text(m.get("content")))
         offered = {t["function"]["name"] for t in body.get("tools", []) if "function" in t}
-        return await self._answer("openai", request, body, first, answers, since, offered)
+        users = [(_text(m.get("content")),
+                  sum(1 for later in messages[n:] if later.get("role") == "assistant"))
+                 for n, m in enumerate(messages) if m.get("role") == "user"]
+        return await self._answer("openai", request, body, first, answers, since, offered,
+                                  users)
 
     async def _anthropic(self, request: web.Request) -> web.Response:
         body = await request.json()
@@ -161,6 +190,25 @@ class ModelServer:
             since.append(_text(m.get("content")))
         offered = {t["name"] for t in body.get("tools", []) if "name" in t}
         return await self._answer("anthropic", request, body, first, answers, since, offered)
+
+    async def _responses(self, request: web.Request) -> web.Response:
+        body = await request.json()
+        items = body.get("input", [])
+        if isinstance(items, str):
+            items = [{"type": "message", "role": "user", "content": items}]
+        answered = [i for i, item in enumerate(items) if _answered(item)]
+        first = "\n".join(_text(item.get("content")) for item in
+                          items[:answered[0] if answered else len(items)]
+                          if item.get("role") == "user")
+        since: list[str] = []
+        for item in reversed(items):
+            if _answered(item):
+                break
+            since.append(str(item["output"]) if item.get("type") == "function_call_output"
+                         else _text(item.get("content")))
+        offered = {t["name"] for t in body.get("tools", []) if "name" in t}
+        return await self._answer("responses", request, body, first, len(answered), since,
+                                  offered)
 
     async def _models(self, request: web.Request) -> web.Response:
         """``GET /v1/models``: as the first behaviour that knows it answers, else as OpenAI's
@@ -185,7 +233,8 @@ class ModelServer:
 
     async def _answer(self, protocol: str, request: web.Request, body: dict[str, Any],
                       first: str, answers: int, since: list[str],
-                      offered: set[str]) -> web.Response:
+                      offered: set[str],
+                      users: Sequence[tuple[str, int]] = ()) -> web.Response:
         self.requests += 1
         seen = Request(protocol, body, self.requests)
         for behaviour in self.behaviours:
@@ -197,14 +246,17 @@ class ModelServer:
                 self.played.append((instead.fact or behaviour.fact, instead.status))
                 return web.json_response(instead.body, status=instead.status,
                                          headers=instead.headers)
+        starts = {c.name: c.start(first, answers, users) for c in self.conversations
+                  if c.protocol == protocol}
         candidates = [c for c in self.conversations
-                      if c.protocol == protocol and all(m in first for m in c.match)]
+                      if c.protocol == protocol and starts[c.name] is not None]
         if len(candidates) != 1:
             names = [c.name for c in candidates]
             return self._refuse(protocol, f"{protocol} request matches {len(candidates)} "
                                 f"recorded conversations {names}; first user message starts "
                                 f"{first[:200]!r}")
         conversation = candidates[0]
+        answers = starts[conversation.name] or 0
         if answers >= len(conversation.turns):
             return self._refuse(protocol, f"{conversation.name}: the request holds {answers} "
                                 f"answers but only {len(conversation.turns)} turns are recorded; "
@@ -226,9 +278,6 @@ class ModelServer:
         if unwanted:
             return self._refuse(protocol, f"{conversation.name} turn {answers + 1}: tools "
                                 f"{sorted(unwanted)} offered, which this stage must not have")
-        if body.get("stream"):
-            return self._refuse(protocol, "a streamed request; the recordings are whole "
-                                "responses (send max_tokens so the SDK does not stream)")
         text = json.dumps(turn["response"])
         for name, value in self.substitutions.items():
             text = text.replace(f"${name}", value)
@@ -240,6 +289,13 @@ class ModelServer:
         for behaviour in self.behaviours:
             response = behaviour.after(seen, response)
         self.served.append(Served(conversation.name, answers + 1, body, dict(request.headers)))
+        if body.get("stream"):
+            events = (streams.anthropic(response) if protocol == "anthropic" else
+                      streams.responses(response) if protocol == "responses" else
+                      streams.openai(response, include_usage=bool(
+                          (body.get("stream_options") or {}).get("include_usage"))))
+            return web.Response(body=streams.encode(events), content_type="text/event-stream",
+                                headers={"Cache-Control": "no-cache"})
         return web.json_response(response)
 
     def _refuse(self, protocol: str, message: str) -> web.Response:
@@ -267,12 +323,20 @@ def _text(content: Any) -> str:
             parts.append(block)
         elif block.get("type") == "tool_result":
             parts.append(_text(block.get("content")))
-        elif "text" in block:
+        elif block.get("type") == "input_text" or "text" in block:
             parts.append(str(block["text"]))
     return "\n".join(parts)
 
 
+def _answered(item: dict[str, Any]) -> bool:
+    """Whether a Responses API input item is one the assistant gave (a turn's answer)."""
+    return item.get("type") == "function_call" or (
+        item.get("type", "message") == "message" and item.get("role") == "assistant")
+
+
 def _called(protocol: str, response: dict[str, Any]) -> set[str]:
+    if protocol == "responses":
+        return {i["name"] for i in response.get("output", []) if i.get("type") == "function_call"}
     if protocol == "anthropic":
         return {b["name"] for b in response.get("content", []) if b.get("type") == "tool_use"}
     calls = set()

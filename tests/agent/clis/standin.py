@@ -23,6 +23,15 @@ SCENARIO = json.loads((pathlib.Path(sys.argv[0]).parent.parent / "scenario.json"
 MODE = SCENARIO.get("mode", "ok")
 
 
+PRESET_ENV = {
+    "aider": ("GIT_CONFIG_COUNT", "GIT_CONFIG_KEY_0", "GIT_CONFIG_VALUE_0", "GIT_CONFIG_KEY_1",
+              "GIT_CONFIG_VALUE_1", "COLUMNS"),
+    "mini": ("MSWEA_CONFIGURED",),
+}
+"""What each preset sets besides the key (a git identity, the console's width, a configured
+mini-swe-agent): none of it the worker's."""
+
+
 def die(why: str) -> None:
     print(f"{NAME}: {why}", file=sys.stderr)
     sys.exit(3)
@@ -48,7 +57,7 @@ def check_environment() -> None:
     if leaked:
         die(f"the worker's environment leaked in: {leaked}")
     allowed = {"PATH", "LANG", "HOME", "TMPDIR", "GIT_TERMINAL_PROMPT", "GIT_CONFIG_NOSYSTEM",
-               key, *SCENARIO.get("env", {})}
+               key, *SCENARIO.get("env", {}), *PRESET_ENV.get(NAME, ())}
     extra = sorted(set(os.environ) - allowed - {"PWD", "SHLVL", "_", "LC_CTYPE"})
     if extra:
         die(f"unexpected variables: {extra}")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import aiohttp
 import pytest
 
@@ -52,7 +54,6 @@ async def test_a_request_gets_its_recorded_turn() -> None:
     (openai_request("stage: research;", tools=("read_file",)), "not offered"),
     (openai_request("stage: research;", answers=1, tools=TOOLS), "expected ['pager.py'"),
     (openai_request("stage: research;", tools=(*TOOLS, "write_file")), "must not have"),
-    ({**openai_request("stage: research;", tools=TOOLS), "stream": True}, "streamed"),
 ])
 async def test_an_unexpected_request_is_refused_loudly(request_body: dict, why: str) -> None:
     async with ModelServer(recorded("openai", "research")) as server:
@@ -61,6 +62,25 @@ async def test_an_unexpected_request_is_refused_loudly(request_body: dict, why: 
         assert why in body["error"]["message"]
         with pytest.raises(AssertionError, match="unexpected requests"):
             server.assert_clean()
+
+
+async def test_a_streamed_request_gets_the_recorded_turn_as_its_api_streams_it() -> None:
+    """Claude Code and Codex always stream: the whole recorded response, cut into the events
+    the API documents, carries the same tool call and usage."""
+    async with ModelServer(recorded("openai", "research")) as server, \
+            aiohttp.ClientSession() as session:
+        body = {**openai_request("stage: research; quest: q", tools=TOOLS), "stream": True,
+                "stream_options": {"include_usage": True}}
+        async with session.post(server.url + "/v1/chat/completions", json=body) as response:
+            assert response.headers["Content-Type"].startswith("text/event-stream")
+            lines = [line for line in (await response.text()).splitlines() if line]
+        chunks = [json.loads(line[6:]) for line in lines[:-1]]
+        assert lines[-1] == "data: [DONE]"
+        calls = [c for chunk in chunks for choice in chunk["choices"]
+                 for c in choice["delta"].get("tool_calls", [])]
+        assert [c["function"]["name"] for c in calls] == ["read_log", "list_files"]
+        assert chunks[-1]["usage"]["prompt_tokens"] == 1850
+        server.assert_clean()
 
 
 async def test_anthropic_errors_have_anthropic_shape() -> None:
