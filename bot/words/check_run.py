@@ -45,7 +45,7 @@ from bot.words.evidence import render_markdown, render_outputs
 from bot.words.gates import gates_lines
 from bot.words.github_limits import OUTPUT_LIMIT, fit
 from bot.words.markdown import hide_paths, plain
-from bot.words.render import next_action, sha, state_words
+from bot.words.render import ended_words, next_action, sha, state_words
 
 ACTIONS: tuple[dict[str, str], ...] = (
     {"label": "Approve", "identifier": "approve", "description": "Approve this checkpoint"},
@@ -244,6 +244,10 @@ def check_run(quest: Quest, evidence: EvidenceBundle | None = None,
     if state is State.CLOSED or state is State.ABANDONED:
         outcome = quest.outcome or (Outcome.CLOSED if state is State.CLOSED else Outcome.KILLED)
         conclusion, why = _TERMINAL_CHECK[outcome]
+        if outcome not in (Outcome.KILLED, Outcome.REJECTED) and state is State.ABANDONED:
+            # "abandoned" means killed or rejected only for those two: a flaky failure, a
+            # duplicate or an ignored signal ended with nobody killing anything
+            meaning = f"Ended: {ended_words(quest)}"
         if conclusion is not CheckConclusion.SUCCESS or evidence is None:
             return CheckRunView("completed", conclusion, f"questbot: {outcome.value}",
                                 f"{meaning} The quest was {why}", text)

@@ -44,8 +44,9 @@ _PARKED = {
     "`/resume` to run the stage again, or `/kill <why>`.",
     ParkReason.AGENT_REFUSED: "The agent refused the plan: `/resume` to run the stage again, "
     "push the change yourself, or `/kill <why>`.",
-    ParkReason.NEEDS_HUMAN: "The agent stopped for a person: read why below, then `/resume` "
-    "to run the stage again, push the change yourself, or `/kill <why>`.",
+    ParkReason.NEEDS_HUMAN: "questbot stopped for a person: read why below — then push the "
+    "change yourself, `/revise <why>` for another plan, or `/kill <why>`; `/resume` runs the "
+    "stage again once what stopped it has changed.",
     ParkReason.NO_AGENT: "No agent is set up, so nothing can research this quest. The "
     "operator of questbot's worker sets `QUESTBOT_MODEL_URL`, `QUESTBOT_MODEL_API_KEY` and "
     "`QUESTBOT_MODEL` (`QUESTBOT_MODEL_PROTOCOL`: `openai` or `anthropic`) in the worker's "
@@ -131,6 +132,11 @@ def next_action(quest: Quest, policy: Policy | None = None) -> str:
         said = spend_words.parked_text(quest) or _PARKED.get(
             quest.park_reason or ParkReason.PAUSED, _PARKED[ParkReason.PAUSED])
         return f"{said} Why: {plain(quest.park_note, limit=1000)}" if quest.park_note else said
+    return ended_words(quest)
+
+
+def ended_words(quest: Quest) -> str:
+    """How an ended quest ended, in people's words (a flaky failure is no kill)."""
     return _ENDED.get(quest.outcome or Outcome.CLOSED, "Nothing: the quest has ended.")
 
 
