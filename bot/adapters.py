@@ -22,7 +22,8 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict
 
 from bot.core import Effect, EffectType, Quest
-from bot.journal import Adapter, Journal, PermanentError
+from bot.journal import Journal, PermanentError
+from bot.runner import Adapter
 from bot.settings.schema import Settings
 
 Changes = Mapping[str, bytes | None]

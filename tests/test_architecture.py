@@ -8,6 +8,7 @@ To add a room, give it a floor here; to let a room import another, the other mus
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -18,25 +19,27 @@ FLOORS: dict[str, int] = {
     # the ground: no questbot imports but each other's
     "errors": 0, "control_chars": 0, "gitrun": 0,
     "core": 1, "observe": 1,
-    # the store and the two kinds of settings
+    # the store (every key in one layout) and the repository's settings
     "settings": 2, "journal": 2,
-    "adapters": 3,
-    "agent": 4,
+    # what moves work along: the effect runner, leases, timers, doorbells, the inbound stream
+    "runner": 3,
+    "adapters": 4,
+    "agent": 5,
     # what people read (pure), and reviews by capability
-    "words": 5, "reviews": 5,
+    "words": 6, "reviews": 6,
     # the one way to GitHub: the only room with a token or an HTTP call to it
-    "github": 6,
+    "github": 7,
     # which quest an event is about, who may act; the process's settings
-    "quests": 7, "config": 7,
+    "quests": 8, "config": 8,
     # the concerns: each its router, what it does with an event, its effect adapters
-    "views": 8, "failures": 8, "commands": 8,
-    "pulls": 9, "inbox": 9, "lessons": 9, "reflection": 9,
+    "views": 9, "failures": 9, "commands": 9,
+    "pulls": 10, "inbox": 10, "lessons": 10, "reflection": 10,
     # the concerns combined: one delivery's intents, each to its concern
-    "intake": 10,
+    "intake": 11,
     # the processes
-    "worker": 11, "web": 11, "register": 11,
-    "tools": 12,
-    "__main__": 13, "__init__": 13,
+    "worker": 12, "web": 12, "register": 12,
+    "tools": 13,
+    "__main__": 14, "__init__": 14,
 }
 
 CORE_MAY_IMPORT = {"pydantic", "pydantic_core", "typing_extensions", "orjson"}
@@ -115,3 +118,20 @@ def test_only_the_github_room_talks_to_github() -> None:
              for p in (PROJECT / "bot").rglob("*.py")
              if room_of(p) != "github" and set(imports(p)) & talking}
     assert found == {}
+
+
+KEY_SHAPES = (re.compile(r'["\'](?:q|repo):\{'), re.compile(r"\bhash_tag\("))
+"""What building a Redis key looks like: a quest's or a repository's hash-tagged prefix."""
+
+
+def test_no_redis_key_is_built_outside_the_layout_module() -> None:
+    """Every key is made in ``bot/journal/keys.py``: one place to read the layout, to keep
+    each quest's keys in one cluster slot, and to change a key's shape."""
+    layout = PROJECT / "bot" / "journal" / "keys.py"
+    built = {str(p.relative_to(PROJECT)): n for p in (PROJECT / "bot").rglob("*.py")
+             if p != layout
+             for n, line in enumerate(p.read_text().splitlines(), 1)
+             if any(shape.search(line) for shape in KEY_SHAPES)
+             and not line.lstrip().startswith(("#", '"""', "``"))}
+    assert built == {}
+    assert any(shape.search('    return f"q:{hash_tag(quest_id)}:gh"') for shape in KEY_SHAPES)

@@ -38,10 +38,10 @@ from bot.core.events import UsageRecorded, Verdict
 from bot.core.lessons import Ending, teaches
 from bot.journal.keys import quest_keys
 from bot.journal.lessons import Draft, Fate, Lesson, LessonStore, inbox_rewrite, lesson_trail
-from bot.journal.outbox import Adapter
 from bot.journal.owed_runs import OwedRuns
 from bot.lessons.consolidation import quest_record
 from bot.reviews.automatic import ModelVerdict
+from bot.runner.outbox import Adapter
 
 log = logging.getLogger(__name__)
 

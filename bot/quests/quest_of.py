@@ -55,7 +55,7 @@ from bot.core import Quest, State
 from bot.core.states import LIVE
 from bot.github.forge import Forges
 from bot.journal import Indexes
-from bot.journal.keys import hash_tag
+from bot.journal.keys import failure_key
 from bot.journal.memory import ForgeMemory
 from bot.quests.branches import quest_of_branch
 from bot.quests.permissions import Permissions
@@ -73,10 +73,6 @@ def same_repo(one: str, other: str) -> bool:
     return one.lower() == other.lower()
 
 
-def failure_key(repo: str, sha: str, group: str) -> str:
-    """Where the quest a failure went to is kept: the repository's hash tag, then the commit
-    and the suite (or, when a payload names no suite, the fingerprint)."""
-    return f"repo:{hash_tag(repo.lower())}:failure:{sha}:{group}"
 
 
 def failure_quest_id(repo: str, sha: str, group: str) -> str:

@@ -52,7 +52,7 @@ from bot.agent.model import ModelEndpoint
 from bot.agent.task import Usage
 from bot.core import Effect, EffectType, Event, Quest, State, effect_key
 from bot.core.events import Hold
-from bot.journal.keys import hash_tag, quest_keys, repo_bad_endings_key
+from bot.journal.keys import quest_keys, reflection_trail, repo_bad_endings_key
 from bot.journal.limits import ReflectionRecord, RepoLimits
 from bot.journal.model_use import Kind, ModelUse
 from bot.journal.owed_runs import OwedRuns
@@ -106,11 +106,6 @@ def model_runs(endpoint: ModelEndpoint) -> ReflectionModel:
     return ReflectionModel(write, review)
 
 
-def reflection_trail(repo: str) -> str:
-    """The repository's reflection runs' trail; repository names hold no braces or ``#``."""
-    trail = f"{repo.lower()}#reflection"
-    hash_tag(trail)
-    return trail
 
 
 async def wave_due(ctx: AdapterContext, limits: RepoLimits, repo: str) -> bool:

@@ -45,8 +45,9 @@ from bot.core.events import Route
 from bot.core.states import State
 from bot.github.forge import Forge, Forges, Pull, refused
 from bot.github.forge.graphql import GraphQLRefused
-from bot.journal import REDIS_AWAY, PermanentError, failures
+from bot.journal import PermanentError
 from bot.journal.memory import ForgeMemory, digest
+from bot.runner import REDIS_AWAY, failures
 from bot.views.check_run_writes import CheckRunWrites
 from bot.views.quest_story import read_story
 from bot.words import render

@@ -45,10 +45,11 @@ from bot.core.limits import admission
 from bot.core.states import LIVE, TERMINAL
 from bot.github.forge import Forge, Forges
 from bot.github.forge.watch import Rerun
-from bot.journal import Indexes, PermanentError, Timers
+from bot.journal import Indexes, PermanentError
 from bot.journal.limits import RepoLimits
 from bot.journal.memory import ForgeMemory
-from bot.journal.outbox import Adapter
+from bot.runner import Timers
+from bot.runner.outbox import Adapter
 
 log = logging.getLogger(__name__)
 

@@ -35,10 +35,11 @@ from bot.core.quest import Outcome
 from bot.core.states import CHECKPOINT_AT, State
 from bot.github.forge import Forge, Forges, is_permanent, refused, status_of
 from bot.inbox.issue import Inbox
-from bot.journal import Adapter, PermanentError
+from bot.journal import PermanentError
 from bot.journal.memory import PAUSED_BY_CLOSE
 from bot.pulls.landing import Lander
 from bot.pulls.rollback import Reverter, RevertTree, default_revert_tree
+from bot.runner import Adapter
 from bot.views.projection import EvidenceLookup, Projection, reviewable
 from bot.words import render
 from bot.words import spend as spend_words

@@ -5,10 +5,10 @@ Everything is wired here, in one place, from the configuration (``build_worker``
 demo, the end-to-end tests and ``python -m bot worker`` run the same assembly. Several workers
 may run against one Redis: deliveries are shared by a consumer group, effects by the doorbell
 streams, and a quest's effects are delivered by one runner at a time (its lease, short and
-kept by a heartbeat: ``bot.journal.lease``).
+kept by a heartbeat: ``bot.runner.lease``).
 
 No loop of the worker ends because Redis went away: each runs its steps through one shared
-``Outage`` (``bot.journal.outage``), which backs off, logs once per loop and outage and tells
+``Outage`` (``bot.runner.outage``), which backs off, logs once per loop and outage and tells
 ``/healthz`` that the worker is degraded meanwhile; the client counts reconnects
 (``assembly.redis_client``).
 """
@@ -35,21 +35,7 @@ from bot.github.auth import InstallationTokenError
 from bot.github.client import NotInstalled
 from bot.github.forge import Forges
 from bot.intake.intake import Intake
-from bot.journal import (
-    REDIS_AWAY,
-    Adapters,
-    EffectRunner,
-    Failure,
-    Indexes,
-    Journal,
-    Leases,
-    Outage,
-    PermanentError,
-    Timers,
-)
-from bot.journal.inbound import Inbound
-from bot.journal.inbound_entries import InboundDelivery
-from bot.journal.outbox import Adapter
+from bot.journal import Indexes, Journal, PermanentError
 from bot.journal.views import OwedViews
 from bot.journal.wire import RedisClient
 from bot.observe import waits
@@ -58,6 +44,10 @@ from bot.observe.metrics import Metrics
 from bot.quests.policybook import PolicyBook
 from bot.reflection.runs import ReflectionModel, ReflectionRuns
 from bot.reflection.waves import Reflections
+from bot.runner import REDIS_AWAY, Adapters, EffectRunner, Failure, Leases, Outage, Timers
+from bot.runner.inbound import Inbound
+from bot.runner.inbound_entries import InboundDelivery
+from bot.runner.outbox import Adapter
 from bot.worker.coordination import Coordination
 from bot.worker.owed_sweep import OwedSweep
 from bot.worker.projector import ObservedJournal, Projector

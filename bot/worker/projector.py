@@ -18,9 +18,10 @@ from typing import Any
 
 from bot.adapters import Sync
 from bot.core import Event, InvalidTransition, Quest
-from bot.journal import REDIS_AWAY, Applied, Journal, Outage, PermanentError
+from bot.journal import Applied, Journal, PermanentError
 from bot.journal.store import PolicySource
 from bot.journal.views import OwedViews
+from bot.runner import REDIS_AWAY, Outage
 
 log = logging.getLogger(__name__)
 

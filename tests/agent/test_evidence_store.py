@@ -17,7 +17,6 @@ from bot.agent.evidence_store import (
     Piece,
     StageRecord,
     compose,
-    evidence_key,
     field_name,
     proof_result,
 )
@@ -30,6 +29,7 @@ from bot.agent.validation import Claim, ClaimVerdict, Evidence, Verdict
 from bot.core import EffectType, Quest, State
 from bot.core.events.agent_work import ProofFailed
 from bot.core.proof import CheckRecord, Reproduction, Risk
+from bot.journal.keys import evidence_key
 from bot.words.evidence import render_markdown
 from questbot_testing.fakegithub import FakeGitHub
 from tests.agent.conftest import REPO, Quests, only

@@ -7,7 +7,7 @@ from typing import Any
 
 from bot.adapters import AdapterContext
 from bot.agent import sandbox
-from bot.agent.outcome_store import OUTCOMES_TTL_SECONDS, outcomes_key
+from bot.agent.outcome_store import OUTCOMES_TTL_SECONDS
 from bot.agent.runs import agent_adapters
 from bot.agent.scripted import Edit, ScriptedSpec
 from bot.agent.task import ReplyStatus, Stage
@@ -16,6 +16,7 @@ from bot.core import Effect, EffectType, State
 from bot.core.events.bookkeeping import UsageRecorded
 from bot.core.proof import Risk
 from bot.core.quest import ParkReason
+from bot.journal.keys import outcomes_key
 from questbot_testing.fakegithub import FakeGitHub
 from questbot_testing.sample import REPRODUCTION_PATH, sample_files
 from tests.agent.conftest import REPO, Quests, only

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bot.core import Policy, State
 from bot.core.events.bookkeeping import SpendDecided, SpendRequested
-from bot.journal import failures
+from bot.runner import failures
 from questbot_testing.scenario import MAINTAINER, REPO
 from questbot_testing.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from bot.core import State
-from bot.journal.memory import quest_gh_key
+from bot.journal.keys import quest_gh_key
 from bot.words.render import INBOX_TITLE
 from questbot_testing.scenario import MAINTAINER, READER, REPO, setup_repository
 from questbot_testing.stack import Stack

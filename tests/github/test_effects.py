@@ -9,7 +9,7 @@ from bot.core import EffectType, State
 from bot.core.events import Landed, PatchPushed, RollbackConfirmed
 from bot.github.forge import Forge
 from bot.journal import PermanentError
-from bot.journal.memory import quest_gh_key
+from bot.journal.keys import quest_gh_key
 from questbot_testing.journals import JournalBuilder
 from tests.github.conftest import REPO, World, last
 

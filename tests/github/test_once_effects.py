@@ -12,7 +12,7 @@ from bot.commands import replies as conversation
 from bot.core import EffectType, Policy
 from bot.core.events import Landed, RollbackConfirmed
 from bot.github.forge import Forge, GitData
-from bot.journal.memory import quest_gh_key, repo_gh_key
+from bot.journal.keys import quest_gh_key, repo_gh_key
 from bot.words import render
 from questbot_testing.fakegithub.state import Issue, PullRequest
 from questbot_testing.journals import JournalBuilder

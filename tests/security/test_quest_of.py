@@ -9,7 +9,7 @@ import pytest
 from bot.core import State
 from bot.core.events import Paused
 from bot.intake.intake import Outcome
-from bot.journal.memory import repo_gh_key
+from bot.journal.keys import repo_gh_key
 from bot.quests.policybook import ForeignQuest
 from questbot_testing.scenario import MAINTAINER, REPO
 from questbot_testing.stack import Stack

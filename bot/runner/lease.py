@@ -35,9 +35,9 @@ import redis.asyncio
 
 from bot.journal.errors import LeaseLost
 from bot.journal.keys import quest_keys
-from bot.journal.outage import REDIS_AWAY, describe
 from bot.journal.scripts import ScriptSet
 from bot.journal.wire import RedisClient
+from bot.runner.outage import REDIS_AWAY, describe
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

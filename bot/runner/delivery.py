@@ -1,7 +1,7 @@
 """What effect delivery is made of and what it leaves behind: the adapters by type, the
 backoff of failed attempts, the permanent failures and the delivered-key record.
 
-``bot.journal.outbox`` runs deliveries; these are the parts callers name (the worker registers
+``bot.runner.outbox`` runs deliveries; these are the parts callers name (the worker registers
 ``Adapters``, the GitHub projection reads ``failures``), kept apart so that module holds only
 the running.
 """

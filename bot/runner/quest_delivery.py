@@ -1,5 +1,5 @@
 """Delivering one quest's outbox, in order, under its delivery lease — the half of the effect
-runner (``bot.journal.outbox``) that talks to adapters; the other half reads doorbells and
+runner (``bot.runner.outbox``) that talks to adapters; the other half reads doorbells and
 decides which quests to serve.
 
 For each outbox entry whose key is not in the quest's delivered record: the adapter registered
@@ -19,15 +19,15 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from bot.core import InvalidTransition
-from bot.journal import doorbells
-from bot.journal.delivery import Adapters, Backoff, Failure, RunStats, error_text
-from bot.journal.doorbells import Bell
 from bot.journal.errors import LeaseLost, PermanentError
 from bot.journal.keys import quest_keys
-from bot.journal.lease import Lease, Leases
 from bot.journal.records import RecordError, load_effect
 from bot.journal.store import Journal, PolicySource
 from bot.journal.wire import RedisClient, stream_rows, text
+from bot.runner import doorbells
+from bot.runner.delivery import Adapters, Backoff, Failure, RunStats, error_text
+from bot.runner.doorbells import Bell
+from bot.runner.lease import Lease, Leases
 
 log = logging.getLogger(__name__)
 

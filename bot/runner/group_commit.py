@@ -4,7 +4,7 @@ Many webhook deliveries arrive at once, and each must be on disk before it is an
 Redis round trip (and one fsync, with ``appendfsync always``) per delivery would bound the web
 process by the disk; ``GroupCommit`` gathers whatever was submitted while the previous batch
 was on the wire and flushes it as one, so the cost of a flush is shared by everyone waiting
-for it. ``bot.journal.inbound`` explains the atomicity and durability this gives a delivery.
+for it. ``bot.runner.inbound`` explains the atomicity and durability this gives a delivery.
 """
 
 from __future__ import annotations

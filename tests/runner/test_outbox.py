@@ -6,18 +6,9 @@ import pytest
 import redis.asyncio
 
 from bot.core import Effect, EffectType, State
-from bot.journal import (
-    Adapters,
-    Backoff,
-    EffectRunner,
-    Failure,
-    Journal,
-    Leases,
-    PermanentError,
-    delivered,
-    failures,
-)
-from bot.journal.streams import read_group
+from bot.journal import Journal, PermanentError
+from bot.runner import Adapters, Backoff, EffectRunner, Failure, Leases, delivered, failures
+from bot.runner.streams import read_group
 from questbot_testing.journals import JournalBuilder, main_line
 from tests.journal.conftest import POLICY, Recorder
 
@@ -125,7 +116,7 @@ async def test_permanent_failure_is_recorded_not_dropped(
 
 async def test_missing_adapter_is_a_recorded_failure(journal: Journal,
                                                      redis_async: redis.asyncio.Redis) -> None:
-    from bot.journal import Adapters
+    from bot.runner import Adapters
 
     b = JournalBuilder("q-1").sense()
     await journal.apply_many(b.events, POLICY)
@@ -261,7 +252,7 @@ async def test_a_runner_takes_only_the_quests_it_has_room_for(
 
 async def test_handed_back_doorbells_reach_another_runner(
         journal: Journal, redis_async: redis.asyncio.Redis, recorder: Recorder) -> None:
-    from bot.journal import doorbells
+    from bot.runner import doorbells
 
     trails = [f"bench/back#{n}" for n in range(6)]
     for trail in trails:

@@ -1,5 +1,5 @@
 """The inbound stream's entries as workers read them: what a stored delivery holds, its body
-LZ4-compressed (``bot.journal.inbound`` says why), and reading an entry back."""
+LZ4-compressed (``bot.runner.inbound`` says why), and reading an entry back."""
 
 from __future__ import annotations
 

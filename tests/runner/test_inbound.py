@@ -10,10 +10,10 @@ from datetime import UTC, datetime
 import pytest
 import redis.asyncio
 
-from bot.journal.group_commit import GroupCommit
-from bot.journal.inbound import STREAM, Duplicate, Inbound, Stored, seen_key
-from bot.journal.inbound_consumer import GROUP
 from bot.journal.keys import inbound_shard, inbound_stream
+from bot.runner.group_commit import GroupCommit
+from bot.runner.inbound import STREAM, Duplicate, Inbound, Stored, seen_key
+from bot.runner.inbound_consumer import GROUP
 from questbot_testing.fakegithub.webhooks import load_example
 
 pytestmark = pytest.mark.cluster_too

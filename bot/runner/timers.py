@@ -7,7 +7,7 @@ scheduler makes deterministic (``timer_event_id``), so scheduling twice is one t
 twice is one journal entry: the poller applies the event through ``Journal.apply`` — a second
 firing, by another poller or after a crash, is absorbed as a duplicate — and only then removes
 the timer, unless it was rescheduled meanwhile. The clock is injected, so tests drive time.
-``run`` polls through Redis outages (``bot.journal.outage``): a timer due while Redis is away
+``run`` polls through Redis outages (``bot.runner.outage``): a timer due while Redis is away
 fires once it is back.
 """
 
@@ -21,10 +21,10 @@ from typing import Any
 
 from bot.core import Event, InvalidTransition
 from bot.journal.keys import shard_of, timer_events_key, timers_key
-from bot.journal.outage import Outage, pause
 from bot.journal.records import RecordError, dump_event, load_event
 from bot.journal.store import Applied, Journal, PolicySource, utcnow
 from bot.journal.wire import RedisClient, atomic, text
+from bot.runner.outage import Outage, pause
 
 log = logging.getLogger(__name__)
 

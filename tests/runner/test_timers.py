@@ -8,7 +8,8 @@ from datetime import datetime, timedelta
 import pytest
 
 from bot.core import State
-from bot.journal import Journal, Timers, timer_event_id
+from bot.journal import Journal
+from bot.runner import Timers, timer_event_id
 from questbot_testing.journals import EPOCH, JournalBuilder
 from tests.journal.conftest import POLICY
 

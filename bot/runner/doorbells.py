@@ -20,16 +20,22 @@ from collections.abc import Iterable, Sequence
 
 import redis.asyncio
 
-from bot.journal.keys import RUNNERS_GROUP, doorbell_key, quest_keys, shard_of
-from bot.journal.streams import read_group
+from bot.journal.keys import (
+    OUTBOX_PATTERN,
+    RUNNERS_GROUP,
+    doorbell_key,
+    quest_keys,
+    quest_of_outbox,
+    shard_of,
+)
 from bot.journal.wire import RedisClient, stream_rows, text
+from bot.runner.streams import read_group
 
 log = logging.getLogger(__name__)
 
 Bell = tuple[int, str]
 """(shard, doorbell entry id)."""
 
-OUTBOX_PATTERN = "q:{*}:outbox"
 _PAGE = 1000
 
 
@@ -182,7 +188,7 @@ async def sweep(client: RedisClient, shards: int, mine: Iterable[int]) -> list[s
     orphans: list[str] = []
     page: list[str] = []
     async for key in client.scan_iter(match=OUTBOX_PATTERN, count=_PAGE):
-        qid = _quest_of(text(key))
+        qid = quest_of_outbox(text(key))
         if qid is not None and qid not in belled and shard_of(qid, shards) in mine:
             page.append(qid)
         if len(page) >= _PAGE:
@@ -209,10 +215,3 @@ async def _unattended(client: RedisClient, quest_ids: list[str]) -> list[str]:
     return [qid for qid, waiting, leased in zip(quest_ids, replies[::2], replies[1::2],
                                                 strict=True) if waiting and not leased]
 
-
-def _quest_of(key: str) -> str | None:
-    """The quest id of an outbox key, ``q:{<id>}:outbox``."""
-    if not (key.startswith("q:{") and key.endswith("}:outbox")):
-        return None
-    qid = key[3:-len("}:outbox")]
-    return qid if qid and "{" not in qid and "}" not in qid else None

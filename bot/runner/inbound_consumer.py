@@ -1,6 +1,6 @@
 """The workers' side of the inbound stream: reading deliveries through the consumer group,
 keeping and acknowledging them, taking over a crashed worker's, and the dead letters (a part of
-``Inbound``, which inherits it; ``bot.journal.inbound`` explains how deliveries are stored).
+``Inbound``, which inherits it; ``bot.runner.inbound`` explains how deliveries are stored).
 
 Acknowledged entries are deleted (``XACK`` + ``XDEL``): the stream holds only the backlog, and
 there is one consumer group. Entries a crashed worker read and never acknowledged are taken
@@ -20,9 +20,9 @@ from typing import Any
 
 import redis.exceptions
 
-from bot.journal.inbound_entries import InboundDelivery, read_entry, text
-from bot.journal.streams import read_group
 from bot.journal.wire import RedisClient, atomic
+from bot.runner.inbound_entries import InboundDelivery, read_entry, text
+from bot.runner.streams import read_group
 
 GROUP = "workers"
 TRIES = "inbound:{inbound}:tries"

@@ -2,8 +2,8 @@
 
 Theory of operation. An apply leaves effects in the quest's own outbox stream (same slot as
 the journal, so it is written atomically with it) and rings its shard's doorbell stream
-(``bot.journal.doorbells``). A runner reads doorbells, takes the quest's delivery lease
-(``bot.journal.lease``: short, renewed by a heartbeat while it works) and, for each outbox
+(``bot.runner.doorbells``). A runner reads doorbells, takes the quest's delivery lease
+(``bot.runner.lease``: short, renewed by a heartbeat while it works) and, for each outbox
 entry whose key is not in the quest's delivered record:
 
 * calls the adapter registered for the effect type; the adapter returns follow-up events
@@ -31,12 +31,12 @@ An adapter that raises is retried with exponential backoff; after ``Backoff.max_
 once for ``PermanentError``, the failure is recorded in the quest's failures stream, logged,
 and passed to ``on_failure`` (the worker turns it into something people see) — never dropped.
 
-Delivering one quest's outbox is ``bot.journal.quest_delivery`` (``QuestDelivery``, which the
+Delivering one quest's outbox is ``bot.runner.quest_delivery`` (``QuestDelivery``, which the
 runner extends); reading doorbells, choosing quests and deferring them is here.
 
 Two ways to drive it: ``run(stop)``, the worker's loop, serves quests concurrently (each in a
 task of its own, up to ``concurrency``) while it goes on reading doorbells, and survives Redis
-going away (``bot.journal.outage``); ``run_once()`` serves what it finds and returns when that
+going away (``bot.runner.outage``); ``run_once()`` serves what it finds and returns when that
 is done, for tests and the demo, which drive time themselves.
 """
 
@@ -52,8 +52,9 @@ from collections.abc import Awaitable, Callable, Sequence
 
 import redis.asyncio
 
-from bot.journal import doorbells
-from bot.journal.delivery import (
+from bot.journal.store import Journal, PolicySource
+from bot.runner import doorbells
+from bot.runner.delivery import (
     Adapter,
     Adapters,
     Backoff,
@@ -62,11 +63,10 @@ from bot.journal.delivery import (
     delivered,
     failures,
 )
-from bot.journal.doorbells import Bell
-from bot.journal.lease import Leases
-from bot.journal.outage import REDIS_AWAY, Outage, nogroup
-from bot.journal.quest_delivery import QuestDelivery
-from bot.journal.store import Journal, PolicySource
+from bot.runner.doorbells import Bell
+from bot.runner.lease import Leases
+from bot.runner.outage import REDIS_AWAY, Outage, nogroup
+from bot.runner.quest_delivery import QuestDelivery
 
 __all__ = ["Adapter", "Adapters", "Backoff", "EffectRunner", "Failure", "RunStats",
            "delivered", "failures"]

@@ -51,7 +51,7 @@ Entries with a raw body (field ``b``, as stored before) are still read; an entry
 read back goes to the dead letters instead of failing the read. Upgrade workers before the web
 process: a worker from before this change cannot read an ``lz4`` entry.
 
-Workers read the stream through ``bot.journal.inbound_consumer`` (``read``, ``ack``, ``keep``,
+Workers read the stream through ``bot.runner.inbound_consumer`` (``read``, ``ack``, ``keep``,
 ``claim_stale``, the dead letters), whose methods ``Inbound`` inherits.
 """
 
@@ -67,11 +67,11 @@ import redis.asyncio
 import redis.exceptions
 
 from bot.journal.durability import Durability
-from bot.journal.group_commit import MAX_BATCH, GroupCommit
-from bot.journal.inbound_consumer import InboundConsumer
-from bot.journal.inbound_entries import compress, text
 from bot.journal.keys import INBOUND_CLUSTER_SHARDS, inbound_shard, inbound_stream
 from bot.journal.wire import Arg, Batch, Head, RedisClient
+from bot.runner.group_commit import MAX_BATCH, GroupCommit
+from bot.runner.inbound_consumer import InboundConsumer
+from bot.runner.inbound_entries import compress, text
 
 STREAM = "inbound:{inbound}"
 SEEN_TTL_SECONDS = 4 * 24 * 3600

@@ -11,11 +11,12 @@ import pytest
 import redis.asyncio
 
 from bot.core import Effect, EffectType, Event
-from bot.journal import Adapters, EffectRunner, Journal, Leases, delivered
-from bot.journal.doorbells import sweep
+from bot.journal import Journal
 from bot.journal.keys import doorbell_key, quest_keys
-from bot.journal.lease import Lease
-from bot.journal.quest_delivery import _Outcome
+from bot.runner import Adapters, EffectRunner, Leases, delivered
+from bot.runner.doorbells import sweep
+from bot.runner.lease import Lease
+from bot.runner.quest_delivery import _Outcome
 from questbot_testing.journals import JournalBuilder
 from tests.journal.conftest import POLICY, Recorder
 
@@ -206,7 +207,7 @@ async def test_a_doorbell_for_a_quest_in_hand_waits_its_turn_without_spinning(
         redis_kind: str) -> None:
     if redis_kind == "cluster":
         pytest.skip("on a cluster the doorbells are polled (25 to 100 ms apart) by design "
-                    "(bot/journal/streams.py), so counting reads says nothing of spinning")
+                    "(bot/runner/streams.py), so counting reads says nothing of spinning")
     b = JournalBuilder("q-1").sense()
     await journal.apply_many(b.events, POLICY)
     slow_key = b.effects[0].key
