@@ -21,8 +21,9 @@ from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict
 
-from bot.core import Effect, Quest
+from bot.core import Effect, EffectType, Quest
 from bot.journal import Journal, PermanentError
+from bot.runner import Adapter
 from bot.settings.schema import Settings
 
 Changes = Mapping[str, bytes | None]
@@ -144,3 +145,11 @@ class AdapterContext:
             raise QuestNotFound(f"quest {quest_id} has no snapshot in Redis; rebuild it with "
                                 f"`python -m bot replay --redis URL {quest_id}`")
         return quest
+
+
+Sync = Callable[[Quest], Awaitable[None]]
+"""Brings one quest's GitHub view up to date (a part's projection, ``bot.worker.projector``)."""
+
+Plugin = Callable[[AdapterContext], "tuple[dict[EffectType, Adapter], Sync | None]"]
+"""A part of questbot, as the worker is assembled from it: given the shared context, the
+adapters it brings for its effect types, and its projection (``bot.worker.process``)."""

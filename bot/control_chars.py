@@ -6,7 +6,7 @@ window, ``ESC [ 2 J`` clears the screen, ``ESC c`` resets it), their one-byte C1
 (U+009B is a CSI to some terminals, U+009D an OSC), a carriage return that lets one line
 overwrite another ("FAIL" printed over with "pass"), a bell, and the bidirectional overrides
 and isolates that make text display in an order other than its own ("Trojan Source"). The
-GitHub renderer removes them (``bot.github.markdown.neutralise``); so does everything that
+GitHub renderer removes them (``bot.words.markdown.neutralise``); so does everything that
 prints to an operator's terminal or writes a log line, through this module:
 
 * ``without_controls`` — escape sequences removed whole (so no ``[31m`` is left behind), then

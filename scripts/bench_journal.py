@@ -25,8 +25,9 @@ from typing import Any
 import redis.asyncio
 
 from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, Policy
-from bot.journal import Adapters, EffectRunner, Journal, rebuild
+from bot.journal import Journal, rebuild
 from bot.journal.records import dump_event
+from bot.runner import Adapters, EffectRunner
 from questbot_testing.journals import EPOCH, main_line
 from questbot_testing.redis_server import RedisServer
 

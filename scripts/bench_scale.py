@@ -39,9 +39,10 @@ from pathlib import Path
 from typing import Any
 
 from bot.core import Effect, EffectType, Policy, effect_key
-from bot.journal import Adapters, EffectRunner, Journal
+from bot.journal import Journal
 from bot.journal.keys import quest_keys, thread_trail
 from bot.journal.wire import cluster_nodes, connect, is_cluster_url, plain_client
+from bot.runner import Adapters, EffectRunner
 from questbot_testing.redis_cluster import RedisCluster
 from questbot_testing.redis_server import RedisServer
 

@@ -64,7 +64,7 @@ import aiohttp
 import redis
 from aiohttp import web
 
-from bot.journal.inbound import STREAM
+from bot.runner.inbound import STREAM
 from questbot_testing.fakegithub.webhooks import Delivery, build_delivery, load_example
 from questbot_testing.redis_server import RedisServer, external_url, free_port
 

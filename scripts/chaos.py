@@ -55,7 +55,7 @@ from typing import Any
 
 import aiohttp
 
-from bot.journal.inbound import Inbound
+from bot.runner.inbound import Inbound
 from questbot_testing.chaos.processes import ClusterRedis, Proc, Redis, Supervisor, python_env
 from questbot_testing.chaos.story import Fake, QuestRun, Story, reader_client
 from questbot_testing.chaos.verdict import diagnose, judge

@@ -24,8 +24,8 @@ from collections.abc import Sequence
 from bot.agent import sandbox
 from bot.core import Event, Quest
 from bot.core.rules.budget import allowance
-from bot.github.spend_words import budget_line
 from bot.settings.schema import parse_settings
+from bot.words.spend import budget_line
 from questbot_testing import playground
 from questbot_testing.modelserver.demo import demo_model, spent_by_stage
 from questbot_testing.redis_server import RedisServer

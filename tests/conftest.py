@@ -17,8 +17,8 @@ import redis
 import redis.asyncio
 from hypothesis import settings
 
-from bot.journal.inbound import Inbound
 from bot.journal.wire import RedisClient, plain_client
+from bot.runner.inbound import Inbound
 from questbot_testing.redis_cluster import RedisCluster
 from questbot_testing.redis_server import RedisServer, external_url
 

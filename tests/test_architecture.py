@@ -8,6 +8,7 @@ To add a room, give it a floor here; to let a room import another, the other mus
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -18,15 +19,27 @@ FLOORS: dict[str, int] = {
     # the ground: no questbot imports but each other's
     "errors": 0, "control_chars": 0, "gitrun": 0,
     "core": 1, "observe": 1,
+    # the store (every key in one layout) and the repository's settings
     "settings": 2, "journal": 2,
-    "adapters": 3,
-    "agent": 4,
-    "reviews": 5,
-    "github": 6,
-    "config": 7,
-    "worker": 8, "web": 8, "register": 8,
-    "tools": 9,
-    "__main__": 10, "__init__": 10,
+    # what moves work along: the effect runner, leases, timers, doorbells, the inbound stream
+    "runner": 3,
+    "adapters": 4,
+    "agent": 5,
+    # what people read (pure), and reviews by capability
+    "words": 6, "reviews": 6,
+    # the one way to GitHub: the only room with a token or an HTTP call to it
+    "github": 7,
+    # which quest an event is about, who may act; the process's settings
+    "quests": 8, "config": 8,
+    # the concerns: each its router, what it does with an event, its effect adapters
+    "views": 9, "failures": 9, "commands": 9,
+    "pulls": 10, "inbox": 10, "lessons": 10, "reflection": 10,
+    # the concerns combined: one delivery's intents, each to its concern
+    "intake": 11,
+    # the processes
+    "worker": 12, "web": 12, "register": 12,
+    "tools": 13,
+    "__main__": 14, "__init__": 14,
 }
 
 CORE_MAY_IMPORT = {"pydantic", "pydantic_core", "typing_extensions", "orjson"}
@@ -88,7 +101,37 @@ def test_the_core_imports_the_standard_library_and_pydantic_only() -> None:
 
 
 def test_the_check_sees_an_arrow_up() -> None:
-    """The rule would catch the arrow it exists for: the agent reaching for the GitHub adapter."""
-    assert FLOORS["github"] > FLOORS["agent"]
-    assert ("agent", "github") not in arrows()
-    assert ("github", "agent") in arrows()  # the other way round is allowed, and real
+    """The rules would catch the arrows they exist for: the agent or the words reaching for
+    GitHub, the GitHub room reaching for a concern."""
+    assert FLOORS["github"] > FLOORS["agent"] and FLOORS["github"] > FLOORS["words"]
+    assert FLOORS["pulls"] > FLOORS["github"]
+    found = arrows()
+    assert ("agent", "github") not in found and ("words", "github") not in found
+    assert ("github", "words") in found  # the other way round is allowed, and real
+
+
+def test_only_the_github_room_talks_to_github() -> None:
+    """The one way to GitHub: no room but ``bot/github`` holds an HTTP client to it or mints
+    a token (the web process's aiohttp server and the model agent's own endpoint aside)."""
+    talking = {"gidgethub.aiohttp", "gidgethub.abc", "jwt"}
+    found = {str(p.relative_to(PROJECT)): sorted(set(imports(p)) & talking)
+             for p in (PROJECT / "bot").rglob("*.py")
+             if room_of(p) != "github" and set(imports(p)) & talking}
+    assert found == {}
+
+
+KEY_SHAPES = (re.compile(r'["\'](?:q|repo):\{'), re.compile(r"\bhash_tag\("))
+"""What building a Redis key looks like: a quest's or a repository's hash-tagged prefix."""
+
+
+def test_no_redis_key_is_built_outside_the_layout_module() -> None:
+    """Every key is made in ``bot/journal/keys.py``: one place to read the layout, to keep
+    each quest's keys in one cluster slot, and to change a key's shape."""
+    layout = PROJECT / "bot" / "journal" / "keys.py"
+    built = {str(p.relative_to(PROJECT)): n for p in (PROJECT / "bot").rglob("*.py")
+             if p != layout
+             for n, line in enumerate(p.read_text().splitlines(), 1)
+             if any(shape.search(line) for shape in KEY_SHAPES)
+             and not line.lstrip().startswith(("#", '"""', "``"))}
+    assert built == {}
+    assert any(shape.search('    return f"q:{hash_tag(quest_id)}:gh"') for shape in KEY_SHAPES)

@@ -16,7 +16,7 @@ from bot import errors
 GROUPS = (errors.Refused, errors.PermanentError, errors.RetryLater, errors.ConfigurationError,
           errors.InternalError)
 ROOM_BASES = {"QuestError", "JournalError", "AgentError", "GitHubAdapterError", "AuthError",
-              "SignatureError", "IllegalMove"}
+              "SignatureError", "IllegalMove", "EndpointFailed"}
 """A room's own base, caught as "anything from this room"; it need not name a group."""
 PRIVATE_CONTROL_FLOW = {"bot.agent.command._Capped", "bot.config.problems._Whole",
                         "bot.config.model.WholeSentence"}

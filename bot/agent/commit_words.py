@@ -8,7 +8,7 @@ questbot lets its agents write neither: what a change closes and who is asked to
 person's decisions, taken on the pull request.
 
 ``inert`` keeps the words and breaks each reference with a zero-width space, as
-``bot.github.markdown.plain`` does for mentions in comments: ``@`` of a mention, ``#`` (and
+``bot.words.markdown.plain`` does for mentions in comments: ``@`` of a mention, ``#`` (and
 ``GH-``) of an issue number, ``://`` of a link. The subject line is kept to one line of at most
 ``SUBJECT_CHARS``; control characters other than a newline are dropped (a terminal reading
 ``git log`` is no place for escape sequences either).

@@ -63,7 +63,7 @@ from bot.agent.result import AppliedChange, TaskResult
 from bot.agent.validation import ClaimVerdict
 from bot.core import Quest
 from bot.core.proof import CheckRecord, Reproduction, Risk
-from bot.journal.keys import hash_tag
+from bot.journal.keys import evidence_key
 from bot.journal.wire import RedisClient
 
 log = logging.getLogger(__name__)
@@ -107,8 +107,6 @@ class StageRecord(BaseModel):
     """The lines the proof saw the head add and remove against the base."""
 
 
-def evidence_key(quest_id: str) -> str:
-    return f"q:{hash_tag(quest_id)}:evidence"
 
 
 def field_name(revision: int, piece: Piece) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 from bot.agent.workspace import NotedPush
 from bot.core import Effect, Event
-from bot.journal.keys import hash_tag
+from bot.journal.keys import outcomes_key
 from bot.journal.records import dump_event, load_event
 from bot.journal.wire import RedisClient
 
@@ -23,9 +23,6 @@ OUTCOMES_TTL_SECONDS = 14 * 24 * 3600
 remembered outcomes are dropped rather than kept for ever."""
 
 
-def outcomes_key(quest_id: str) -> str:
-    """Hash: ``start_agent`` effect key → the events its run reported, one record a line."""
-    return f"q:{hash_tag(quest_id)}:outcomes"
 
 
 def push_field(effect: Effect) -> str:

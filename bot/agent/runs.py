@@ -115,8 +115,9 @@ from bot.core.events.bookkeeping import UsageRecorded
 from bot.core.gates import status_and_next
 from bot.core.proof import Reproduction
 from bot.errors import ConfigurationError
-from bot.journal import Adapter, PermanentError
+from bot.journal import PermanentError
 from bot.journal.lessons import LessonStore, lesson_lines
+from bot.runner import Adapter
 from bot.settings.schema import AgentKind, Settings
 
 log = logging.getLogger(__name__)

@@ -302,6 +302,13 @@ async def patch(s: StageRun) -> StageOutcome:
     repair = s.task.repair
     checks: list[CheckRecord] = []
     changes: dict[str, bytes | None] = {}
+    if s.quest.risk is Risk.HIGH and s.run.state is RunState.UNDERSTAND:
+        # a high-impact change stops for a person before execute whatever the agent would
+        # write: stop before asking it, so no patch is paid for that is never pushed
+        s.move(E.UNDERSTOOD)
+        s.move(E.CLAIM_SUPPORTED)  # the reproduction approved at B is the evidence
+        s.move(E.PLAN_AUTHORIZED, risk=s.quest.risk)
+        return s.ended()
     while True:
         reply = await s.ask(checkout, repair=repair, attempt=s.run.attempts + 1)
         if s.refuse_reply(reply):

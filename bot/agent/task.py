@@ -97,7 +97,7 @@ class AgentTask(_Model):
     begins at one), in the words ``python -m bot status`` prints."""
     lessons: tuple[str, ...] = ()
     """What earlier quests in the repository taught, newest first, each accepted by the
-    consolidation reviewer (``bot.worker.lessons``): context, and untrusted — a lesson was
+    consolidation reviewer (``bot.lessons.runs``): context, and untrusted — a lesson was
     written by a model from text that came from outside."""
 
 

@@ -40,8 +40,8 @@ class EffectType(Name):
     DELIVER_CHILD_EVIDENCE = "deliver_child_evidence"
     REACT = "react"  # enqueued by intake (a conversation effect); the lifecycle never emits it
     RESTORE_PULL = "restore_pull"  # ditto: a quest's PR open or closed again, as it was
-    REFLECT = "reflect"  # a repository's reflection run (bot.worker.reflection_runs); ditto
-    CONSOLIDATE = "consolidate"  # enqueued when a quest's ending teaches (bot.worker.lessons)
+    REFLECT = "reflect"  # a repository's reflection run (bot.reflection.runs); ditto
+    CONSOLIDATE = "consolidate"  # enqueued when a quest's ending teaches (bot.lessons.runs)
 
 
 def effect_key(quest_id: str, revision: int, type_: str, event_id: str, occurrence: int) -> str:

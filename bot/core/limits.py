@@ -11,7 +11,7 @@ is due. Pure: the worker counts, reads the times and asks here.
   ``window_hours`` and since the last reflection that passed, a reflection is due: new quests
   are held (reason ``reflection``) until a reflection — what went wrong and what changes —
   passes a review (a maintainer's ``/reflect <text>``, or questbot's own reflection passed by
-  its reflection reviewer: ``bot.worker.reflection_runs``). Due is latched: bad endings that
+  its reflection reviewer: ``bot.reflection.runs``). Due is latched: bad endings that
   age out of the window do not lift it; only a reflection does.
 """
 

@@ -2,13 +2,24 @@
 
 GitHub's examples show fields that are absent or null on some deliveries, and a payload may be
 damaged on its way; every reader here answers a value of the type it declares, or the empty
-one, so the handlers in ``bot.github.signals`` and ``bot.github.pull_signals`` hold their
-types (``tests/fuzz`` checks it on damaged real payloads).
+one, so every concern's router (``bot.failures.signals``, ``bot.pulls.signals``,
+``bot.commands.signals``, ``bot.inbox.signals``) holds its types (``tests/fuzz`` checks it on
+damaged real payloads). ``Sink`` is where those routers put what they read.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
+
+from bot.adapters import AppIdentity
+
+
+class Sink(Protocol):
+    """Where a router's handlers put intents (``bot.intake.routes.Intents``); ``app`` tells
+    questbot's own check runs, suites and pushes apart."""
+
+    app: AppIdentity
+    items: list[Any]
 
 
 def obj(value: object) -> dict[str, Any]:

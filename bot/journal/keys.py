@@ -176,3 +176,64 @@ def inbound_stream(shard: int, shards: int) -> str:
 def inbound_shard(delivery_id: str, shards: int) -> int:
     """The shard a delivery is stored in: fixed by its id, so a redelivery finds its marker."""
     return 0 if shards == 1 else zlib.crc32(delivery_id.encode()) % shards
+
+
+def quest_gh_key(quest_id: str) -> str:
+    return f"q:{hash_tag(quest_id)}:gh"
+
+
+def repo_gh_key(repo: str) -> str:
+    return f"repo:{hash_tag(repo.lower())}:gh"
+
+
+def evidence_key(quest_id: str) -> str:
+    return f"q:{hash_tag(quest_id)}:evidence"
+
+
+def outcomes_key(quest_id: str) -> str:
+    """Hash: ``start_agent`` effect key → the events its run reported, one record a line."""
+    return f"q:{hash_tag(quest_id)}:outcomes"
+
+
+def repo_reviews_key(repo: str) -> str:
+    return f"repo:{hash_tag(repo.lower())}:reviews"
+
+
+def reviews_key(quest_id: str) -> str:
+    return f"q:{hash_tag(quest_id)}:reviews"
+
+
+def failure_key(repo: str, sha: str, group: str) -> str:
+    """Where the quest a failure went to is kept: the repository's hash tag, then the commit
+    and the suite (or, when a payload names no suite, the fingerprint)."""
+    return f"repo:{hash_tag(repo.lower())}:failure:{sha}:{group}"
+
+
+OUTBOX_PATTERN = "q:{*}:outbox"
+"""Every quest's outbox, for the runners' sweep (``SCAN MATCH``)."""
+
+
+def quest_of_outbox(key: str) -> str | None:
+    """The quest id of an outbox key, ``q:{<id>}:outbox``."""
+    if not (key.startswith("q:{") and key.endswith("}:outbox")):
+        return None
+    qid = key[3:-len("}:outbox")]
+    return qid if qid and "{" not in qid and "}" not in qid else None
+
+
+LIVE_PATTERN = "repo:{*}:live"
+"""Every repository's live quests, for ``/metrics``'s count by state (``SCAN MATCH``)."""
+
+
+def reflection_trail(repo: str) -> str:
+    """The repository's reflection runs' trail; repository names hold no braces or ``#``."""
+    trail = f"{repo.lower()}#reflection"
+    hash_tag(trail)
+    return trail
+
+
+def storable(quest_id: str) -> str:
+    """``quest_id``, once it is known to be one Redis can hold in a hash tag (raises
+    ``UnstorableId`` otherwise): for ids made from it that are stored elsewhere."""
+    hash_tag(quest_id)
+    return quest_id

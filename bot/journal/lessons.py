@@ -1,5 +1,5 @@
 """A repository's lessons as Redis holds them: what closed quests taught, each reviewed by the
-``consolidation_reviewer`` before it is kept (``bot.worker.lessons`` writes and reviews them).
+``consolidation_reviewer`` before it is kept (``bot.lessons.runs`` writes and reviews them).
 
 Three keys, all under the repository's hash tag (one slot, so one script writes them):
 

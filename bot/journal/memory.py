@@ -45,7 +45,7 @@ from redis.typing import EncodableT, FieldT
 
 from bot.errors import RetryLater
 from bot.journal.errors import JournalError
-from bot.journal.keys import hash_tag
+from bot.journal.keys import quest_gh_key, repo_gh_key
 from bot.journal.wire import RedisClient, atomic
 
 log = logging.getLogger(__name__)
@@ -86,15 +86,11 @@ QUEST_FIELDS = (
 
 PAUSED_BY_CLOSE = "paused_by_close"
 """A quest's field: the pull request number whose closing paused the quest, until it is
-reopened (``bot.worker.pulls``; ``restore_pull`` reads it too)."""
+reopened (``bot.pulls.intake``; ``restore_pull`` reads it too)."""
 
 
-def quest_gh_key(quest_id: str) -> str:
-    return f"q:{hash_tag(quest_id)}:gh"
 
 
-def repo_gh_key(repo: str) -> str:
-    return f"repo:{hash_tag(repo.lower())}:gh"
 
 
 def _text(value: bytes | str | None) -> str | None:

@@ -1,5 +1,5 @@
 """What model runs outside any quest cost a repository: the ledger of its reflection writer's
-and reviewer's runs (``bot.worker.reflection_runs``).
+and reviewer's runs (``bot.reflection.runs``).
 
 A quest's runs are receipts on the quest (``usage_recorded``), shown on its status comment; a
 reflection belongs to the repository's wave and has no quest to carry them. So each run is

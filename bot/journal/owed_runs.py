@@ -1,6 +1,6 @@
 """Which repositories owe a model run that may need asking again, and when to look.
 
-A lesson (``bot.worker.lessons``) or a reflection attempt (``bot.worker.reflection_runs``)
+A lesson (``bot.lessons.runs``) or a reflection attempt (``bot.reflection.runs``)
 is *owed* from when its effect is queued until its fate is written. The effect runner retries
 it with back-off; once it gives up (the endpoint was down longer than that), the run used to be
 queued again only by the next change of a quest in the repository — on a quiet repository, a

@@ -1,6 +1,6 @@
 """The attempts at a repository's reflection as Redis holds them: each reflection written (by
 questbot's writer, or submitted by someone without write access) and the review it got, once
-each, beside the wave they belong to (``bot.worker.reflection_runs`` runs them).
+each, beside the wave they belong to (``bot.reflection.runs`` runs them).
 
 Layout: the repository's reflection hash (``repo:{<owner/name>}:reflection``, which
 ``RepoLimits`` keeps ``passed`` and ``pending`` in), so every write below is one script on one

@@ -15,7 +15,7 @@ added effects, the shard's doorbell is rung so an effect runner picks the quest 
 quest's GitHub view is noted as owed (``bot.journal.views``) until a projector writes it. All are
 idempotent and are redone when a duplicate arrives, so a caller that retries until it gets an
 answer (the inbound consumer, the timer poller, the effect runner) heals a crash between the
-two steps; the runners' sweep (``bot.journal.doorbells``) heals the rest.
+two steps; the runners' sweep (``bot.runner.doorbells``) heals the rest.
 
 ``apply_many`` pipelines the applies of different quests into one round trip each for read,
 write and follow-up (``wire.Batch``; the follow-up merges the round's index writes per key);

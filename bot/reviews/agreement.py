@@ -23,15 +23,12 @@ import redis.exceptions
 from bot.core import Event, Quest
 from bot.core.events.decisions import CheckpointDecided, Verdict
 from bot.core.policy import Checkpoint
-from bot.journal.keys import hash_tag
+from bot.journal.keys import repo_reviews_key, reviews_key
 from bot.journal.wire import RedisClient
 from bot.observe.metrics import Metrics
-from bot.reviews.capabilities import reviews_key
 
 log = logging.getLogger(__name__)
 
-def repo_reviews_key(repo: str) -> str:
-    return f"repo:{hash_tag(repo.lower())}:reviews"
 
 
 _TAKE = """

@@ -23,8 +23,8 @@ from bot.agent.task import Usage
 from bot.core import Effect
 from bot.core.events.decisions import Verdict
 from bot.core.policy import Checkpoint
+from bot.journal.keys import reviews_key
 from bot.reviews.agreement import Agreement
-from bot.reviews.capabilities import reviews_key
 from bot.reviews.models import PinnedEvidence, ReviewRole, SubmitBody
 from bot.reviews.pinning import open_gate
 from bot.reviews.service import ReviewRefused, Reviews

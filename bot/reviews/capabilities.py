@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 
 from bot.errors import Refused
-from bot.journal.keys import hash_tag
+from bot.journal.keys import reviews_key, storable
 from bot.journal.wire import RedisClient
 from bot.reviews.models import ReviewRecord, ReviewRole
 
@@ -58,8 +58,6 @@ class Unauthorized(Refused):
     """The capability is unknown, replaced or expired (401)."""
 
 
-def reviews_key(quest_id: str) -> str:
-    return f"q:{hash_tag(quest_id)}:reviews"
 
 
 def split_review_id(review_id: str) -> tuple[str, str]:
@@ -88,8 +86,7 @@ class Capabilities:
 
     @staticmethod
     def new_review_id(quest_id: str) -> str:
-        hash_tag(quest_id)  # refuses an id that cannot be stored
-        return f"{quest_id}.{secrets.token_hex(8)}"
+        return f"{storable(quest_id)}.{secrets.token_hex(8)}"
 
     async def issue(self, record: ReviewRecord) -> str:
         """Store ``record`` and a new capability for it, replacing the role's previous one;

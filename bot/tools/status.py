@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bot.core import FoldResult, Policy
 from bot.core.gates import StatusAndNext, status_and_next
-from bot.github.attempts_words import attempt_words, review_words
+from bot.words.attempts import attempt_words, review_words
 
 
 def of_result(result: FoldResult, policy: Policy) -> StatusAndNext | None:

@@ -14,7 +14,7 @@ what it has not yet checked:
 5. ``ping`` is answered 200; an event questbot does not subscribe to is acknowledged (202,
    ``ignored``) and not stored — GitHub sends what the App's manifest asks for, so this only
    happens after the manifest changed;
-6. the delivery is stored in the inbound stream, once per delivery id (``bot.journal.inbound``): 202
+6. the delivery is stored in the inbound stream, once per delivery id (``bot.runner.inbound``): 202
    ``accepted`` once it is stored, 200 ``duplicate`` for a redelivery, 503 if Redis cannot
    store it within ``STORE_DEADLINE_S`` (GitHub shows the failure, and the delivery can be
    redelivered).
@@ -55,9 +55,8 @@ from aiohttp import web
 
 from bot.github.signature import HEADER as SIGNATURE_HEADER
 from bot.github.signature import SignatureError, verify_signature
-from bot.github.subscriptions import SUBSCRIBED_EVENTS
+from bot.intake.subscriptions import SUBSCRIBED_EVENTS
 from bot.journal.errors import DurabilityError
-from bot.journal.inbound import Duplicate, Inbound
 from bot.journal.store import Journal
 from bot.journal.wire import RedisClient, connect
 from bot.observe.logs import bind, configure_logging
@@ -65,6 +64,7 @@ from bot.observe.metrics import UNVERIFIED_EVENT, Metrics, Outcome
 from bot.reviews.capabilities import Capabilities
 from bot.reviews.proof_context import proof_context
 from bot.reviews.service import Reviews
+from bot.runner.inbound import Duplicate, Inbound
 from bot.web.ingress import (
     BODY_DEADLINE_S,
     BodyTimedOut,

@@ -19,7 +19,7 @@ import aiohttp
 from aiohttp import web
 from pydantic import SecretStr
 
-from bot.adapters import AdapterContext
+from bot.adapters import AdapterContext, Plugin, Sync
 from bot.agent import sandbox
 from bot.agent.evidence_store import EvidenceStore
 from bot.agent.model import ModelEndpoint
@@ -29,25 +29,24 @@ from bot.config import Config
 from bot.core import EffectType
 from bot.github.auth import app_jwt, load_private_key
 from bot.github.client import USER_AGENT, GitHubClients
-from bot.github.effects import GitHubEffects
 from bot.github.forge import Forges
 from bot.github.hook_deliveries import AppHooks
 from bot.github.identity import wait_for_identity
 from bot.github.ratelimit import PacedGitHubAPI, RateLimits
 from bot.github.repo_settings import RepoSettings
-from bot.journal import Leases
-from bot.journal.outbox import Adapter
 from bot.journal.pacing import SharedSchedule
 from bot.journal.wire import RedisClient, connect
+from bot.lessons.runs import lessons
 from bot.observe.logs import configure_logging
 from bot.observe.metrics import Metrics
+from bot.reflection.runs import model_runs
+from bot.runner import Leases
+from bot.runner.outbox import Adapter
+from bot.worker.github_effects import GitHubEffects
 from bot.worker.http import make_worker_app
-from bot.worker.lessons import lessons
 from bot.worker.model_start import probed, watched
-from bot.worker.process import Plugin, Worker, build_worker
-from bot.worker.projector import Sync
+from bot.worker.process import Worker, build_worker
 from bot.worker.redelivery import Redeliverer, RedeliveryPolicy
-from bot.worker.reflection_runs import model_runs
 from bot.worker.reviewing import reviewing
 
 log = logging.getLogger(__name__)
@@ -73,7 +72,7 @@ def redis_client(url: str, metrics: Metrics | None = None) -> RedisClient:
     """The worker's Redis client (``bot.journal.wire.connect``): a command that meets a closed
     connection — a Redis that restarted, failed over or is still loading its AOF — is sent
     again on a new one with exponential back-off, for about 2.5 s, before its error reaches the
-    loop that sent it, which then waits for Redis itself (``bot.journal.outage``).
+    loop that sent it, which then waits for Redis itself (``bot.runner.outage``).
 
     Resending is safe for what the worker sends: the scripts answer a second copy of
     themselves as a duplicate, the lease script finds its own token, and doorbells and index
@@ -127,8 +126,8 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
                         identity_patience: float | None = None,
                         probe_model: bool = False) -> Runtime:
     """``draft_pulls``: quest PRs open as drafts and are marked ready for review at
-    checkpoint C (``bot.github.projection``). ``leases`` default to ``Leases()``
-    (``bot.journal.lease`` says why those figures). ``limits`` pace GitHub writes
+    checkpoint C (``bot.views.projection``). ``leases`` default to ``Leases()``
+    (``bot.runner.lease`` says why those figures). ``limits`` pace GitHub writes
     (``RateLimits()``: GitHub's figures); with ``shared_pacing`` their schedule is kept in
     Redis, so the installation's budget is shared by every worker rather than taken whole by
     each. ``redelivery``: run the redelivery reconciler with this policy (``None``: none).

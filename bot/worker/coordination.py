@@ -15,7 +15,7 @@ checks — when a quest of the repository ends or a reflection passes. A failing
 routed to the agent is re-run on its commit first (``triage.rerun_failed``, on by default):
 triage reports ``rerun_requested`` instead, and ``rerun_check`` asks GitHub for the re-run
 (``bot.github.forge.watch.Rerun``: an Actions workflow run's failed jobs). Its result comes
-back as a webhook (``bot.worker.failures``); a re-run GitHub will not do for questbot — another
+back as a webhook (``bot.failures.intake``); a re-run GitHub will not do for questbot — another
 App's check, a run too old — is reported at once as ``unavailable``, with the reason, and the
 quest is researched. A re-run with no result for ``RERUN_WAIT`` counts as unavailable too, so
 no quest waits in ``sensed`` for ever.
@@ -45,10 +45,11 @@ from bot.core.limits import admission
 from bot.core.states import LIVE, TERMINAL
 from bot.github.forge import Forge, Forges
 from bot.github.forge.watch import Rerun
-from bot.journal import Indexes, PermanentError, Timers
+from bot.journal import Indexes, PermanentError
 from bot.journal.limits import RepoLimits
 from bot.journal.memory import ForgeMemory
-from bot.journal.outbox import Adapter
+from bot.runner import Timers
+from bot.runner.outbox import Adapter
 
 log = logging.getLogger(__name__)
 

@@ -22,10 +22,12 @@ import redis.exceptions
 from aiohttp import web
 
 from bot.github.ratelimit import RateLimits
-from bot.journal import Journal, Outage
-from bot.journal.outage import describe
+from bot.journal import Journal
+from bot.journal.keys import LIVE_PATTERN
 from bot.journal.wire import RedisClient
 from bot.observe.metrics import Metrics
+from bot.runner import Outage
+from bot.runner.outage import describe
 
 _METRICS = web.AppKey("metrics", Metrics)
 _JOURNAL = web.AppKey("journal", Journal)
@@ -38,7 +40,7 @@ async def live_counts(journal: Journal) -> dict[str, int]:
     """Live quests by state, across every repository questbot has seen."""
     client: RedisClient = journal.client
     counts: Counter[str] = Counter()
-    async for key in client.scan_iter(match="repo:{*}:live", count=500):
+    async for key in client.scan_iter(match=LIVE_PATTERN, count=500):
         for raw in await client.smembers(key):
             _v, quest = await journal.snapshot(raw.decode() if isinstance(raw, bytes) else raw)
             if quest is not None:

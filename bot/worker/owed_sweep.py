@@ -16,8 +16,8 @@ import asyncio
 import logging
 
 from bot.adapters import AdapterContext
-from bot.journal.outage import REDIS_AWAY, pause
 from bot.journal.owed_runs import OwedRuns
+from bot.runner.outage import REDIS_AWAY, pause
 
 log = logging.getLogger(__name__)
 

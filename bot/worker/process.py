@@ -5,10 +5,10 @@ Everything is wired here, in one place, from the configuration (``build_worker``
 demo, the end-to-end tests and ``python -m bot worker`` run the same assembly. Several workers
 may run against one Redis: deliveries are shared by a consumer group, effects by the doorbell
 streams, and a quest's effects are delivered by one runner at a time (its lease, short and
-kept by a heartbeat: ``bot.journal.lease``).
+kept by a heartbeat: ``bot.runner.lease``).
 
 No loop of the worker ends because Redis went away: each runs its steps through one shared
-``Outage`` (``bot.journal.outage``), which backs off, logs once per loop and outage and tells
+``Outage`` (``bot.runner.outage``), which backs off, logs once per loop and outage and tells
 ``/healthz`` that the worker is degraded meanwhile; the client counts reconnects
 (``assembly.redis_client``).
 """
@@ -28,39 +28,29 @@ import gidgethub
 import redis.asyncio
 import redis.exceptions
 
-from bot.adapters import AdapterContext, AppIdentity, SettingsSource
+from bot.adapters import AdapterContext, AppIdentity, Plugin, SettingsSource, Sync
 from bot.core import Effect, EffectType, Event, Quest
 from bot.core.events import EffectFailed
 from bot.github.auth import InstallationTokenError
 from bot.github.client import NotInstalled
 from bot.github.forge import Forges
-from bot.journal import (
-    REDIS_AWAY,
-    Adapters,
-    EffectRunner,
-    Failure,
-    Indexes,
-    Journal,
-    Leases,
-    Outage,
-    PermanentError,
-    Timers,
-)
-from bot.journal.inbound import Inbound
-from bot.journal.inbound_entries import InboundDelivery
-from bot.journal.outbox import Adapter
+from bot.intake.intake import Intake
+from bot.journal import Indexes, Journal, PermanentError
 from bot.journal.views import OwedViews
 from bot.journal.wire import RedisClient
 from bot.observe import waits
 from bot.observe.logs import bind
 from bot.observe.metrics import Metrics
+from bot.quests.policybook import PolicyBook
+from bot.reflection.runs import ReflectionModel, ReflectionRuns
+from bot.reflection.waves import Reflections
+from bot.runner import REDIS_AWAY, Adapters, EffectRunner, Failure, Leases, Outage, Timers
+from bot.runner.inbound import Inbound
+from bot.runner.inbound_entries import InboundDelivery
+from bot.runner.outbox import Adapter
 from bot.worker.coordination import Coordination
-from bot.worker.intake import Intake
 from bot.worker.owed_sweep import OwedSweep
-from bot.worker.policybook import PolicyBook
-from bot.worker.projector import ObservedJournal, Projector, Sync
-from bot.worker.reflection_runs import ReflectionModel, ReflectionRuns
-from bot.worker.reflections import Reflections
+from bot.worker.projector import ObservedJournal, Projector
 
 log = logging.getLogger(__name__)
 
@@ -263,10 +253,6 @@ def failure_reporter(journal: Journal, book: PolicyBook) -> Callable[[Failure], 
         await journal.apply(event, book)
 
     return report
-
-
-Plugin = Callable[[AdapterContext], tuple[dict[EffectType, Adapter], Sync | None]]
-"""Given the shared context, the adapters a part of questbot brings, and its projection."""
 
 
 def build_worker(client: RedisClient, forges: Forges, settings: SettingsSource,

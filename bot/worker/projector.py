@@ -16,16 +16,14 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.adapters import Sync
 from bot.core import Event, InvalidTransition, Quest
-from bot.journal import REDIS_AWAY, Applied, Journal, Outage, PermanentError
+from bot.journal import Applied, Journal, PermanentError
 from bot.journal.store import PolicySource
 from bot.journal.views import OwedViews
+from bot.runner import REDIS_AWAY, Outage
 
 log = logging.getLogger(__name__)
-
-Sync = Callable[[Quest], Awaitable[None]]
-"""Brings one quest's GitHub view up to date."""
-
 
 class ObservedJournal(Journal):
     """A journal that tells listeners about every applied event, whoever applied it (intake,

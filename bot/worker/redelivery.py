@@ -13,7 +13,7 @@ the judge. Theory of operation, one pass every ``interval_s``:
    minus ``overlap_s`` — or ``window_h`` hours on the first pass — and at most ``max_pages``
    pages of 100.
 3. A delivery counts as stored when its GUID has an inbound dedupe marker
-   (``bot.journal.inbound.seen_key``, written with the stream entry, kept four days) — not when
+   (``bot.runner.inbound.seen_key``, written with the stream entry, kept four days) — not when
    GitHub says ``OK``: an ``OK`` questbot has no marker for was lost after the answer (durable
    acks off, Redis replaced), and an error with a marker was stored and answered late. Only the
    events questbot stores are considered (``SUBSCRIBED_EVENTS``; ``ping`` and the rest are
@@ -47,11 +47,11 @@ import aiohttp
 import gidgethub
 
 from bot.github.hook_deliveries import AppHooks, HookDelivery
-from bot.github.subscriptions import SUBSCRIBED_EVENTS
-from bot.journal.inbound import default_shards, seen_key
-from bot.journal.outage import Outage, pause
+from bot.intake.subscriptions import SUBSCRIBED_EVENTS
 from bot.journal.wire import RedisClient
 from bot.observe.metrics import Metrics
+from bot.runner.inbound import default_shards, seen_key
+from bot.runner.outage import Outage, pause
 
 log = logging.getLogger(__name__)
 

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.adapters import AdapterContext, outcome_id
+from bot.adapters import AdapterContext, Plugin, Sync, outcome_id
 from bot.agent.model import ModelEndpoint
 from bot.core import Effect, EffectType, Event
 from bot.core.events import UsageRecorded
-from bot.journal import Adapter
 from bot.observe.metrics import Metrics
 from bot.reviews.agreement import Agreement
 from bot.reviews.automatic import AutomaticReviewer, ModelVerdict, RunReview
@@ -25,8 +24,8 @@ from bot.reviews.capabilities import Capabilities
 from bot.reviews.models import PinnedEvidence, ReviewRole
 from bot.reviews.proof_context import proof_context
 from bot.reviews.service import Reviews
-from bot.worker.process import Plugin
-from bot.worker.projector import ObservedJournal, Sync
+from bot.runner import Adapter
+from bot.worker.projector import ObservedJournal
 
 
 def model_run(endpoint: ModelEndpoint) -> RunReview:

@@ -22,10 +22,10 @@ from bot.agent.model import ModelEndpoint
 from bot.agent.scripted import ScriptedSpec
 from bot.core import Quest
 from bot.github.ratelimit import RateLimits
-from bot.journal.inbound import Inbound
 from bot.journal.pacing import Pace
 from bot.journal.wire import RedisClient, plain_client
 from bot.observe.metrics import Metrics
+from bot.runner.inbound import Inbound
 from bot.web.app import make_app
 from bot.worker.assembly import Runtime, start_runtime
 from questbot_testing import PROJECT

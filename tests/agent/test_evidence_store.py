@@ -17,7 +17,6 @@ from bot.agent.evidence_store import (
     Piece,
     StageRecord,
     compose,
-    evidence_key,
     field_name,
     proof_result,
 )
@@ -30,7 +29,8 @@ from bot.agent.validation import Claim, ClaimVerdict, Evidence, Verdict
 from bot.core import EffectType, Quest, State
 from bot.core.events.agent_work import ProofFailed
 from bot.core.proof import CheckRecord, Reproduction, Risk
-from bot.github.evidence import render_markdown
+from bot.journal.keys import evidence_key
+from bot.words.evidence import render_markdown
 from questbot_testing.fakegithub import FakeGitHub
 from tests.agent.conftest import REPO, Quests, only
 from tests.agent.test_proof_adapter import FIXED, at_proving

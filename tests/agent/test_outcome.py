@@ -1,5 +1,5 @@
 """Terminal results map deterministically to provider-neutral outcomes (their GitHub check-run
-conclusions are tested with the renderer, in ``tests/github/test_check_run.py``)."""
+conclusions are tested with the renderer, in ``tests/words/test_check_run.py``)."""
 
 from __future__ import annotations
 

@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Any
 
 from bot.adapters import GitHost, GitHosts
-from bot.agent.outcome_store import outcomes_key, push_field
+from bot.agent.outcome_store import push_field
 from bot.agent.runs import agent_adapters
 from bot.agent.scripted import ScriptedSpec
 from bot.agent.workspace import EFFECT_TRAILER, blob_sha
 from bot.core import EffectType, State
+from bot.journal.keys import outcomes_key
 from questbot_testing.fakegithub import FakeGitHub
 from tests.agent.conftest import REPO, Quests, only
 

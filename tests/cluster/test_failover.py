@@ -9,8 +9,8 @@ import redis
 
 from bot.journal import Journal, quest_keys
 from bot.journal.cluster import _marker
-from bot.journal.inbound import Inbound, Stored
 from bot.journal.wire import plain_client
+from bot.runner.inbound import Inbound, Stored
 from questbot_testing.journals import JournalBuilder
 from questbot_testing.redis_cluster import RedisCluster
 from tests.journal.conftest import POLICY

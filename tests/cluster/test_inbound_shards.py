@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from bot.journal.inbound import Inbound
 from bot.journal.wire import RedisClient
+from bot.runner.inbound import Inbound
 from questbot_testing.redis_cluster import RedisCluster
 
 

@@ -1,4 +1,4 @@
-"""Several streams read on the cluster (``bot/journal/streams.py``): each ``XREADGROUP`` goes
+"""Several streams read on the cluster (``bot/runner/streams.py``): each ``XREADGROUP`` goes
 to its key's node without redis-py asking a node where the key is, an idle read looks less
 and less often, and an entry that arrives is found at the next look."""
 
@@ -10,10 +10,10 @@ from collections import Counter
 
 import redis
 
-from bot.journal import doorbells
 from bot.journal.keys import RUNNERS_GROUP, doorbell_key
-from bot.journal.streams import read_group
 from bot.journal.wire import plain_client
+from bot.runner import doorbells
+from bot.runner.streams import read_group
 from questbot_testing.redis_cluster import RedisCluster
 
 STREAMS = {doorbell_key(s): ">" for s in range(16)}

@@ -16,7 +16,7 @@ import pytest
 
 from bot.core import CheckRecord, InvalidTransition, ProofBundle, State
 from bot.core.proof import Reproduction
-from bot.github.render import next_action
+from bot.words.render import next_action
 from tests.core.quests import builder_in
 
 S = State

@@ -12,7 +12,7 @@ secret appears in either: redaction is the safety net, and questbot should not n
 end-to-end test — status comments and replies, each create and each edit — and every check
 run's output, the inbox issue's body and the pull requests' descriptions must hold no internal
 identifier (a state or event name with an underscore) and no path of the host
-(``tests.github.surface``).
+(``tests.words.surface``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from questbot_testing.fakegithub import shared_key_pair
 from questbot_testing.sample import sample_spec
 from questbot_testing.scenario import REPO
 from questbot_testing.stack import SECRET, Stack, virtual_pacing
-from tests.github.surface import problems as shown_problems
+from tests.words.surface import problems as shown_problems
 
 CREDENTIAL_SHAPES = re.compile(
     r"\b(?:gh[pousr]_[A-Za-z0-9_]{16,}|github_pat_[A-Za-z0-9_]{16,})"

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bot.core import State
-from bot.journal.memory import quest_gh_key
+from bot.journal.keys import quest_gh_key
 from questbot_testing.sample import sample_files, sample_spec
 from questbot_testing.scenario import MAINTAINER, REPO, SETTINGS, Story
 from questbot_testing.stack import Stack, virtual_pacing

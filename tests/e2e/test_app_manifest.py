@@ -8,13 +8,13 @@ pull request through A, B and C, the watch, a regression confirmed by questbot's
 revert and the fresh start — uses every permission the manifest asks for, at the level it asks
 for, and nothing else. Which permission each request used is the fake's table
 (``questbot_testing/fakegithub/permissions.py``, from GitHub's own permission data); an event needs
-read access to the permission behind it. The events are the ones ``bot.github.signals`` reads.
+read access to the permission behind it. The events are the ones ``bot.intake.routes`` reads.
 """
 
 from __future__ import annotations
 
 from bot.core import State
-from bot.github.signals import EVENTS_READ
+from bot.intake.routes import EVENTS_READ
 from questbot_testing.fakegithub import ci
 from questbot_testing.fakegithub.manifest import load_manifest
 from questbot_testing.fakegithub.permissions import ALWAYS_SENT, EVENTS, LEVELS, READ

@@ -113,11 +113,6 @@ async def test_every_bug_ends_where_a_maintainer_expects(stack: Stack, model: Mo
     assert {s.conversation for s in model.served} == recorded
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "questbot asks the model for a patch it has already decided not to push: a high-risk "
-    "plan stops at needs-a-person only after the patch conversation ran (bot/agent/stages.py "
-    "asks the agent before the PLAN_AUTHORIZED move), so its tokens are spent for nothing, "
-    "and again on every /resume"))
 async def test_a_high_risk_plan_parks_before_the_model_writes_a_patch(
         stack: Stack, model: ModelServer) -> None:
     (run,) = await run_bugs(stack, [BY_NAME["path-traversal"]])
@@ -126,10 +121,6 @@ async def test_a_high_risk_plan_parks_before_the_model_writes_a_patch(
     assert model.turns_of("bug-path-traversal-patch") == []
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the questbot check run of a quest that ended flaky leads with the abandoned state's "
-    "meaning, 'Killed or rejected. Terminal.', though nobody killed or rejected it: the failed "
-    "check passed when re-run"))
 async def test_a_flaky_ending_is_not_called_killed_or_rejected(stack: Stack) -> None:
     (run,) = await run_bugs(stack, [BY_NAME["flaky-order"]])
     assert run.ending == Ending.FLAKY.value

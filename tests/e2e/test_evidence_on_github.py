@@ -11,9 +11,9 @@ from bot.agent.machine import RunState
 from bot.agent.result import TaskResult
 from bot.agent.validation import Claim, ClaimVerdict, Evidence, Verdict
 from bot.core import Quest, State
-from bot.github import check_run as checks
-from bot.github.evidence import render_markdown
-from bot.github.markdown import plain
+from bot.words import check_run as checks
+from bot.words.evidence import render_markdown
+from bot.words.markdown import plain
 from questbot_testing.sample import sample_files, sample_spec
 from questbot_testing.scenario import MAINTAINER, REPO, SETTINGS, Story
 from questbot_testing.stack import Stack

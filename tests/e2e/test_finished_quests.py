@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bot.core import Policy, State
 from bot.core.events.bookkeeping import SpendDecided, SpendRequested
-from bot.journal import failures
+from bot.runner import failures
 from questbot_testing.scenario import MAINTAINER, REPO
 from questbot_testing.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a
@@ -37,7 +37,9 @@ async def test_an_effect_that_fails_after_a_kill_is_shown_and_changes_nothing(
     late = [e for e in events[killed_at:] if e.type == "effect_failed"]
     assert {e.effect_type for e in late} == set(failed)  # type: ignore[union-attr]
     status = story.status_comment()
-    assert "**State:** abandoned" in status and "Could not be done on GitHub" in status
+    assert "**State:** abandoned" in status and "**Could not be done:**" in status
+    assert "could not run the stage the spend paid for" in status  # questbot's own work,
+    assert "could not run the stage the spend paid for on GitHub" not in status  # not GitHub's
     assert "named no stage to run" in status  # the failure, in words
     timeline = status.split("<summary>Timeline</summary>")[1].split("</details>")[0]
     assert timeline.count("questbot could not ") == len(late)  # and on the timeline, in words

@@ -10,7 +10,7 @@ import pytest
 from bot.core import Quest, State
 from bot.core.quest import Outcome
 from bot.github.forge import CHECK_NAME
-from bot.github.render import INBOX_TITLE
+from bot.words.render import INBOX_TITLE
 from questbot_testing.fakegithub import ci
 from questbot_testing.sample import sample_files
 from questbot_testing.scenario import MAINTAINER, REPO, SETTINGS, setup_repository

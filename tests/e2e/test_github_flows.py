@@ -9,8 +9,8 @@ import logging
 import pytest
 
 from bot.core import State
-from bot.journal import failures
-from bot.journal.memory import repo_gh_key
+from bot.journal.keys import repo_gh_key
+from bot.runner import failures
 from questbot_testing.fakegithub import example_files, send
 from questbot_testing.scenario import MAINTAINER, READER, REPO, Story, setup_repository
 from questbot_testing.stack import Stack

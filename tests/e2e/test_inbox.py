@@ -8,8 +8,8 @@ from __future__ import annotations
 import re
 
 from bot.core import State
-from bot.github.inbox_marks import boxes, entry_marker
-from bot.github.render import INBOX_TITLE
+from bot.words.inbox_marks import boxes, entry_marker
+from bot.words.render import INBOX_TITLE
 from questbot_testing.fakegithub.issue_edits import close_issue, edit_issue, tick
 from questbot_testing.fakegithub.state import Issue
 from questbot_testing.scenario import MAINTAINER, READER, REPO, setup_repository

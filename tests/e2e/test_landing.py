@@ -88,12 +88,23 @@ async def test_a_chosen_method_the_repository_forbids_is_told_not_tried(stack: S
 
     story = await at_checkpoint_c(stack, squash_only,
                                   settings=SETTINGS + "merge_method: merge\n")
-    quest = await story.approve("C", State.LANDING)
+    quest = await story.approve("C", State.PARKED)  # never stuck in landing: parked, told why
     assert stack.calls("pulls/merge") == []  # never a 405, never a loop
     (told,) = [r for r in replies(stack, story.pr_number()) if "merge_method" in r]
     assert "`merge_method: merge`" in told and "it allows squash merging" in told
-    assert "/pause and /resume" in told
+    assert "/resume the quest" in told
     assert quest.failed_effects == 1 and "merge_method" in (quest.last_failure or "")
+    # the maintainer does what it says: the setting goes (a push to main, so the approved
+    # change is proved again on the new base and C asked again), then /resume, and it lands
+    # with the method the repository allows
+    await stack.fake.push(REPO, "main", {".github/questbot.yml": SETTINGS}, user=MAINTAINER,
+                          message="merge as the repository allows")
+    await stack.settle()
+    await stack.fake.comment(REPO, story.pr_number(), "/resume", user=MAINTAINER)
+    await story.step("maya resumed it", State.READY)
+    quest = await story.approve("C", State.WATCHING)
+    assert [c.json["merge_method"] for c in stack.calls("pulls/merge")] == ["squash"]
+    landed_at_the_approved_head(stack, story, quest)
 
 
 async def test_linear_history_lands_without_a_merge_commit(stack: Stack) -> None:

@@ -18,9 +18,9 @@ from bot.agent import sandbox
 from bot.agent.model import ModelEndpoint, Wire
 from bot.core import State
 from bot.core.lessons import mark
-from bot.github.inbox_marks import lesson_boxes, lesson_marker
 from bot.journal.lessons import Fate, LessonStore
 from bot.tools.lessons import lessons_text, run
+from bot.words.inbox_marks import lesson_boxes, lesson_marker
 from questbot_testing.fakegithub.issue_edits import tick
 from questbot_testing.fakegithub.state import Issue
 from questbot_testing.modelserver.make_recorded import LESSON

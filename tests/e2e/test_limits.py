@@ -15,12 +15,12 @@ from bot.__main__ import main
 from bot.core import Quest, State
 from bot.core.events.signals import Hold
 from bot.core.policy import Checkpoint
-from bot.github.render import INBOX_TITLE
+from bot.words.render import INBOX_TITLE
 from questbot_testing.fakegithub.state import Issue
 from questbot_testing.scenario import MAINTAINER, READER, REPO, SETTINGS, setup_repository
 from questbot_testing.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a, replies
-from tests.github.surface import problems
+from tests.words.surface import problems
 
 SNAKE = re.compile(r"\b[a-z]+_[a-z_]+\b")
 ISSUES_START = SETTINGS + "routes: {issue: auto_fix}\n"

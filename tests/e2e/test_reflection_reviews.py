@@ -19,11 +19,11 @@ from bot.agent.model import ModelEndpoint, Wire
 from bot.agent.model.endpoint import Prices
 from bot.core import State
 from bot.core.events.signals import Held, Hold, Triaged
-from bot.journal.delivery import Backoff
 from bot.journal.lessons import LessonStore
 from bot.journal.limits import RepoLimits
 from bot.journal.model_use import Kind, ModelUse, Spent
 from bot.journal.reflection_attempts import ReflectionAttempts
+from bot.runner.delivery import Backoff
 from questbot_testing.modelserver.server import ModelServer, recorded
 from questbot_testing.sample import sample_spec
 from questbot_testing.scenario import MAINTAINER, READER, REPO, setup_repository
@@ -35,7 +35,7 @@ from tests.e2e.test_limits import ISSUES_START, inbox, open_quests, quest_of, wo
 WAVE = ISSUES_START + "reflection: {after_bad_endings: 2, window_hours: 24}\n"
 LIFTED = ("reflect-write", "review-reflection-pass")
 LESSONS = ("lesson-abandoned", "review-consolidation-unfounded")
-"""What the killed quests teach: a lesson written and not kept (``bot.worker.lessons``)."""
+"""What the killed quests teach: a lesson written and not kept (``bot.lessons.runs``)."""
 
 
 async def reflection_stack(redis_url: str, model_url: str, prices: Prices | None = None) -> Stack:

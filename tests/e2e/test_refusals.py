@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 from bot.core import State
-from bot.github.render import INBOX_TITLE
-from bot.journal.memory import quest_gh_key
+from bot.journal.keys import quest_gh_key
+from bot.words.render import INBOX_TITLE
 from questbot_testing.scenario import MAINTAINER, READER, REPO, setup_repository
 from questbot_testing.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a, replies

@@ -7,12 +7,12 @@ questbot's own."""
 from __future__ import annotations
 
 from bot.core import State
-from bot.github.forge.limits import BODY_LIMIT, OUTPUT_LIMIT
+from bot.words.github_limits import BODY_LIMIT, OUTPUT_LIMIT
 from questbot_testing.sample import sample_spec
 from questbot_testing.scenario import MAINTAINER, REPO, Story, setup_repository
 from questbot_testing.stack import Stack
 from tests.e2e.conftest import shown_texts
-from tests.github.surface import problems
+from tests.words.surface import problems
 
 
 def questbot_run(stack: Stack, story: Story) -> dict[str, str]:

@@ -10,8 +10,8 @@ import redis.exceptions
 from bot.github.auth import InstallationTokenError
 from bot.github.client import NotInstalled
 from bot.journal import PermanentError
-from bot.journal.inbound import STREAM
-from bot.journal.inbound_consumer import DEAD
+from bot.runner.inbound import STREAM
+from bot.runner.inbound_consumer import DEAD
 from bot.worker.process import permanent
 from questbot_testing.scenario import REPO, setup_repository
 from questbot_testing.stack import Stack

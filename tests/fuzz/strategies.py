@@ -64,7 +64,7 @@ READ_KEYS = (
     "check_suite_id", "run_attempt", "review", "state", "commit_id", "merged",
     "merge_commit_sha", "head",
 )
-"""Every key ``bot.github.signals`` reads somewhere: the names a mutation may add."""
+"""Every key ``bot.intake.routes`` reads somewhere: the names a mutation may add."""
 
 ODD_TEXT = (
     "", " ", "\x00", "\u202e/approve", "/approve\u00a0A", "é" * 3, "🙂" * 50,
@@ -140,7 +140,7 @@ HOT: tuple[tuple[str | int, ...], ...] = (
     *((name, *(field if isinstance(field, tuple) else (field,)))
       for name, fields in _OBJECTS.items() for field in fields),
 )
-"""Every path ``bot.github.signals`` reads, from the top of the payload."""
+"""Every path ``bot.intake.routes`` reads, from the top of the payload."""
 
 
 def hot_paths(payload: Any) -> list[Path]:

@@ -1,6 +1,6 @@
 """Fuzzing the command parser on comments built like real ones: Markdown blocks around commands.
 
-``tests/github/test_commands.py`` fuzzes plain text; here comment bodies are assembled from the
+``tests/words/test_commands.py`` fuzzes plain text; here comment bodies are assembled from the
 pieces that change what counts as a command — fences, quotes, HTML comments, code spans,
 indented code, headings — and the lines between them, in any order and with any line endings,
 up to GitHub's 65,536-character limit. Whatever the body, the parser returns commands and
@@ -21,7 +21,7 @@ import time
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from bot.github.commands import USAGE, Command, CommandProblem, parse_commands, render
+from bot.words.commands import USAGE, Command, CommandProblem, parse_commands, render
 from tests.fuzz.budget import fuzz
 
 MAX_COMMENT = 65_536
@@ -67,9 +67,12 @@ def _outside_code(message: str) -> str:
 
 def check(body: str) -> None:
     lines = LINE_BREAK.split(body)
-    started = time.perf_counter()
+    # CPU time, not the wall clock: a parser gone quadratic on a crafted comment takes tens
+    # of seconds of CPU, whatever else the machine runs; a loaded machine only stretches the
+    # wall clock (the guard against slow reading; speed itself is scripts/bench_*'s)
+    started = time.process_time()
     found = parse_commands(body)
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 2.0
     numbers = [item.line for item in found]
     assert numbers == sorted(set(numbers)), numbers
     for item in found:

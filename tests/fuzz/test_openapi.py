@@ -25,8 +25,8 @@ from schemathesis.core import NotSet
 from bot.github.ratelimit import RateLimits
 from bot.github.signature import sign
 from bot.journal import Journal
-from bot.journal.inbound import Inbound
 from bot.observe.metrics import Metrics
+from bot.runner.inbound import Inbound
 from bot.web.app import make_app
 from bot.worker.http import make_worker_app
 from questbot_testing import PROJECT

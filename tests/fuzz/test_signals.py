@@ -12,7 +12,7 @@ from typing import Any
 from hypothesis import event, example, given
 
 from bot.adapters import AppIdentity
-from bot.github.signals import Intent, read_intents
+from bot.intake.routes import Intent, read_intents
 from questbot_testing.fakegithub.webhooks import deep_merge, load_example
 from tests.fuzz import wellformed
 from tests.fuzz.budget import fuzz

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import pytest
 
+from bot.commands import replies as conversation
 from bot.core import EffectType, State
 from bot.core.events import Landed, PatchPushed, RollbackConfirmed
-from bot.github import conversation
 from bot.github.forge import Forge
 from bot.journal import PermanentError
-from bot.journal.memory import quest_gh_key
+from bot.journal.keys import quest_gh_key
 from questbot_testing.journals import JournalBuilder
 from tests.github.conftest import REPO, World, last
 

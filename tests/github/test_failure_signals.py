@@ -7,7 +7,9 @@ from __future__ import annotations
 from typing import Any
 
 from bot.adapters import AppIdentity
-from bot.github.signals import Failure, Passed, quest_of_branch, read_intents
+from bot.failures.signals import Failure, Passed
+from bot.intake.routes import read_intents
+from bot.quests.branches import quest_of_branch
 from questbot_testing.fakegithub.webhooks import build_payload
 
 REPO = "octo/sample"

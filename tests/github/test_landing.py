@@ -1,4 +1,4 @@
-"""Choosing the merge method and reading GitHub's merge refusals (``bot.github.landing``); the
+"""Choosing the merge method and reading GitHub's merge refusals (``bot.pulls.landing``); the
 flows themselves run end to end in ``tests/e2e/test_landing.py``."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.github.forge import RepoInfo
-from bot.github.landing import MethodRefused, choose, refusal_kind
+from bot.pulls.landing import MethodRefused, choose, refusal_kind
 from bot.settings.schema import MergeMethod
 
 ALL = RepoInfo(("merge", "squash", "rebase"))
@@ -25,7 +25,7 @@ def test_a_chosen_method_the_repository_forbids_is_said_in_peoples_words() -> No
         choose(MergeMethod.MERGE, SQUASH_ONLY, "octo/sample")
     message = str(caught.value)
     assert "`merge_method: merge`" in message and "octo/sample" in message
-    assert "it allows squash merging" in message and "/pause and /resume" in message
+    assert "it allows squash merging" in message and "/resume the quest" in message
     assert "405" not in message
 
 

@@ -11,9 +11,9 @@ from bot.agent.machine import RunState
 from bot.agent.result import TaskResult
 from bot.agent.validation import Claim, ClaimVerdict, Evidence, Verdict
 from bot.core import Quest, State
-from bot.github import status
 from bot.github.forge import Forges
-from bot.github.forge.limits import BODY_LIMIT, OUTPUT_LIMIT, fit, fit_check_run
+from bot.words import status_comment as status
+from bot.words.github_limits import BODY_LIMIT, OUTPUT_LIMIT, fit, fit_check_run
 from tests.github.conftest import REPO, World
 
 

@@ -8,11 +8,12 @@ import logging
 
 import pytest
 
+from bot.commands import replies as conversation
 from bot.core import EffectType, Policy
 from bot.core.events import Landed, RollbackConfirmed
-from bot.github import conversation, render
 from bot.github.forge import Forge, GitData
-from bot.journal.memory import quest_gh_key, repo_gh_key
+from bot.journal.keys import quest_gh_key, repo_gh_key
+from bot.words import render
 from questbot_testing.fakegithub.state import Issue, PullRequest
 from questbot_testing.journals import JournalBuilder
 from tests.github.conftest import REPO, Died, World, dies_after, last, meet_at
@@ -102,7 +103,7 @@ async def test_with_three_issues_pinned_the_inbox_stays_unpinned_and_the_log_say
         repo.issues[200 + n] = Issue(200 + n, f"pinned {n}", "", "alice", "2026-01-01T00:00:00Z",
                                      pinned_at=n + 1)
     b = await waiting_for_a_person(world)
-    with caplog.at_level(logging.WARNING, logger="bot.github.inbox"):
+    with caplog.at_level(logging.WARNING, logger="bot.inbox.issue"):
         await world.effects.notify_inbox(last(b, EffectType.NOTIFY_INBOX))
     (inbox,) = inboxes(world)
     assert not inbox.pinned_at and "`q-9`" in (inbox.body or "")

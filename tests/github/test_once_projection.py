@@ -12,7 +12,7 @@ import pytest
 from bot.core import EffectType, Quest
 from bot.github.forge import CHECK_NAME, Forge
 from bot.journal import PermanentError
-from bot.journal.memory import quest_gh_key
+from bot.journal.keys import quest_gh_key
 from questbot_testing.fakegithub.state import CheckRun, Comment, PullRequest, iso
 from questbot_testing.journals import JournalBuilder
 from tests.github.conftest import REPO, Died, World, dies_after, last, meet_at

@@ -1,13 +1,13 @@
 """What the quest's pull request tells questbot, read from GitHub's example payloads: reviews
-that decide, closing and reopening by hand, and the merge (``bot.github.pull_signals``)."""
+that decide, closing and reopening by hand, and the merge (``bot.pulls.signals``)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from bot.adapters import AppIdentity
-from bot.github.pull_signals import PullClosed, PullReopened, ReviewSubmitted
-from bot.github.signals import read_intents
+from bot.intake.routes import read_intents
+from bot.pulls.signals import PullClosed, PullReopened, ReviewSubmitted
 from questbot_testing.fakegithub.webhooks import build_payload
 
 REPO = "octo/sample"
@@ -68,7 +68,7 @@ async def test_a_user_named_like_questbot_is_not_questbot() -> None:
 
 async def test_a_fork_pull_request_names_the_fork_and_no_quest() -> None:
     """Which quest a pull request is, is not the branch's to say: the intent carries the head's
-    repository (a fork's here) for ``bot.worker.quest_of`` to judge, and no quest id."""
+    repository (a fork's here) for ``bot.quests.quest_of`` to judge, and no quest id."""
     fork = {"head": {**QUEST["head"], "repo": {"full_name": "eve/sample"}}}
     (closed,) = await intents("pull_request", "closed", pull_request={**fork, "merged": False},
                               sender={"login": "eve", "type": "User"})

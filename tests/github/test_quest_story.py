@@ -5,8 +5,8 @@ of stopping the comment."""
 from __future__ import annotations
 
 from bot.core.lifecycle import path
-from bot.github.quest_story import Story, read_story
 from bot.journal.keys import quest_keys
+from bot.views.quest_story import Story, read_story
 from questbot_testing.journals import JournalBuilder
 from tests.github.conftest import REPO, World
 

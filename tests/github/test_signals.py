@@ -9,8 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from bot.adapters import AppIdentity
-from bot.github.commands import Command, CommandName
-from bot.github.signals import CommentCommands, QuestPush, read_intents
+from bot.commands.signals import CommentCommands
+from bot.intake.routes import read_intents
+from bot.pulls.signals import QuestPush
+from bot.words.commands import Command, CommandName
 from questbot_testing.fakegithub.webhooks import build_payload
 
 REPO = "octo/sample"

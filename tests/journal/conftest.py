@@ -9,7 +9,8 @@ import pytest
 import redis.asyncio
 
 from bot.core import Effect, Event, Policy
-from bot.journal import Adapters, Journal
+from bot.journal import Journal
+from bot.runner import Adapters
 
 POLICY = Policy()
 

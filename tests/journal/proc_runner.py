@@ -19,7 +19,8 @@ from collections.abc import Sequence
 import redis.asyncio
 
 from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, Policy
-from bot.journal import Adapters, EffectRunner, Journal, Leases
+from bot.journal import Journal
+from bot.runner import Adapters, EffectRunner, Leases
 
 SHARDS = 4
 CLAIM_IDLE_S = 0.3

@@ -13,7 +13,8 @@ import pytest
 import redis.asyncio
 
 from bot.core import EffectType
-from bot.journal import Journal, delivered, rebuild
+from bot.journal import Journal, rebuild
+from bot.runner import delivered
 from questbot_testing.journals import JournalBuilder
 from tests.journal.conftest import POLICY
 from tests.journal.proc_runner import CLAIM_IDLE_S, SHARDS, runner

@@ -6,8 +6,9 @@ import pytest
 import redis.asyncio
 
 from bot.core import Effect, EffectType, effect_key
-from bot.journal import EffectRunner, Journal, delivered
+from bot.journal import Journal
 from bot.journal.keys import doorbell_key, quest_keys, shard_of, thread_trail
+from bot.runner import EffectRunner, delivered
 from questbot_testing.journals import JournalBuilder
 from tests.journal.conftest import POLICY, Recorder
 

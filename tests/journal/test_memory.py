@@ -10,7 +10,8 @@ import pytest
 import redis.asyncio
 
 from bot.errors import RetryLater
-from bot.journal.memory import CreationBusy, ForgeMemory, quest_gh_key
+from bot.journal.keys import quest_gh_key
+from bot.journal.memory import CreationBusy, ForgeMemory
 
 pytestmark = pytest.mark.cluster_too
 

@@ -23,9 +23,9 @@ from aiohttp import web
 from bot.config import load_config
 from bot.github.auth import app_jwt
 from bot.github.manifest import api_url_for, exchange, new_app_url
-from bot.journal.inbound import Inbound
 from bot.observe.metrics import Metrics
 from bot.register.page import Registrar
+from bot.runner.inbound import Inbound
 from bot.web.app import make_app
 from questbot_testing import PROJECT
 from questbot_testing.fakegithub import FakeGitHub

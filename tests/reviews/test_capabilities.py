@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from bot.core.events.decisions import Snapshot
 from bot.core.policy import Checkpoint
-from bot.reviews.capabilities import Capabilities, Unauthorized, reviews_key, split_review_id
+from bot.journal.keys import reviews_key
+from bot.reviews.capabilities import Capabilities, Unauthorized, split_review_id
 from bot.reviews.models import PinnedEvidence, PinnedSnapshot, ReviewRecord, ReviewRole
 
 pytestmark = pytest.mark.cluster_too  # its store must work on a Redis Cluster too

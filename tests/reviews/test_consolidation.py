@@ -7,7 +7,7 @@ from __future__ import annotations
 from bot.agent.validation import Claim, Evidence
 from bot.core import Quest, State
 from bot.core.lessons import Ending, teaches
-from bot.reviews.consolidation import lesson_message, pinned_record, quest_record, review_handoff
+from bot.lessons.consolidation import lesson_message, pinned_record, quest_record, review_handoff
 from bot.reviews.evidence_view import check_citations
 from tests.core.quests import builder_in
 

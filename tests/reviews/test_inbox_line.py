@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from bot.github import render
+from bot.words import render
 
 
 def test_the_inbox_says_how_often_automatic_reviews_agreed() -> None:

@@ -7,7 +7,9 @@ from __future__ import annotations
 import pytest
 
 from bot.agent.model.untrusted import FENCE_TAG, fence
-from bot.reviews import consolidation, model_review, reflection_review
+from bot.lessons import consolidation
+from bot.reflection import review as reflection_review
+from bot.reviews import model_review
 
 
 @pytest.mark.parametrize("instructions", [model_review.INSTRUCTIONS, reflection_review.WRITER,

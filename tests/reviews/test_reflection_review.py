@@ -18,7 +18,7 @@ from bot.agent.validation import Claim, Evidence
 from bot.core import State
 from bot.core.events.decisions import Killed
 from bot.journal import Journal
-from bot.reviews.reflection_record import (
+from bot.reflection.record import (
     Ending,
     check_claims,
     ending_document,
@@ -26,7 +26,7 @@ from bot.reviews.reflection_record import (
     reasons,
     record_of,
 )
-from bot.reviews.reflection_review import review_reflection, write_reflection
+from bot.reflection.review import review_reflection, write_reflection
 from questbot_testing.modelserver.server import ModelServer, recorded
 from tests.core.quests import builder_in
 from tests.reviews.stored import QUEST, stored

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from bot.core.events.decisions import CheckpointDecided
-from bot.github.timeline import entry_of, line
+from bot.words.timeline import entry_of, line
 
 
 @pytest.mark.parametrize(("verdict", "says"), [

@@ -9,7 +9,7 @@ like the victim's; and ``eve``, with no permission anywhere, whose fork of ``oct
 the quest's branch at the quest's own head, with a pull request into ``octo/sample`` from it.
 Each test is one route GitHub gives them — a comment, a review, a push, a close, a reopen, a
 check-run button, an inbox box — and each steered the victim on the code before
-``bot/worker/quest_of.py`` (the quest advanced, was merged into ``octo/sample`` with every
+``bot/quests/quest_of.py`` (the quest advanced, was merged into ``octo/sample`` with every
 decision recorded as hers, took a head from another repository, was paused or resumed), except
 the inbox box's, which held already; the ``/pause``'d quest's was written after the fix.
 
@@ -27,8 +27,8 @@ from dataclasses import dataclass
 import pytest
 
 from bot.core import State
-from bot.github.inbox_marks import entry_marker
-from bot.github.render import INBOX_TITLE
+from bot.words.inbox_marks import entry_marker
+from bot.words.render import INBOX_TITLE
 from questbot_testing.fakegithub.issue_edits import edit_issue, tick
 from questbot_testing.fakegithub.webhooks import DeliveryResult
 from questbot_testing.sample import sample_files

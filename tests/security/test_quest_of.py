@@ -1,4 +1,4 @@
-"""The one place's own guards (``bot/worker/quest_of.py``): a lost record of the quest's pull
+"""The one place's own guards (``bot/quests/quest_of.py``): a lost record of the quest's pull
 request is recovered only from the quest's own record, never from a branch's name alone; and
 the policy book, the last guard, steps a quest only under its own repository's policy."""
 
@@ -8,9 +8,9 @@ import pytest
 
 from bot.core import State
 from bot.core.events import Paused
-from bot.journal.memory import repo_gh_key
-from bot.worker.intake import Outcome
-from bot.worker.policybook import ForeignQuest
+from bot.intake.intake import Outcome
+from bot.journal.keys import repo_gh_key
+from bot.quests.policybook import ForeignQuest
 from questbot_testing.scenario import MAINTAINER, REPO
 from questbot_testing.stack import Stack
 from tests.e2e.test_landing import at_checkpoint_c
@@ -50,16 +50,16 @@ async def test_the_policy_book_steps_a_quest_only_under_its_own_repository(
 
 def test_no_route_but_the_one_place_finds_a_quest_by_a_branch_or_a_pull_request() -> None:
     """``quest_of_branch`` turns a name anyone may choose into a quest id, and
-    ``quest_of_pull`` reads questbot's record of a pull request: only ``bot/worker/quest_of.py``
+    ``quest_of_pull`` reads questbot's record of a pull request: only ``bot/quests/quest_of.py``
     may use either to find a quest. The signals test a branch's shape with the first (is it a
     quest's branch at all?) and name no quest."""
     import re
 
     from questbot_testing import PROJECT
 
-    allowed = {"bot/worker/quest_of.py": {"quest_of_branch", "quest_of_pull"},
-               "bot/github/signals.py": {"quest_of_branch"},
-               "bot/github/pull_signals.py": {"quest_of_branch"},
+    allowed = {"bot/quests/quest_of.py": {"quest_of_branch", "quest_of_pull"},
+               "bot/quests/branches.py": {"quest_of_branch"},  # where it is defined
+               "bot/pulls/signals.py": {"quest_of_branch"},
                "bot/journal/memory.py": {"quest_of_pull"}}
     found = {}
     for path in sorted((PROJECT / "bot").rglob("*.py")):

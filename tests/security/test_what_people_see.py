@@ -25,7 +25,7 @@ from bot.agent import sandbox
 from bot.agent.model import ModelEndpoint, Wire
 from bot.core import State
 from bot.core.quest import ParkReason
-from bot.github.markdown import plain
+from bot.words.markdown import plain
 from questbot_testing.modelserver.hostile import PINGS
 from questbot_testing.modelserver.server import ModelServer, recorded
 from questbot_testing.scenario import MAINTAINER, REPO, SETTINGS, Story, setup_repository

@@ -16,8 +16,8 @@ import redis.asyncio
 from aiohttp import web
 
 from bot.github.signature import verify_signature
-from bot.journal.inbound import Inbound
 from bot.observe.metrics import Metrics
+from bot.runner.inbound import Inbound
 from bot.tools.receive import FixtureError, read_fixture, signed
 from bot.web.app import make_app
 from questbot_testing import PROJECT

@@ -10,8 +10,8 @@ import redis.asyncio
 from aiohttp import ClientResponse
 from aiohttp.test_utils import TestClient
 
-from bot.journal.inbound import STREAM, Inbound
 from bot.observe.metrics import Metrics
+from bot.runner.inbound import STREAM, Inbound
 from bot.web.app import make_app
 from questbot_testing.fakegithub.webhooks import Delivery, build_delivery, build_payload
 

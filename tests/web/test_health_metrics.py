@@ -5,8 +5,8 @@ from __future__ import annotations
 import redis.asyncio
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.journal.inbound import Inbound
 from bot.observe.metrics import Metrics, Outcome
+from bot.runner.inbound import Inbound
 from questbot_testing.fakegithub.webhooks import build_delivery, signature_headers
 from questbot_testing.redis_server import free_port
 from tests.web.conftest import SECRET, Client, MakeClient, delivery, post, send

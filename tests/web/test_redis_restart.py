@@ -11,7 +11,7 @@ import pytest
 import redis.asyncio
 
 from bot.config import load_config
-from bot.journal.inbound import STREAM
+from bot.runner.inbound import STREAM
 from bot.web.app import app_from_config
 from questbot_testing.fakegithub.keys import shared_key_pair
 from questbot_testing.redis_server import RedisServer

@@ -11,8 +11,8 @@ import pytest
 import redis.asyncio
 
 from bot.github.signature import sign
-from bot.journal.inbound import Inbound
 from bot.observe.metrics import Metrics
+from bot.runner.inbound import Inbound
 from bot.web.app import DEFAULT_MAX_BODY, SUBSCRIBED_EVENTS, make_app
 from questbot_testing.fakegithub.webhooks import build_delivery, example_files, signature_headers
 from questbot_testing.redis_server import free_port

@@ -28,15 +28,14 @@ from typing import Any
 import aiohttp
 import redis.asyncio
 
-from bot.adapters import AdapterContext, AppIdentity
+from bot.adapters import AdapterContext, AppIdentity, Plugin, Sync
 from bot.core import EVENT_ADAPTER, Effect, EffectType, Event
 from bot.github.client import GitHubClients
 from bot.github.forge import Forges
-from bot.journal import Adapter
+from bot.runner import Adapter
 from bot.settings.schema import Settings
 from bot.worker.assembly import redis_client
-from bot.worker.process import Plugin, build_worker
-from bot.worker.projector import Sync
+from bot.worker.process import build_worker
 from questbot_testing.fakegithub.keys import shared_key_pair
 
 

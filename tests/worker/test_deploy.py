@@ -14,8 +14,9 @@ import pytest
 import redis.asyncio
 
 from bot.core import EffectType
-from bot.journal import Journal, delivered
-from bot.journal.inbound import Inbound
+from bot.journal import Journal
+from bot.runner import delivered
+from bot.runner.inbound import Inbound
 from questbot_testing.journals import JournalBuilder
 from tests.journal.conftest import POLICY
 from tests.worker.conftest import Workers, counts, until

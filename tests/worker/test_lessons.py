@@ -22,7 +22,7 @@ from bot.journal import Journal
 from bot.journal.keys import quest_keys
 from bot.journal.lessons import Fate, LessonStore, lesson_trail
 from bot.journal.wire import RedisClient
-from bot.worker.lessons import Consolidator, consolidate_effect, model_runs
+from bot.lessons.runs import Consolidator, consolidate_effect, model_runs
 from questbot_testing.modelserver.make_recorded import HYPOTHESIS, LESSON, PLAN
 from questbot_testing.modelserver.server import ModelServer, recorded
 from tests.agent.conftest import StaticSettings

@@ -14,9 +14,10 @@ from aiohttp.test_utils import TestClient, TestServer
 
 from bot.core import EffectType
 from bot.github.ratelimit import RateLimits
-from bot.journal import Adapters, EffectRunner, Journal, Leases, Outage, Timers
-from bot.journal.inbound import Inbound, Stored
+from bot.journal import Journal
 from bot.observe.metrics import Metrics
+from bot.runner import Adapters, EffectRunner, Leases, Outage, Timers
+from bot.runner.inbound import Inbound, Stored
 from bot.worker.assembly import redis_client
 from bot.worker.http import make_worker_app
 from questbot_testing.journals import EPOCH, JournalBuilder
@@ -62,7 +63,7 @@ async def test_a_loop_waits_out_every_kind_of_absence_and_says_so_once(
         if len(seen) == 8:
             stop.set()
 
-    with caplog.at_level(logging.INFO, logger="bot.journal.outage"):
+    with caplog.at_level(logging.INFO, logger="bot.runner.outage"):
         await asyncio.wait_for(outage.guard("inbound", step, stop), timeout=5)
     assert seen[:5] == [False, True, True, True, True] and not outage.away
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
@@ -85,7 +86,7 @@ async def test_a_bug_in_a_step_is_logged_and_the_loop_goes_on(
             raise KeyError("q")
         stop.set()
 
-    with caplog.at_level(logging.ERROR, logger="bot.journal.outage"):
+    with caplog.at_level(logging.ERROR, logger="bot.runner.outage"):
         await asyncio.wait_for(outage.guard("timers", step, stop), timeout=5)
     assert len(calls) == 2
     assert any(r.exc_info for r in caplog.records), "the bug is logged with its traceback"

@@ -12,7 +12,7 @@ import pytest
 import redis.asyncio
 
 from bot.config import load_config
-from bot.journal.inbound import seen_key
+from bot.runner.inbound import seen_key
 from bot.worker.assembly import redeliverer, redelivery_policy
 from bot.worker.redelivery import ASKED_KEY, MARK_KEY, Redeliverer, RedeliveryPolicy
 from questbot_testing.stack import Stack, free_port, unpaced

@@ -10,8 +10,9 @@ import pytest
 import redis.asyncio
 
 from bot.core import EffectType, Event
-from bot.journal import REDIS_AWAY, Journal, delivered, rebuild
+from bot.journal import Journal, rebuild
 from bot.journal.keys import doorbell_key, quest_keys
+from bot.runner import REDIS_AWAY, delivered
 from bot.worker.assembly import redis_client
 from questbot_testing.journals import JournalBuilder
 from questbot_testing.redis_server import RedisServer

@@ -18,18 +18,13 @@ from bot.adapters import AdapterContext, AppIdentity
 from bot.agent.model import ModelEndpoint, Wire
 from bot.core import Effect
 from bot.journal import Journal
-from bot.journal.keys import quest_keys
+from bot.journal.keys import quest_keys, reflection_trail
 from bot.journal.limits import RepoLimits
 from bot.journal.records import load_effect
 from bot.journal.reflection_attempts import ReflectionAttempts, ReflectionReview
+from bot.reflection.runs import MAX_SUBMISSIONS, ReflectionRuns, model_runs
+from bot.reflection.waves import Reflections
 from bot.settings.schema import Settings
-from bot.worker.reflection_runs import (
-    MAX_SUBMISSIONS,
-    ReflectionRuns,
-    model_runs,
-    reflection_trail,
-)
-from bot.worker.reflections import Reflections
 from questbot_testing.journals import JournalBuilder
 from questbot_testing.modelserver.server import ModelServer, recorded
 from tests.journal.conftest import POLICY

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from bot.agent.errors import AgentError
 from bot.agent.task import Usage
-from bot.errors import RetryLater
+from bot.errors import PermanentError, RetryLater
 
 
 class EndpointFailed(AgentError):
@@ -33,7 +33,7 @@ class EndpointFailed(AgentError):
         return type(self)(self.reason, usage)
 
 
-class EndpointRefused(EndpointFailed):
+class EndpointRefused(EndpointFailed, PermanentError):
     """The endpoint refused the request, and would again: fix the endpoint or the settings."""
 
 

@@ -17,7 +17,6 @@ from gidgethub.abc import GitHubAPI
 
 from bot.github.forge.git import GitData
 from bot.github.forge.graphql import PullRequestGraphQL
-from bot.github.forge.limits import fit, fit_check_run
 from bot.github.forge.records import (
     CheckRun,
     Comment,
@@ -27,6 +26,7 @@ from bot.github.forge.records import (
     RepoInfo,
 )
 from bot.github.forge.refusals import is_permanent, refusals, refused, status_of
+from bot.words.github_limits import fit, fit_check_run
 
 CHECK_NAME = "questbot"
 PER_PAGE = 100

@@ -29,8 +29,9 @@ import redis.exceptions
 
 from bot.core import Quest, State
 from bot.core.states import MAIN_LINE
-from bot.journal import REDIS_AWAY, Indexes, Journal
+from bot.journal import Indexes, Journal
 from bot.journal.wire import RedisClient, connect
+from bot.runner import REDIS_AWAY
 from questbot_testing.sample import sample_files
 
 MAINTAINER = "maya"

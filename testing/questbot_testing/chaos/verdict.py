@@ -26,10 +26,10 @@ from typing import Any
 
 import redis.asyncio
 
-from bot.github.render import INBOX_TITLE
-from bot.journal.inbound import Inbound, seen_key
-from bot.journal.inbound_consumer import GROUP
 from bot.journal.keys import DEFAULT_SHARDS, RUNNERS_GROUP, doorbell_key, quest_keys, shard_of
+from bot.runner.inbound import Inbound, seen_key
+from bot.runner.inbound_consumer import GROUP
+from bot.words.render import INBOX_TITLE
 from questbot_testing.chaos.processes import Outage, was_down
 from questbot_testing.chaos.story import QuestRun
 

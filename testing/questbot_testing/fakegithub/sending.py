@@ -157,6 +157,7 @@ class Sending:
             "message": commit.message,
             "timestamp": commit.date,
             "author": {"name": commit.author, "email": commit.email},
+            **changed_paths(repo, commit.parents[0] if commit.parents else None, after),
         }
         await self.deliver(
             repo,
@@ -228,3 +229,14 @@ class Sending:
         if issue.is_pull_request:
             out["pull_request"] = {"url": f"{self.render.repo_url(repo)}/pulls/{issue.number}"}
         return out
+
+
+def changed_paths(repo: Repository, parent: str | None, sha: str) -> dict[str, list[str]]:
+    """A commit's ``added``, ``removed`` and ``modified`` paths, as GitHub lists them for each
+    commit of a ``push`` webhook (docs: webhook-events-and-payloads#push) — what a receiver
+    reads to tell a push that changed a file it cares about."""
+    before = repo.git.entries(parent) if parent else {}
+    after = repo.git.entries(sha)
+    return {"added": sorted(set(after) - set(before)),
+            "removed": sorted(set(before) - set(after)),
+            "modified": sorted(p for p in set(after) & set(before) if after[p] != before[p])}

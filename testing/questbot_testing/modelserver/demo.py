@@ -26,7 +26,7 @@ from questbot_testing.modelserver.server import ModelServer, recorded
 
 STAGES = ("research", "reproduce", "patch")
 LESSONS = ("lesson-landed", "review-consolidation")
-"""What the landed quest teaches, written and reviewed (``bot.worker.lessons``)."""
+"""What the landed quest teaches, written and reviewed (``bot.lessons.runs``)."""
 MODEL = "gpt-4.1-mini"
 
 

@@ -17,9 +17,9 @@ Where each bug ends with this model:
 * **flaky-order**: none; triage's re-run passes and no agent runs.
 * **spec-conflict**: research finds the test and the documented rule at odds and halts for a
   person: which is right is not the agent's call.
-* **path-traversal**: the bug is found, reproduced and patched, but the plan moves a security
-  boundary, so the model rates it high risk — and questbot stops a high-impact change for a
-  person before it is pushed.
+* **path-traversal**: the bug is found and reproduced, but the plan moves a security boundary,
+  so the model rates it high risk — and questbot stops a high-impact change for a person
+  before the model is asked for a patch.
 """
 
 from __future__ import annotations
@@ -325,7 +325,10 @@ def scripts() -> list[Script]:
         out.append(research(bug, careful))
         if careful.halt:
             continue
-        out += [reproduce(bug, careful), patch(bug, careful)]
+        out.append(reproduce(bug, careful))
+        if careful.risk == "high":
+            continue  # a high-impact plan stops for a person before the patch is asked for
+        out.append(patch(bug, careful))
         if careful.lesson:
             out += [lesson(bug, careful), review_lesson(bug, careful)]
     return out

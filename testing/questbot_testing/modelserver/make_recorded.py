@@ -253,7 +253,7 @@ SENT_BACK = ("It names no cause the record shows and no change that would have p
 
 
 def reflect_write() -> Script:
-    """questbot's reflection on two quests killed for guessing (``bot.worker.reflection_runs``)."""
+    """questbot's reflection on two quests killed for guessing (``bot.reflection.runs``)."""
     return Script("reflect-write", ["reflect: write; attempt 1 of", "guessed at the cause"], [
         Turn([("answer", {
             "went_wrong": "Both quests guessed at the cause instead of reading the failing "

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import redis.asyncio
 
-from bot.journal.inbound import seen_key
+from bot.runner.inbound import seen_key
 from questbot_testing.chaos.processes import Outage
 from questbot_testing.chaos.story import Command, QuestRun
 from questbot_testing.chaos.verdict import judge

@@ -20,6 +20,7 @@ from questbot_testing.fakegithub import (
     build_payload,
     example_files,
     generate_key_pair,
+    load_example,
 )
 from questbot_testing.fakegithub.openapi import translate_nullable
 
@@ -334,6 +335,22 @@ async def test_push_moves_ref_and_sends_signed_webhooks(fake: FakeGitHub, aiohtt
     assert sync.data["pull_request"]["head"]["sha"] == commit.sha
     assert sync.data["sender"]["login"] == "alice"
     assert all(d.status == 202 for d in fake.deliveries)
+
+
+async def test_a_push_lists_each_commits_added_removed_and_modified_paths(
+        fake: FakeGitHub) -> None:
+    """GitHub's ``push`` payload names, per commit, the paths it added, removed and modified
+    (the example payloads carry all three): a receiver tells a push that changed a file it
+    cares about — questbot's own settings file — from the rest."""
+    await fake.push(REPO, "main", {"a.txt": "1\n", "b.txt": "1\n"})
+    await fake.push(REPO, "main", {"a.txt": "2\n", "b.txt": None, "c.txt": "new\n"})
+    (*_, last) = [d.delivery.payload for d in fake.deliveries if d.delivery.event == "push"]
+    (commit,) = last["commits"]
+    assert (commit["added"], commit["removed"], commit["modified"]) == (
+        ["c.txt"], ["b.txt"], ["a.txt"])
+    assert last["head_commit"]["modified"] == ["a.txt"]
+    example = load_example("push", "with-new-branch")["commits"][0]
+    assert {"added", "removed", "modified"} <= set(example)  # as GitHub's own example has them
 
 
 async def test_comment_and_check_helpers_deliver_events(fake: FakeGitHub) -> None:

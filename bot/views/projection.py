@@ -1,0 +1,334 @@
+"""The quest as GitHub shows it: its pull request, its check run and its status comment.
+
+``Projection.sync(quest)`` brings what GitHub shows in line with the quest; the worker calls
+it after every applied event, and so does ``request_checkpoint``. Each write is skipped when the
+rendered content has not changed since the last write (a digest per target in
+``ForgeMemory``), because most events change nothing a person would see and each write costs
+rate limit.
+
+Each object is created once (``bot.journal.memory`` explains the lease): the pull request is
+found by its head branch (``pulls/list``), the status comment by its hidden marker among the
+thread's comments, the check run by ``external_id`` (the quest id) among the runs on its head,
+whenever questbot has no record of one — so neither a worker that died between a create and
+its record nor two paths syncing at once leaves two. A check run left on a commit that is no
+longer the quest's head is completed as superseded, so nothing waits on it forever
+(``bot.views.check_run_writes``).
+
+Where things go. The quest's home is a draft pull request on ``quest/<id>``, opened when the
+quest starts research. GitHub refuses a pull request whose head has no commits beyond its base
+(422 "No commits between …"), so the branch starts with questbot's own first commit: an empty
+one, on the base's tree, whose message names the quest (docs/decisions.md says why that shape).
+Before research starts — a quest routed to a person waits in ``triaged`` — the status comment
+lives on the source issue (if the quest came from one) and the check run on the commit the
+quest is about (its base); when the pull request appears, both move there and the old comment
+says where, which links the pull request from the issue.
+
+The pull request is a draft until the change is there to review: at checkpoint C (``ready``,
+a claimed C review, or ``landing`` if C was decided at once) questbot marks it ready for review
+through GraphQL, once — a person who turns it back into a draft after that is not overruled,
+and GitHub will not merge a draft, so ``land`` says so. A repository whose plan has no drafts
+(422 "Draft pull requests are not supported") gets an ordinary pull request.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Awaitable, Callable
+
+import gidgethub
+
+from bot.adapters import AdapterContext
+from bot.agent.evidence import EvidenceBundle
+from bot.core import Quest
+from bot.core.events import Route
+from bot.core.states import State
+from bot.github.forge import Forge, Forges, Pull, refused
+from bot.github.forge.graphql import GraphQLRefused
+from bot.journal import PermanentError
+from bot.journal.memory import ForgeMemory, digest
+from bot.runner import REDIS_AWAY, failures
+from bot.views.check_run_writes import CheckRunWrites
+from bot.views.quest_story import read_story
+from bot.words import render
+from bot.words import status_comment as status
+from bot.words.failed_effects import could_not
+from bot.words.markdown import inline_code
+
+log = logging.getLogger(__name__)
+
+EvidenceLookup = Callable[[Quest], Awaitable[EvidenceBundle | None]]
+_NO_PR_YET = ("no commits between", "no commits")
+_NO_DRAFTS = "draft pull requests are not supported"
+
+
+def quest_branch(quest_id: str) -> str:
+    return f"quest/{quest_id}"
+
+
+async def open_pull(forge: Forge, *, head: str, base: str, title: str, body: str, draft: bool,
+                    author: str) -> Pull | None:
+    """``pulls/create`` from ``head``; ``None`` while GitHub refuses it because ``head`` has no
+    commits beyond ``base``. A 422 "already exists" is a pull request opened by a path that
+    died before recording it: found by its head branch and returned, if ``author`` opened it.
+    Call it holding the lease on creating it, after looking with ``Forge.find_pull``."""
+    try:
+        return await forge.create_pull(head=head, base=base, title=title, body=body,
+                                       draft=draft)
+    except gidgethub.BadRequest as exc:
+        text = str(exc).lower() + json.dumps(getattr(exc, "errors", None) or "").lower()
+        if int(exc.status_code) == 422 and draft and _NO_DRAFTS in text:
+            return await open_pull(forge, head=head, base=base, title=title, body=body,
+                                   draft=False, author=author)
+        if int(exc.status_code) == 422 and any(s in text for s in _NO_PR_YET):
+            return None
+        if int(exc.status_code) == 422 and "already exists" in text:
+            found = await forge.find_pull(head, author=author)
+            if found is not None:
+                return found
+            raise refused(exc, f"open a pull request for {head}", "someone else opened one "
+                          "from that branch; close it and questbot opens its own on the next "
+                          "event") from exc
+        if int(exc.status_code) in (403, 404, 422):
+            raise refused(exc, f"open a pull request from {head} in {forge.repo}",
+                          "check the App has pull_requests: write") from exc
+        raise
+
+
+def source_issue_of(quest: Quest) -> int | None:
+    """``issue:12`` / ``issues:12`` / ``#12`` as a signal source names issue 12."""
+    source = quest.last_signal.strip()
+    for prefix in ("issue:", "issues:", "#"):
+        if source.startswith(prefix) and source[len(prefix):].isdigit():
+            return int(source[len(prefix):])
+    return None
+
+
+def first_commit_message(quest: Quest) -> str:
+    """The message of the quest branch's first commit, which changes no file."""
+    return (f"Start questbot quest {quest.id}\n\n"
+            f"{(quest.title or quest.id)[:200]}\n\n"
+            "This commit changes no file. GitHub opens a pull request only for a branch with a "
+            "commit of its own, and this quest's pull request is where it is reviewed from "
+            "research on.\n")
+
+
+def reviewable(quest: Quest) -> bool:
+    """Whether the quest's change is there to review: checkpoint C and after."""
+    return (quest.state in (State.READY, State.LANDING)
+            or (quest.state is State.HANDED_OFF and quest.checkpoint_state is State.READY))
+
+
+class Projection:
+    def __init__(self, ctx: AdapterContext, forges: Forges, *, draft_pulls: bool = True,
+                 timeline: int = 10, evidence: EvidenceLookup | None = None) -> None:
+        self.ctx = ctx
+        self.forges = forges
+        self.memory = ForgeMemory(ctx.journal.client)
+        self.check_runs = CheckRunWrites(ctx, self.memory)
+        self.draft_pulls = draft_pulls
+        self.timeline = timeline
+        self.evidence = evidence
+
+    # -- the pull request ------------------------------------------------------------------
+
+    async def pull(self, quest: Quest, forge: Forge) -> Pull | None:
+        number = await self.recorded_pull(quest)
+        return await forge.pull(number) if number is not None else None
+
+    async def recorded_pull(self, quest: Quest) -> int | None:
+        """The pull request recorded for the quest's current branch (``Quest.branch``): a
+        quest that starts again after a rollback or a reopening works on a fresh branch, and
+        the pull request of its old one, merged, is not its home any more."""
+        return await self.memory.quest_pull(quest.id, quest.branch)
+
+    async def ensure_pull(self, quest: Quest, forge: Forge) -> int | None:
+        """The quest's pull request number, opening it (and its branch) if needed; ``None``
+        while GitHub refuses it because the branch has no commits beyond the base yet.
+        Opened once (``bot.journal.memory``): under the lease, and only when GitHub has no
+        pull request of questbot's from ``quest/<id>`` already."""
+        number = await self.recorded_pull(quest)
+        if number is not None:
+            return number
+        async with self.memory.quest_creating(quest.id, "pr"):
+            number = await self.recorded_pull(quest)
+            if number is not None:  # opened by the path that held the lease before us
+                return number
+            branch = quest.branch
+            pull = await forge.find_pull(branch, author=self.ctx.bot_login)
+            if pull is None:
+                pull = await self._open_pull(quest, forge, branch)
+            if pull is None:
+                return None
+            await self.memory.set_quest(quest.id, pr=pull.number, pr_url=pull.html_url,
+                                        pr_head=pull.head_sha, pr_branch=branch,
+                                        pr_draft=int(pull.draft), pr_node=pull.node_id)
+            await self.memory.remember_pull(quest.repo, pull.number, quest.id)
+            return pull.number
+
+    async def _open_pull(self, quest: Quest, forge: Forge, branch: str) -> Pull | None:
+        default = await self.memory.default_branch(quest.repo)
+        base_sha = quest.base or await forge.git.branch_head(default)
+        if base_sha is None:
+            raise PermanentError(f"cannot open a branch for quest {quest.id}: {quest.repo} has "
+                                 f"no branch {default}; the worker records the default branch "
+                                 "from webhooks — redeliver one")
+        head = await forge.git.branch_head(branch)
+        if head is None and quest.head and quest.head != base_sha:
+            head = await forge.git.ensure_branch(branch, quest.head)
+        if head is None or head == base_sha:
+            # the first commit is questbot's own (an interrupted path may have left the
+            # branch at the base, or an unreferenced commit, which is harmless)
+            first = await forge.git.create_commit(
+                tree=await forge.git.commit_tree(base_sha), parents=[base_sha],
+                message=first_commit_message(quest))
+            await forge.git.set_branch(branch, first, exists=head is not None)
+        source = await self.source_issue(quest)
+        body = "\n".join([
+            render.quest_marker(quest.id),
+            f"questbot's work on quest {inline_code(quest.id)}"
+            + (f", from #{source}." if source else f" (signal {inline_code(quest.last_signal)})."),
+            "", "The status comment below says where it stands and what you can do.", ""])
+        title = f"questbot: {quest.title or quest.id}"[:200]
+        return await open_pull(forge, head=branch, base=default, title=title, body=body,
+                               draft=self.draft_pulls, author=self.ctx.bot_login)
+
+    async def mark_ready(self, quest: Quest, forge: Forge, pull: Pull | None = None) -> bool:
+        """Mark the quest's pull request ready for review, if questbot opened it as a draft
+        and has not marked it yet (``markPullRequestReadyForReview``). Whether it is ready
+        now: ``False`` when it is a draft questbot already marked ready once — a person made
+        it a draft again, and questbot does not overrule them."""
+        number = await self.recorded_pull(quest)
+        if number is None:
+            return False
+        if await self.memory.quest(quest.id, "pr_draft") != "1":
+            return pull is None or not pull.draft
+        # questbot opened it as a draft and has not marked it: with its node id recorded at
+        # opening, it is marked without being read first — one a person marked ready meanwhile
+        # stays as it is (``markPullRequestReadyForReview`` on a ready one changes nothing)
+        node = pull.node_id if pull is not None else await self.memory.quest(quest.id, "pr_node")
+        if not node:  # recorded before node ids were
+            pull = await forge.pull(number)
+            node = pull.node_id
+        if pull is None or pull.draft:
+            try:
+                await forge.graphql.mark_ready(node)
+            except GraphQLRefused:
+                # GitHub may refuse to mark one that is not a draft: a person marked it ready
+                # meanwhile, which is as good; anything else stands
+                if (await forge.pull(number)).draft:
+                    raise
+            log.info("marked #%s of %s ready for review (quest %s at %s)", number, quest.repo,
+                     quest.id, quest.state.value)
+        await self.memory.set_quest(quest.id, pr_draft=0)
+        return True
+
+    async def source_issue(self, quest: Quest) -> int | None:
+        return await self.memory.quest_int(quest.id, "source_issue") or source_issue_of(quest)
+
+    # -- sync ------------------------------------------------------------------------------
+
+    async def sync(self, quest: Quest) -> None:
+        """Make the status comment and check run show ``quest``; open the PR once it works."""
+        forge = await self.forges.for_repo(quest.repo)
+        if self._wants_pull(quest):
+            await self.ensure_pull(quest, forge)
+            if reviewable(quest):
+                await self.mark_ready(quest, forge)
+        await self.sync_with(quest, forge)
+
+    async def sync_with(self, quest: Quest, forge: Forge) -> None:
+        """Bring the status comment and check run in line with the quest as it is *now*.
+
+        Every worker projects the quests whose events it applied, so two may project one quest
+        at once, each holding a different version of it; the one that writes last would win.
+        So one projects at a time (a lease per quest), and each shows the snapshot it reads
+        inside the lease, not the copy it was handed: an older view never overwrites a newer
+        one (a chaos run showed a stale sync reopen a closed quest's check run)."""
+        async with self.memory.quest_creating(quest.id, "view"):
+            _version, latest = await self.ctx.journal.snapshot(quest.id)
+            quest = latest if latest is not None else quest
+            evidence = await self.evidence(quest) if self.evidence else None
+            comment_url: str | None = None
+            failed: Exception | None = None
+            if await self.recorded_pull(quest) is not None:
+                # The check run first: on a pull request its details link to the pull request,
+                # and the comment links the check run — written second, it names the run of
+                # this head at once instead of being edited again once the run exists.
+                try:
+                    await self.upsert_check_run(quest, forge, None, evidence)
+                except REDIS_AWAY:
+                    raise
+                except Exception as exc:  # the comment is still worth writing
+                    failed = exc
+                await self.upsert_status(quest, forge, evidence)
+            else:
+                try:
+                    comment_url = await self.upsert_status(quest, forge, evidence)
+                except REDIS_AWAY:
+                    raise
+                except Exception as exc:  # the check run is still worth writing: CI shows it
+                    failed = exc
+                await self.upsert_check_run(quest, forge, comment_url, evidence)
+            if failed is not None:
+                raise failed
+
+    @staticmethod
+    def _wants_pull(quest: Quest) -> bool:
+        return (quest.route in (Route.AUTO_FIX, Route.RESEARCH_ONLY)
+                and quest.state not in (State.SENSED, State.TRIAGED, State.CLOSED,
+                                        State.ABANDONED))
+
+    async def upsert_status(self, quest: Quest, forge: Forge,
+                            evidence: EvidenceBundle | None = None) -> str | None:
+        """Post or edit the one status comment; returns its URL (``None``: nowhere to post).
+        ``evidence`` is what ``sync_with`` looked up for this quest, shown in the comment."""
+        pr = await self.recorded_pull(quest)
+        target = pr if pr is not None else await self.source_issue(quest)
+        if target is None:
+            return None
+        settings = await self.ctx.settings.settings(quest.repo)
+        policy = settings.to_policy()
+        story = await read_story(self.ctx.journal, quest, policy, timeline=self.timeline)
+        view = status.StatusView(
+            quest, story.timeline, evidence,
+            await self.memory.quest(quest.id, "pr_url") if pr is not None else None,
+            [could_not(f.effect_type, f.error) for f in
+             (await failures(self.ctx.journal.client, quest.id))[-3:]],
+            path=story.path, failed=story.failed,
+            check_url=await self.memory.quest(quest.id, "check_url"),
+            budget=(policy.budget_cents, policy.budget_tokens), policy=policy)
+        body = status.status_comment(view)
+        new_digest = digest(target, body)
+        if await self.memory.quest(quest.id, "status_digest") == new_digest:
+            return await self.memory.quest(quest.id, "status_url")
+        async with self.memory.quest_creating(quest.id, "status"):
+            return await self._write_status(quest, forge, target, body, new_digest)
+
+    async def _write_status(self, quest: Quest, forge: Forge, target: int, body: str,
+                            new_digest: str) -> str:
+        if await self.memory.quest(quest.id, "status_digest") == new_digest:
+            return await self.memory.quest(quest.id, "status_url") or ""  # written meanwhile
+        comment_id = await self.memory.quest_int(quest.id, "status_comment")
+        old_target = await self.memory.quest_int(quest.id, "status_target")
+        marker = render.quest_marker(quest.id)
+        if comment_id is not None and old_target != target:
+            await forge.edit_comment(comment_id, f"{marker}\nquestbot's status for this quest "
+                                     f"now lives on #{target}.\n")
+            comment_id = None
+        comment = await forge.edit_comment(comment_id, body) if comment_id else None
+        if comment is None:  # none recorded here: one posted by a path that died unrecorded?
+            found = await forge.find_comment(target, marker, author=self.ctx.bot_login)
+            if found is not None and found.body != body:
+                found = await forge.edit_comment(found.id, body)
+            comment = found or await forge.comment(target, body)
+        await self.memory.set_quest(quest.id, status_comment=comment.id, status_target=target,
+                                    status_digest=new_digest, status_url=comment.html_url)
+        return comment.html_url
+
+    async def upsert_check_run(self, quest: Quest, forge: Forge, details_url: str | None,
+                               evidence: EvidenceBundle | None = None) -> None:
+        """Create or update the ``questbot`` check run on the quest's head
+        (``bot.views.check_run_writes``)."""
+        await self.check_runs.upsert(quest, forge, details_url, evidence,
+                                     on_pull=await self.recorded_pull(quest) is not None)

@@ -1,0 +1,275 @@
+"""The quest's one status comment: what a maintainer reads in ten seconds, then the details.
+
+Pure, like ``bot.words.render``: ``status_comment(view)`` is Markdown from a ``StatusView``,
+which ``bot.views.projection`` fills from the quest, its journal and its evidence. The top
+answers, in order, the questions a maintainer comes with:
+
+1. where it stands and what happens next — the commands and buttons that do it;
+2. what failed, linked to the failed check and to its log (the CI's page, when it is another),
+   and the failing step's last lines in a collapsed block (the log the agent read);
+3. what questbot thinks and how sure (the hypothesis, the claims' confidence);
+4. what it changed (the files, linked to the pull request's diff);
+5. what the proof ran and its result — each command's output tail in a collapsed block;
+6. what it cost so far (``cost_line``).
+
+Below, collapsed: the timeline in people's words (``bot.words.timeline``), a diagram of the
+states *this* quest went through (``bot.core.diagram.path_mermaid``) and the full evidence.
+
+Limits. GitHub refuses a comment over 65,536 characters (BEHAVIOUR §7), and a refused edit
+leaves the comment stale. The top is bounded by construction (every untrusted piece is capped
+by ``bot.words.markdown``); the proof output and the evidence are fitted into what is left,
+in that order, and a cut says where the rest is: the ``questbot`` check run's full text.
+
+No identifier of questbot's own reaches the text (states read as words: "rolled back"), and no
+path of the worker's: the whole body passes through ``bot.words.markdown.hide_paths`` last,
+since an agent's hypothesis, a claim's file or a halting reason may name one too.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from bot.agent.evidence import EvidenceBundle
+from bot.core import Quest
+from bot.core.diagram import path_mermaid
+from bot.core.events import SignalKind
+from bot.core.gates import status_and_next
+from bot.core.policy import Policy
+from bot.core.states import CHECKPOINT_AT, MEANING, TERMINAL, State
+from bot.words import spend as spend_words
+from bot.words.attempts import attempts_lines, attempts_summary
+from bot.words.check_run import ACTIONS
+from bot.words.evidence import render_markdown, render_outputs
+from bot.words.gates import gates_lines
+from bot.words.github_limits import BODY_LIMIT as COMMENT_LIMIT
+from bot.words.github_limits import fit
+from bot.words.markdown import code_block, hide_paths, inline_code, plain
+from bot.words.may_do import allowed_commands
+from bot.words.render import (
+    login,
+    next_action,
+    quest_marker,
+    sha,
+    state_words,
+)
+from bot.words.timeline import TimelineEntry, line
+
+__all__ = ["COMMENT_LIMIT", "FailedRun", "StatusView", "TimelineEntry", "cost_line",
+           "status_comment"]
+
+_URL = re.compile(r"^https?://[^\s()<>\[\]`]+$")
+
+
+@dataclass(frozen=True, slots=True)
+class FailedRun:
+    """What the quest's signal said failed, and where GitHub shows it (from the journal's
+    latest ``signal_sensed`` or ``reopened``)."""
+
+    source: str = ""
+    """GitHub's page of the failed run (``check_run.html_url``), or the issue."""
+    details_url: str | None = None
+    """Where the CI says to look: for Actions, the job and its log."""
+    sha: str | None = None
+    printed: str = ""
+    """The end of the failing step's log (untrusted: shown inert, in a code block)."""
+
+
+@dataclass(frozen=True, slots=True)
+class StatusView:
+    quest: Quest
+    timeline: Sequence[TimelineEntry] = ()
+    evidence: EvidenceBundle | None = None
+    pull_url: str | None = None
+    failures: Sequence[str] = field(default=())
+    """Effects that failed for good, in words, so people see them where they look."""
+    path: Sequence[State] = ()
+    """The states the quest went through, oldest first (``bot.core.lifecycle.path``)."""
+    failed: FailedRun | None = None
+    check_url: str | None = None
+    """The ``questbot`` check run's page: its full text holds what the comment had to cut."""
+    budget: tuple[int | None, int | None] = (None, None)
+    """The policy's budget in cents and tokens (``Policy.budget_cents``, ``budget_tokens``):
+    the cost line says what is left of it. ``(None, None)``: none to show."""
+    policy: Policy | None = None
+    """The policy the quest is stepped under: which checkpoints block (``Policy()``'s
+    defaults when not given)."""
+
+    @property
+    def full_text(self) -> str:
+        """Where the rest of a cut section is, as a link when there is one."""
+        url = self.check_url or (f"{self.pull_url}/checks" if self.pull_url else None)
+        return f"the `questbot` check run's details ({url})" if url else \
+            "the `questbot` check run's details"
+
+
+def link(text: str, url: str | None) -> str:
+    """``[text](url)`` for a well-formed web address; else ``text`` with the address inert."""
+    if url and _URL.match(url):
+        return f"[{text}]({url})"
+    return f"{text} ({inline_code(url)})" if url else text
+
+
+def cost_line(quest: Quest) -> str:
+    """What the quest has cost so far: the sum of its usage receipts (``usage_recorded``
+    adds each run's tokens and cents to the quest). The one place the cost is worded."""
+    tokens, cents = quest.usage_tokens, quest.usage_cost_cents
+    if not tokens and not cents:
+        return "nothing recorded yet"
+    if not cents and quest.usage_free_tokens >= tokens:
+        return f"{tokens:,} tokens, local model, no charge"
+    dollars = f"${cents / 100:,.2f}" if cents else "no price in dollars was reported"
+    return f"{tokens:,} tokens, {dollars}"
+
+
+def _spend(q: Quest, view: StatusView) -> str:
+    """After the cost: each stage's share and the budget left (``bot.words.spend``)."""
+    parts = []
+    stages = spend_words.stage_costs(q)
+    if stages:
+        parts.append(f"by stage: {stages}")
+    if view.budget != (None, None):
+        parts.append(spend_words.budget_line(q, *view.budget))
+    return "; " + "; ".join(parts) if parts else ""
+
+
+def _what_failed(q: Quest, failed: FailedRun | None) -> str:
+    title = plain(q.title or "a signal", limit=200)
+    if failed is None:
+        return title
+    if q.kind is SignalKind.ISSUE or q.kind is SignalKind.COMMENT:
+        return link(title, failed.source) if failed.source else title
+    where = f" on {sha(failed.sha)}" if failed.sha else ""
+    details = failed.details_url if failed.details_url != failed.source else None
+    both = not details and _URL.match(failed.source)  # one page shows the check and its log
+    links = [link("the failed check and its log" if both else "the failed check",
+                  failed.source) if failed.source else "",
+             link("its log", details) if details else ""]
+    shown = " · ".join(x for x in links if x)
+    return f"{title}{where}" + (f" — {shown}" if shown else "")
+
+
+def _thinks(q: Quest, evidence: EvidenceBundle | None) -> str:
+    hypothesis = evidence.hypothesis if evidence is not None else q.hypothesis
+    if not hypothesis:
+        return "nothing yet: research has not finished"
+    first = hypothesis.strip().splitlines()
+    said = inline_code(first[0] if first else hypothesis, limit=240)
+    claims = evidence.claims if evidence is not None else ()
+    if not claims:
+        return f"{said} (no claims were checked against the code)"
+    mean = sum(c.claim.confidence for c in claims) / len(claims)
+    supported = sum(1 for c in claims if c.verdict.value == "supported")
+    return (f"{said} — confidence {mean:.0%} (the agent's, over {len(claims)} claim"
+            f"{'s' if len(claims) != 1 else ''}; {supported} supported by the code)")
+
+
+def _changed(evidence: EvidenceBundle | None, pull_url: str | None) -> str:
+    change = evidence.result.change if evidence is not None else None
+    if change is None:
+        return "nothing yet"
+    files = change.files
+    shown = ", ".join(inline_code(f, limit=120) for f in files[:5])
+    more = f" and {len(files) - 5} more" if len(files) > 5 else ""
+    diff = link("the diff", f"{pull_url}/files") if pull_url else ""
+    lines = evidence.lines if evidence is not None else None
+    stat = (f" (+{lines[0]:,} line{'s' if lines[0] != 1 else ''}, "
+            f"-{lines[1]:,} line{'s' if lines[1] != 1 else ''})" if lines is not None else "")
+    return (f"{len(files)} file{'s' if len(files) != 1 else ''}{stat}: {shown}{more}"
+            + (f" — {diff}" if diff else ""))
+
+
+def _proof(q: Quest, evidence: EvidenceBundle | None) -> str:
+    checks = evidence.checks if evidence is not None else ()
+    if q.proof is None and not (evidence and evidence.outputs):
+        return "none yet for this revision"
+    passed = sum(1 for c in checks if c.passed)
+    ran = f"{passed} of {len(checks)} checks passed" if checks else "no checks ran"
+    repro = evidence.reproduction if evidence is not None else None
+    if repro is not None:
+        ran += ("; the reproduction fails on the base and passes on the head"
+                if repro.confirmed else "; the reproduction does not show the fix")
+    if q.proof is not None and q.proof_bound:
+        return f"bound to head {sha(q.head)} (revision {q.revision}): {ran}"
+    if q.proof is not None:
+        return f"**not bound** to the current head, so it does not count: {ran}"
+    return f"failed: {ran}"
+
+
+def _commands(q: Quest, view: StatusView) -> list[str]:
+    commands = [f"`{c.usage}`" + (f" (only {login(c.only)})" if c.only else "")
+                for c in allowed_commands(q)]
+    out = ["**Commands you can use now:** " + ", ".join(commands)]
+    if q.checkpoint_state in CHECKPOINT_AT:  # the check run has them (``bot.words.check_run``)
+        buttons = " · ".join(f"**{a['label']}**" for a in ACTIONS)
+        only = f" (only {login(q.owner)})" if q.state is State.HANDED_OFF else ""
+        out += ["", f"**Or the buttons** on the {link('`questbot` check run', view.check_url)}"
+                f"{only}: {buttons}"]
+    return out
+
+
+def status_comment(view: StatusView) -> str:
+    """The single status comment of a quest, edited in place as it moves."""
+    q = view.quest
+    lines = [
+        quest_marker(q.id),
+        f"### questbot quest {inline_code(q.id)}: {inline_code(q.title or '(untitled)')}",
+        "",
+        f"**State:** {state_words(q.state)} — {MEANING[q.state]}",
+        "",
+        f"**Next:** {next_action(q, view.policy)}",
+        "",
+        *_commands(q, view),
+        "",
+        "**Checkpoints:**",
+        *gates_lines(status_and_next(q, view.policy or Policy())),
+        "",
+        f"- **What failed:** {_what_failed(q, view.failed)}",
+        f"- **What questbot thinks:** {_thinks(q, view.evidence)}",
+        f"- **What it changed:** {_changed(view.evidence, view.pull_url)}",
+        f"- **What the proof ran:** {_proof(q, view.evidence)}",
+        f"- **Cost so far:** {cost_line(q)}{_spend(q, view)}",
+        f"- revision {q.revision}, severity {q.severity.value}, risk {q.risk.value}, "
+        f"attempts {q.attempts}; base {sha(q.base)}, head {sha(q.head)}"
+        + (f", merged as {sha(q.merge_sha)}" if q.merge_sha else ""),
+    ]
+    if view.failed is not None and view.failed.printed:
+        lines += ["", "<details><summary>What the failed check printed (its last lines)"
+                  "</summary>", "", code_block(view.failed.printed, 3000), "", "</details>"]
+    if q.attempt_log:  # attempts on record (seed 003): the earlier plans and their reviews
+        lines += [f"- **Attempts:** {plain(attempts_summary(q))}", "",
+                  "<details><summary>Earlier attempts</summary>", "",
+                  *(f"- {a}" for a in attempts_lines(q, lambda t: inline_code(t, limit=240))),
+                  "", "</details>"]
+    if view.failures:
+        lines += ["", "**Could not be done:**"]
+        lines += [f"- {plain(text)}" for text in view.failures]
+    if view.timeline:
+        lines += ["", "<details><summary>Timeline</summary>", ""]
+        lines += [line(entry) for entry in view.timeline]
+        lines += ["", "</details>"]
+    tail = ["", "<details><summary>This quest's path</summary>", "", "```mermaid",
+            path_mermaid(view.path or (q.state,), q.state), "```", "", "</details>", ""]
+    note = (f"\n\n*(cut here: a comment holds {COMMENT_LIMIT:,} characters; {{rest:,}} more "
+            f"are in {view.full_text})*\n")
+    outputs = view.evidence.outputs if view.evidence is not None else ()
+    if outputs:
+        budget = COMMENT_LIMIT - len("\n".join([*lines, *tail])) - 200
+        lines += ["", "<details><summary>What the proof printed</summary>", "",
+                  _fit_blocks(render_outputs(outputs), budget // 2, note), "", "</details>"]
+    if view.evidence is not None:
+        budget = COMMENT_LIMIT - len("\n".join([*lines, *tail])) - 100
+        evidence = render_markdown(view.evidence, ended=q.state in TERMINAL)
+        lines += ["", "<details><summary>Evidence</summary>", "",
+                  fit(evidence, budget, note=note), "</details>"]
+    return hide_paths("\n".join([*lines, *tail]))
+
+
+def _fit_blocks(text: str, budget: int, note: str) -> str:
+    """``fit``, keeping the ``<details>`` blocks balanced where the cut falls inside one."""
+    cut = fit(text, budget, note=note)
+    if cut is text:
+        return text
+    opened = cut.count("<details>") - cut.count("</details>")
+    return cut + "\n</details>" * opened
