@@ -283,7 +283,7 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--json", action="store_true", help="print the result as JSON")
     rp.set_defaults(func=_replay)
     st = sub.add_parser("status", help="a quest's state, gates, what each role may do now and "
-                        "the next action (seed 003's status_and_next)")
+                        "the next action")
     st.add_argument("quest", nargs="?", help="the quest id, read from Redis")
     st.add_argument("--journal", type=Path, help="read an events .jsonl file instead")
     st.add_argument("--repo", metavar="OWNER/NAME", help="list every live quest of this "

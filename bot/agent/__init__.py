@@ -1,4 +1,4 @@
-"""The agent run of seed 002, and the adapters that run it for quests.
+"""The agent run, and the adapters that run it for quests.
 
 Pure (no clock, no randomness, no I/O): ``machine`` (the run's transition table), ``result``
 (the terminal result, and the one place ``verified`` is derived), ``outcome`` (a terminal

@@ -1,4 +1,4 @@
-"""The agent-run machine of seed 002: a pure transition table and the three rules beside it.
+"""The agent-run machine: a pure transition table and the three rules beside it.
 
 Theory of operation
 -------------------

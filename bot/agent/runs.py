@@ -2,7 +2,7 @@
 ``start_respondent_run``.
 
 ``agent_adapters(ctx)`` is what the worker registers. ``start_agent`` runs one quest stage as
-a seed-002 agent run (``bot.agent.stages``) through the agent ``.github/questbot.yml`` selects
+an agent run (``bot.agent.stages``) through the agent ``.github/questbot.yml`` selects
 (``agent.kind``: ``model`` — the default, at the worker's endpoint — or ``command``) and
 reports what came of it as quest events, with ids from ``outcome_id(effect, …)`` so a
 redelivered effect reports the same events. The ``scripted`` agent is a test tool: where the

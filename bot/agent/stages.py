@@ -1,4 +1,4 @@
-"""One quest stage as one seed-002 agent run: checkout, agent, validation, verify, review.
+"""One quest stage as one agent run: checkout, agent, validation, verify, review.
 
 ``run_stage`` drives ``bot.agent.machine`` through the moves the stage needs and returns a
 ``StageOutcome``; ``bot.agent.runs`` turns that into quest events. Where each stage stops:

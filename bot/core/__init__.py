@@ -1,4 +1,4 @@
-"""The pure quest lifecycle (seed 000): no I/O, no clock, no randomness, no ids minted here.
+"""The pure quest lifecycle (docs/lifecycle.md): no I/O, no clock, no randomness, no ids made here.
 
 Import from here: ``step``, ``fold``, ``accepts``, the models and the errors.
 """

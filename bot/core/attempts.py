@@ -1,4 +1,4 @@
-"""Attempts on record (seed 003, "Attempts"): a rejection back to planning starts a new
+"""Attempts on record: a rejection back to planning starts a new
 attempt, and the old one — its hypothesis, reproduction, plan, patch, proof, seals and the
 reviews given on it — stays on the quest's record.
 

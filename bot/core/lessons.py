@@ -1,4 +1,4 @@
-"""Which endings of a quest teach something (seed 003's ``consolidation_reviewer``, "what a
+"""Which endings of a quest teach something (the ``consolidation_reviewer``, "what a
 closed quest teaches"). Pure: the worker asks here, then writes and reviews the lesson.
 
 An ending teaches when work was done and the world answered it:

@@ -1,4 +1,4 @@
-"""``step``, ``fold`` and ``accepts``: the quest lifecycle of seed 000 as one pure function, its
+"""``step``, ``fold`` and ``accepts``: the quest lifecycle as one pure function, its
 replay, and the question people's commands ask before they are sent.
 
 ``bot.core.table`` opens with the theory of operation: what a row is, what ``step`` does with

@@ -1,4 +1,4 @@
-"""Limits on how many quests a repository works on at once (seed 003, "Gates"; issue 14,
+"""Limits on how many quests a repository works on at once (the gates; issue 14,
 item 6): at most ``max_live_quests`` working quests, and no new ones while a reflection wave
 is due. Pure: the worker counts, reads the times and asks here.
 

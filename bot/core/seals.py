@@ -1,4 +1,4 @@
-"""Sealed evidence (seed 003, "Gates"): the digests of a gate's artifact set, fixed by the move
+"""Sealed evidence (the gates): the digests of a gate's artifact set, fixed by the move
 that submits it — the hypothesis entering checkpoint A, the plan entering B, the bound proof
 entering C — and written with that move's quest in the journal's one atomic apply.
 

@@ -1,4 +1,4 @@
-"""The sixteen quest states of seed 000 and the groups the lifecycle rules talk about."""
+"""The sixteen quest states and the groups the lifecycle rules talk about."""
 
 from __future__ import annotations
 

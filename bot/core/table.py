@@ -1,4 +1,4 @@
-"""The quest table: seed 000's lifecycle as data, one row per state.
+"""The quest table: the lifecycle as data, one row per state.
 
 Theory of operation
 ===================
@@ -98,7 +98,7 @@ RECORDED: tuple[str, ...] = ("signal_attached", "child_evidence", "spend_request
                              "spend_decided", "usage_recorded", "comment_posted", "effect_failed")
 """What every live state records without moving."""
 RECEIPTS: tuple[str, ...] = ("usage_recorded",)
-"""What a terminal state still records: usage receipts only (seed 000)."""
+"""What a terminal state still records: usage receipts only."""
 
 _PARK = (S.PARKED,)
 _ABANDON = (S.ABANDONED,)

@@ -1,4 +1,4 @@
-"""What a closed quest teaches (seed 003's ``consolidation_reviewer``): the quest's record as
+"""What a closed quest teaches (the ``consolidation_reviewer``): the quest's record as
 the lesson writer and its reviewer see it, and the words they are given. Pure; the model runs
 are ``consolidation_model``, the worker's part ``bot.lessons.runs``.
 

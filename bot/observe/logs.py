@@ -124,10 +124,6 @@ class RedactingFilter(logging.Filter):
         super().__init__()
         self.secrets: tuple[str, ...] = tuple(s for s in secrets if s)
 
-    def add_secret(self, secret: str) -> None:
-        if secret and secret not in self.secrets:
-            self.secrets += (secret,)
-
     def filter(self, record: logging.LogRecord) -> bool:
         if getattr(record, "questbot_redacted", False):
             return True

@@ -7,7 +7,7 @@ which quest, how it ended, what it tried, and every reason recorded on the way (
 ``/kill`` or ``/reject``, the agent's halt, a failed proof or effect) — named
 ``endings/<n>``, oldest first. The writer cites these; the reviewer is fed them and the
 reflection (``reflection``) and nothing else, and cites them too. A citation is checked by
-seed 002's validation (``bot.agent.validation``), as a research claim is checked against a
+the agent's validation (``bot.agent.validation``), as a research claim is checked against a
 checkout: a quote from anywhere else — the writer's conversation, the repository, the
 model's memory — is ``missing_file`` or ``quote_not_found``.
 

@@ -1,4 +1,4 @@
-"""Reviews by capability (seed 003): a pinned snapshot, a short-lived capability handed out
+"""Reviews by capability: a pinned snapshot, a short-lived capability handed out
 once, a reviewer session distinct from the producer's, one verdict routed through the core's
 ``checkpoint_decided`` after the same currency checks people's decisions pass.
 

@@ -34,7 +34,7 @@ log = logging.getLogger(__name__)
 ROLE_AT: dict[Checkpoint, ReviewRole] = {Checkpoint.A: ReviewRole.AUTOMATED_CHECK,
                                          Checkpoint.B: ReviewRole.DESIGN,
                                          Checkpoint.C: ReviewRole.EXPERIMENT}
-"""Who reviews each gate automatically: seed 003's roles at B and C, an automated check at A."""
+"""Who reviews each gate automatically: the reviewer roles at B and C, an automated check at A."""
 
 @dataclass
 class ModelVerdict:

@@ -35,7 +35,7 @@ from bot.journal.wire import RedisClient
 from bot.reviews.models import ReviewRecord, ReviewRole
 
 TTL_SECONDS = 3600
-"""A capability lives an hour (seed 003)."""
+"""A capability lives an hour."""
 
 Clock = Callable[[], float]
 MAX_QUEST_ID = 200

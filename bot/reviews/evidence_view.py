@@ -1,5 +1,5 @@
 """The pinned evidence as a ``RepositoryView``, so a reviewer's cited evidence is checked by
-seed 002's validation (``bot.agent.validation``) exactly as a research claim is checked
+the agent's validation (``bot.agent.validation``) exactly as a research claim is checked
 against a checkout: a citation names ``artifacts/<name>`` or ``context/<name>`` and quotes it.
 
 A reviewer sees only what was pinned, so it can cite only that: a quote from anywhere else —

@@ -88,7 +88,7 @@ __all__ = [
 ]
 
 class Route(StrEnum):
-    """What triage does with a new signal of one kind (seed 000, "How a quest starts")."""
+    """What triage does with a new signal of one kind."""
 
     AUTO_FIX = "auto_fix"
     RESEARCH_ONLY = "research_only"

@@ -11,7 +11,7 @@ from bot.core.table import NO_QUEST, TABLE, Row, ordered
 INTERPRETATIONS = """\
 ## Interpretations
 
-Where seed 000 leaves a point open, the core settles it as the design says
+Where the lifecycle's design leaves a point open, the core settles it as the design says
 (`docs/decisions.md`), and as follows. Each is enforced in `bot/core/rules/` and tested in
 `tests/core/`.
 

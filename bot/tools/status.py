@@ -1,4 +1,4 @@
-"""``python -m bot status``: seed 003's ``status_and_next`` for one quest, from its journal in
+"""``python -m bot status``: ``status_and_next`` for one quest, from its journal in
 Redis or from a journal file — what an agent, an operator or a script reads to know where a
 quest stands and what may happen next. Nothing is written."""
 

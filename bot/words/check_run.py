@@ -6,7 +6,7 @@ Success is said in one place only: a ``closed`` quest's check run, which the cor
 after a bound proof, an approval and a clean watch — and only when the evidence it carries is
 verified. Proof that failed or is not bound to the current head renders as exactly that.
 
-GitHub's check-run vocabulary lives here (seed 002: outcomes are mapped to the forge's
+GitHub's check-run vocabulary lives here (the agent run's outcomes are mapped to the forge's
 vocabulary in the forge's adapter). The quest's state picks the conclusion; where an agent
 run's provider-neutral outcome (``bot.agent.outcome``) speaks — a closed quest whose evidence
 is not verified — ``CONCLUSION_BY_OUTCOME`` translates it. GitHub has no conclusion for two of

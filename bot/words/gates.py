@@ -1,4 +1,4 @@
-"""The checkpoints, in people's words: seed 003's gates as the status comment, the check run
+"""The checkpoints, in people's words: the gates as the status comment, the check run
 and ``/status`` show them, read from ``status_and_next`` — the same read the agent and
 ``python -m bot status`` get — so what a maintainer sees on GitHub cannot say something else
 about a gate than what questbot acts on.

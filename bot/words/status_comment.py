@@ -237,7 +237,7 @@ def status_comment(view: StatusView) -> str:
     if view.failed is not None and view.failed.printed:
         lines += ["", "<details><summary>What the failed check printed (its last lines)"
                   "</summary>", "", code_block(view.failed.printed, 3000), "", "</details>"]
-    if q.attempt_log:  # attempts on record (seed 003): the earlier plans and their reviews
+    if q.attempt_log:  # attempts on record: the earlier plans and their reviews
         lines += [f"- **Attempts:** {plain(attempts_summary(q))}", "",
                   "<details><summary>Earlier attempts</summary>", "",
                   *(f"- {a}" for a in attempts_lines(q, lambda t: inline_code(t, limit=240))),

@@ -76,7 +76,7 @@ def task_message(task: AgentTask) -> str:
                            f"{q.reproduction}: {argv}"))
     if q.plan:
         lines.append(fence("the plan", q.plan))
-    if task.status:  # questbot's own read (seed 003's status_and_next), not untrusted text
+    if task.status:  # questbot's own read (status_and_next), not untrusted text
         lines.append("Where the quest stands (its gates, and what may happen next):\n"
                      + task.status)
     if task.lessons:

@@ -102,7 +102,7 @@ def prompt(task: AgentTask, finish: str = FINISH) -> str:
             f"{q.reproduction}: {' '.join(q.reproduction_command)}")))
     if q.plan:
         parts.append(fence("the plan", _bounded(q.plan)))
-    if task.status:  # questbot's own read (seed 003's status_and_next), not untrusted text
+    if task.status:  # questbot's own read (status_and_next), not untrusted text
         parts.append("Where the quest stands (its gates, and what may happen next):\n"
                      + _bounded(task.status))
     if task.lessons:

@@ -37,7 +37,7 @@ class ReproductionFailed(_Event):
 class AgentHalted(_Event):
     """An agent run ended without its stage's result, and a person must act.
 
-    questbot's own event (seed 000 has none for it; seed 002's run outcomes name the cases):
+    questbot's own event (the lifecycle has none for it; the agent run's outcomes name the cases):
     the run ``failed``, ``refused`` its plan, needs a person (``needs_human``: high impact,
     inconclusive evidence, the agent asked), or could not start because no agent is set up
     (``unconfigured``), or the model endpoint refused its requests or stopped answering

@@ -1,4 +1,4 @@
-"""Budgets: a quest's model spend, and the person who pays for more (seed 000's
+"""Budgets: a quest's model spend, and the person who pays for more (the lifecycle's
 ``request_spend`` and ``start_respondent_run``).
 
 Every model call's tokens and cost reach the quest as ``usage_recorded`` receipts
