@@ -10,11 +10,11 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from bot.config import Config, load_config
-from bot.config.environment import redis_url
-from bot.config.problems import ConfigError
 from bot.control_chars import say
 from bot.core import Policy
+from bot.settings.process import Config, load_config
+from bot.settings.process.environment import redis_url
+from bot.settings.process.problems import ConfigError
 from bot.tools.replay import (
     JournalFileError,
     read_journal,
@@ -127,8 +127,8 @@ def _status(args: argparse.Namespace) -> int:
 def _proof(args: argparse.Namespace) -> int:
     """0: every check passed; 1: one failed; 2: they could not be run."""
     from bot.agent import sandbox
-    from bot.config.sandbox import load_sandbox_config
     from bot.errors import QuestbotError
+    from bot.settings.process.sandbox import load_sandbox_config
     from bot.tools.proof import passed, proof_json, proof_text, prove_checkout
 
     try:
@@ -221,8 +221,8 @@ def _receive(args: argparse.Namespace) -> int:
 
 
 def _check_config(args: argparse.Namespace) -> int:
-    from bot.settings.json_schema import settings_schema_text
-    from bot.settings.schema import SettingsError, parse_settings
+    from bot.settings.repository.json_schema import settings_schema_text
+    from bot.settings.repository.schema import SettingsError, parse_settings
 
     if args.schema:
         sys.stdout.write(settings_schema_text())

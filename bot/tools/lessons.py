@@ -10,12 +10,12 @@ import argparse
 import asyncio
 import json
 
-from bot.config.environment import redis_url
 from bot.control_chars import one_line, say
 from bot.core.lessons import ENDING_WORDS
 from bot.journal.lessons import Lesson, LessonStore, inbox_rewrite, lesson_trail
 from bot.journal.store import Journal
 from bot.journal.wire import connect
+from bot.settings.process.environment import redis_url
 
 
 async def listed(url: str, repo: str) -> list[Lesson]:

@@ -19,11 +19,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bot.agent.model.endpoint import ModelEndpoint, Wire
+from bot.agent.model.endpoint import ModelEndpoint, Wire, endpoint_from
 from bot.agent.model.probe import Facts, probe
-from bot.config.environment import settings_values
-from bot.config.model import ModelConfig
 from bot.control_chars import one_line, say
+from bot.settings.process.environment import settings_values
+from bot.settings.process.model import ModelConfig
 
 
 def add_parser(sub: Any) -> None:
@@ -48,7 +48,7 @@ def endpoint_of(args: argparse.Namespace) -> ModelEndpoint:
     if args.protocol:
         values["QUESTBOT_MODEL_PROTOCOL"] = args.protocol
     config = ModelConfig.model_validate({k: v for k, v in values.items() if v})
-    endpoint = config.model_endpoint
+    endpoint = endpoint_from(config)
     if endpoint is None:
         raise ValueError("no model is named: set QUESTBOT_MODEL or pass --model")
     return endpoint

@@ -9,7 +9,6 @@ import asyncio
 import json
 import os
 
-from bot.config.environment import redis_url
 from bot.control_chars import say
 from bot.journal.store import Journal
 from bot.journal.wire import connect
@@ -17,6 +16,7 @@ from bot.reviews.capabilities import Capabilities
 from bot.reviews.models import Issued, ReviewRole
 from bot.reviews.proof_context import proof_context
 from bot.reviews.service import ReviewRefused, Reviews
+from bot.settings.process.environment import redis_url
 
 
 async def request(url: str, quest_id: str, role: ReviewRole, *, producer: str | None,

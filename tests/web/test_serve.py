@@ -14,9 +14,9 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.config import load_config
-from bot.config.problems import ConfigError
 from bot.observe.logs import configure_logging
+from bot.settings.process import load_config
+from bot.settings.process.problems import ConfigError
 from bot.web.app import app_from_config
 from tests.web.conftest import SECRET, Client, delivery, send, stream_length
 

@@ -1,9 +1,17 @@
-"""Process configuration from the environment and ``.env`` (12-factor), checked in full before
-anything starts.
+"""The process's settings: its environment and ``.env`` (12-factor), checked in full before
+anything starts (a part of ``bot.settings``; a repository's own file is
+``bot.settings.repository``).
+
+Where a new setting goes: a field on ``Config`` (or on the mixin of its concern, as
+``ModelConfig`` and ``SandboxConfig`` are), with its variable as ``validation_alias``, a check
+(``bot.settings.process.checks``), its hint in ``bot.settings.process.problems`` and a row in
+the README's table of settings (``tests/settings/test_process_readme.py`` compares them); the
+unknown-variable warning learns it from the fields by itself.
 
 ``load_config`` reads every variable, and if anything is missing or malformed it raises one
-``ConfigError`` listing every problem with what to do about it (``bot.config.problems``). The
-webhook secret is required: a questbot that cannot check signatures must not start at all.
+``ConfigError`` listing every problem with what to do about it
+(``bot.settings.process.problems``). The webhook secret is required, 16 characters at least: a
+questbot that cannot check signatures must not start at all.
 
 | variable | default | |
 |---|---|---|
@@ -16,18 +24,18 @@ webhook secret is required: a questbot that cannot check signatures must not sta
 | ``PORT`` | ``8080`` | the web process |
 | ``QUESTBOT_METRICS_PORT`` | ``9100`` | the worker's ``/metrics`` and ``/healthz`` |
 | ``QUESTBOT_DURABLE_ACKS`` | ``true`` | acknowledge a webhook only once it is journaled |
-| ``QUESTBOT_MODEL*`` | unset: no model | the model agent's endpoint (``bot.config.model``) |
-| ``QUESTBOT_SANDBOX*`` | ``bubblewrap`` | how repository code runs (``bot.config.sandbox``) |
+| ``QUESTBOT_MODEL*`` | unset: no model | the model agent's endpoint (``model``) |
+| ``QUESTBOT_SANDBOX*`` | ``bubblewrap`` | how repository code runs (``sandbox``) |
 | ``QUESTBOT_REDELIVERY`` | ``true`` | the worker asks GitHub to redeliver what it lost |
 | ``QUESTBOT_REDELIVERY_INTERVAL`` | ``300`` | seconds between two redelivery passes |
 | ``QUESTBOT_REDELIVERY_HOURS`` | ``24`` | how far back a pass looks (GitHub keeps three days) |
 | ``QUESTBOT_REDELIVERY_MAX`` | ``50`` | redeliveries asked for in one pass, at most |
 
 ``.env``. The values of ``./.env`` lie under the process environment, and a variable set in
-the environment wins (``bot.config.environment``).
+the environment wins (``bot.settings.process.environment``).
 
 Every value is checked for what it is: ports from 1 to 65535, URLs with a scheme questbot can
-use, a host and a valid port (``bot.config.checks``), flags true or false, numbers within
+use, a host and a valid port (``bot.settings.process.checks``), flags true or false, numbers within
 their range. An empty variable counts as unset. A private key whose newlines arrive as
 ``\\n`` (how some platforms store multi-line values) is unescaped. Secrets are ``SecretStr``:
 ``repr``, ``str`` and logging of the config show ``**********``; ``ConfigError`` never quotes
@@ -43,13 +51,17 @@ from typing import Any
 
 from pydantic import Field, PrivateAttr, SecretStr, ValidationError, ValidationInfo, field_validator
 
-from bot.agent.sandbox import SandboxPolicy
-from bot.config import checks
-from bot.config.environment import REDIS_DEFAULT, reading, settings_values
-from bot.config.model import ModelConfig
-from bot.config.problems import ConfigError, _Whole, describe
-from bot.config.sandbox import SandboxConfig
-from bot.github.auth import AuthError, load_private_key
+from bot.settings.process import checks
+from bot.settings.process.environment import REDIS_DEFAULT, reading, settings_values
+from bot.settings.process.model import ModelConfig
+from bot.settings.process.problems import ConfigError, _Whole, describe
+from bot.settings.process.sandbox import SandboxConfig, SandboxPolicy
+
+MIN_WEBHOOK_SECRET = 16
+"""The shortest webhook secret questbot starts with. GitHub's documentation asks for "a random
+string of text with high entropy"; a short one is guessed, and the log redaction, which
+replaces the secret wherever it appears, would blank every occurrence of a one-letter secret
+in every log line. ``python -m bot register`` lets GitHub make one far longer."""
 
 
 class Config(SandboxConfig, ModelConfig):
@@ -111,8 +123,8 @@ class Config(SandboxConfig, ModelConfig):
         if "\\n" in text and "\n" not in text.strip():
             text = text.replace("\\n", "\n")
         try:
-            load_private_key(text)
-        except AuthError:
+            checks.rsa_private_key(text)
+        except ValueError:
             raise ValueError("does not parse as an RSA private key in PEM form") from None
         return SecretStr(text)
 
@@ -148,16 +160,22 @@ class Config(SandboxConfig, ModelConfig):
         except OSError as exc:
             raise ValueError(f"cannot be read ({exc.strerror})") from None
         try:
-            load_private_key(data)
-        except AuthError:
+            checks.rsa_private_key(data)
+        except ValueError:
             raise ValueError("does not hold an RSA private key in PEM form") from None
         return path
 
     @field_validator("github_webhook_secret")
     @classmethod
     def _secret(cls, value: SecretStr) -> SecretStr:
-        if not value.get_secret_value().strip():
+        text = value.get_secret_value()
+        if not text.strip():
             raise ValueError("is blank")
+        if len(text) < MIN_WEBHOOK_SECRET:
+            raise ValueError(f"is {len(text)} characters long; a webhook secret needs at least "
+                             f"{MIN_WEBHOOK_SECRET} (a long random string, as GitHub advises: "
+                             "python -c 'import secrets; print(secrets.token_hex(32))' makes "
+                             "one), the same here and in the App's settings")
         return value
 
     @field_validator("github_app_slug")
