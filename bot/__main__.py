@@ -100,7 +100,8 @@ def _status(args: argparse.Namespace) -> int:
 
             url = args.redis or redis_url()
             if not args.quest:
-                say("status: name a quest id, or --journal FILE", err=True)
+                say("status: name a quest id, or --journal FILE, or --repo OWNER/NAME for "
+                    "every live quest of a repository", err=True)
                 return 2
             try:
                 rebuilt = asyncio.run(replay_recorded(url, args.quest, policy))
@@ -358,8 +359,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command; a Redis that does not answer is one line (exit 2), a reader that
+    stops reading (``| head``) a quiet end (``bot.tools.reach``)."""
+    import redis
+
+    from bot.tools.reach import quiet_on_closed_pipe, unreachable_redis
+
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        code = int(args.func(args))
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
+    except BrokenPipeError:
+        return quiet_on_closed_pipe()
+    except (redis.ConnectionError, redis.TimeoutError, ConnectionError) as exc:
+        url = getattr(args, "redis", None) or redis_url()
+        command = " ".join(filter(None, (args.command, getattr(args, "review_action", None))))
+        say(unreachable_redis(command, url, exc), err=True)
+        return 2
+    return code
 
 
 if __name__ == "__main__":
