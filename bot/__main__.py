@@ -12,7 +12,7 @@ from pathlib import Path
 
 from bot.control_chars import say
 from bot.core import Policy
-from bot.settings.process import Config, load_config
+from bot.settings.process import Config, load_config, read_by
 from bot.settings.process.environment import redis_url
 from bot.settings.process.problems import ConfigError
 from bot.tools.replay import (
@@ -163,11 +163,32 @@ def _proof(args: argparse.Namespace) -> int:
 
 
 def _config() -> Config:
+    """The process's settings, checked whole; a variable that looks meant for questbot and
+    that no setting reads is named at start, with the setting it was probably meant to be."""
     try:
-        return load_config()
+        config = load_config()
     except ConfigError as exc:
         say(f"questbot: {exc}", err=True)
         raise SystemExit(2) from None
+    for warning in config.warnings:
+        say(f"questbot: warning: {warning}", err=True)
+    return config
+
+
+def _settings_help(process: str, what: str) -> str:
+    """A process's ``--help``: what it is, and the settings it reads, by name."""
+    import textwrap
+
+    names = ", ".join(sorted(read_by(process)))
+    return "\n\n".join([
+        textwrap.fill(what, width=78),
+        textwrap.fill(f"Settings it reads: {names}.", width=78),
+        textwrap.fill("From the environment over ./.env (or the file QUESTBOT_ENV_FILE names); "
+                      "a variable in the environment wins. Every setting is checked at start "
+                      "(the other process's too, so one set of settings serves both), each "
+                      "problem listed with its fix, and a QUESTBOT_ variable no setting "
+                      "reads is named with the nearest setting. The README's table under "
+                      "\"Setting up\" says what each one does.", width=78)])
 
 
 def _serve(_args: argparse.Namespace) -> int:
@@ -309,9 +330,18 @@ def build_parser() -> argparse.ArgumentParser:
                     help="per command (default 600); a command that runs longer fails with 124")
     pf.add_argument("--json", action="store_true", help="print the result as JSON")
     pf.set_defaults(func=_proof)
-    sub.add_parser("serve", help="the web process: POST /webhook, /healthz, /metrics"
+    sub.add_parser("serve", help="the web process: POST /webhook, /healthz, /metrics",
+                   formatter_class=argparse.RawDescriptionHelpFormatter,
+                   description=_settings_help("serve", "The web process: checks each webhook's "
+                                              "signature, keeps it in Redis and answers "
+                                              "GitHub; /healthz and /metrics beside.")
                    ).set_defaults(func=_serve)
-    sub.add_parser("worker", help="the worker: deliveries, effects, timers, GitHub views"
+    sub.add_parser("worker", help="the worker: deliveries, effects, timers, GitHub views",
+                   formatter_class=argparse.RawDescriptionHelpFormatter,
+                   description=_settings_help("worker", "The worker: turns the stored "
+                                              "deliveries into quests, runs the agent, the "
+                                              "proofs and every write to GitHub; /metrics and "
+                                              "/healthz on QUESTBOT_METRICS_PORT.")
                    ).set_defaults(func=_worker)
     rg = sub.add_parser("register", help="make questbot's GitHub App from app.yml (the manifest "
                         "flow) and save its credentials in .env")

@@ -68,7 +68,7 @@ def test_the_redis_of_the_environment_is_named_when_no_url_is_given(
 def test_a_command_whose_reader_stops_reading_ends_quietly() -> None:
     """A real pipe whose reading end is closed before the command writes (``| head`` that
     stopped): no ``BrokenPipeError``, nothing on stderr, Python's own exit status for it."""
-    child = subprocess.Popen(  # noqa: S603 - our own command line
+    child = subprocess.Popen(
         [sys.executable, "-m", "bot", "replay", str(EXAMPLES / "main-line-closed.jsonl"),
          "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)})
@@ -81,7 +81,7 @@ def test_a_command_whose_reader_stops_reading_ends_quietly() -> None:
 
 def test_a_pipe_into_head_prints_no_traceback() -> None:
     """The shell's own pipe, as people type it."""
-    done = subprocess.run(  # noqa: S603 - our own command line
+    done = subprocess.run(
         ["bash", "-c", f"'{sys.executable}' -m bot replay "
          f"'{EXAMPLES / 'rollback-revision-2.jsonl'}' --json | head -c 1 >/dev/null; "
          f"'{sys.executable}' -m bot replay '{EXAMPLES / 'rollback-revision-2.jsonl'}' "

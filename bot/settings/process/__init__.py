@@ -52,8 +52,14 @@ from typing import Any
 from pydantic import Field, PrivateAttr, SecretStr, ValidationError, ValidationInfo, field_validator
 
 from bot.settings.process import checks
-from bot.settings.process.environment import REDIS_DEFAULT, reading, settings_values
+from bot.settings.process.environment import (
+    ENV_FILE_VARIABLE,
+    REDIS_DEFAULT,
+    reading,
+    settings_values,
+)
 from bot.settings.process.model import ModelConfig
+from bot.settings.process.names import unknown_settings
 from bot.settings.process.problems import ConfigError, _Whole, describe
 from bot.settings.process.sandbox import SandboxConfig, SandboxPolicy
 
@@ -85,8 +91,12 @@ class Config(SandboxConfig, ModelConfig):
     redelivery_interval_s: int = Field(default=300, validation_alias="QUESTBOT_REDELIVERY_INTERVAL")
     redelivery_hours: int = Field(default=24, validation_alias="QUESTBOT_REDELIVERY_HOURS")
     redelivery_max: int = Field(default=50, validation_alias="QUESTBOT_REDELIVERY_MAX")
+    public_url: str | None = Field(default=None, validation_alias="QUESTBOT_PUBLIC_URL")
+    """The web process's address as reviewers reach it (``https://HOST``): where ``review
+    request``'s prompt sends a reviewer's session."""
 
     _private_key: SecretStr = PrivateAttr()
+    _warnings: tuple[str, ...] = PrivateAttr(default=())
 
     def model_post_init(self, context: Any, /) -> None:
         if self.github_private_key_text is not None:
@@ -98,6 +108,12 @@ class Config(SandboxConfig, ModelConfig):
         """The sandbox policy, with the App's key file among what is never visible inside."""
         key = (self.github_private_key_path.resolve(),) if self.github_private_key_path else ()
         return super().sandbox_policy((*key, *secrets))
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the process should say at start without refusing to: variables that look
+        meant for questbot and that no setting reads (``names.unknown_settings``)."""
+        return self._warnings
 
     @property
     def github_private_key(self) -> SecretStr:
@@ -195,6 +211,11 @@ class Config(SandboxConfig, ModelConfig):
     def _api_url(cls, value: str) -> str:
         return checks.http_url(value)
 
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        return None if value is None else checks.http_url(value)
+
     @field_validator("port", "metrics_port", mode="before")
     @classmethod
     def _port(cls, value: object) -> int:
@@ -235,5 +256,29 @@ def load_config(environ: Mapping[str, str] | None = None, *,
         problems += [describe(error, values, origins) for error in exc.errors(include_url=False)]
     else:
         if not problems:
+            config._warnings = tuple(unknown_settings(values, origins, setting_names()))
             return config
     raise ConfigError(problems) from None  # the ValidationError's text would quote secrets
+
+
+def setting_names() -> list[str]:
+    """Every variable questbot's processes read, in the order of the settings model (the
+    README's table holds the same names: ``tests/settings/test_process_readme.py``)."""
+    return [str(field.validation_alias) for field in Config.model_fields.values()] + [
+        ENV_FILE_VARIABLE]
+
+
+WEB_READS = frozenset({"GITHUB_WEBHOOK_SECRET", "GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY_PATH",
+                       "REDIS_URL", "PORT", "QUESTBOT_DURABLE_ACKS", ENV_FILE_VARIABLE})
+"""What the web process uses (the key only to keep it out of its logs); it checks every
+setting at start all the same, so a deployment is refused whole or not at all."""
+NOT_THE_WORKERS = frozenset({"PORT", "QUESTBOT_PUBLIC_URL"})
+"""The worker uses every other setting."""
+
+
+def read_by(process: str) -> list[str]:
+    """The settings ``process`` (``serve`` or ``worker``) uses, for its ``--help``."""
+    names = setting_names()
+    if process == "serve":
+        return [name for name in names if name in WEB_READS]
+    return [name for name in names if name not in NOT_THE_WORKERS]

@@ -53,6 +53,8 @@ _HINTS = {
     "from 1 to 72 (GitHub keeps deliveries three days), or unset it for 24",
     "QUESTBOT_REDELIVERY_MAX": "set it to the most redeliveries one pass asks for, from 1 to "
     "1000, or unset it for 50",
+    "QUESTBOT_PUBLIC_URL": "set it to the web process's address as reviewers reach it "
+    "(https://HOST, no path), or unset it",
 }
 _HINTS.update(MODEL_HINTS)
 _SECRET = frozenset({"GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET"}) | MODEL_SECRETS
