@@ -104,3 +104,10 @@ def test_an_effect_reads_as_one_short_line(effect_type: EffectType, revision: in
     assert "\n" not in phrase and "\x1b" not in phrase
     assert len(phrase) < 200
     assert ("again" in phrase) == (occurrence > 0)
+
+
+def test_status_without_a_quest_names_every_way_to_ask(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["status"]) == 2
+    err = capsys.readouterr().err
+    assert "quest id" in err and "--journal" in err and "--repo" in err
