@@ -14,6 +14,7 @@ from bot.control_chars import say
 from bot.core import Policy
 from bot.settings.process import Config, load_config, read_by
 from bot.settings.process.environment import redis_url
+from bot.settings.process.names import reads
 from bot.settings.process.problems import ConfigError
 from bot.tools.replay import (
     JournalFileError,
@@ -305,7 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--json", action="store_true", help="print the result as JSON")
     rp.set_defaults(func=_replay)
     st = sub.add_parser("status", help="a quest's state, gates, what each role may do now and "
-                        "the next action")
+                        "the next action",
+                        epilog=reads("REDIS_URL (unless --redis or --journal is given)"))
     st.add_argument("quest", nargs="?", help="the quest id, read from Redis")
     st.add_argument("--journal", type=Path, help="read an events .jsonl file instead")
     st.add_argument("--repo", metavar="OWNER/NAME", help="list every live quest of this "
@@ -315,7 +317,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "recorded policy, else the default policy)")
     st.add_argument("--json", action="store_true", help="print it as JSON")
     st.set_defaults(func=_status)
-    pf = sub.add_parser("proof", help="run a repository's checks in the sandbox, as a quest's "
+    pf = sub.add_parser("proof", epilog=reads(
+        "QUESTBOT_SANDBOX", "QUESTBOT_SANDBOX_READONLY", "QUESTBOT_SANDBOX_MEMORY_MB",
+        "QUESTBOT_SANDBOX_PROCESSES", "GITHUB_PRIVATE_KEY_PATH (kept out of the sandbox)",
+        where="the environment"), help="run a repository's checks in the sandbox, as a quest's "
                         "proof does, and print the bundle (exit 0 passed, 1 failed, 2 not run)")
     pf.add_argument("--checkout", type=Path, required=True, metavar="DIR",
                     help="a git working tree (its committed HEAD is proved) or a directory")
@@ -343,7 +348,10 @@ def build_parser() -> argparse.ArgumentParser:
                                               "proofs and every write to GitHub; /metrics and "
                                               "/healthz on QUESTBOT_METRICS_PORT.")
                    ).set_defaults(func=_worker)
-    rg = sub.add_parser("register", help="make questbot's GitHub App from app.yml (the manifest "
+    rg = sub.add_parser("register", epilog=reads(
+        "GITHUB_URL or GITHUB_API_URL (GitHub Enterprise Server)") + " It writes GITHUB_APP_ID, "
+        "GITHUB_APP_SLUG, GITHUB_WEBHOOK_SECRET and GITHUB_PRIVATE_KEY_PATH to the .env file.",
+                        help="make questbot's GitHub App from app.yml (the manifest "
                         "flow) and save its credentials in .env")
     rg.add_argument("--webhook-url", help="where GitHub sends webhooks: https://HOST/webhook "
                     "(default: app.yml's)")
@@ -357,7 +365,10 @@ def build_parser() -> argparse.ArgumentParser:
     rg.add_argument("--no-browser", action="store_true", help="print the page's address only")
     rg.set_defaults(func=_register)
     rc = sub.add_parser("receive", help="sign a webhook payload file and send it to the web "
-                        "process (or with --local, to intake here)")
+                        "process (or with --local, to intake here)",
+                        epilog=reads("GITHUB_WEBHOOK_SECRET", "PORT (for the default --url)")
+                        + " With --local, every setting the worker reads (python -m bot "
+                        "worker --help).")
     rc.add_argument("event", help="the X-GitHub-Event name, e.g. issue_comment")
     rc.add_argument("fixture", type=Path, help="a webhook payload JSON file")
     rc.add_argument("--url", help="the web process's webhook URL (default: "

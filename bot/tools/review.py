@@ -17,6 +17,7 @@ from bot.reviews.proof_context import proof_context
 from bot.reviews.service import ReviewRefused, Reviews
 from bot.settings.process import checks
 from bot.settings.process.environment import redis_url, settings_values
+from bot.settings.process.names import reads
 
 
 async def request(url: str, quest_id: str, role: ReviewRole, *, producer: str | None,
@@ -85,7 +86,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     rv = sub.add_parser("review", help="reviews by capability: review request QUEST_ID "
                         "--role ROLE prints a capability and the reviewer's handoff prompt")
     actions = rv.add_subparsers(dest="review_action", required=True)
-    rq = actions.add_parser("request", help="pin the open checkpoint and issue a capability")
+    rq = actions.add_parser("request", help="pin the open checkpoint and issue a capability",
+                            epilog=reads("REDIS_URL (unless --redis is given)",
+                                         "QUESTBOT_PUBLIC_URL (unless --url is given)"))
     rq.add_argument("quest", help="the quest id")
     rq.add_argument("--role", required=True, choices=[r.value for r in ReviewRole])
     rq.add_argument("--redis", metavar="URL", help="the Redis (default: $REDIS_URL)")

@@ -4,6 +4,7 @@ naming what it reads."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import re
 from pathlib import Path
@@ -65,10 +66,14 @@ def test_in_the_env_file_too(env: dict[str, str], tmp_path: Path) -> None:
         "QUESTBOT_SANDBOX?")
 
 
-def test_known_and_development_variables_are_not_warned_about(env: dict[str, str]) -> None:
+def test_known_and_development_variables_are_not_warned_about(env: dict[str, str],
+                                                               tmp_path: Path) -> None:
     quiet = {**env, "QUESTBOT_MODEL": "m", "QUESTBOT_CACHE": "/cache", "QUESTBOT_ENV_FILE": "x",
              "QUESTBOT_CHAOS_SEED": "1", "PATH": "/bin", "GITHUB_TOKEN": "t"}
     assert load_config(quiet).warnings == ()
+    dotenv = tmp_path / ".env"  # register's GitHub Enterprise host: close to a setting, and read
+    dotenv.write_text("GITHUB_URL=https://github.example\n")
+    assert load_config(env, env_file=dotenv).warnings == ()
     assert unknown_settings({"QUESTBOT_SOMETHING_NEW": "1"}, {}, setting_names()) == [
         "QUESTBOT_SOMETHING_NEW is not a setting questbot reads; the README's table under "
         "\"Setting up\" lists every setting"]
@@ -100,3 +105,24 @@ def test_each_process_help_names_the_settings_it_reads(process: str) -> None:
     assert "`" not in text and "QUESTBOT_ENV_FILE" in flat and "./.env" in flat
     assert ("GITHUB_WEBHOOK_SECRET" in flat) and (("QUESTBOT_MODEL" in flat) == (
         process == "worker"))
+
+
+def _helps(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> dict[str, str]:
+    found = {" ".join(path): parser.format_help()}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, child in action.choices.items():
+                found |= _helps(child, (*path, name))
+    return found
+
+
+def test_every_help_is_plain_text_and_names_its_settings() -> None:
+    helps = _helps(build_parser())
+    assert not [name for name, text in helps.items() if "`" in text or "``" in text]
+    reading = {"serve", "worker", "status", "proof", "register", "receive", "lessons",
+               "review request", "model check"}
+    assert not [name for name in reading if "Settings it reads" not in helps[name]]
+    for name in reading - {"serve", "worker"}:  # what it names are settings or their notes
+        said = " ".join(helps[name].split()).split("Settings it reads", 1)[1]
+        assert set(re.findall(r"\b[A-Z][A-Z0-9_]{3,}\b", said)) <= {
+            *setting_names(), "GITHUB_URL"}, name

@@ -22,6 +22,13 @@ PREFIX = "QUESTBOT_"
 DEVELOPMENT = ("QUESTBOT_CACHE", "QUESTBOT_CHAOS_", "QUESTBOT_FUZZ_", "QUESTBOT_PROPERTY_",
                "QUESTBOT_PLAYGROUND", "QUESTBOT_SHARED", "QUESTBOT_TEST_")
 """Read by ``scripts/`` and ``testing/`` (never by ``bot/``): not warned about."""
+COMMANDS_READ = frozenset({"GITHUB_URL"})
+"""Read by a command, not by the processes: ``register``'s GitHub Enterprise host."""
+
+
+def reads(*names: str, where: str = "the environment over ./.env") -> str:
+    """A command's ``--help`` epilog: the settings it reads, by name, and from where."""
+    return f"Settings it reads, from {where}: {', '.join(names)}."
 
 
 def unknown_settings(values: Mapping[str, str], origins: Mapping[str, Path],
@@ -31,7 +38,7 @@ def unknown_settings(values: Mapping[str, str], origins: Mapping[str, Path],
     to a setting's name."""
     found: list[str] = []
     for name in sorted(values):
-        if name in known or name.startswith(DEVELOPMENT):
+        if name in known or name in COMMANDS_READ or name.startswith(DEVELOPMENT):
             continue
         near = difflib.get_close_matches(name, sorted(known), n=1, cutoff=0.8)
         if not name.startswith(PREFIX) and not (name in origins and near):
