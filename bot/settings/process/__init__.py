@@ -5,8 +5,10 @@ anything starts (a part of ``bot.settings``; a repository's own file is
 Where a new setting goes: a field on ``Config`` (or on the mixin of its concern, as
 ``ModelConfig`` and ``SandboxConfig`` are), with its variable as ``validation_alias``, a check
 (``bot.settings.process.checks``), its hint in ``bot.settings.process.problems`` and a row in
-the README's table of settings (``tests/settings/test_process_readme.py`` compares them); the
-unknown-variable warning learns it from the fields by itself.
+the README's table of settings (``tests/settings/test_process_settings.py`` compares them); the
+unknown-variable warning and the worker's ``--help`` learn it from the fields by themselves
+(name it in ``WEB_READS`` if the web process uses it, in ``NOT_THE_WORKERS`` if the worker
+does not).
 
 ``load_config`` reads every variable, and if anything is missing or malformed it raises one
 ``ConfigError`` listing every problem with what to do about it
@@ -30,6 +32,7 @@ questbot that cannot check signatures must not start at all.
 | ``QUESTBOT_REDELIVERY_INTERVAL`` | ``300`` | seconds between two redelivery passes |
 | ``QUESTBOT_REDELIVERY_HOURS`` | ``24`` | how far back a pass looks (GitHub keeps three days) |
 | ``QUESTBOT_REDELIVERY_MAX`` | ``50`` | redeliveries asked for in one pass, at most |
+| ``QUESTBOT_PUBLIC_URL`` | unset | the web process's address for reviewers (``review request``) |
 
 ``.env``. The values of ``./.env`` lie under the process environment, and a variable set in
 the environment wins (``bot.settings.process.environment``).
@@ -263,7 +266,7 @@ def load_config(environ: Mapping[str, str] | None = None, *,
 
 def setting_names() -> list[str]:
     """Every variable questbot's processes read, in the order of the settings model (the
-    README's table holds the same names: ``tests/settings/test_process_readme.py``)."""
+    README's table holds the same names: ``tests/settings/test_process_settings.py``)."""
     return [str(field.validation_alias) for field in Config.model_fields.values()] + [
         ENV_FILE_VARIABLE]
 
