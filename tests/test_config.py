@@ -162,7 +162,8 @@ def test_a_short_webhook_secret_is_refused(env: dict[str, str], value: str) -> N
     appears, would blank a one-letter secret in every line: 16 characters at least."""
     env["GITHUB_WEBHOOK_SECRET"] = value
     problem = only_problem(env)
-    assert problem.startswith(f"GITHUB_WEBHOOK_SECRET: is {len(value)} characters long")
+    length = "1 character" if len(value) == 1 else f"{len(value)} characters"
+    assert problem.startswith(f"GITHUB_WEBHOOK_SECRET: is {length} long")
     assert "at least 16" in problem and "fifteen-chars!!" not in problem  # never quoted
     env["GITHUB_WEBHOOK_SECRET"] = "sixteen-chars!!!"
     assert load_config(env).github_webhook_secret.get_secret_value() == "sixteen-chars!!!"

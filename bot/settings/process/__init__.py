@@ -191,7 +191,8 @@ class Config(SandboxConfig, ModelConfig):
         if not text.strip():
             raise ValueError("is blank")
         if len(text) < MIN_WEBHOOK_SECRET:
-            raise ValueError(f"is {len(text)} characters long; a webhook secret needs at least "
+            length = f"{len(text)} character{'s' if len(text) != 1 else ''}"
+            raise ValueError(f"is {length} long; a webhook secret needs at least "
                              f"{MIN_WEBHOOK_SECRET} (a long random string, as GitHub advises: "
                              "python -c 'import secrets; print(secrets.token_hex(32))' makes "
                              "one), the same here and in the App's settings")
