@@ -10,11 +10,12 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from bot.config import Config, load_config
-from bot.config.environment import redis_url
-from bot.config.problems import ConfigError
 from bot.control_chars import say
 from bot.core import Policy
+from bot.settings.process import Config, load_config, read_by
+from bot.settings.process.environment import redis_url
+from bot.settings.process.names import reads
+from bot.settings.process.problems import ConfigError
 from bot.tools.replay import (
     JournalFileError,
     read_journal,
@@ -100,7 +101,8 @@ def _status(args: argparse.Namespace) -> int:
 
             url = args.redis or redis_url()
             if not args.quest:
-                say("status: name a quest id, or --journal FILE", err=True)
+                say("status: name a quest id, or --journal FILE, or --repo OWNER/NAME for "
+                    "every live quest of a repository", err=True)
                 return 2
             try:
                 rebuilt = asyncio.run(replay_recorded(url, args.quest, policy))
@@ -127,8 +129,8 @@ def _status(args: argparse.Namespace) -> int:
 def _proof(args: argparse.Namespace) -> int:
     """0: every check passed; 1: one failed; 2: they could not be run."""
     from bot.agent import sandbox
-    from bot.config.sandbox import load_sandbox_config
     from bot.errors import QuestbotError
+    from bot.settings.process.sandbox import load_sandbox_config
     from bot.tools.proof import passed, proof_json, proof_text, prove_checkout
 
     try:
@@ -162,11 +164,32 @@ def _proof(args: argparse.Namespace) -> int:
 
 
 def _config() -> Config:
+    """The process's settings, checked whole; a variable that looks meant for questbot and
+    that no setting reads is named at start, with the setting it was probably meant to be."""
     try:
-        return load_config()
+        config = load_config()
     except ConfigError as exc:
         say(f"questbot: {exc}", err=True)
         raise SystemExit(2) from None
+    for warning in config.warnings:
+        say(f"questbot: warning: {warning}", err=True)
+    return config
+
+
+def _settings_help(process: str, what: str) -> str:
+    """A process's ``--help``: what it is, and the settings it reads, by name."""
+    import textwrap
+
+    names = ", ".join(sorted(read_by(process)))
+    return "\n\n".join([
+        textwrap.fill(what, width=78),
+        textwrap.fill(f"Settings it reads: {names}.", width=78),
+        textwrap.fill("From the environment over ./.env (or the file QUESTBOT_ENV_FILE names); "
+                      "a variable in the environment wins. Every setting is checked at start "
+                      "(the other process's too, so one set of settings serves both), each "
+                      "problem listed with its fix, and a QUESTBOT_ variable no setting "
+                      "reads is named with the nearest setting. The README's table under "
+                      "\"Setting up\" says what each one does.", width=78)])
 
 
 def _serve(_args: argparse.Namespace) -> int:
@@ -221,8 +244,8 @@ def _receive(args: argparse.Namespace) -> int:
 
 
 def _check_config(args: argparse.Namespace) -> int:
-    from bot.settings.json_schema import settings_schema_text
-    from bot.settings.schema import SettingsError, parse_settings
+    from bot.settings.repository.json_schema import settings_schema_text
+    from bot.settings.repository.schema import SettingsError, parse_settings
 
     if args.schema:
         sys.stdout.write(settings_schema_text())
@@ -283,7 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--json", action="store_true", help="print the result as JSON")
     rp.set_defaults(func=_replay)
     st = sub.add_parser("status", help="a quest's state, gates, what each role may do now and "
-                        "the next action")
+                        "the next action",
+                        epilog=reads("REDIS_URL (unless --redis or --journal is given)"))
     st.add_argument("quest", nargs="?", help="the quest id, read from Redis")
     st.add_argument("--journal", type=Path, help="read an events .jsonl file instead")
     st.add_argument("--repo", metavar="OWNER/NAME", help="list every live quest of this "
@@ -293,7 +317,10 @@ def build_parser() -> argparse.ArgumentParser:
                     "recorded policy, else the default policy)")
     st.add_argument("--json", action="store_true", help="print it as JSON")
     st.set_defaults(func=_status)
-    pf = sub.add_parser("proof", help="run a repository's checks in the sandbox, as a quest's "
+    pf = sub.add_parser("proof", epilog=reads(
+        "QUESTBOT_SANDBOX", "QUESTBOT_SANDBOX_READONLY", "QUESTBOT_SANDBOX_MEMORY_MB",
+        "QUESTBOT_SANDBOX_PROCESSES", "GITHUB_PRIVATE_KEY_PATH (kept out of the sandbox)",
+        where="the environment"), help="run a repository's checks in the sandbox, as a quest's "
                         "proof does, and print the bundle (exit 0 passed, 1 failed, 2 not run)")
     pf.add_argument("--checkout", type=Path, required=True, metavar="DIR",
                     help="a git working tree (its committed HEAD is proved) or a directory")
@@ -308,11 +335,23 @@ def build_parser() -> argparse.ArgumentParser:
                     help="per command (default 600); a command that runs longer fails with 124")
     pf.add_argument("--json", action="store_true", help="print the result as JSON")
     pf.set_defaults(func=_proof)
-    sub.add_parser("serve", help="the web process: POST /webhook, /healthz, /metrics"
+    sub.add_parser("serve", help="the web process: POST /webhook, /healthz, /metrics",
+                   formatter_class=argparse.RawDescriptionHelpFormatter,
+                   description=_settings_help("serve", "The web process: checks each webhook's "
+                                              "signature, keeps it in Redis and answers "
+                                              "GitHub; /healthz and /metrics beside.")
                    ).set_defaults(func=_serve)
-    sub.add_parser("worker", help="the worker: deliveries, effects, timers, GitHub views"
+    sub.add_parser("worker", help="the worker: deliveries, effects, timers, GitHub views",
+                   formatter_class=argparse.RawDescriptionHelpFormatter,
+                   description=_settings_help("worker", "The worker: turns the stored "
+                                              "deliveries into quests, runs the agent, the "
+                                              "proofs and every write to GitHub; /metrics and "
+                                              "/healthz on QUESTBOT_METRICS_PORT.")
                    ).set_defaults(func=_worker)
-    rg = sub.add_parser("register", help="make questbot's GitHub App from app.yml (the manifest "
+    rg = sub.add_parser("register", epilog=reads(
+        "GITHUB_URL or GITHUB_API_URL (GitHub Enterprise Server)") + " It writes GITHUB_APP_ID, "
+        "GITHUB_APP_SLUG, GITHUB_WEBHOOK_SECRET and GITHUB_PRIVATE_KEY_PATH to the .env file.",
+                        help="make questbot's GitHub App from app.yml (the manifest "
                         "flow) and save its credentials in .env")
     rg.add_argument("--webhook-url", help="where GitHub sends webhooks: https://HOST/webhook "
                     "(default: app.yml's)")
@@ -326,7 +365,10 @@ def build_parser() -> argparse.ArgumentParser:
     rg.add_argument("--no-browser", action="store_true", help="print the page's address only")
     rg.set_defaults(func=_register)
     rc = sub.add_parser("receive", help="sign a webhook payload file and send it to the web "
-                        "process (or with --local, to intake here)")
+                        "process (or with --local, to intake here)",
+                        epilog=reads("GITHUB_WEBHOOK_SECRET", "PORT (for the default --url)")
+                        + " With --local, every setting the worker reads (python -m bot "
+                        "worker --help).")
     rc.add_argument("event", help="the X-GitHub-Event name, e.g. issue_comment")
     rc.add_argument("fixture", type=Path, help="a webhook payload JSON file")
     rc.add_argument("--url", help="the web process's webhook URL (default: "
@@ -358,8 +400,24 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run the command; a Redis that does not answer is one line (exit 2), a reader that
+    stops reading (``| head``) a quiet end (``bot.tools.reach``)."""
+    import redis
+
+    from bot.tools.reach import quiet_on_closed_pipe, unreachable_redis
+
     args = build_parser().parse_args(argv)
-    return int(args.func(args))
+    try:
+        code = int(args.func(args))
+        sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's last flush
+    except BrokenPipeError:
+        return quiet_on_closed_pipe()
+    except (redis.ConnectionError, redis.TimeoutError, ConnectionError) as exc:
+        url = getattr(args, "redis", None) or redis_url()
+        command = " ".join(filter(None, (args.command, getattr(args, "review_action", None))))
+        say(unreachable_redis(command, url, exc), err=True)
+        return 2
+    return code
 
 
 if __name__ == "__main__":

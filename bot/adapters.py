@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from bot.core import Effect, EffectType, Quest
 from bot.journal import Journal, PermanentError
 from bot.runner import Adapter
-from bot.settings.schema import Settings
+from bot.settings.repository.schema import Settings
 
 Changes = Mapping[str, bytes | None]
 """Path → new content, or ``None`` to delete the path (a symlink's content is its target)."""

@@ -89,7 +89,7 @@ def serve_ingest(port: int, redis_url: str) -> None:
     from cryptography.hazmat.primitives import serialization
     from cryptography.hazmat.primitives.asymmetric import rsa
 
-    from bot.config import load_config
+    from bot.settings.process import load_config
     from bot.web.app import run_web
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)

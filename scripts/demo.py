@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from bot.agent import sandbox
 from bot.core import Event, Quest
 from bot.core.rules.budget import allowance
-from bot.settings.schema import parse_settings
+from bot.settings.repository.schema import parse_settings
 from bot.words.spend import budget_line
 from questbot_testing import playground
 from questbot_testing.modelserver.demo import demo_model, spent_by_stage

@@ -31,10 +31,11 @@ from typing import Any
 
 from aiohttp import ClientSession, ClientTimeout, web
 
-from bot.config.model import ModelConfig
+from bot.agent.model.endpoint import endpoint_from
 from bot.core import State
 from bot.core.events.agent_work import AgentHalted
 from bot.core.events.bookkeeping import UsageRecorded
+from bot.settings.process.model import ModelConfig
 from questbot_testing.redis_server import RedisServer
 from questbot_testing.scenario import REPO, setup_repository
 from questbot_testing.stack import Stack
@@ -127,7 +128,7 @@ async def run(upstream: str, timeout: float) -> int:
     print("  " + (await model_check(env)).replace("\n", "\n  "))
     checked = len(proxy.seen)
     config = ModelConfig.model_validate(env)
-    endpoint = config.model_endpoint
+    endpoint = endpoint_from(config)
     if endpoint is None:
         print("realmodel: QUESTBOT_MODEL is not set", file=sys.stderr)
         return 2

@@ -19,7 +19,7 @@ FLOORS: dict[str, int] = {
     # the ground: no questbot imports but each other's
     "errors": 0, "control_chars": 0, "gitrun": 0,
     "core": 1, "observe": 1,
-    # the store (every key in one layout) and the repository's settings
+    # every setting: the process's (the environment) and a repository's (its file); the store
     "settings": 2, "journal": 2,
     # what moves work along: the effect runner, leases, timers, doorbells, the inbound stream
     "runner": 3,
@@ -29,8 +29,8 @@ FLOORS: dict[str, int] = {
     "words": 6, "reviews": 6,
     # the one way to GitHub: the only room with a token or an HTTP call to it
     "github": 7,
-    # which quest an event is about, who may act; the process's settings
-    "quests": 8, "config": 8,
+    # which quest an event is about, who may act
+    "quests": 8,
     # the concerns: each its router, what it does with an event, its effect adapters
     "views": 9, "failures": 9, "commands": 9,
     "pulls": 10, "inbox": 10, "lessons": 10, "reflection": 10,
@@ -135,3 +135,14 @@ def test_no_redis_key_is_built_outside_the_layout_module() -> None:
              and not line.lstrip().startswith(("#", '"""', "``"))}
     assert built == {}
     assert any(shape.search('    return f"q:{hash_tag(quest_id)}:gh"') for shape in KEY_SHAPES)
+
+
+def test_every_setting_has_one_home_below_what_reads_it() -> None:
+    """Issue 23: the process's settings and a repository's live in one room, ``settings``,
+    below the agent and GitHub whose values they hold, so every room may read them and they
+    read nothing above them."""
+    assert FLOORS["settings"] < min(FLOORS["agent"], FLOORS["github"], FLOORS["runner"])
+    found = arrows()
+    assert {b for (a, b) in found if a == "settings"} <= {"core", "errors"}
+    for part in ("process", "repository"):
+        assert (PROJECT / "bot" / "settings" / part / "__init__.py").is_file()

@@ -10,8 +10,9 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from bot.config import Config, load_config
-from bot.config.problems import ConfigError
+from bot.agent.model.endpoint import endpoint_from
+from bot.settings.process import Config, load_config
+from bot.settings.process.problems import ConfigError
 
 SECRET = "webhook-secret-value"
 
@@ -155,6 +156,19 @@ def test_the_webhook_secret_is_required(env: dict[str, str], value: str | None) 
     assert only_problem(env).startswith("GITHUB_WEBHOOK_SECRET")
 
 
+@pytest.mark.parametrize("value", ["x", "s3cret", "fifteen-chars!!"])
+def test_a_short_webhook_secret_is_refused(env: dict[str, str], value: str) -> None:
+    """A secret is guessed the shorter it is, and the log redaction, replacing it wherever it
+    appears, would blank a one-letter secret in every line: 16 characters at least."""
+    env["GITHUB_WEBHOOK_SECRET"] = value
+    problem = only_problem(env)
+    length = "1 character" if len(value) == 1 else f"{len(value)} characters"
+    assert problem.startswith(f"GITHUB_WEBHOOK_SECRET: is {length} long")
+    assert "at least 16" in problem and "fifteen-chars!!" not in problem  # never quoted
+    env["GITHUB_WEBHOOK_SECRET"] = "sixteen-chars!!!"
+    assert load_config(env).github_webhook_secret.get_secret_value() == "sixteen-chars!!!"
+
+
 def test_key_path_not_found(env: dict[str, str]) -> None:
     del env["GITHUB_PRIVATE_KEY"]
     assert only_problem(env | {"GITHUB_PRIVATE_KEY_PATH": "/x"}) == (
@@ -288,7 +302,7 @@ def test_config_is_frozen(env: dict[str, str]) -> None:
 def test_the_sandbox_is_on_unless_the_operator_says_unsafe_off(
         env: dict[str, str], tmp_path: Path) -> None:
     from bot.agent.sandbox import SandboxMode
-    from bot.config.sandbox import load_sandbox_config
+    from bot.settings.process.sandbox import load_sandbox_config
 
     config = load_config(env)
     assert config.sandbox is SandboxMode.BUBBLEWRAP and config.sandbox_policy().confined
@@ -404,10 +418,10 @@ def test_env_file_is_read_under_the_environment(
     key.write_text(key_pem)
     dotenv = tmp_path / ".env"
     dotenv.write_text(f"# written by hand\nGITHUB_APP_ID=777\nGITHUB_PRIVATE_KEY_PATH={key}\n"
-                      f"export GITHUB_WEBHOOK_SECRET='from the file'\nPORT=7000\n")
+                      f"export GITHUB_WEBHOOK_SECRET='from the file, long enough'\nPORT=7000\n")
     config = load_config({}, env_file=dotenv)
     assert (config.github_app_id, config.port) == ("777", 7000)
-    assert config.github_webhook_secret.get_secret_value() == "from the file"
+    assert config.github_webhook_secret.get_secret_value() == "from the file, long enough"
     assert config.github_private_key.get_secret_value() == key_pem
     # the environment wins, variable by variable; an empty one lets the file's show through
     config = load_config({"PORT": "9000", "GITHUB_APP_ID": ""}, env_file=dotenv)
@@ -461,7 +475,7 @@ def test_process_environment_over_dot_env_in_the_working_directory(
 
 
 def test_no_model_unless_one_is_named(env: dict[str, str]) -> None:
-    assert load_config(env).model_endpoint is None
+    assert endpoint_from(load_config(env)) is None
 
 
 def test_the_model_endpoint_comes_from_the_environment(env: dict[str, str]) -> None:
@@ -470,7 +484,7 @@ def test_the_model_endpoint_comes_from_the_environment(env: dict[str, str]) -> N
                           "QUESTBOT_MODEL_URL": "http://127.0.0.1:9000",
                           "QUESTBOT_MODEL_API_KEY": "sk-ant-model-key",
                           "QUESTBOT_MODEL_PRICES": "3, 15"})
-    endpoint = config.model_endpoint
+    endpoint = endpoint_from(config)
     assert endpoint is not None
     assert (endpoint.wire.value, endpoint.base_url, endpoint.model) == (
         "anthropic", "http://127.0.0.1:9000", "claude-sonnet-4-5")
@@ -481,8 +495,8 @@ def test_the_model_endpoint_comes_from_the_environment(env: dict[str, str]) -> N
 
 
 def test_a_local_model_needs_no_key(env: dict[str, str]) -> None:
-    endpoint = load_config({**env, "QUESTBOT_MODEL": "llama3.1",
-                            "QUESTBOT_MODEL_URL": "http://ollama:11434/v1"}).model_endpoint
+    endpoint = endpoint_from(load_config({**env, "QUESTBOT_MODEL": "llama3.1",
+                                          "QUESTBOT_MODEL_URL": "http://ollama:11434/v1"}))
     assert endpoint is not None and endpoint.api_key is None
     assert endpoint.wire.value == "openai"
 
@@ -496,13 +510,13 @@ def test_a_real_deployments_model_settings(env: dict[str, str]) -> None:
                           "QUESTBOT_MODEL_CONTEXT_WINDOW": "32768",
                           "QUESTBOT_MODEL_RETRIES": "2", "QUESTBOT_MODEL_STAGE_SECONDS": "900",
                           "QUESTBOT_MODEL_PROBE": "false"})
-    endpoint = config.model_endpoint
+    endpoint = endpoint_from(config)
     assert endpoint is not None and not config.model_probe
     assert (endpoint.request_timeout_seconds, endpoint.max_tokens, endpoint.context_window,
             endpoint.retries, endpoint.stage_seconds) == (120, 2048, 32768, 2, 900)
     assert endpoint.chosen.context_window == 32768
     assert endpoint.chosen.limit_field(endpoint.base_url) == "max_tokens"
-    defaults = load_config({**env, "QUESTBOT_MODEL": "gpt-4.1-mini"}).model_endpoint
+    defaults = endpoint_from(load_config({**env, "QUESTBOT_MODEL": "gpt-4.1-mini"}))
     assert defaults is not None
     assert (defaults.request_timeout_seconds, defaults.max_tokens, defaults.context_window,
             defaults.retries, defaults.stage_seconds) == (300, 8192, None, 4, 1800)
@@ -541,7 +555,7 @@ def test_the_tools_read_redis_url_as_the_processes_do(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """``python -m bot status`` and ``review`` need Redis and none of the App's settings:
     ``redis_url`` is the environment's, else ``./.env``'s, else the default."""
-    from bot.config.environment import REDIS_DEFAULT, redis_url
+    from bot.settings.process.environment import REDIS_DEFAULT, redis_url
 
     dotenv = tmp_path / ".env"
     monkeypatch.setenv("QUESTBOT_ENV_FILE", str(dotenv))

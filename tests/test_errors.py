@@ -18,8 +18,8 @@ GROUPS = (errors.Refused, errors.PermanentError, errors.RetryLater, errors.Confi
 ROOM_BASES = {"QuestError", "JournalError", "AgentError", "GitHubAdapterError", "AuthError",
               "SignatureError", "IllegalMove", "EndpointFailed"}
 """A room's own base, caught as "anything from this room"; it need not name a group."""
-PRIVATE_CONTROL_FLOW = {"bot.agent.command._Capped", "bot.config.problems._Whole",
-                        "bot.config.model.WholeSentence"}
+PRIVATE_CONTROL_FLOW = {"bot.agent.command._Capped", "bot.settings.process.problems._Whole",
+                        "bot.settings.process.model.WholeSentence"}
 """Raised and caught inside one function, never seen by a caller."""
 
 

@@ -38,7 +38,7 @@ from bot.core.events.landing import BaseMoved
 from bot.core.events.signals import SignalSensed
 from bot.core.proof import CheckRecord, Reproduction
 from bot.journal import PermanentError
-from bot.settings.schema import Settings
+from bot.settings.repository.schema import Settings
 
 REASON_TAIL = 1_500
 

@@ -118,7 +118,7 @@ from bot.errors import ConfigurationError
 from bot.journal import PermanentError
 from bot.journal.lessons import LessonStore, lesson_lines
 from bot.runner import Adapter
-from bot.settings.schema import AgentKind, Settings
+from bot.settings.repository.schema import AgentKind, Settings
 
 log = logging.getLogger(__name__)
 

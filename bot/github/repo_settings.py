@@ -30,7 +30,7 @@ from gidgethub.abc import GitHubAPI
 from bot.github.forge import Forge
 from bot.journal.memory import ForgeMemory
 from bot.journal.wire import RedisClient
-from bot.settings.schema import (
+from bot.settings.repository.schema import (
     SETTINGS_PATH,
     Settings,
     SettingsError,

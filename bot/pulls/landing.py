@@ -49,7 +49,7 @@ from bot.errors import PermanentError
 from bot.github.forge import Forge, Pull, RepoInfo, refused, status_of
 from bot.github.forge.graphql import GraphQLRefused
 from bot.journal.memory import ForgeMemory
-from bot.settings.schema import MergeMethod
+from bot.settings.repository.schema import MergeMethod
 from bot.words import render
 
 log = logging.getLogger(__name__)

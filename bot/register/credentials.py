@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.config.envfile import update_env_file, write_private
 from bot.github.manifest import API_URL, Registration
 from bot.register.errors import RegistrationError
+from bot.settings.process.envfile import update_env_file, write_private
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,10 @@ from functools import partial
 from pathlib import Path
 from typing import TypeVar
 
-from bot.config import checks
-from bot.config.environment import settings_values
-from bot.config.problems import ConfigError
 from bot.github.manifest import GITHUB_URL, api_url_for
+from bot.settings.process import checks
+from bot.settings.process.environment import settings_values
+from bot.settings.process.problems import ConfigError
 
 T = TypeVar("T")
 

@@ -10,12 +10,13 @@ import argparse
 import asyncio
 import json
 
-from bot.config.environment import redis_url
 from bot.control_chars import one_line, say
 from bot.core.lessons import ENDING_WORDS
 from bot.journal.lessons import Lesson, LessonStore, inbox_rewrite, lesson_trail
 from bot.journal.store import Journal
 from bot.journal.wire import connect
+from bot.settings.process.environment import redis_url
+from bot.settings.process.names import reads
 
 
 async def listed(url: str, repo: str) -> list[Lesson]:
@@ -77,7 +78,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    ls = sub.add_parser("lessons", help="what a repository's closed quests taught (every "
+    ls = sub.add_parser("lessons", epilog=reads("REDIS_URL (unless --redis is given)"),
+                        help="what a repository's closed quests taught (every "
                         "stage's agent reads them); --drop QUEST_ID drops one")
     ls.add_argument("repo", help="the repository, owner/name")
     ls.add_argument("--drop", metavar="QUEST_ID", help="drop the lessons this quest taught")

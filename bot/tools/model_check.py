@@ -19,17 +19,21 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from bot.agent.model.endpoint import ModelEndpoint, Wire
+from bot.agent.model.endpoint import ModelEndpoint, Wire, endpoint_from
 from bot.agent.model.probe import Facts, probe
-from bot.config.environment import settings_values
-from bot.config.model import ModelConfig
 from bot.control_chars import one_line, say
+from bot.settings.process.environment import settings_values
+from bot.settings.process.model import MODEL_HINTS, MODEL_SECRETS, ModelConfig
+from bot.settings.process.names import reads
+
+MODEL_SETTINGS = sorted({*MODEL_HINTS, *MODEL_SECRETS})
 
 
 def add_parser(sub: Any) -> None:
     model = sub.add_parser("model", help="the model endpoint questbot's agent uses")
     inner = model.add_subparsers(dest="model_command", required=True)
-    check = inner.add_parser("check", help="ask the endpoint what it can do and print what "
+    check = inner.add_parser("check", epilog=reads(*MODEL_SETTINGS),
+                             help="ask the endpoint what it can do and print what "
                              "questbot will do with it (exit 0 usable, 1 not, 2 unreachable)")
     check.add_argument("--url", help="the endpoint (default QUESTBOT_MODEL_URL)")
     check.add_argument("--model", help="the model's name (default QUESTBOT_MODEL)")
@@ -48,7 +52,7 @@ def endpoint_of(args: argparse.Namespace) -> ModelEndpoint:
     if args.protocol:
         values["QUESTBOT_MODEL_PROTOCOL"] = args.protocol
     config = ModelConfig.model_validate({k: v for k, v in values.items() if v})
-    endpoint = config.model_endpoint
+    endpoint = endpoint_from(config)
     if endpoint is None:
         raise ValueError("no model is named: set QUESTBOT_MODEL or pass --model")
     return endpoint

@@ -32,7 +32,7 @@ from typing import Any
 from bot.agent.proof_runner import CheckCommand, ProofRun, run_proof
 from bot.core.proof import Risk
 from bot.errors import QuestbotError, Refused
-from bot.settings.schema import parse_settings
+from bot.settings.repository.schema import parse_settings
 
 SETTINGS_PATH = ".github/questbot.yml"
 TAIL_LINES = 15

@@ -41,7 +41,7 @@ from bot.github.auth import AuthError
 from bot.github.signature import sign
 
 if TYPE_CHECKING:
-    from bot.config import Config
+    from bot.settings.process import Config
 
 USER_AGENT = "questbot-receive"
 IDENTITY_PATIENCE_S = 20.0
@@ -148,9 +148,9 @@ def receive(event: str, fixture: Path, *, url: str | None, local: bool,
     quotes the receiver's answer (whatever listens at ``url``) and intake's refusals (a
     comment's words): ``say`` and ``warn`` must make them inert, as
     ``bot.control_chars.say`` does."""
-    from bot.config import load_config
-    from bot.config.environment import settings_values
-    from bot.config.problems import ConfigError
+    from bot.settings.process import load_config
+    from bot.settings.process.environment import settings_values
+    from bot.settings.process.problems import ConfigError
 
     try:
         body = read_fixture(fixture)

@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from bot.core import EVENT_ADAPTER, Event, FoldResult, Policy, fold
 from bot.errors import Refused
+from bot.words.effects import effect_phrase
 
 
 class JournalFileError(Refused, ValueError):
@@ -108,8 +109,12 @@ def result_text(result: FoldResult, *, uses: Mapping[str | None, int] | None = N
     lines.append(f"events applied: {result.applied}; absorbed: {len(result.absorbed)}")
     if uses is not None:
         lines.append(policy_text(uses))
-    lines.append(f"effects ({len(result.effects)}):")
-    lines.extend(f"  {e.key}" for e in result.effects)
+    lines.append(f"effects ({len(result.effects)}), in the order they were asked for"
+                 + (" (their keys: --json):" if result.effects else ":"))
+    width = len(str(len(result.effects)))
+    lines.extend(
+        f"  {n:>{width}}. {effect_phrase(e.type.value, e.revision, e.payload, e.occurrence)}"
+        for n, e in enumerate(result.effects, start=1))
     if result.invalid is None:
         lines.append("invalid transition: none")
     else:

@@ -76,7 +76,7 @@ from bot.web.ingress import (
 from bot.web.reviews import add_review_routes
 
 if TYPE_CHECKING:
-    from bot.config import Config
+    from bot.settings.process import Config
 
 log = logging.getLogger(__name__)
 

@@ -1,6 +1,6 @@
 """The worker's runtime: connections, clients and plugins, built once from explicit parts.
 
-``python -m bot worker`` builds it from the environment (``bot.config``); the demo and the
+``python -m bot worker`` builds it from the environment (``bot.settings.process``); the demo and the
 end-to-end tests build it against the fake GitHub with the same code, so what they exercise is
 what runs in production.
 """
@@ -23,9 +23,9 @@ from bot.adapters import AdapterContext, Plugin, Sync
 from bot.agent import sandbox
 from bot.agent.evidence_store import EvidenceStore
 from bot.agent.model import ModelEndpoint
+from bot.agent.model.endpoint import endpoint_from
 from bot.agent.runs import agent_adapters
 from bot.agent.scripted import ScriptedSpec
-from bot.config import Config
 from bot.core import EffectType
 from bot.github.auth import app_jwt, load_private_key
 from bot.github.client import USER_AGENT, GitHubClients
@@ -42,6 +42,7 @@ from bot.observe.metrics import Metrics
 from bot.reflection.runs import model_runs
 from bot.runner import Leases
 from bot.runner.outbox import Adapter
+from bot.settings.process import Config
 from bot.worker.github_effects import GitHubEffects
 from bot.worker.http import make_worker_app
 from bot.worker.model_start import probed, watched
@@ -179,7 +180,7 @@ async def _serve(config: Config) -> None:
         redis_url=config.redis_url, github_api_url=config.github_api_url,
         app_id=config.github_app_id, private_key=config.github_private_key,
         durable=config.durable_acks, redelivery=redelivery_policy(config),
-        app_slug=config.github_app_slug, model=config.model_endpoint,
+        app_slug=config.github_app_slug, model=endpoint_from(config),
         probe_model=config.model_probe)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -193,7 +194,7 @@ async def _serve(config: Config) -> None:
     await web.TCPSite(site_runner, "0.0.0.0", config.metrics_port).start()  # noqa: S104
     log.info("questbot worker started (%s); /metrics and /healthz on port %d",
              runtime.worker.consumer, config.metrics_port)
-    endpoint = config.model_endpoint
+    endpoint = endpoint_from(config)
     if endpoint is None:
         log.warning("no model is configured (QUESTBOT_MODEL is not set): quests whose "
                     "repository uses the model agent park and say what to set")

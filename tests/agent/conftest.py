@@ -26,7 +26,7 @@ from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, Policy, Quest
 from bot.github.client import GitHubClients
 from bot.github.forge import Forges
 from bot.journal import Journal
-from bot.settings.schema import Settings
+from bot.settings.repository.schema import Settings
 from questbot_testing.fakegithub import FakeGitHub
 from questbot_testing.sample import sample_files, sample_spec
 

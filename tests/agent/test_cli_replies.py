@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from bot.agent.presets import PRESETS, Ran, reply_in, usage
 from bot.agent.task import AgentReply, ReplyStatus
-from bot.settings.schema import Settings
+from bot.settings.repository.schema import Settings
 
 ANSWER = {"hypothesis": "rounds down", "claims": [
     {"statement": "floor division", "confidence": 0.8,

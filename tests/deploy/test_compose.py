@@ -1,8 +1,8 @@
 """compose.yaml held to what questbot needs, read as Compose reads it (PyYAML: anchors, merges).
 
 No engine is needed for these: they check the file against questbot's own settings model
-(``bot.config``), the Dockerfile and the Procfile, so a renamed setting, a port that moved, a
-key handed over as a variable or a Redis without ``appendfsync always`` fails here before a
+(``bot.settings.process``), the Dockerfile and the Procfile, so a renamed setting, a port that
+moved, a key handed over as a variable or a Redis without ``appendfsync always`` fails here before a
 self-hoster meets it. ``test_image.py`` runs the same file's settings on an engine.
 """
 
@@ -16,8 +16,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 
-from bot.config import Config, load_config
-from bot.config.problems import ConfigError
+from bot.settings.process import Config, load_config
+from bot.settings.process.problems import ConfigError
 from tests.deploy import files
 
 QUESTBOT = ("web", "worker")
@@ -97,7 +97,8 @@ def test_the_settings_are_whole_once_the_app_id_and_secret_are_filled_in(
         assert "GITHUB_APP_ID" in problems and "GITHUB_WEBHOOK_SECRET" in problems, problems
         assert len(refused.value.problems) == 2, problems
         config = load_config(environment_of(
-            spec, name, key, {"GITHUB_APP_ID": "12345", "GITHUB_WEBHOOK_SECRET": "s3cret"}))
+            spec, name, key, {"GITHUB_APP_ID": "12345",
+                              "GITHUB_WEBHOOK_SECRET": "compose-test-webhook-secret"}))
         assert config.redis_url == "redis://redis:6379/0"
         assert config.github_private_key_path == key
 

@@ -22,7 +22,12 @@ from hypothesis import example, given
 from hypothesis import strategies as st
 
 from bot.github.repo_settings import SETTINGS_CHECK, RepoSettings
-from bot.settings.schema import Settings, SettingsError, parse_settings, render_settings_problem
+from bot.settings.repository.schema import (
+    Settings,
+    SettingsError,
+    parse_settings,
+    render_settings_problem,
+)
 from tests.fuzz.budget import fuzz
 from tests.fuzz.strategies import json_values, mutated, scalars
 from tests.github.conftest import REPO, World

@@ -17,7 +17,7 @@ from bot.core import Effect, EffectType
 from bot.github.client import GitHubClients
 from bot.github.forge import Forges
 from bot.journal import Journal
-from bot.settings.schema import Settings
+from bot.settings.repository.schema import Settings
 from bot.worker.github_effects import GitHubEffects
 from questbot_testing.fakegithub import FakeGitHub
 from questbot_testing.journals import JournalBuilder

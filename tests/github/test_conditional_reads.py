@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from bot.github.forge import Forge
 from bot.github.repo_settings import RepoSettings
-from bot.settings.schema import SETTINGS_PATH
+from bot.settings.repository.schema import SETTINGS_PATH
 from tests.github.conftest import REPO, World
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from bot.github.forge import RepoInfo
 from bot.pulls.landing import MethodRefused, choose, refusal_kind
-from bot.settings.schema import MergeMethod
+from bot.settings.repository.schema import MergeMethod
 
 ALL = RepoInfo(("merge", "squash", "rebase"))
 SQUASH_ONLY = RepoInfo(("squash",))

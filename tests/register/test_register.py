@@ -20,12 +20,12 @@ import redis.asyncio
 import yaml
 from aiohttp import web
 
-from bot.config import load_config
 from bot.github.auth import app_jwt
 from bot.github.manifest import api_url_for, exchange, new_app_url
 from bot.observe.metrics import Metrics
 from bot.register.page import Registrar
 from bot.runner.inbound import Inbound
+from bot.settings.process import load_config
 from bot.web.app import make_app
 from questbot_testing import PROJECT
 from questbot_testing.fakegithub import FakeGitHub
@@ -187,8 +187,8 @@ def test_where_the_manifest_goes() -> None:
 
 
 def test_register_options_list_every_problem(tmp_path: Path) -> None:
-    from bot.config.problems import ConfigError
     from bot.register.options import register_options
+    from bot.settings.process.problems import ConfigError
 
     with pytest.raises(ConfigError) as caught:
         register_options(environ={"GITHUB_URL": "github.com", "GITHUB_API_URL": "https://"},

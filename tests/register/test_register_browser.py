@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from bot.config import load_config
 from bot.register.page import Registrar
+from bot.settings.process import load_config
 from questbot_testing.fakegithub import FakeGitHub
 from tests.register.flow import WEBHOOK_URL, options_for
 

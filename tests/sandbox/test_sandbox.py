@@ -15,8 +15,8 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from bot.agent import sandbox
 from bot.agent.sandbox import SandboxMode, SandboxPolicy, SandboxUnavailable
 from bot.agent.sandbox.probe import announce
-from bot.config import load_config
 from bot.errors import PermanentError
+from bot.settings.process import load_config
 from bot.worker.assembly import start_sandbox
 from questbot_testing import PROJECT
 from tests.test_config import SECRET, pem

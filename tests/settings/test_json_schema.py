@@ -15,8 +15,8 @@ import pytest
 import yaml
 from jsonschema import Draft202012Validator  # type: ignore[import-untyped]
 
-from bot.settings.json_schema import settings_schema, settings_schema_text
-from bot.settings.schema import SettingsError, parse_settings
+from bot.settings.repository.json_schema import settings_schema, settings_schema_text
+from bot.settings.repository.schema import SettingsError, parse_settings
 from questbot_testing import PROJECT
 from questbot_testing.scenario import SETTINGS
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.core.policy import Checkpoint, Policy
-from bot.settings.schema import (
+from bot.settings.repository.schema import (
     SETTINGS_PATH,
     AgentKind,
     MergeMethod,

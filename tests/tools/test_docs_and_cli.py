@@ -48,7 +48,9 @@ def test_replay_of_the_rollback_example_shows_revision_2_research(
     main(["replay", str(EXAMPLES / "rollback-revision-2.jsonl")])
     text = capsys.readouterr().out
     assert "researching at revision 2" in text
-    assert "q-rollback:1:rollback:" in text and "q-rollback:2:start_agent:" in text
+    assert "revision 1: revert the merged change on GitHub" in text
+    assert "revision 2: run the agent's stage (research)" in text
+    assert "q-rollback:1:" not in text  # no key chains: those are --json's
 
 
 def test_replay_exits_non_zero_and_names_the_invalid_transition(

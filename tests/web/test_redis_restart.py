@@ -10,8 +10,8 @@ from collections.abc import Awaitable, Callable, Iterator
 import pytest
 import redis.asyncio
 
-from bot.config import load_config
 from bot.runner.inbound import STREAM
+from bot.settings.process import load_config
 from bot.web.app import app_from_config
 from questbot_testing.fakegithub.keys import shared_key_pair
 from questbot_testing.redis_server import RedisServer

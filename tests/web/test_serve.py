@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import io
 import logging
+import os
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,11 +18,14 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from prometheus_client.parser import text_string_to_metric_families
 
-from bot.config import load_config
-from bot.config.problems import ConfigError
 from bot.observe.logs import configure_logging
+from bot.settings.process import load_config
+from bot.settings.process.problems import ConfigError
 from bot.web.app import app_from_config
+from questbot_testing.stack import free_port
 from tests.web.conftest import SECRET, Client, delivery, send, stream_length
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
@@ -73,6 +80,22 @@ def test_without_a_webhook_secret_the_server_cannot_be_configured(
     del env["GITHUB_WEBHOOK_SECRET"]
     with pytest.raises(ConfigError, match="GITHUB_WEBHOOK_SECRET is not set"):
         load_config(env)
+
+
+def test_serve_refuses_a_one_character_secret_at_start(
+    redis_url: str, key_pem: str, tmp_path: Path
+) -> None:
+    """The bug it was: ``GITHUB_WEBHOOK_SECRET=s`` started, and the log redaction then blanked
+    every "s" of every line. Now ``serve`` stops before anything starts, in a sentence."""
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "serve"], capture_output=True, text=True, timeout=120,
+        cwd=tmp_path, check=False,
+        env={**environ(redis_url, key_pem, GITHUB_WEBHOOK_SECRET="s", PORT=str(free_port())),
+             "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 2 and done.stdout == ""
+    assert "- GITHUB_WEBHOOK_SECRET: is 1 character long; a webhook secret needs at least 16" \
+        in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
 
 
 def test_serve_logging_redacts_the_configured_secrets(redis_url: str, key_pem: str) -> None:

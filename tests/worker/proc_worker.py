@@ -33,7 +33,7 @@ from bot.core import EVENT_ADAPTER, Effect, EffectType, Event
 from bot.github.client import GitHubClients
 from bot.github.forge import Forges
 from bot.runner import Adapter
-from bot.settings.schema import Settings
+from bot.settings.repository.schema import Settings
 from bot.worker.assembly import redis_client
 from bot.worker.process import build_worker
 from questbot_testing.fakegithub.keys import shared_key_pair

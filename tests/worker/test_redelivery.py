@@ -11,8 +11,8 @@ from collections.abc import AsyncIterator
 import pytest
 import redis.asyncio
 
-from bot.config import load_config
 from bot.runner.inbound import seen_key
+from bot.settings.process import load_config
 from bot.worker.assembly import redeliverer, redelivery_policy
 from bot.worker.redelivery import ASKED_KEY, MARK_KEY, Redeliverer, RedeliveryPolicy
 from questbot_testing.stack import Stack, free_port, unpaced
@@ -192,7 +192,7 @@ async def test_github_trouble_ends_the_pass_without_moving_its_mark(
 def test_the_settings_turn_it_off_and_set_its_pace(monkeypatch: pytest.MonkeyPatch) -> None:
     from questbot_testing.fakegithub import shared_key_pair
 
-    env = {"GITHUB_APP_ID": "1", "GITHUB_WEBHOOK_SECRET": "s",
+    env = {"GITHUB_APP_ID": "1", "GITHUB_WEBHOOK_SECRET": "redelivery-test-secret",
            "GITHUB_PRIVATE_KEY": shared_key_pair().private_pem}
     assert redelivery_policy(load_config(env | {"QUESTBOT_REDELIVERY": "false"})) is None
     policy = redelivery_policy(load_config(env | {"QUESTBOT_REDELIVERY_INTERVAL": "30",

@@ -24,7 +24,7 @@ from bot.journal.records import load_effect
 from bot.journal.reflection_attempts import ReflectionAttempts, ReflectionReview
 from bot.reflection.runs import MAX_SUBMISSIONS, ReflectionRuns, model_runs
 from bot.reflection.waves import Reflections
-from bot.settings.schema import Settings
+from bot.settings.repository.schema import Settings
 from questbot_testing.journals import JournalBuilder
 from questbot_testing.modelserver.server import ModelServer, recorded
 from tests.journal.conftest import POLICY

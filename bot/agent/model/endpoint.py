@@ -1,7 +1,8 @@
 """Where the model is: the worker's endpoint, key and default model, and the pydantic-ai model.
 
-The endpoint is the worker's (``bot.config`` reads it from the environment); a repository's
-``.github/questbot.yml`` may only pick another model name at that endpoint and the attempts.
+The endpoint is the worker's (``bot.settings.process`` reads it from the environment, and
+``endpoint_from`` builds it); a repository's ``.github/questbot.yml`` may only pick another
+model name at that endpoint and the attempts.
 So the key never sits in a repository, and a repository cannot send the worker's key to a
 host of its choosing.
 
@@ -31,41 +32,25 @@ tables, when it knows the model; otherwise the cost is unknown and receipts carr
 from __future__ import annotations
 
 from collections.abc import Callable
-from decimal import Decimal
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr
 
 from bot.agent.model.adaptation import Adaptation, current
+from bot.settings.process.model import DEFAULT_MAX_TOKENS, ModelConfig, Prices, Wire
+
+__all__ = ["DEFAULT_MAX_TOKENS", "DEFAULT_URLS", "NO_KEY", "ModelEndpoint", "Prices", "Wire",
+           "endpoint_from"]
 
 if TYPE_CHECKING:  # imported where used: pydantic-ai and the SDKs take seconds to import
     from pydantic_ai.models import Model
     from pydantic_ai.settings import ModelSettings
 
-DEFAULT_MAX_TOKENS = 8192
 NO_KEY = "questbot-no-key"
 """Sent when the operator set no key: the SDKs require one, local servers ignore it."""
 
 
-class Wire(StrEnum):
-    OPENAI = "openai"
-    ANTHROPIC = "anthropic"
-
-
 DEFAULT_URLS = {Wire.OPENAI: "https://api.openai.com/v1", Wire.ANTHROPIC: "https://api.anthropic.com"}
-
-
-class Prices(BaseModel):
-    """USD per million tokens."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    input: Decimal = Field(ge=0)
-    output: Decimal = Field(ge=0)
-
-    def cost(self, input_tokens: int, output_tokens: int) -> Decimal:
-        return (self.input * input_tokens + self.output * output_tokens) / 1_000_000
 
 
 class ModelEndpoint(BaseModel):
@@ -126,3 +111,17 @@ class ModelEndpoint(BaseModel):
         from bot.agent.model.steady import Steady
 
         return Steady(self, name or self.model)
+
+
+def endpoint_from(settings: ModelConfig) -> ModelEndpoint | None:
+    """The model agent's endpoint the process's settings describe; ``None`` when they name no
+    model (``QUESTBOT_MODEL`` unset). Built here, not in the settings: the settings sit below
+    the agent and know nothing of it."""
+    if settings.model_name is None:
+        return None
+    return ModelEndpoint(wire=settings.model_protocol, url=settings.model_url,
+                         api_key=settings.model_api_key, model=settings.model_name,
+                         prices=settings.model_prices, max_tokens=settings.model_max_tokens,
+                         request_timeout_seconds=settings.model_timeout,
+                         context_window=settings.model_context_window,
+                         retries=settings.model_retries, stage_seconds=settings.model_stage_seconds)

@@ -9,8 +9,9 @@ contract; ``processes`` what bounds how many processes a command may have; ``pro
 worker finds out whether this machine can confine at all.
 
 One policy holds for the whole process: the worker installs the one its configuration
-describes (``install``, from ``QUESTBOT_SANDBOX*`` in ``bot.config``) and says at start what
-it found (``probe.announce``). Without ``install`` the default holds: bubblewrap, required.
+describes (``install``, from ``QUESTBOT_SANDBOX*`` in ``bot.settings.process``) and says at
+start what it found (``probe.announce``). Without ``install`` the default holds: bubblewrap,
+required.
 When bubblewrap cannot run here, ``run`` and ``launch`` raise ``SandboxUnavailable`` rather
 than run anything unconfined; only ``QUESTBOT_SANDBOX=unsafe-off`` runs commands without it.
 """

@@ -50,16 +50,21 @@ import os
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
 from pathlib import Path
 
-MIB = 1024 * 1024
-DEFAULT_MEMORY_BYTES = 4096 * MIB
-DEFAULT_FILE_BYTES = 1024 * MIB
-DEFAULT_TMP_BYTES = 512 * MIB
-DEFAULT_PROCESSES = 1024
-"""Processes and threads one command may have at once: a parallel build or test run stays
-well below it, a fork bomb meets it."""
+from bot.settings.process.sandbox import (
+    DEFAULT_FILE_BYTES,
+    DEFAULT_MEMORY_BYTES,
+    DEFAULT_PROCESSES,
+    DEFAULT_TMP_BYTES,
+    MIB,
+    SandboxMode,
+    SandboxPolicy,
+)
+
+__all__ = ["DEFAULT_FILE_BYTES", "DEFAULT_MEMORY_BYTES", "DEFAULT_PROCESSES", "DEFAULT_TMP_BYTES",
+           "MIB", "SandboxMode", "SandboxPolicy"]
+
 SANDBOX_UID = 65534
 """``nobody``: the command owns its checkout inside (bubblewrap maps it to the worker's uid)."""
 SANDBOX_TMP = "/tmp"  # noqa: S108 - the sandbox's own tmpfs, no one else's
@@ -73,34 +78,6 @@ ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "alternatives", "localtime",
 """What programs read from ``/etc``: libraries, users, certificates, protocols. Not secrets."""
 NETWORK_ETC = ("resolv.conf",)
 SYSTEM_PATH = ("/usr/local/bin", "/usr/bin", "/bin")
-
-
-class SandboxMode(StrEnum):
-    BUBBLEWRAP = "bubblewrap"
-    """Repository code and agents run under bubblewrap; where it cannot run, they do not run."""
-    UNSAFE_OFF = "unsafe-off"
-    """An operator's explicit opt-out: everything runs unconfined, as the worker's user."""
-
-
-@dataclass(frozen=True, slots=True)
-class SandboxPolicy:
-    """How every confined command of this process runs (the worker builds it from its config)."""
-
-    mode: SandboxMode = SandboxMode.BUBBLEWRAP
-    readonly: tuple[Path, ...] = ()
-    """Extra read-only directories (toolchains); each one's ``bin`` goes on ``PATH``."""
-    secrets: tuple[Path, ...] = ()
-    """Files that must never be visible inside, even under a directory that is (the App key)."""
-    memory_bytes: int = DEFAULT_MEMORY_BYTES
-    file_bytes: int = DEFAULT_FILE_BYTES
-    processes: int = DEFAULT_PROCESSES
-    """Processes and threads at once, the sandbox's first process (bubblewrap's) included."""
-    tmp_bytes: int = DEFAULT_TMP_BYTES
-    bwrap: str = "bwrap"
-
-    @property
-    def confined(self) -> bool:
-        return self.mode is SandboxMode.BUBBLEWRAP
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,8 +30,9 @@ import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 
-from bot.config import load_config
+from bot.agent.model.endpoint import endpoint_from
 from bot.observe.logs import configure_logging
+from bot.settings.process import load_config
 from bot.worker.assembly import start_runtime, start_sandbox
 from questbot_testing.sample import sample_spec
 
@@ -63,7 +64,7 @@ async def run() -> None:
         app_id=config.github_app_id, private_key=config.github_private_key,
         durable=config.durable_acks,
         scripted_specs=None if model else {r: sample_spec() for r in repos},
-        model=config.model_endpoint if model else None, poll_seconds=0.2)
+        model=endpoint_from(config) if model else None, poll_seconds=0.2)
     worker = runtime.worker
     clock = fast_clock(float(os.environ.get("QUESTBOT_CHAOS_EPOCH", time.time())),
                        float(os.environ.get("QUESTBOT_CHAOS_SPEED", "1")))

@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--repo", action="append", default=[], help="owner/name, repeatable")
     parser.add_argument("--webhook-url", action="append",
                         help="where to send webhooks; repeat it for several receivers")
-    parser.add_argument("--webhook-secret", default="webhook-secret")
+    parser.add_argument("--webhook-secret", default="fake-github-webhook-secret")
     parser.add_argument("--key-out", help="write the App private key (PEM) here")
     parser.add_argument("--control", action="store_true",
                         help="serve /_fake/control/ for a harness (fakegithub.control)")

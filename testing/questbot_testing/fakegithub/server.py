@@ -103,7 +103,7 @@ class FakeGitHub(Credentials, Actions, Landing):
         app_slug: str = "questbot",
         keys: KeyPair | None = None,
         webhook_url: str | None = None,
-        webhook_secret: str = "webhook-secret",
+        webhook_secret: str = "fake-github-webhook-secret",
         host: str = "127.0.0.1",
         port: int = 0,
         api: OpenAPI | None = None,

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 import yaml
 
-from bot.settings.problems import SettingsError, SettingsProblem
+from bot.settings.repository.problems import SettingsError, SettingsProblem
 
 MAX_SETTINGS_BYTES = 64 * 1024
 """Settings are a screenful; anything much larger is a mistake, not configuration."""

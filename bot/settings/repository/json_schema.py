@@ -13,7 +13,7 @@ import json
 import re
 from typing import Any
 
-from bot.settings.schema import Settings
+from bot.settings.repository.schema import Settings
 
 SCHEMA_ID = "https://questbot.invalid/questbot.schema.json"
 """A name for the schema, not an address: editors take the file from where the line says."""

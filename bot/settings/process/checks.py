@@ -1,8 +1,8 @@
 """The checks of single setting values: ports, URLs, flags and bounded numbers.
 
 Each check returns the value as questbot uses it or raises ``ValueError`` with the problem in
-a few lowercase words ("is not a port number", "has no host"); ``bot.config`` adds the name,
-the value and the fix. They are shared by the processes' ``Config`` and by ``python -m bot
+a few lowercase words ("is not a port number", "has no host"); ``bot.settings.process`` adds
+the name, the value and the fix. They are shared by the processes' ``Config`` and by ``python -m bot
 register``, whose URLs are checked the same way.
 
 A URL is well formed when ``urllib.parse`` splits it into a scheme questbot can use, a host
@@ -15,6 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from urllib.parse import SplitResult, urlsplit
+
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
 
 TRUE = frozenset({"1", "true", "t", "yes", "y", "on"})
 FALSE = frozenset({"0", "false", "f", "no", "n", "off"})
@@ -105,6 +108,20 @@ def redis_url(value: str) -> str:
         raise ValueError("names a database other than 0, which Redis Cluster does not have "
                          "(redis+cluster://host:6379/0)")
     return value
+
+
+def rsa_private_key(pem: str | bytes) -> str | bytes:
+    """``pem`` when it is an RSA private key in PEM form, as a GitHub App's key is; the check
+    only (the key is parsed and dropped: the GitHub room loads it for itself when it signs)."""
+    data = pem.encode() if isinstance(pem, str) else pem
+    try:
+        key = load_pem_private_key(data, password=None)
+    except (ValueError, TypeError):
+        raise ValueError("does not parse as a private key in PEM form") from None
+    if not isinstance(key, RSAPrivateKey):
+        raise ValueError(f"is a {type(key).__name__}, not an RSA private key (GitHub Apps "
+                         "sign with RSA)")
+    return pem
 
 
 def shown_url(value: str) -> str:

@@ -1,4 +1,5 @@
-"""How repository code runs: the ``QUESTBOT_SANDBOX*`` settings (a part of ``bot.config``).
+"""How repository code runs: the ``QUESTBOT_SANDBOX*`` settings (a part of
+``bot.settings.process``).
 
 | variable | default | |
 |---|---|---|
@@ -9,23 +10,64 @@
 
 ``Config`` reads them with the rest; they are also read alone (``load_sandbox_config``), by
 ``python -m bot proof``, which needs no App.
+
+The policy they describe (``SandboxPolicy``, ``SandboxMode``) is a plain value defined here, at
+the bottom of the house, and used by ``bot.agent.sandbox``, which runs commands under it: the
+settings import nothing above them.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from pydantic import Field, ValidationError, field_validator
 
-from bot.agent.sandbox import SandboxMode, SandboxPolicy
-from bot.agent.sandbox.policy import DEFAULT_PROCESSES
-from bot.config.environment import Environment, reading
-from bot.config.problems import ConfigError, describe
+from bot.settings.process.environment import Environment, reading
+from bot.settings.process.problems import ConfigError, describe
 
 MIN_PROCESSES = 16
 """Below this a check's own shell and runner would not start."""
+MIB = 1024 * 1024
+DEFAULT_MEMORY_BYTES = 4096 * MIB
+DEFAULT_FILE_BYTES = 1024 * MIB
+DEFAULT_TMP_BYTES = 512 * MIB
+DEFAULT_PROCESSES = 1024
+"""Processes and threads one command may have at once: a parallel build or test run stays
+well below it, a fork bomb meets it."""
+
+
+class SandboxMode(StrEnum):
+    BUBBLEWRAP = "bubblewrap"
+    """Repository code and agents run under bubblewrap; where it cannot run, they do not run."""
+    UNSAFE_OFF = "unsafe-off"
+    """An operator's explicit opt-out: everything runs unconfined, as the worker's user."""
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    """How every confined command of this process runs (the worker builds it from its config)."""
+
+    mode: SandboxMode = SandboxMode.BUBBLEWRAP
+    readonly: tuple[Path, ...] = ()
+    """Extra read-only directories (toolchains); each one's ``bin`` goes on ``PATH``."""
+    secrets: tuple[Path, ...] = ()
+    """Files that must never be visible inside, even under a directory that is (the App key)."""
+    memory_bytes: int = DEFAULT_MEMORY_BYTES
+    file_bytes: int = DEFAULT_FILE_BYTES
+    processes: int = DEFAULT_PROCESSES
+    """Processes and threads at once, the sandbox's first process (bubblewrap's) included."""
+    tmp_bytes: int = DEFAULT_TMP_BYTES
+    bwrap: str = "bwrap"
+
+    @property
+    def confined(self) -> bool:
+        return self.mode is SandboxMode.BUBBLEWRAP
+
+
 
 
 class SandboxConfig(Environment):

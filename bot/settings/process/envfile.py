@@ -3,7 +3,7 @@
 
 Reading. ``read_env_file`` parses the file with python-dotenv's parser (``NAME=value``,
 ``export NAME=value``, single or double quotes, ``#`` comments, values over several lines in
-double quotes) and returns the values and the lines it could not read; ``bot.config`` lays
+double quotes) and returns the values and the lines it could not read; ``bot.settings.process`` lays
 the process environment over them — the environment wins — and reports the unreadable lines
 with every other problem. Nothing is interpolated (``${OTHER}`` stays as written), and nothing
 is put into ``os.environ``: the values reach ``Config`` only, so a child process (a proof, the

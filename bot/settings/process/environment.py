@@ -1,10 +1,10 @@
 """Where the configuration's values come from: the environment laid over ``.env`` (a part of
-``bot.config``).
+``bot.settings.process``).
 
 ``.env``. Without an explicit environment (``python -m bot serve|worker|receive``), the values
 of ``./.env`` (or of the file ``QUESTBOT_ENV_FILE`` names) lie under the process environment:
-a variable set in the environment wins over the file (``bot.config.envfile`` reads it, and puts
-nothing into ``os.environ``). The two private-key variables are one setting: if the
+a variable set in the environment wins over the file (``bot.settings.process.envfile`` reads
+it, and puts nothing into ``os.environ``). The two private-key variables are one setting: if the
 environment sets either, neither is taken from the file. An empty variable counts as unset.
 
 The settings classes read their variables from the mapping ``reading`` names (``os.environ``
@@ -24,7 +24,7 @@ from typing import Any
 from pydantic.fields import FieldInfo
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-from bot.config.envfile import ENV_FILE, read_env_file
+from bot.settings.process.envfile import ENV_FILE, read_env_file
 
 _KEY_VARIABLES = ("GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY_PATH")
 ENV_FILE_VARIABLE = "QUESTBOT_ENV_FILE"

@@ -10,7 +10,8 @@ that changed the file, or the inbox issue).
 Unknown keys are errors, not silently ignored: a misspelt ``max_live_quest`` that quietly did
 nothing would be worse than a message naming it and the setting it was probably meant to be.
 Duplicate keys are errors for the same reason (plain YAML keeps the last one). How any text,
-however odd, is read as YAML without crashing or hanging is ``bot.settings.yamlfile``'s job.
+however odd, is read as YAML without crashing or hanging is
+``bot.settings.repository.yamlfile``'s job.
 
 Example::
 
@@ -57,7 +58,7 @@ from pydantic import (
 )
 
 from bot.core.policy import Checkpoint, CheckpointMode, Policy
-from bot.settings.problems import (
+from bot.settings.repository.problems import (
     SETTINGS_PATH,
     SettingsError,
     SettingsProblem,
@@ -66,7 +67,7 @@ from bot.settings.problems import (
     kind_of,
     render_settings_problem,
 )
-from bot.settings.yamlfile import MAX_SETTINGS_BYTES, load_yaml
+from bot.settings.repository.yamlfile import MAX_SETTINGS_BYTES, load_yaml
 
 __all__ = [
     "MAX_SETTINGS_BYTES",

@@ -1,5 +1,5 @@
 """What a configuration problem says: the variable, the problem, and what to do (a part of
-``bot.config``).
+``bot.settings.process``).
 
 Each variable has a hint, the fix in a sentence. A problem names the variable and the value it
 holds, and says so when the value came from ``.env`` (``PORT=x (from .env)``) — but never
@@ -15,9 +15,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from bot.config import checks
-from bot.config.model import MODEL_HINTS, MODEL_SECRETS, WholeSentence
 from bot.errors import ConfigurationError
+from bot.settings.process import checks
+from bot.settings.process.model import MODEL_HINTS, MODEL_SECRETS, WholeSentence
 
 _HINTS = {
     "GITHUB_APP_ID": "set it to the App's numeric ID (or client ID) from the App's settings page",
@@ -53,6 +53,8 @@ _HINTS = {
     "from 1 to 72 (GitHub keeps deliveries three days), or unset it for 24",
     "QUESTBOT_REDELIVERY_MAX": "set it to the most redeliveries one pass asks for, from 1 to "
     "1000, or unset it for 50",
+    "QUESTBOT_PUBLIC_URL": "set it to the web process's address as reviewers reach it "
+    "(https://HOST, no path), or unset it",
 }
 _HINTS.update(MODEL_HINTS)
 _SECRET = frozenset({"GITHUB_PRIVATE_KEY", "GITHUB_WEBHOOK_SECRET"}) | MODEL_SECRETS

@@ -1,4 +1,4 @@
-"""The model agent's endpoint, from the worker's environment (a part of ``bot.config``).
+"""The model agent's endpoint, from the worker's environment (a part of ``bot.settings.process``).
 
 | variable | default | |
 |---|---|---|
@@ -14,6 +14,9 @@
 | ``QUESTBOT_MODEL_STAGE_SECONDS`` | 1800 | a stage's conversation ends after this long |
 | ``QUESTBOT_MODEL_PROBE`` | true | ask the endpoint what it can do when the worker starts |
 
+The values these settings hold (``Wire``, ``Prices``) are defined here, below the agent, which
+builds its endpoint from them (``bot.agent.model.endpoint.endpoint_from``).
+
 Without ``QUESTBOT_MODEL`` the worker runs no model: quests that would use one park and say
 what to set (``bot.agent.runs``). The key is the worker's, never a repository's; a repository
 may pick only the model's name (``agent.model``). Naming a URL, key or prices without a model
@@ -23,11 +26,31 @@ is a mistake worth reporting, not a silent "no model".
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
+from enum import StrEnum
 
-from pydantic import BaseModel, Field, SecretStr, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationInfo, field_validator
 
-from bot.agent.model.endpoint import DEFAULT_MAX_TOKENS, ModelEndpoint, Prices, Wire
-from bot.config import checks
+from bot.settings.process import checks
+
+DEFAULT_MAX_TOKENS = 8192
+
+
+class Wire(StrEnum):
+    OPENAI = "openai"
+    ANTHROPIC = "anthropic"
+
+
+class Prices(BaseModel):
+    """USD per million tokens."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input: Decimal = Field(ge=0)
+    output: Decimal = Field(ge=0)
+
+    def cost(self, input_tokens: int, output_tokens: int) -> Decimal:
+        return (self.input * input_tokens + self.output * output_tokens) / 1_000_000
+
 
 MODEL_HINTS = {
     "QUESTBOT_MODEL": "set it to the model's name at the endpoint (gpt-4.1-mini, "
@@ -56,13 +79,14 @@ MODEL_SECRETS = frozenset({"QUESTBOT_MODEL_API_KEY"})
 
 
 class WholeSentence(ValueError):
-    """A problem told in a whole sentence, hint included: ``bot.config.problems`` prints it as it is
-    (a default that fails its check is reported under the field's name, not its variable)."""
+    """A problem told in a whole sentence, hint included: ``bot.settings.process.problems``
+    prints it as it is (a default that fails its check is reported under the field's name, not
+    its variable)."""
 
 
 class ModelConfig(BaseModel):
-    """The fields ``bot.config.Config`` reads for the model agent (a mixin: the environment
-    source and the problem reporting are ``Config``'s)."""
+    """The fields ``bot.settings.process.Config`` reads for the model agent (a mixin: the
+    environment source and the problem reporting are ``Config``'s)."""
 
     model_protocol: Wire = Field(default=Wire.OPENAI, validation_alias="QUESTBOT_MODEL_PROTOCOL")
     model_url: str | None = Field(default=None, validation_alias="QUESTBOT_MODEL_URL")
@@ -82,18 +106,6 @@ class ModelConfig(BaseModel):
     model_name: str | None = Field(default=None, validation_alias="QUESTBOT_MODEL",
                                    validate_default=True)
     """Last: its check reads the fields above."""
-
-    @property
-    def model_endpoint(self) -> ModelEndpoint | None:
-        """The model agent's endpoint; ``None`` when no model is configured."""
-        if self.model_name is None:
-            return None
-        return ModelEndpoint(wire=self.model_protocol, url=self.model_url,
-                             api_key=self.model_api_key, model=self.model_name,
-                             prices=self.model_prices, max_tokens=self.model_max_tokens,
-                             request_timeout_seconds=self.model_timeout,
-                             context_window=self.model_context_window,
-                             retries=self.model_retries, stage_seconds=self.model_stage_seconds)
 
     @field_validator("model_protocol", mode="before")
     @classmethod

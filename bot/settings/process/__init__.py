@@ -1,9 +1,19 @@
-"""Process configuration from the environment and ``.env`` (12-factor), checked in full before
-anything starts.
+"""The process's settings: its environment and ``.env`` (12-factor), checked in full before
+anything starts (a part of ``bot.settings``; a repository's own file is
+``bot.settings.repository``).
+
+Where a new setting goes: a field on ``Config`` (or on the mixin of its concern, as
+``ModelConfig`` and ``SandboxConfig`` are), with its variable as ``validation_alias``, a check
+(``bot.settings.process.checks``), its hint in ``bot.settings.process.problems`` and a row in
+the README's table of settings (``tests/settings/test_process_settings.py`` compares them); the
+unknown-variable warning and the worker's ``--help`` learn it from the fields by themselves
+(name it in ``WEB_READS`` if the web process uses it, in ``NOT_THE_WORKERS`` if the worker
+does not).
 
 ``load_config`` reads every variable, and if anything is missing or malformed it raises one
-``ConfigError`` listing every problem with what to do about it (``bot.config.problems``). The
-webhook secret is required: a questbot that cannot check signatures must not start at all.
+``ConfigError`` listing every problem with what to do about it
+(``bot.settings.process.problems``). The webhook secret is required, 16 characters at least: a
+questbot that cannot check signatures must not start at all.
 
 | variable | default | |
 |---|---|---|
@@ -16,18 +26,19 @@ webhook secret is required: a questbot that cannot check signatures must not sta
 | ``PORT`` | ``8080`` | the web process |
 | ``QUESTBOT_METRICS_PORT`` | ``9100`` | the worker's ``/metrics`` and ``/healthz`` |
 | ``QUESTBOT_DURABLE_ACKS`` | ``true`` | acknowledge a webhook only once it is journaled |
-| ``QUESTBOT_MODEL*`` | unset: no model | the model agent's endpoint (``bot.config.model``) |
-| ``QUESTBOT_SANDBOX*`` | ``bubblewrap`` | how repository code runs (``bot.config.sandbox``) |
+| ``QUESTBOT_MODEL*`` | unset: no model | the model agent's endpoint (``model``) |
+| ``QUESTBOT_SANDBOX*`` | ``bubblewrap`` | how repository code runs (``sandbox``) |
 | ``QUESTBOT_REDELIVERY`` | ``true`` | the worker asks GitHub to redeliver what it lost |
 | ``QUESTBOT_REDELIVERY_INTERVAL`` | ``300`` | seconds between two redelivery passes |
 | ``QUESTBOT_REDELIVERY_HOURS`` | ``24`` | how far back a pass looks (GitHub keeps three days) |
 | ``QUESTBOT_REDELIVERY_MAX`` | ``50`` | redeliveries asked for in one pass, at most |
+| ``QUESTBOT_PUBLIC_URL`` | unset | the web process's address for reviewers (``review request``) |
 
 ``.env``. The values of ``./.env`` lie under the process environment, and a variable set in
-the environment wins (``bot.config.environment``).
+the environment wins (``bot.settings.process.environment``).
 
 Every value is checked for what it is: ports from 1 to 65535, URLs with a scheme questbot can
-use, a host and a valid port (``bot.config.checks``), flags true or false, numbers within
+use, a host and a valid port (``bot.settings.process.checks``), flags true or false, numbers within
 their range. An empty variable counts as unset. A private key whose newlines arrive as
 ``\\n`` (how some platforms store multi-line values) is unescaped. Secrets are ``SecretStr``:
 ``repr``, ``str`` and logging of the config show ``**********``; ``ConfigError`` never quotes
@@ -43,13 +54,23 @@ from typing import Any
 
 from pydantic import Field, PrivateAttr, SecretStr, ValidationError, ValidationInfo, field_validator
 
-from bot.agent.sandbox import SandboxPolicy
-from bot.config import checks
-from bot.config.environment import REDIS_DEFAULT, reading, settings_values
-from bot.config.model import ModelConfig
-from bot.config.problems import ConfigError, _Whole, describe
-from bot.config.sandbox import SandboxConfig
-from bot.github.auth import AuthError, load_private_key
+from bot.settings.process import checks
+from bot.settings.process.environment import (
+    ENV_FILE_VARIABLE,
+    REDIS_DEFAULT,
+    reading,
+    settings_values,
+)
+from bot.settings.process.model import ModelConfig
+from bot.settings.process.names import unknown_settings
+from bot.settings.process.problems import ConfigError, _Whole, describe
+from bot.settings.process.sandbox import SandboxConfig, SandboxPolicy
+
+MIN_WEBHOOK_SECRET = 16
+"""The shortest webhook secret questbot starts with. GitHub's documentation asks for "a random
+string of text with high entropy"; a short one is guessed, and the log redaction, which
+replaces the secret wherever it appears, would blank every occurrence of a one-letter secret
+in every log line. ``python -m bot register`` lets GitHub make one far longer."""
 
 
 class Config(SandboxConfig, ModelConfig):
@@ -73,8 +94,12 @@ class Config(SandboxConfig, ModelConfig):
     redelivery_interval_s: int = Field(default=300, validation_alias="QUESTBOT_REDELIVERY_INTERVAL")
     redelivery_hours: int = Field(default=24, validation_alias="QUESTBOT_REDELIVERY_HOURS")
     redelivery_max: int = Field(default=50, validation_alias="QUESTBOT_REDELIVERY_MAX")
+    public_url: str | None = Field(default=None, validation_alias="QUESTBOT_PUBLIC_URL")
+    """The web process's address as reviewers reach it (``https://HOST``): where ``review
+    request``'s prompt sends a reviewer's session."""
 
     _private_key: SecretStr = PrivateAttr()
+    _warnings: tuple[str, ...] = PrivateAttr(default=())
 
     def model_post_init(self, context: Any, /) -> None:
         if self.github_private_key_text is not None:
@@ -86,6 +111,12 @@ class Config(SandboxConfig, ModelConfig):
         """The sandbox policy, with the App's key file among what is never visible inside."""
         key = (self.github_private_key_path.resolve(),) if self.github_private_key_path else ()
         return super().sandbox_policy((*key, *secrets))
+
+    @property
+    def warnings(self) -> tuple[str, ...]:
+        """What the process should say at start without refusing to: variables that look
+        meant for questbot and that no setting reads (``names.unknown_settings``)."""
+        return self._warnings
 
     @property
     def github_private_key(self) -> SecretStr:
@@ -111,8 +142,8 @@ class Config(SandboxConfig, ModelConfig):
         if "\\n" in text and "\n" not in text.strip():
             text = text.replace("\\n", "\n")
         try:
-            load_private_key(text)
-        except AuthError:
+            checks.rsa_private_key(text)
+        except ValueError:
             raise ValueError("does not parse as an RSA private key in PEM form") from None
         return SecretStr(text)
 
@@ -148,16 +179,23 @@ class Config(SandboxConfig, ModelConfig):
         except OSError as exc:
             raise ValueError(f"cannot be read ({exc.strerror})") from None
         try:
-            load_private_key(data)
-        except AuthError:
+            checks.rsa_private_key(data)
+        except ValueError:
             raise ValueError("does not hold an RSA private key in PEM form") from None
         return path
 
     @field_validator("github_webhook_secret")
     @classmethod
     def _secret(cls, value: SecretStr) -> SecretStr:
-        if not value.get_secret_value().strip():
+        text = value.get_secret_value()
+        if not text.strip():
             raise ValueError("is blank")
+        if len(text) < MIN_WEBHOOK_SECRET:
+            length = f"{len(text)} character{'s' if len(text) != 1 else ''}"
+            raise ValueError(f"is {length} long; a webhook secret needs at least "
+                             f"{MIN_WEBHOOK_SECRET} (a long random string, as GitHub advises: "
+                             "python -c 'import secrets; print(secrets.token_hex(32))' makes "
+                             "one), the same here and in the App's settings")
         return value
 
     @field_validator("github_app_slug")
@@ -176,6 +214,11 @@ class Config(SandboxConfig, ModelConfig):
     @classmethod
     def _api_url(cls, value: str) -> str:
         return checks.http_url(value)
+
+    @field_validator("public_url")
+    @classmethod
+    def _public_url(cls, value: str | None) -> str | None:
+        return None if value is None else checks.http_url(value)
 
     @field_validator("port", "metrics_port", mode="before")
     @classmethod
@@ -217,5 +260,29 @@ def load_config(environ: Mapping[str, str] | None = None, *,
         problems += [describe(error, values, origins) for error in exc.errors(include_url=False)]
     else:
         if not problems:
+            config._warnings = tuple(unknown_settings(values, origins, setting_names()))
             return config
     raise ConfigError(problems) from None  # the ValidationError's text would quote secrets
+
+
+def setting_names() -> list[str]:
+    """Every variable questbot's processes read, in the order of the settings model (the
+    README's table holds the same names: ``tests/settings/test_process_settings.py``)."""
+    return [str(field.validation_alias) for field in Config.model_fields.values()] + [
+        ENV_FILE_VARIABLE]
+
+
+WEB_READS = frozenset({"GITHUB_WEBHOOK_SECRET", "GITHUB_PRIVATE_KEY", "GITHUB_PRIVATE_KEY_PATH",
+                       "REDIS_URL", "PORT", "QUESTBOT_DURABLE_ACKS", ENV_FILE_VARIABLE})
+"""What the web process uses (the key only to keep it out of its logs); it checks every
+setting at start all the same, so a deployment is refused whole or not at all."""
+NOT_THE_WORKERS = frozenset({"PORT", "QUESTBOT_PUBLIC_URL"})
+"""The worker uses every other setting."""
+
+
+def read_by(process: str) -> list[str]:
+    """The settings ``process`` (``serve`` or ``worker``) uses, for its ``--help``."""
+    names = setting_names()
+    if process == "serve":
+        return [name for name in names if name in WEB_READS]
+    return [name for name in names if name not in NOT_THE_WORKERS]
