@@ -127,7 +127,10 @@ class StageTranscript(BaseModel):
 
 def clean(text: str, secrets: Iterable[str] = ()) -> str:
     """``text`` as it may be kept: secrets redacted, control characters out, capped."""
-    text = without_controls(redact(text, [s for s in secrets if s]))
+    # before and after the controls go: a sequence glued to a token must not hide it, nor
+    # its removal join what the first pass let through into one
+    hidden = [s for s in secrets if s]
+    text = redact(without_controls(redact(text, hidden)), hidden)
     if len(text) <= TURN_CHARS:
         return text
     head, tail = TURN_CHARS * 2 // 3, TURN_CHARS // 3
