@@ -16,8 +16,9 @@ Before it is stored each turn's text
 * has secrets redacted as the logs redact them (``bot.observe.logs.redact``: the endpoint's
   key verbatim, tokens, PEM blocks, ``password=``…) — a tool may have read a file holding one,
   and the model may have repeated it;
-* is made inert (``bot.control_chars.without_controls``: escape sequences, control and
-  bidirectional characters out, newlines and tabs kept), since it is shown in a terminal;
+* is made inert (``bot.control_chars.for_terminal``: every line break a newline, so no line
+  is written over; escape sequences, control and bidirectional characters out), since it is
+  shown in a terminal;
 * is capped at ``TURN_CHARS``, its middle left out with a count — a whole file read by a tool
   says little more than its start and end;
 
@@ -47,7 +48,7 @@ from enum import StrEnum
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from redis.exceptions import RedisError
 
-from bot.control_chars import without_controls
+from bot.control_chars import for_terminal
 from bot.journal.keys import transcript_key
 from bot.journal.wire import RedisClient
 from bot.observe.logs import redact
@@ -130,7 +131,7 @@ def clean(text: str, secrets: Iterable[str] = ()) -> str:
     # before and after the controls go: a sequence glued to a token must not hide it, nor
     # its removal join what the first pass let through into one
     hidden = [s for s in secrets if s]
-    text = redact(without_controls(redact(text, hidden)), hidden)
+    text = redact(for_terminal(redact(text, hidden)), hidden)
     if len(text) <= TURN_CHARS:
         return text
     head, tail = TURN_CHARS * 2 // 3, TURN_CHARS // 3
