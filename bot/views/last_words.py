@@ -3,9 +3,9 @@
 A quest parked because its agent failed, refused, could not reproduce or met a failing model
 endpoint says why in a sentence; the model's own last words — prose where a tool call was
 due, the call it made, what it said before the endpoint gave out — are what tells a
-maintainer what went wrong. They come from the stage's kept transcript
-(``bot.agent.transcript``) at the quest's revision, the newest one; a quest in any other state,
-or whose stage kept none (a ``command`` agent), shows no fold.
+maintainer what went wrong. They come from the newest kept transcript at the quest's revision
+(``bot.agent.transcript``) when it is of the stage the quest parked in; a quest in any other
+state, or whose stage kept none (a ``command`` agent), shows no fold.
 """
 
 from __future__ import annotations
@@ -25,6 +25,13 @@ log = logging.getLogger(__name__)
 
 STAGE_FAILED = frozenset({ParkReason.AGENT_FAILED, ParkReason.AGENT_REFUSED,
                           ParkReason.MODEL_FAILED, ParkReason.CANNOT_REPRODUCE})
+STAGES_OF: dict[State, frozenset[str]] = {
+    State.RESEARCHING: frozenset({"research"}),
+    State.REPRODUCING: frozenset({"reproduce", "plan"}),
+    State.PATCHING: frozenset({"patch"}),
+}
+"""The stages a parked quest's ``resume_state`` ran: the transcript shown is of one of them,
+never an earlier stage's that went well (the failed one, by a ``command`` agent, kept none)."""
 
 
 async def last_words(client: RedisClient, quest: Quest) -> LastWords | None:
@@ -40,7 +47,8 @@ async def last_words(client: RedisClient, quest: Quest) -> LastWords | None:
                     quest.id, exc)
         return None
     said = latest.last_said if latest is not None else None
-    if latest is None or said is None:
+    if latest is None or said is None or latest.stage not in STAGES_OF.get(
+            quest.resume_state or State.PARKED, frozenset()):
         return None
     return LastWords(stage=latest.stage, text=said.text,
                      tool=said.tool if said.kind is Kind.CALL else None)

@@ -12,6 +12,9 @@ answers, in order, the questions a maintainer comes with:
 5. what the proof ran and its result — each command's output tail in a collapsed block;
 6. what it cost so far (``cost_line``).
 
+When a stage failed, what the model said last in it, collapsed (``LastWords``: its words or
+its last call, inert; the operator's ``questbot transcript`` prints the rest).
+
 Below, collapsed: the timeline in people's words (``bot.words.timeline``), a diagram of the
 states *this* quest went through (``bot.core.diagram.path_mermaid``) and the full evidence.
 
