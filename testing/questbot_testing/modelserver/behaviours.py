@@ -371,6 +371,14 @@ class Truncates(Behaviour):
     answer but ``usage.prompt_tokens``, the tokens of what the model was shown. Every answer
     counts its prompt so (four characters a token, ``prompt_tokens``).
 
+    Sources (quoted in the fact): Ollama's ``server/prompt.go`` ``chatPrompt`` ("truncates
+    any messages that exceed the context window of the model, making sure to always include
+    1) the latest message and 2) system messages"), ``server/routes.go`` ``ChatHandler``
+    (``truncate := req.Truncate == nil || *req.Truncate``: on unless asked off, and the
+    OpenAI-compatible endpoint never asks), ollama/ollama issues 4967 and 14259 (silent, no
+    field in the answer says so) and 3427 (``prompt_eval_count`` is what fit), and
+    ``docs/context-length.mdx`` (4k by default below 24 GiB of VRAM).
+
     What the model then answers is the model's; the recorded turn stands in for it, as if it
     had not noticed — the silently wrong answer a real server leaves questbot to find.
     ``cut`` keeps how many messages each request lost (0: none)."""
