@@ -1,5 +1,5 @@
 """questbot's command line: ``python -m bot replay|status|proof|serve|worker|register|receive``,
-``review`` and ``lessons``."""
+``review``, ``lessons``, ``model`` and ``transcript``."""
 
 from __future__ import annotations
 
@@ -396,6 +396,9 @@ def build_parser() -> argparse.ArgumentParser:
     from bot.tools.model_check import add_parser as add_model_parser
 
     add_model_parser(sub)
+    from bot.tools.transcript import add_parser as add_transcript_parser
+
+    add_transcript_parser(sub)
     return parser
 
 

@@ -72,7 +72,10 @@ What each finished stage run and each proof established (hypothesis and claim ve
 reproduction, plan, the ``TaskResult``, the proof's checks and digest) is kept in the
 ``EvidenceStore`` (``bot.agent.evidence_store``) under the effect's revision before its events
 are returned — also when the run failed, so people see why — and the GitHub projection shows
-it in the status comment and the check run. A stopped run records nothing.
+it in the status comment and the check run. A stopped run records nothing. A ``model`` agent's
+conversation is kept as the stage's transcript however it ended (``bot.agent.transcript``,
+the endpoint's key redacted from it): ``python -m bot transcript`` reads it, and the status
+comment shows what the model said last when the stage failed.
 """
 
 from __future__ import annotations
@@ -101,6 +104,7 @@ from bot.agent.result import RUN_ENDED
 from bot.agent.scripted import ScriptedAgent, ScriptedSpec
 from bot.agent.stages import StageOutcome, StageRun, run_stage
 from bot.agent.task import MAX_REASON_CHARS, Agent, AgentTask, QuestBrief, Stage, Usage
+from bot.agent.transcript import Recorder, TranscriptStore
 from bot.agent.workspace import WorkspaceError
 from bot.core import Effect, EffectType, Event, Quest, State
 from bot.core.events.agent_work import (
@@ -204,9 +208,12 @@ class AgentRuns:
             raise NoAgent(NO_MODEL)
         from bot.agent.model.conversation import ModelAgent  # pydantic-ai: only when used
 
+        key = self.model.api_key.get_secret_value() if self.model.api_key else ""
+        recorder = Recorder(TranscriptStore(self.ctx.journal.client), quest.id, quest.revision,
+                            secrets=(key,) if key else (), clock=self.ctx.clock)
         return ModelAgent(self.model, quest_id=quest.id, runs=self.conversations,
                           model=chosen.model, max_attempts=chosen.max_attempts,
-                          timeout_seconds=chosen.timeout_seconds)
+                          timeout_seconds=chosen.timeout_seconds, recorder=recorder)
 
     async def start_agent(self, effect: Effect) -> Sequence[Event] | None:
         remembered = await self.outcomes.recall(effect)

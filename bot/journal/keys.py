@@ -190,6 +190,12 @@ def evidence_key(quest_id: str) -> str:
     return f"q:{hash_tag(quest_id)}:evidence"
 
 
+def transcript_key(quest_id: str) -> str:
+    """Hash: ``<revision>:<stage>`` → the stage's model conversation as kept
+    (``bot.agent.transcript``), ``seq`` numbering them."""
+    return f"q:{hash_tag(quest_id)}:transcript"
+
+
 def outcomes_key(quest_id: str) -> str:
     """Hash: ``start_agent`` effect key → the events its run reported, one record a line."""
     return f"q:{hash_tag(quest_id)}:outcomes"

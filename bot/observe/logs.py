@@ -45,7 +45,8 @@ _CONTEXT: ContextVar[Mapping[str, object]] = ContextVar(
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"-----BEGIN [A-Z0-9 ]*-----.*?(?:-----END [A-Z0-9 ]*-----|\Z)", re.DOTALL),
      REDACTED),
-    (re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9_]{16,}|github_pat_[A-Za-z0-9_]{16,})"), REDACTED),
+    # no word boundary asked for: a token glued to a word ("0ghs_…", a model's output) is one
+    (re.compile(r"(?:gh[pousr]_[A-Za-z0-9_]{16,}|github_pat_[A-Za-z0-9_]{16,})"), REDACTED),
     (re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*"), REDACTED),
     (re.compile(r"(?i)(authorization[\"']?\s*[:=]\s*[\"']?)[^\"'\n,}]+"), r"\1" + REDACTED),
     (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{8,}"), r"\1 " + REDACTED),

@@ -149,7 +149,8 @@ class Metrics:
         self.model_events = Counter(
             "questbot_model_requests_retried", "Model requests tried again (kind retry, by "
             "what went wrong: timeout, connection, rate_limit, overloaded, http_5xx …), given "
-            "up on after the budget (gave_up), refused for good (refused), adaptations learned "
+            "up on after the budget (gave_up), refused for good (refused; what truncated: the "
+            "endpoint cut the conversation without saying so), adaptations learned "
             "from a refusal (adapted: tool_choice, null_content, context_window) and tool calls "
             "read from text (text_tool_calls).", ["kind", "what"], registry=r,
         )

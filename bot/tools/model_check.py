@@ -83,7 +83,10 @@ def check_text(endpoint: ModelEndpoint, facts: Facts) -> str:
               f"{_yes(facts.null_content, 'accepted', 'refused')}",
               f"- output limit: {facts.output_limit_field or 'no field stopped a long answer'}"
               + (" is honoured" if facts.output_limit_field else ""),
-              f"- context window: {window}"]
+              f"- context window: {window}",
+              f"- streamed answers: "
+              f"{_yes(facts.streaming, 'given when asked', 'not given: one JSON body')}"
+              " (questbot asks for one JSON answer; a CLI pointed here may stream)"]
     if facts.said:
         lines += ["", "What it said:", *(f"- {one_line(s)}" for s in facts.said)]
     lines += ["", "What questbot will do:",

@@ -49,6 +49,7 @@ from bot.journal import PermanentError
 from bot.journal.memory import ForgeMemory, digest
 from bot.runner import REDIS_AWAY, failures
 from bot.views.check_run_writes import CheckRunWrites
+from bot.views.last_words import last_words
 from bot.views.quest_story import read_story
 from bot.words import render
 from bot.words import status_comment as status
@@ -297,7 +298,8 @@ class Projection:
              (await failures(self.ctx.journal.client, quest.id))[-3:]],
             path=story.path, failed=story.failed,
             check_url=await self.memory.quest(quest.id, "check_url"),
-            budget=(policy.budget_cents, policy.budget_tokens), policy=policy)
+            budget=(policy.budget_cents, policy.budget_tokens), policy=policy,
+            last_words=await last_words(self.ctx.journal.client, quest))
         body = status.status_comment(view)
         new_digest = digest(target, body)
         if await self.memory.quest(quest.id, "status_digest") == new_digest:

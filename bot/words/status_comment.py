@@ -12,6 +12,9 @@ answers, in order, the questions a maintainer comes with:
 5. what the proof ran and its result — each command's output tail in a collapsed block;
 6. what it cost so far (``cost_line``).
 
+When a stage failed, what the model said last in it, collapsed (``LastWords``: its words or
+its last call, inert; the operator's ``questbot transcript`` prints the rest).
+
 Below, collapsed: the timeline in people's words (``bot.words.timeline``), a diagram of the
 states *this* quest went through (``bot.core.diagram.path_mermaid``) and the full evidence.
 
@@ -45,7 +48,7 @@ from bot.words.evidence import render_markdown, render_outputs
 from bot.words.gates import gates_lines
 from bot.words.github_limits import BODY_LIMIT as COMMENT_LIMIT
 from bot.words.github_limits import fit
-from bot.words.markdown import code_block, hide_paths, inline_code, plain
+from bot.words.markdown import code_block, hide_paths, html_text, inline_code, plain
 from bot.words.may_do import allowed_commands
 from bot.words.render import (
     login,
@@ -56,8 +59,8 @@ from bot.words.render import (
 )
 from bot.words.timeline import TimelineEntry, line
 
-__all__ = ["COMMENT_LIMIT", "FailedRun", "StatusView", "TimelineEntry", "cost_line",
-           "status_comment"]
+__all__ = ["COMMENT_LIMIT", "FailedRun", "LastWords", "StatusView", "TimelineEntry",
+           "cost_line", "status_comment"]
 
 _URL = re.compile(r"^https?://[^\s()<>\[\]`]+$")
 
@@ -74,6 +77,17 @@ class FailedRun:
     sha: str | None = None
     printed: str = ""
     """The end of the failing step's log (untrusted: shown inert, in a code block)."""
+
+
+@dataclass(frozen=True, slots=True)
+class LastWords:
+    """What the model said last in a stage that failed (its kept transcript's last turn): the
+    model's own words, untrusted — shown inert, folded."""
+
+    stage: str
+    text: str
+    tool: str | None = None
+    """The tool it called, when its last turn was a call rather than words."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +109,8 @@ class StatusView:
     policy: Policy | None = None
     """The policy the quest is stepped under: which checkpoints block (``Policy()``'s
     defaults when not given)."""
+    last_words: LastWords | None = None
+    """What the model said last, when a stage failed (``bot.views.projection``)."""
 
     @property
     def full_text(self) -> str:
@@ -237,6 +253,7 @@ def status_comment(view: StatusView) -> str:
     if view.failed is not None and view.failed.printed:
         lines += ["", "<details><summary>What the failed check printed (its last lines)"
                   "</summary>", "", code_block(view.failed.printed, 3000), "", "</details>"]
+    lines += _last_words(q.id, view.last_words)
     if q.attempt_log:  # attempts on record: the earlier plans and their reviews
         lines += [f"- **Attempts:** {plain(attempts_summary(q))}", "",
                   "<details><summary>Earlier attempts</summary>", "",
@@ -264,6 +281,20 @@ def status_comment(view: StatusView) -> str:
         lines += ["", "<details><summary>Evidence</summary>", "",
                   fit(evidence, budget, note=note), "</details>"]
     return hide_paths("\n".join([*lines, *tail]))
+
+
+def _last_words(quest_id: str, said: LastWords | None) -> list[str]:
+    """The fold of what the model said last in the stage that failed: a maintainer tells a
+    model that answered in prose, or called the wrong tool, from one that said nothing; the
+    whole conversation is a command away for the operator."""
+    if said is None:
+        return []
+    did = (f"called {html_text(said.tool, 80)} last" if said.tool else "said last")
+    command = f"questbot transcript {quest_id} --stage {said.stage}"
+    return ["", f"<details><summary>What the model {did} ({html_text(said.stage, 40)})"
+            "</summary>", "", code_block(said.text, 3000), "",
+            f"The whole conversation: {inline_code(command)} where questbot runs.", "",
+            "</details>"]
 
 
 def _fit_blocks(text: str, budget: int, note: str) -> str:

@@ -47,6 +47,8 @@ async def test_openais_api() -> None:
     text = check_text(endpoint, facts)
     assert "tool_choice \"required\": accepted" in text
     assert "set QUESTBOT_MODEL_CONTEXT_WINDOW" in text
+    assert facts.streaming is True  # issue 25.2: streaming probed, and only reported
+    assert "- streamed answers: given when asked (questbot asks for one JSON answer" in text
 
 
 async def test_llamacpp_chatml_function_calling() -> None:
@@ -105,6 +107,7 @@ async def test_anthropics_api() -> None:
     facts, _endpoint, server = await checked([], "anthropic")
     assert (facts.tool_choice_required, facts.tool_calls_parsed) == (True, True)
     assert facts.null_content is None and facts.output_limit_field == "max_tokens"
+    assert facts.streaming is True
     server.assert_clean()
 
 
@@ -129,6 +132,7 @@ async def test_the_command_prints_json_and_exits_by_what_it_found(
                                       "null_content", "context_window")} == {
             "tool_calls_parsed": True, "tool_choice_required": False,
             "null_content": False, "context_window": None}
+        assert shown["streaming"] is True
         assert shown["questbot"]["tool_choice_required"] is False
     finally:
         await server.close()

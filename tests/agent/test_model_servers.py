@@ -246,11 +246,64 @@ async def test_a_model_that_answers_in_prose_is_said_to_have_done_so(
         serve: Serve) -> None:
     """Issue 25: "Exceeded maximum output retries (3)" was honest, but nobody could tell the
     model had answered in words; now the reason says so and quotes the start of it."""
-    server = await serve([b.AnswersInProse()], "research")
+    prose = b.AnswersInProse()
+    server = await serve([prose], "research")
     events = await research(ctx, quests, settings, main_sha, endpoint(server))
     assert [e.type for e in events] == ["agent_halted", "usage_recorded"]
     reason = events[0].reason
     assert "answered in words, with no tool call" in reason
     assert "To understand why `page_count(10, 3)` returns 3" in reason
     assert quests.now().park_reason is ParkReason.AGENT_FAILED
-    assert events[1].tokens == server.requests * 441  # every prose answer counted
+    assert len(prose.counted) == server.requests
+    assert events[1].tokens == sum(prose.counted)  # every prose answer counted
+
+
+@pytest.mark.parametrize("num_ctx", [2048, 2400])
+async def test_ollama_cutting_a_long_conversation_ends_the_stage_saying_so(
+        ctx: AdapterContext, quests: Quests, settings: StaticSettings, main_sha: str,
+        serve: Serve, num_ctx: int) -> None:
+    """Ollama past its context window drops the oldest messages — the task first — and
+    answers anyway, the cut seen only in the prompt tokens it counts. The recorded turns stand
+    in for the answers of a model that lost its task: taken, they would have made a
+    hypothesis of a conversation the model never read whole. questbot sees the count fall
+    short and ends the stage with what happened and what to set."""
+    ollama = b.ollama(num_ctx)
+    server = await serve(ollama, "research")
+    events = await research(ctx, quests, settings, main_sha, endpoint(server))
+    (cut,) = ollama
+    assert isinstance(cut, b.Truncates) and any(cut.cut)  # the server did cut, silently
+    assert [e.type for e in events] == ["agent_halted", "usage_recorded"]
+    halted = events[0]
+    assert halted.outcome == "endpoint"
+    assert "did not show the model the whole conversation" in halted.reason
+    assert "questbot did not use the answer" in halted.reason
+    assert "QUESTBOT_MODEL_CONTEXT_WINDOW" in halted.reason
+    assert "OLLAMA_CONTEXT_LENGTH" in halted.reason and "/resume" in halted.reason
+    quest = quests.now()
+    assert (quest.state, quest.park_reason) == (State.PARKED, ParkReason.MODEL_FAILED)
+    assert quest.hypothesis is None
+    assert quest.usage_tokens == events[1].tokens > 0  # what the cut requests spent, counted
+
+
+@pytest.mark.parametrize(("num_ctx", "ends"), [(3400, "hypothesis_written"),
+                                               (2400, "agent_halted")])
+async def test_ollama_is_never_cut_with_its_window_set(
+        ctx: AdapterContext, quests: Quests, settings: StaticSettings, main_sha: str,
+        serve: Serve, num_ctx: int, ends: str) -> None:
+    """``QUESTBOT_MODEL_CONTEXT_WINDOW`` set to Ollama's window: questbot keeps every request
+    within it (the oldest tool results cut with a note), so Ollama never cuts and the model
+    reads every request whole; a conversation that cannot fit even so ends saying that."""
+    ollama = b.ollama(num_ctx)
+    server = await serve(ollama, "research")
+    events = await research(ctx, quests, settings, main_sha,
+                            endpoint(server, context_window=num_ctx))
+    (cut,) = ollama
+    assert isinstance(cut, b.Truncates)
+    assert cut.cut and not any(cut.cut)
+    assert [e.type for e in events] == [ends, "usage_recorded"]
+    if ends == "agent_halted":
+        assert f"no longer fits the model's context window of {num_ctx:,} tokens" in \
+            events[0].reason
+    for served in server.served:
+        body = served.request
+        assert b.prompt_tokens(body) + int(body["max_tokens"]) <= num_ctx

@@ -13,6 +13,8 @@ GitHub failure, never stuck."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Sequence
 
 import pytest
@@ -133,5 +135,42 @@ async def test_the_worker_asks_the_endpoint_at_start_and_sends_what_it_takes(
         assert llamacpp.played == probed  # research met no refusal: it was told at start
         assert llamacpp.turns_of("research") == [1, 2, 3, 4]
         llamacpp.assert_clean()
+    finally:
+        await stack.stop()
+
+
+@pytest.mark.parametrize("llamacpp", [[b.AnswersInProse()]], indirect=True)
+async def test_a_model_answering_in_prose_is_read_in_its_transcript_and_on_github(
+        llamacpp: ModelServer, redis_url: str, redis_async: object) -> None:
+    """Issue 25: the model wrote prose where a tool call was due, the stage failed with
+    "Exceeded maximum output retries", and its words appeared nowhere. Now the stage's
+    conversation is kept with the quest: ``python -m bot transcript`` prints it, and the
+    status comment folds what the model said last."""
+    stack = await stack_with(redis_url, llamacpp)
+    try:
+        story, quest = await fail_and_settle(stack)
+        quest = await stack.quest(story.quest_id)
+        assert (quest.state, quest.park_reason) == (State.PARKED, ParkReason.AGENT_FAILED)
+        prose = b.fact("llamacpp-prose")["content"]
+
+        done = subprocess.run(  # the command an operator runs, as a process of its own
+            [sys.executable, "-m", "bot", "transcript", quest.id, "--stage", "research",
+             "--redis", redis_url], capture_output=True, text=True, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+        out = done.stdout
+        assert out.startswith(f"quest {quest.id}: research at revision 1 — the stage failed: "
+                              "the model did not give a usable answer")
+        assert "questbot asked:\n    " in out and "stage: research;" in out
+        said = "\n".join(f"    {line}" for line in prose.splitlines())
+        assert out.count(f"the model said:\n{said}") == llamacpp.requests  # every answer
+        assert "questbot sent the answer back:" in out  # the retries asking for a call
+        assert "sk-test-not-a-real-key" not in out
+
+        comment = story.status_comment()
+        fold = comment.split("<details><summary>What the model said last (research)"
+                             "</summary>")[1].split("</details>")[0]
+        assert "To understand why `page_count(10, 3)` returns 3" in fold
+        assert "```text\n" in fold and "fit into a given number of pages" in fold
+        assert f"`questbot transcript {quest.id} --stage research`" in fold
     finally:
         await stack.stop()

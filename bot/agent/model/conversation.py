@@ -15,6 +15,10 @@ How one ``run`` goes:
 4. Every response's usage is summed into the reply's ``Usage`` (tokens, and the cost when
    the price is known), also when the conversation ended in an error.
 
+Every ending — an answer, a halt, a failure, the deadline, the endpoint giving up — keeps the
+conversation so far as the stage's transcript (``recorder``, ``bot.agent.transcript``), so a
+person can read what the model was asked and what it said (``python -m bot transcript``).
+
 Errors of the model's own (a malformed answer after its retries, too many requests, the
 stage's deadline) end the run as a failed reply with the reason. The endpoint's failures —
 a refusal, or no answer through the whole budget of retries (``bot.agent.model.steady``) —
@@ -45,11 +49,13 @@ from bot.agent.model.endpoint import ModelEndpoint, Prices
 from bot.agent.model.errors import EndpointFailed, ModelUnavailable
 from bot.agent.model.prompts import instructions, repair_message, task_message
 from bot.agent.model.registry import ModelRuns
+from bot.agent.model.transcribe import turns_of
 from bot.agent.model.untrusted import fence
 from bot.agent.model.workbench import ToolRefused, Workbench
 from bot.agent.proof_runner import EXIT_NOT_STARTED, EXIT_TIMED_OUT
 from bot.agent.scope import reproduction_problem
 from bot.agent.task import AgentReply, AgentTask, Stage, Usage
+from bot.agent.transcript import Ending, Recorder
 from bot.agent.validation import CheckoutView, Verdict, lexical_path_problem, validate_claims
 from bot.agent.workspace import changed_paths
 
@@ -83,6 +89,8 @@ class ModelAgent:
     timeout_seconds: float = 1800.0
     history: list[ModelMessage] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
+    recorder: Recorder | None = None
+    """Where each ending keeps the stage's conversation (``None``: nowhere)."""
 
     async def run(self, task: AgentTask, checkout: Path) -> AgentReply:
         """One answer for ``task``; raises ``Stopped`` when ``stop_agent`` cancelled it."""
@@ -108,6 +116,7 @@ class ModelAgent:
         conversation = _conversation(task.stage, model_settings=self.endpoint.settings(),
                                      retries=self.max_attempts)
         deadline = min(self.timeout_seconds, self.endpoint.stage_seconds)
+        stage = task.stage
         with capture_run_messages() as messages:
             try:
                 async with model:
@@ -115,24 +124,42 @@ class ModelAgent:
                         prompt, deps=turn, model=model, message_history=self.history or None,
                         usage_limits=UsageLimits(request_limit=MAX_REQUESTS)), deadline)
             except TimeoutError:
-                return self._failed(messages, f"the stage's conversation ran past its "
-                                    f"deadline of {deadline:g} s without an answer")
+                return await self._failed(stage, messages, f"the stage's conversation ran "
+                                          f"past its deadline of {deadline:g} s without an "
+                                          "answer", Ending.TIMED_OUT)
             except UsageLimitExceeded as exc:
-                return self._failed(messages, f"the conversation ran out of requests without "
-                                    f"an answer ({exc.message})")
+                return await self._failed(stage, messages, f"the conversation ran out of "
+                                          f"requests without an answer ({exc.message})")
             except EndpointFailed as exc:
                 self._count(self._fresh(messages))
+                await self._keep(stage, messages, Ending.ENDPOINT, exc.reason)
                 raise exc.spent(self.usage) from exc
             except ModelAPIError as exc:
-                return self._failed(messages, f"the model endpoint refused the request: {exc}")
+                return await self._failed(stage, messages, f"the model endpoint refused the "
+                                          f"request: {exc}", Ending.ENDPOINT)
             except UnexpectedModelBehavior as exc:
-                return self._failed(messages, f"the model did not give a usable answer: "
-                                    f"{exc.message}{_last_words(messages)}")
+                return await self._failed(stage, messages, f"the model did not give a usable "
+                                          f"answer: {exc.message}{_last_words(messages)}")
         self.history = list(result.all_messages())
-        return to_reply(result.output, self._count(result.new_messages()))
+        output = result.output
+        await self._keep(stage, self.history,
+                         Ending.HALTED if isinstance(output, Halt) else Ending.ANSWERED,
+                         output.reason if isinstance(output, Halt) else "")
+        return to_reply(output, self._count(result.new_messages()))
 
-    def _failed(self, messages: list[ModelMessage], reason: str) -> AgentReply:
+    async def _failed(self, stage: Stage, messages: list[ModelMessage], reason: str,
+                      ended: Ending = Ending.FAILED) -> AgentReply:
+        await self._keep(stage, messages, ended, reason)
         return AgentReply.failed(reason, usage=self._count(self._fresh(messages)))
+
+    async def _keep(self, stage: Stage, messages: list[ModelMessage], ended: Ending,
+                    reason: str = "") -> None:
+        """Keep the conversation as it stands — the history it was given included — as the
+        stage's transcript."""
+        if self.recorder is not None:
+            await self.recorder.keep(stage=stage.value, ended=ended, turns=turns_of(messages),
+                                     reason=reason,
+                                     model=self.model or self.endpoint.model)
 
     def _fresh(self, messages: list[ModelMessage]) -> list[ModelMessage]:
         """``messages`` a failed run captured, without the history it was given."""

@@ -21,6 +21,10 @@ model check``):
    result: accepted or refused (and ``""`` tried instead).
 4. A long answer with ``max_completion_tokens`` 8, then ``max_tokens`` 8: the field the server
    honours is the one that stops it short.
+5. The same asked with ``stream: true``: whether the answer comes as server-sent events
+   (``data:`` lines). questbot asks for one JSON answer and never streams, so this is only
+   reported — a client that needs streaming (a coding-agent CLI pointed at the endpoint:
+   Claude Code and Codex always stream) learns whether it will get it.
 
 Anthropic's Messages API is specified tighter: ``tool_choice`` ``any`` is tried, the limit is
 ``max_tokens`` (required there), null content does not arise, and the window is the setting.
@@ -62,6 +66,8 @@ class Facts:
     null_content: bool | None = None
     output_limit_field: OutputLimitField | None = None
     context_window: int | None = None
+    streaming: bool | None = None
+    """Answers come as server-sent events when ``stream: true`` asks (questbot never asks)."""
     said: list[str] = field(default_factory=list)
     """What the endpoint answered where it refused or surprised, in its words."""
 
@@ -195,6 +201,7 @@ async def _openai(client: _Client, facts: Facts) -> None:
                               f"\"{' '.join(str(message.get('content') or '').split())[:200]}\"")
     await _history(client, facts, call, choice)
     await _limit(client, facts)
+    await _stream(client, facts)
 
 
 async def _history(client: _Client, facts: Facts, call: dict[str, Any], choice: str) -> None:
@@ -231,6 +238,28 @@ async def _limit(client: _Client, facts: Facts) -> None:
     facts.said.append("no output limit field stopped a long answer short")
 
 
+async def _stream(client: _Client, facts: Facts, path: str = "/chat/completions",
+                  request: dict[str, Any] | None = None) -> None:
+    """Whether ``stream: true`` gets server-sent events (``data:`` lines), where a server that
+    ignores it answers one JSON body."""
+    request = request or {
+        "model": facts.model, facts.output_limit_field or "max_tokens": LIMIT,
+        "messages": [{"role": "user", "content": f"{PROBE}: limit. Count from 1 to 100, the "
+                                                 "numbers apart."}]}
+    async with client.session.post(client.endpoint.base_url + path,
+                                   json={**request, "stream": True},
+                                   headers=client.headers) as response:
+        text = await response.text()
+        kind = response.headers.get("content-type", "")
+        status = response.status
+    if status >= 300:
+        facts.said.append(f"a streamed answer: HTTP {status} {quoted(text, 300)}")
+        facts.streaming = False
+        return
+    facts.streaming = kind.startswith("text/event-stream") or text.lstrip().startswith(
+        ("data:", "event:"))
+
+
 async def _anthropic(client: _Client, facts: Facts) -> None:
     request = {"model": facts.model, "max_tokens": 64, "system": SYSTEM,
                "messages": [{"role": "user", "content": f"{PROBE}: tools. Call the tool "
@@ -252,3 +281,4 @@ async def _anthropic(client: _Client, facts: Facts) -> None:
     blocks = body.get("content") or []
     facts.tool_calls_parsed = any(b.get("type") == "tool_use" for b in blocks)
     facts.tool_calls_as_text = False
+    await _stream(client, facts, "/v1/messages", request)

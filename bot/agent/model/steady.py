@@ -25,7 +25,20 @@ request the conversation makes it:
      adaptation; otherwise ``EndpointRefused`` with the server's own words. A plain 500 is sent
      once more before it counts as a refusal: it may have been a passing fault;
 
-4. reads tool calls the model wrote as text in an answer without tool calls
+4. holds the endpoint to having read the whole conversation (``_whole``): a server that cuts
+   a conversation past its context window without an error (Ollama does, from the front:
+   ``questbot_testing/modelserver/recorded/real/ollama-truncation.json``) answers a
+   conversation whose task it never saw, and says so only in the prompt tokens it counts.
+   Within one conversation each request holds the one before whole, and more, so its count
+   must grow; and a first request must count at least one token per eight non-blank
+   characters of its text, a bound no tokenizer questbot knows comes near. A count below
+   either was of a cut conversation: ``EndpointRefused`` says so with the counts and the
+   settings that end it (``QUESTBOT_MODEL_CONTEXT_WINDOW`` keeps the conversation within the
+   window; the server's own window raised). The first cut may pass unseen when what was added
+   outweighs what was dropped; the next cannot, as the count stays under the window while
+   the conversation grows. Checked on the ``openai`` wire, where the prompt tokens are the
+   whole prompt's (cached ones included); skipped for a request questbot cut itself;
+5. reads tool calls the model wrote as text in an answer without tool calls
    (``bot.agent.model.textual``), so the conversation sees the calls it meant.
 
 Each retry and adaptation is logged and told to ``ModelEndpoint.observer`` (the worker's
@@ -70,6 +83,10 @@ SAFETY_TOKENS = 64
 """Room left in the context window beyond the estimate: the template's own tokens."""
 MIN_OUTPUT_TOKENS = 512
 """Less room than this for an answer, and the conversation is cut to make some."""
+WORST_CHARS_PER_TOKEN = 8
+"""Non-blank characters of text a token holds at most, for the tokenizers of the servers
+questbot names (about four is usual; eight leaves room for long words): a prompt counted below
+this was not read whole."""
 CUT = ("(cut by questbot to keep the conversation within the model's context window; call "
        "the tool again if you need this)")
 
@@ -86,6 +103,10 @@ class Steady(WrapperModel):
         the first model built on it (``async with``)."""
         self._ratio = 1.0
         """How many tokens the endpoint counted per token estimated, at most (≥ 1)."""
+        self._counted: tuple[int, int] | None = None
+        """The last request's messages and the prompt tokens the endpoint counted for it
+        (``_whole``); ``None`` before one, or after questbot cut one."""
+        self._cut_now = False
         super().__init__(self._inner())
 
     def _inner(self) -> Model:
@@ -129,6 +150,7 @@ class Steady(WrapperModel):
                                       f"the request{again}: {fault.words}. {fault.next_step}"
                                       ) from exc
             self._calibrate(sent, params, response)
+            self._whole(sent, response)
             return self._read_text_calls(response, params)
 
     def _wait(self, fault: faults.Fault, tries: int, started: float) -> float:
@@ -194,8 +216,7 @@ class Steady(WrapperModel):
         """The prompt's tokens, erring high: three characters a token of what is sent, times
         the most the endpoint ever counted over an estimate."""
         chars = sum(len(_text_of(part)) for message in messages for part in message.parts)
-        chars += sum(len(m.instructions or "") for m in messages
-                     if isinstance(m, ModelRequest))
+        chars += len(_instructions([m for m in messages if isinstance(m, ModelRequest)]))
         chars += len(json.dumps([t.parameters_json_schema for t in
                                  [*params.function_tools, *params.output_tools]]))
         chars += sum(len(t.description or "") + len(t.name) for t in
@@ -234,6 +255,7 @@ class Steady(WrapperModel):
              window: int) -> list[ModelMessage]:
         """The oldest tool results replaced by a note until the conversation leaves room
         for an answer; the latest request (what the model must answer now) is kept whole."""
+        self._cut_now = True
         out = list(messages)
         for index, message in enumerate(out[:-1]):
             if window - SAFETY_TOKENS - self._estimate(out, params) >= MIN_OUTPUT_TOKENS:
@@ -243,6 +265,40 @@ class Steady(WrapperModel):
             parts = [_cut_part(p) for p in message.parts]
             out[index] = dataclasses.replace(message, parts=parts)
         return out
+
+    # --- the whole conversation read --------------------------------------------------------
+
+    def _whole(self, sent: Sequence[ModelMessage], response: ModelResponse) -> None:
+        """Raise ``EndpointRefused`` when the endpoint counted less of the prompt than it was
+        sent (the module docs, step 4)."""
+        cut, self._cut_now = self._cut_now, False
+        counted = response.usage.input_tokens
+        if self.endpoint.wire is not Wire.OPENAI or not counted:
+            self._counted = None
+            return
+        before, self._counted = self._counted, (None if cut else (len(sent), counted))
+        if cut:
+            return
+        chars = _nonblank(sent)
+        if before is None or before[0] >= len(sent):
+            least = chars // WORST_CHARS_PER_TOKEN
+            what = f"where {chars:,} characters of text make at least {least:,}"
+        else:  # it holds the request before whole, and more
+            least = before[1]
+            what = (f"for a conversation that holds the one before whole, for which it "
+                    f"counted {before[1]:,}")
+        if counted >= least:
+            return
+        self._tell("refused", "truncated")
+        raise EndpointRefused(
+            f"the model endpoint at {self.endpoint.base_url} did not show the model the whole "
+            f"conversation: it counted {counted:,} prompt tokens {what}. It cut the "
+            "conversation to fit its context window without saying so "
+            "(Ollama does, past its context length), so the model answered without the start "
+            "of its task, and questbot did not use the answer. Set "
+            "QUESTBOT_MODEL_CONTEXT_WINDOW to the server's window so questbot keeps the "
+            "conversation within it, or raise the server's (Ollama: OLLAMA_CONTEXT_LENGTH, or "
+            "num_ctx in the model's Modelfile); then /resume")
 
     # --- tool calls written as text ---------------------------------------------------------
 
@@ -263,6 +319,27 @@ class Steady(WrapperModel):
                              tool_call_id=f"call_text_{uuid.uuid4().hex[:20]}")
                 for name, args in calls]
         return dataclasses.replace(response, parts=[*kept, *made])
+
+
+def _nonblank(messages: Sequence[ModelMessage]) -> int:
+    """The non-blank characters of what questbot sent in ``messages``: its instructions (the
+    latest request's: each request carries them, one copy is sent), prompts, tool results and
+    retries (the model's own turns aside: a server may render them otherwise, or drop its
+    thinking)."""
+    requests = [m for m in messages if isinstance(m, ModelRequest)]
+    chars = _count_nonblank(_instructions(requests))
+    for message in requests:
+        chars += sum(_count_nonblank(_text_of(part)) for part in message.parts)
+    return chars
+
+
+def _instructions(requests: Sequence[ModelRequest]) -> str:
+    """The instructions sent with a conversation: its latest request's."""
+    return next((m.instructions for m in reversed(requests) if m.instructions), "")
+
+
+def _count_nonblank(text: str) -> int:
+    return len("".join(text.split()))
 
 
 def _cut_part(part: Any) -> Any:

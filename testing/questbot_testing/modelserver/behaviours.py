@@ -13,7 +13,7 @@ A behaviour sees every request before the recorded turn is looked up (``before``
 instead — a refusal, a rate limit, a hang) and the recorded answer after (``after``: it may
 reshape it — the tool call as text, the output cut at the limit the server honours). The
 servers people run are named sets of them (``llamacpp_chatml_function_calling()``,
-``llamacpp_model_template()``, ``vllm()``, ``openai()``).
+``llamacpp_model_template()``, ``vllm()``, ``ollama()``, ``openai()``).
 
 Tokens: a real server counts the prompt with its tokenizer; here four characters of the
 request's messages and tools are one token (``prompt_tokens``), a stand-in questbot cannot
@@ -201,22 +201,30 @@ class ToolCallsAsText(Behaviour):
 
 class AnswersInProse(Behaviour):
     """The model's own template on a model that does not call tools: whatever is asked, an
-    answer in prose, no tool call in any form (``llamacpp-prose``)."""
+    answer in prose, no tool call in any form (``llamacpp-prose``). The answer and its output
+    tokens are the recorded ones; the prompt is counted as this server counts every prompt
+    (``prompt_tokens``) — the recorded count was of the recorded request's prompt, not of the
+    one asked now. ``counted`` keeps each answer's total."""
 
     fact = "llamacpp-prose"
+
+    def __init__(self) -> None:
+        self.counted: list[int] = []
 
     def before(self, request: Request) -> Answer | None:
         if request.protocol != "openai":
             return None
         recorded = fact(self.fact)
+        prompt, completion = prompt_tokens(request.body), recorded["usage"]["completion_tokens"]
+        self.counted.append(prompt + completion)
         return Answer(200, {
             "id": f"chatcmpl-prose-{request.number}", "object": "chat.completion",
             "created": 1796168516, "model": request.body.get("model", "m"),
             "choices": [{"index": 0, "message": {"content": recorded["content"],
                                                  "role": "assistant"},
                          "logprobs": None, "finish_reason": recorded["finish_reason"]}],
-            "usage": {k: recorded["usage"][k] for k in ("prompt_tokens", "completion_tokens",
-                                                         "total_tokens")}}, fact=self.fact)
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
+                      "total_tokens": prompt + completion}}, fact=self.fact)
 
 
 class OutputLimit(Behaviour):
@@ -325,6 +333,75 @@ class ContextLimit(Behaviour):
         return dict(filled(fact(self.fact)["models"], {"MODEL": model, "WINDOW": self.window}))
 
 
+# --- Ollama -----------------------------------------------------------------------------------
+
+
+def tool_block_start(messages: list[dict[str, Any]], index: int) -> int:
+    """Ollama's ``toolBlockStartIndex``: where a conversation may start at ``index`` without
+    orphaning a tool result from the assistant call that produced it."""
+    if index <= 0 or index >= len(messages) or messages[index].get("role") != "tool":
+        return index
+    start = index
+    while start > 0 and messages[start - 1].get("role") == "tool":
+        start -= 1
+    call = start - 1
+    if call >= 0 and messages[call].get("role") == "assistant" and messages[call].get(
+            "tool_calls"):
+        return call
+    return index
+
+
+def ollama_kept(body: Mapping[str, Any], num_ctx: int) -> list[dict[str, Any]]:
+    """The messages Ollama's ``chatPrompt`` gives the model of ``body`` within ``num_ctx``:
+    from the front, the first start from which the rest fits, system messages kept; the
+    latest message (with its call) always, fitting or not."""
+    messages = list(body.get("messages", []))
+    for index in range(len(messages)):
+        start = tool_block_start(messages, index)
+        kept = [m for m in messages[:start] if m.get("role") == "system"] + messages[start:]
+        if prompt_tokens({**body, "messages": kept}) <= num_ctx or index == len(messages) - 1:
+            return kept
+    return messages
+
+
+class Truncates(Behaviour):
+    """Ollama past its context window (``ollama-truncation``): the conversation is cut from the
+    front — system messages kept, the oldest others dropped until the rest fits ``num_ctx``,
+    a prompt still too long cut to ``num_ctx`` by the runner — with no error and nothing in the
+    answer but ``usage.prompt_tokens``, the tokens of what the model was shown. Every answer
+    counts its prompt so (four characters a token, ``prompt_tokens``).
+
+    Sources (quoted in the fact): Ollama's ``server/prompt.go`` ``chatPrompt`` ("truncates
+    any messages that exceed the context window of the model, making sure to always include
+    1) the latest message and 2) system messages"), ``server/routes.go`` ``ChatHandler``
+    (``truncate := req.Truncate == nil || *req.Truncate``: on unless asked off, and the
+    OpenAI-compatible endpoint never asks), ollama/ollama issues 4967 and 14259 (silent, no
+    field in the answer says so) and 3427 (``prompt_eval_count`` is what fit), and
+    ``docs/context-length.mdx`` (4k by default below 24 GiB of VRAM).
+
+    What the model then answers is the model's; the recorded turn stands in for it, as if it
+    had not noticed — the silently wrong answer a real server leaves questbot to find.
+    ``cut`` keeps how many messages each request lost (0: none)."""
+
+    fact = "ollama-truncation"
+
+    def __init__(self, num_ctx: int = 4096) -> None:
+        self.num_ctx = num_ctx
+        self.cut: list[int] = []
+
+    def after(self, request: Request, response: dict[str, Any]) -> dict[str, Any]:
+        if request.protocol != "openai":
+            return response
+        kept = ollama_kept(request.body, self.num_ctx)
+        self.cut.append(len(request.body.get("messages", [])) - len(kept))
+        counted = min(prompt_tokens({**request.body, "messages": kept}), self.num_ctx)
+        out = json.loads(json.dumps(response))
+        usage = out.setdefault("usage", {})
+        usage["prompt_tokens"] = counted
+        usage["total_tokens"] = counted + int(usage.get("completion_tokens", 0))
+        return out
+
+
 # --- the servers people run ------------------------------------------------------------------
 
 
@@ -346,6 +423,12 @@ def llamacpp_model_template(style: TextStyle = "fenced") -> list[Behaviour]:
     accepted, tool calls written as text, null content refused, ``max_tokens`` read."""
     return [RefusesNullContent(), ToolCallsAsText(style), OutputLimit(("max_tokens",)),
             ModelsOf("llamacpp-models")]
+
+
+def ollama(num_ctx: int = 4096) -> list[Behaviour]:
+    """Ollama's OpenAI-compatible endpoint with the model's context window ``num_ctx`` (its
+    default below 24 GiB of VRAM is 4096: ``ollama-truncation``)."""
+    return [Truncates(num_ctx)]
 
 
 def vllm(window: int) -> list[Behaviour]:

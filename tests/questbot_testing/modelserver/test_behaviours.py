@@ -9,6 +9,8 @@ from typing import Any
 
 import aiohttp
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from questbot_testing.modelserver import behaviours as b
 from questbot_testing.modelserver.server import ModelServer, recorded
@@ -177,5 +179,68 @@ async def test_llamacpp_reads_max_tokens_and_not_max_completion_tokens() -> None
         async with aiohttp.ClientSession() as session, \
                 session.get(server.url + "/v1/models") as response:
             assert await response.json() == b.fact("llamacpp-models")["body"]
+    finally:
+        await server.close()
+
+
+# --- Ollama's silent cut ----------------------------------------------------------------------
+
+ROLES = st.sampled_from(["user", "assistant", "tool", "call"])
+
+
+@st.composite
+def conversations(draw: st.DrawFn) -> list[dict[str, Any]]:
+    """A system message, then user messages, answers, tool calls and their results."""
+    messages: list[dict[str, Any]] = [{"role": "system", "content": "rules " * draw(
+        st.integers(0, 40))}]
+    for role in draw(st.lists(ROLES, min_size=1, max_size=12)):
+        text = "w " * draw(st.integers(0, 120))
+        if role == "call":
+            messages.append({"role": "assistant", "content": "", "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]})
+        else:
+            messages.append({"role": role, "content": text, "tool_call_id": "c"}
+                            if role == "tool" else {"role": role, "content": text})
+    return messages
+
+
+@settings(max_examples=300, deadline=None)
+@given(messages=conversations(), num_ctx=st.integers(20, 600))
+def test_ollama_keeps_the_system_the_latest_and_the_newest_that_fit(
+        messages: list[dict[str, Any]], num_ctx: int) -> None:
+    """``chatPrompt``'s rule (``ollama-truncation``): system messages kept; the rest a suffix
+    of the conversation, the longest that fits, never starting at a tool result whose call is
+    just before it; the latest message always."""
+    body = {"messages": messages}
+    kept = b.ollama_kept(body, num_ctx)
+
+    def from_(start: int) -> list[dict[str, Any]]:
+        return [m for m in messages[:start] if m["role"] == "system"] + messages[start:]
+
+    starts = sorted({b.tool_block_start(messages, i) for i in range(len(messages))})
+    # a start Ollama may take (no orphaned tool result), the system messages before it kept
+    start = max(s for s in starts if from_(s) == kept)
+    assert kept[-1] is messages[-1]
+    assert all(m in kept for m in messages if m["role"] == "system")
+    fits = b.prompt_tokens({"messages": kept}) <= num_ctx
+    assert fits or start == starts[-1]
+    earlier = [s for s in starts if s < start and from_(s) != kept]
+    if earlier:  # the longest that fits: one start earlier does not
+        assert b.prompt_tokens({"messages": from_(earlier[-1])}) > num_ctx
+
+
+async def test_ollama_cuts_silently_and_counts_what_it_kept() -> None:
+    truncates = b.Truncates(num_ctx=300)
+    server = await serve(truncates)
+    try:
+        long = openai_request("stage: research; " + "x " * 1000, tools=TOOLS)
+        status, body = await post(server, "/v1/chat/completions", long)
+        assert status == 200 and body["choices"][0]["message"]["tool_calls"]  # no error
+        assert body["usage"]["prompt_tokens"] == 300  # cut to the window by the runner
+        short = openai_request("stage: research; look", tools=TOOLS)
+        status, body = await post(server, "/v1/chat/completions", short)
+        assert body["usage"]["prompt_tokens"] == b.prompt_tokens(short) < 300
+        assert truncates.cut == [0, 0]  # one message each: the latest is always kept
+        assert server.played == []  # no refusal: nothing but the count says it
     finally:
         await server.close()
