@@ -1,0 +1,459 @@
+"""Ended quests compacted: a quest over for a while keeps one compressed record in Redis.
+
+Why. A quest that ended (closed after its watch, or abandoned) keeps about 40 KB in a dozen
+keys — its journal, event ids, evidence, GitHub record, delivered effects — and nobody reads
+most of it again. Redis holds everything in memory, so an organisation's year of quests would
+have to fit in RAM. Some time after a quest ends (``QUESTBOT_COMPACT_AFTER_HOURS``), its keys
+are folded into one record — every entry of its journal as stored, its snapshot and the hashes
+reads need — compressed with zlib and kept as field ``z`` of the quest's snapshot hash beside
+its version ``v``; the other keys are deleted.
+
+How it stays correct.
+
+* **One atomic script per quest** (``COMPACT``): the record is written and the originals are
+  deleted in one script over keys of the quest's hash tag — one slot, so it runs on Redis
+  Cluster — and only if nothing changed since they were read: the snapshot's version, each
+  key's length, an empty outbox and no lease. A worker killed mid-compaction (``kill -9``)
+  leaves the originals as they were or the record alone, never a half; Redis writes a script's
+  effects to its AOF as one transaction.
+* **The record is checked before it replaces anything**: it is decompressed and compared with
+  what was read, value for value.
+* **Reads prefer the originals** while they exist (``JournalReads``: the snapshot, the
+  journal, its policies, event ids) and read the record only when they are gone, so replay,
+  ``status`` and every lookup of a quest work on either form, and the fold of the record's
+  events is the fold of the original journal (the same bytes; a property test holds it).
+* **A write brings the quest back first** (``thaw``): the apply script answers ``compacted``
+  for a quest whose snapshot holds ``z`` — the regression that reopens a closed quest, a
+  redelivered event (then a duplicate) — and the journal restores every key from the record
+  in one script (``THAW``, which refuses if the record changed meanwhile) and applies again.
+  The quest is compacted again once it is over again for a while.
+
+Which quests. ``IndexWrites`` notes a quest that ends in ``compact:{compact}`` (quest → the
+epoch ms it ended) and removes it when it lives again; ``due`` reads those over for longer
+than the setting, and the worker's sweep (``bot.worker.compaction_sweep``) compacts them.
+
+Kept in the record: the snapshot hash, the journal stream (entry ids and fields), the policies,
+the delivered-effect record, failures, children, the quest's GitHub record, evidence and
+reviews; event ids are rebuilt from the journal (kept only if they differ). Dropped: the
+outbox (empty), retry bookkeeping of an empty outbox, the lease (absent), the agent-run memo
+(``outcomes``: a memo for a redelivered effect, and no effect is left) and the cached CI log.
+A per-quest key added to ``keys`` must be added to ``_SECTIONS`` or ``_DROPPED``
+(``tests/journal/test_compaction.py`` holds that every key of a finished demo quest is one).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import logging
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import Enum
+from typing import Any
+
+import orjson
+import redis.asyncio
+
+from bot.core import Event, Policy, Quest
+from bot.core.states import TERMINAL
+from bot.journal.answers import JournalEntry
+from bot.journal.errors import CorruptJournal
+from bot.journal.keys import (
+    ci_log_key,
+    compaction_due_key,
+    evidence_key,
+    outcomes_key,
+    quest_gh_key,
+    quest_keys,
+    reviews_key,
+)
+from bot.journal.policies import parse_policies
+from bot.journal.records import RecordError, load_event, load_quest
+from bot.journal.wire import RedisClient, stream_rows, text
+
+log = logging.getLogger(__name__)
+
+FORMAT = 1
+"""The record's format: its first byte, before the compressed JSON."""
+
+Raw = bytes | str
+
+# what each kept key is: (section name, kind) — ``h`` hash, ``x`` stream, ``s`` set. The order
+# is the THAW script's KEYS after the snapshot.
+_SECTIONS: tuple[tuple[str, str], ...] = (
+    ("events", "x"), ("ids", "h"), ("policies", "h"), ("done", "h"), ("failures", "x"),
+    ("children", "s"), ("gh", "h"), ("evidence", "h"), ("reviews", "h"),
+)
+_DROPPED = ("outbox", "tries", "retry_at", "lease", "outcomes", "ci_log")
+
+
+def _section_keys(quest_id: str) -> dict[str, str]:
+    k = quest_keys(quest_id)
+    return {"snap": k.snap, "events": k.events, "ids": k.ids, "policies": k.policies,
+            "done": k.done, "failures": k.failures, "children": k.children,
+            "gh": quest_gh_key(quest_id), "evidence": evidence_key(quest_id),
+            "reviews": reviews_key(quest_id), "outbox": k.outbox, "tries": k.tries,
+            "retry_at": k.retry_at, "lease": k.lease, "outcomes": outcomes_key(quest_id),
+            "ci_log": ci_log_key(quest_id)}
+
+
+COMPACT = """
+-- KEYS: snap, then the kept keys (events, ids, policies, done, failures, children, gh,
+--   evidence, reviews), then the dropped ones (outbox, tries, retry, lease, outcomes, ci_log)
+-- ARGV: version read, the record, then each kept key's length as read
+-- Writes the record and deletes the rest only if nothing changed since they were read.
+local snap = redis.call('HMGET', KEYS[1], 'v', 'quest', 'z')
+if snap[3] then return 'already' end
+if (not snap[2]) or snap[1] ~= ARGV[1] then return 'changed' end
+local kinds = {'x', 'h', 'h', 'h', 'x', 's', 'h', 'h', 'h'}
+for i = 1, #kinds do
+  local n
+  if kinds[i] == 'h' then n = redis.call('HLEN', KEYS[i + 1])
+  elseif kinds[i] == 'x' then n = redis.call('XLEN', KEYS[i + 1])
+  else n = redis.call('SCARD', KEYS[i + 1]) end
+  if n ~= tonumber(ARGV[i + 2]) then return 'changed' end
+end
+if redis.call('XLEN', KEYS[11]) ~= 0 or redis.call('EXISTS', KEYS[14]) == 1 then
+  return 'busy'
+end
+redis.call('HSET', KEYS[1], 'z', ARGV[2])
+redis.call('HDEL', KEYS[1], 'quest', 'p')
+for i = 2, #KEYS do redis.call('DEL', KEYS[i]) end
+return 'ok'
+"""
+
+THAW = """
+-- KEYS: snap, then the kept keys in COMPACT's order
+-- ARGV: the record as read, then the snapshot's fields and each kept key's contents:
+--   a hash or set as its count then its items (field/value pairs, members); a stream as its
+--   count, then per entry its id, its field count and its field/value pairs.
+-- Brings every key back and drops the record, only if the record is the one decoded and no
+-- journal stream was written meanwhile (nothing is written otherwise).
+if redis.call('HGET', KEYS[1], 'z') ~= ARGV[1] then return 'gone' end
+if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[6]) == 1 then
+  return 'mixed'
+end
+local kinds = {'h', 'x', 'h', 'h', 'h', 'x', 's', 'h', 'h', 'h'}
+local i = 2
+local function chunked(command, key, first, count, width)
+  local step = 500 * width
+  local last = first + count * width - 1
+  for s = first, last, step do
+    redis.call(command, key, unpack(ARGV, s, math.min(s + step - 1, last)))
+  end
+end
+for k = 1, #kinds do
+  local n = tonumber(ARGV[i])
+  i = i + 1
+  if kinds[k] == 'h' then
+    chunked('HSET', KEYS[k], i, n, 2)
+    i = i + 2 * n
+  elseif kinds[k] == 's' then
+    chunked('SADD', KEYS[k], i, n, 1)
+    i = i + n
+  else
+    for _ = 1, n do
+      local m = tonumber(ARGV[i + 1])
+      redis.call('XADD', KEYS[k], ARGV[i], unpack(ARGV, i + 2, i + 1 + 2 * m))
+      i = i + 2 + 2 * m
+    end
+  end
+end
+redis.call('HDEL', KEYS[1], 'z')
+return 'ok'
+"""
+
+
+# -- the record -------------------------------------------------------------------------------
+
+def _out(value: Raw) -> str | list[str]:
+    """A stored value in JSON: text as it is, other bytes as ``["b", base64]``."""
+    if isinstance(value, str):
+        return value
+    try:
+        return value.decode()
+    except UnicodeDecodeError:
+        return ["b", base64.b64encode(value).decode()]
+
+
+def _in(value: Any) -> bytes:
+    if isinstance(value, str):
+        return value.encode()
+    if isinstance(value, list) and len(value) == 2 and value[0] == "b":
+        return base64.b64decode(value[1])
+    raise RecordError(f"a compacted record holds a value it cannot read: {value!r:.60}")
+
+
+Row = tuple[str, dict[str, bytes]]
+
+
+@dataclass(frozen=True)
+class Compacted:
+    """One quest's keys as the compacted record holds them (values as stored, in bytes)."""
+
+    quest_id: str
+    snap: dict[str, bytes]
+    events: list[Row]
+    hashes: dict[str, dict[str, bytes]] = field(default_factory=dict)
+    failures: list[Row] = field(default_factory=list)
+    children: list[bytes] = field(default_factory=list)
+
+    @property
+    def version(self) -> int:
+        return int(self.snap["v"])
+
+    def quest(self) -> Quest:
+        try:
+            return load_quest(self.snap["quest"])
+        except (KeyError, RecordError, ValueError) as exc:
+            raise CorruptJournal(f"the compacted record of quest {self.quest_id} holds no "
+                                 f"readable snapshot: {exc}") from exc
+
+    def entries(self) -> list[JournalEntry]:
+        out = []
+        for entry_id, f in self.events:
+            try:
+                out.append(JournalEntry(int(f["v"]), entry_id, load_event(f["e"])))
+            except (KeyError, RecordError, ValueError) as exc:
+                raise CorruptJournal(f"journal entry {entry_id} of compacted quest "
+                                     f"{self.quest_id} cannot be read: {exc}") from exc
+        return out
+
+    def events_only(self) -> list[Event]:
+        return [entry.event for entry in self.entries()]
+
+    def ids(self) -> dict[str, bytes]:
+        """Event id → the version it was applied at: kept when it differs from what the
+        journal says, else rebuilt from it."""
+        kept = self.hashes.get("ids")
+        if kept is not None:
+            return kept
+        return {text(f["id"]): f["v"] for _, f in self.events}
+
+    def policies(self) -> tuple[dict[str, Policy], dict[int, str]]:
+        return parse_policies(self.hashes.get("policies", {}), self.quest_id)
+
+    def hash(self, name: str) -> dict[str, bytes]:
+        """A kept hash (``gh``, ``evidence``, ``reviews``, ``done``, ``policies``)."""
+        return dict(self.hashes.get(name, {}))
+
+    def dump(self) -> bytes:
+        hashes = {name: {k: _out(v) for k, v in h.items()} for name, h in self.hashes.items()}
+        body = {"q": self.quest_id, "s": {k: _out(v) for k, v in self.snap.items()},
+                "e": [[i, {k: _out(v) for k, v in f.items()}] for i, f in self.events],
+                "h": hashes,
+                "x": [[i, {k: _out(v) for k, v in f.items()}] for i, f in self.failures],
+                "m": [_out(m) for m in self.children]}
+        return bytes([FORMAT]) + zlib.compress(orjson.dumps(body), 9)
+
+    @classmethod
+    def load(cls, blob: Raw) -> Compacted:
+        raw = blob.encode("latin-1") if isinstance(blob, str) else blob
+        if not raw or raw[0] != FORMAT:
+            raise RecordError(f"a compacted record of format {raw[:1]!r} is not one this "
+                              f"questbot reads (format {FORMAT}); run the questbot that "
+                              "wrote it, or a later one")
+        try:
+            body = orjson.loads(zlib.decompress(raw[1:]))
+        except (zlib.error, orjson.JSONDecodeError) as exc:
+            raise RecordError(f"a compacted record cannot be decompressed: {exc}") from exc
+
+        def rows(items: list[Any]) -> list[Row]:
+            return [(str(i), {k: _in(v) for k, v in f.items()}) for i, f in items]
+
+        return cls(quest_id=str(body["q"]), snap={k: _in(v) for k, v in body["s"].items()},
+                   events=rows(body["e"]),
+                   hashes={n: {k: _in(v) for k, v in h.items()} for n, h in body["h"].items()},
+                   failures=rows(body["x"]), children=[_in(m) for m in body["m"]])
+
+
+def _bytes(value: Raw) -> bytes:
+    return value.encode() if isinstance(value, str) else value
+
+
+def _hash(reply: Any) -> dict[str, bytes]:
+    return {text(k): _bytes(v) for k, v in (reply or {}).items()}
+
+
+def _rows(reply: Any) -> list[Row]:
+    return [(i, {k: _bytes(v) for k, v in f.items()}) for i, f in stream_rows(reply)]
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+async def read_compacted(client: RedisClient, quest_id: str) -> Compacted | None:
+    """The quest's compacted record, or ``None`` when it is not compacted."""
+    blob = await client.hget(quest_keys(quest_id).snap, "z")
+    if blob is None:
+        return None
+    try:
+        return Compacted.load(blob)
+    except RecordError as exc:
+        raise CorruptJournal(f"the compacted record of quest {quest_id} cannot be read: "
+                             f"{exc}") from exc
+
+
+# -- compacting -------------------------------------------------------------------------------
+
+class Outcome(Enum):
+    COMPACTED = "compacted"
+    ALREADY = "already"
+    """Compacted before (by another worker)."""
+    LIVE = "live"
+    """The quest lives (reopened): compacted when it ends again."""
+    BUSY = "busy"
+    """Effects still wait in its outbox, or a runner holds its lease: later."""
+    CHANGED = "changed"
+    """Written to between the read and the script: later."""
+    GONE = "gone"
+    """No such quest."""
+
+
+async def compact(client: RedisClient, quest_id: str) -> Outcome:
+    """Fold the ended quest's keys into one compressed record and delete them, atomically and
+    only if nothing changed since they were read (the module's docstring says why)."""
+    keys = _section_keys(quest_id)
+    async with client.pipeline(transaction=False) as pipe:
+        pipe.hgetall(keys["snap"])
+        pipe.xrange(keys["events"], "-", "+")
+        for name, kind in _SECTIONS[1:]:
+            if kind == "h":
+                pipe.hgetall(keys[name])
+            elif kind == "x":
+                pipe.xrange(keys[name], "-", "+")
+            else:
+                pipe.smembers(keys[name])
+        pipe.xlen(keys["outbox"])
+        pipe.exists(keys["lease"])
+        replies = await pipe.execute()
+    snap = _hash(replies[0])
+    if "z" in snap:
+        return Outcome.ALREADY
+    if "quest" not in snap or "v" not in snap:
+        return Outcome.GONE
+    quest = Compacted(quest_id, snap, []).quest()
+    if quest.state not in TERMINAL:
+        return Outcome.LIVE
+    if int(replies[-2]) or int(replies[-1]):
+        return Outcome.BUSY
+    events = _rows(replies[1])
+    hashes: dict[str, dict[str, bytes]] = {}
+    failures: list[Row] = []
+    children: list[bytes] = []
+    lengths: list[int] = [len(events)]
+    for (name, kind), reply in zip(_SECTIONS[1:], replies[2:-2], strict=True):
+        if kind == "h":
+            hashes[name] = _hash(reply)
+            lengths.append(len(hashes[name]))
+        elif kind == "x":
+            failures = _rows(reply)
+            lengths.append(len(failures))
+        else:
+            children = sorted(_bytes(m) for m in reply or ())
+            lengths.append(len(children))
+    record = Compacted(quest_id, snap, events, hashes, failures, children)
+    if record.hashes["ids"] == {text(f["id"]): f["v"] for _, f in events if "id" in f}:
+        del record.hashes["ids"]  # rebuilt from the journal when read
+    for name in [n for n, h in record.hashes.items() if not h]:
+        del record.hashes[name]
+    blob = record.dump()
+    if Compacted.load(blob) != record:  # what replaces the originals must read back as them
+        raise CorruptJournal(f"the compacted record of quest {quest_id} does not read back "
+                             "as the keys it was made from; nothing was deleted")
+    order = ["snap", *(name for name, _ in _SECTIONS), *_DROPPED]
+    answer = await _script(client, COMPACT, [keys[n] for n in order],
+                           [snap["v"], blob, *lengths])
+    return {"ok": Outcome.COMPACTED, "already": Outcome.ALREADY,
+            "busy": Outcome.BUSY}.get(answer, Outcome.CHANGED)
+
+
+async def thaw(client: RedisClient, quest_id: str) -> bool:
+    """Bring a compacted quest's keys back from its record, so it can be written to again;
+    ``False`` when it was not compacted (any more). Raises ``CorruptJournal`` if a journal was
+    written beside the record (a writer that does not know compaction)."""
+    keys = _section_keys(quest_id)
+    blob = await client.hget(keys["snap"], "z")
+    if blob is None:
+        return False
+    try:
+        record = Compacted.load(blob)
+    except RecordError as exc:
+        raise CorruptJournal(f"the compacted record of quest {quest_id} cannot be read: "
+                             f"{exc}; it was left as it is") from exc
+    args: list[Raw | int] = [blob]
+    snap = {k: v for k, v in record.snap.items() if k != "z"}
+    _put_hash(args, snap)
+    _put_rows(args, record.events)
+    _put_hash(args, record.ids())
+    for name in ("policies", "done"):
+        _put_hash(args, record.hashes.get(name, {}))
+    _put_rows(args, record.failures)
+    args += [len(record.children), *record.children]
+    for name in ("gh", "evidence", "reviews"):
+        _put_hash(args, record.hashes.get(name, {}))
+    answer = await _script(client, THAW, [keys["snap"], *(keys[n] for n, _ in _SECTIONS)],
+                           args)
+    if answer == "mixed":
+        raise CorruptJournal(f"quest {quest_id} is compacted, yet its journal was written "
+                             "beside the record (a questbot that does not know compaction?); "
+                             "nothing was restored: stop the old workers, then run "
+                             "`python -m bot replay` on it")
+    if answer == "ok":
+        log.info("quest %s brought back from its compacted record", quest_id)
+    return answer == "ok"
+
+
+def _put_hash(args: list[Raw | int], values: dict[str, bytes]) -> None:
+    args.append(len(values))
+    for k, v in values.items():
+        args += [k, v]
+
+
+def _put_rows(args: list[Raw | int], rows: Sequence[Row]) -> None:
+    args.append(len(rows))
+    for entry_id, f in rows:
+        args += [entry_id, len(f)]
+        for k, v in f.items():
+            args += [k, v]
+
+
+async def _script(client: RedisClient, source: str, keys: Sequence[str],
+                  args: Sequence[Raw | int]) -> str:
+    """Run ``source`` over ``keys`` (one slot); loads it where the server lacks it."""
+    sha = _sha(source)
+    try:
+        reply = await client.evalsha(sha, len(keys), *keys, *args)
+    except redis.exceptions.NoScriptError:
+        await client.script_load(source)
+        reply = await client.evalsha(sha, len(keys), *keys, *args)
+    return text(reply)
+
+
+def _sha(source: str) -> str:
+    return hashlib.sha1(source.encode()).hexdigest()  # noqa: S324 - Redis names scripts so
+
+
+# -- which quests are due ---------------------------------------------------------------------
+
+async def due(client: RedisClient, now: datetime, after_s: float, *,
+              limit: int = 100) -> list[str]:
+    """Quests that ended at least ``after_s`` seconds before ``now``, oldest first."""
+    until = int(now.timestamp() * 1000 - after_s * 1000)
+    members = await client.zrangebyscore(compaction_due_key(), "-inf", until, start=0,
+                                         num=limit)
+    return [text(m) for m in members]
+
+
+async def settle(client: RedisClient, quest_id: str, outcome: Outcome, now: datetime,
+                 after_s: float, *, retry_s: float = 3600) -> None:
+    """After ``compact``: a quest compacted, gone or living again leaves the due set (a quest
+    that lives again comes back when it ends again); one that was busy or changed is due again
+    ``retry_s`` from ``now``."""
+    key = compaction_due_key()
+    if outcome in (Outcome.BUSY, Outcome.CHANGED):
+        again = now.timestamp() * 1000 + (retry_s - after_s) * 1000
+        await client.zadd(key, {quest_id: int(again)}, xx=True)
+    else:
+        await client.zrem(key, quest_id)

@@ -1,0 +1,207 @@
+"""Ended quests compacted (``bot.journal.compaction``): for random journals the fold of the
+compacted record is the fold of the original journal, every read works on either form, a
+write brings the keys back byte for byte, and a compactor killed at any point loses nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+import redis.asyncio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.core import TERMINAL, Policy, State, fold
+from bot.journal import Journal
+from bot.journal.compaction import Outcome, compact, due, read_compacted, thaw
+from bot.journal.compaction import settle as settle_due
+from bot.journal.keys import compaction_due_key, evidence_key, quest_gh_key, quest_keys
+from bot.journal.recovery import read_recorded, rebuild
+from bot.runner import EffectRunner
+from questbot_testing.journals import JournalBuilder, main_line
+from tests.journal.conftest import POLICY, Recorder
+from tests.journal.test_recovery import ACTIONS, build
+
+pytestmark = pytest.mark.cluster_too
+
+ROOT = Path(__file__).resolve().parents[2]
+OTHER = Policy(mute_hours=48)
+"""A second policy, so records hold a change of policy mid-journal."""
+
+
+async def delivered_all(journal: Journal, recorder: Recorder) -> None:
+    runner = EffectRunner(journal, recorder.adapters(), POLICY, consumer="c")
+    await runner.setup()
+    for _ in range(6):
+        await runner.run_once()
+
+
+async def stored(client: Any, quest_id: str) -> dict[str, Any]:
+    """Every kept key of the quest as Redis holds it, for byte-for-byte comparison."""
+    k = quest_keys(quest_id)
+    pipe = client.pipeline(transaction=False)
+    for key in (k.snap, k.ids, k.policies, k.done, quest_gh_key(quest_id),
+                evidence_key(quest_id)):
+        pipe.hgetall(key)
+    pipe.xrange(k.events, "-", "+")
+    pipe.xrange(k.failures, "-", "+")
+    pipe.smembers(k.children)
+    return dict(enumerate(await pipe.execute()))
+
+
+async def ended(journal: Journal, b: JournalBuilder, recorder: Recorder) -> None:
+    """``b``'s journal applied, half under each policy, ended (killed if it was not) and
+    every effect delivered."""
+    if b.quest is None or b.quest.state not in TERMINAL:
+        b.add("killed", actor="m")
+    half = len(b.events) // 2
+    await journal.apply_many(b.events[:half], POLICY)
+    await journal.apply_many(b.events[half:], OTHER)
+    await delivered_all(journal, recorder)
+
+
+@settings(max_examples=30, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(route=st.sampled_from(["auto_fix", "research_only", "human", "ignore"]),
+       picks=st.lists(st.integers(0, len(ACTIONS) - 1), max_size=40))
+async def test_the_fold_of_the_compacted_record_is_the_fold_of_the_journal(
+        redis_async: redis.asyncio.Redis, route: str, picks: list[int]) -> None:
+    journal = Journal(redis_async, shards=4)
+    b = build(route, picks)
+    await ended(journal, b, Recorder())
+    qid = b.quest_id
+    before = await read_recorded(journal, qid)
+    version, quest = await journal.snapshot(qid)
+    entries = [e async for e in journal.entries(qid)]
+    keys = await stored(redis_async, qid)
+    first = before.events[0].id
+
+    assert await compact(redis_async, qid) is Outcome.COMPACTED
+    assert await redis_async.exists(quest_keys(qid).events) == 0
+    record = await read_compacted(redis_async, qid)
+    assert record is not None
+    after = await read_recorded(journal, qid)
+    assert after == before
+    assert (fold(record.events_only(), POLICY, policies=after.policies)
+            == fold(before.events, POLICY, policies=before.policies))
+    assert await journal.snapshot(qid) == (version, quest)
+    assert [e async for e in journal.entries(qid)] == entries
+    assert await journal.contains(qid, first)
+    rebuilt = await rebuild(journal, qid, POLICY)
+    assert rebuilt.matches and rebuilt.result.quest == quest
+
+    # a write (here a redelivered event) brings every key back as it was, and is a duplicate
+    journal.forget()
+    applied = await journal.apply(before.events[0], POLICY)
+    assert applied.duplicate
+    assert await stored(redis_async, qid) == keys
+    assert await read_compacted(redis_async, qid) is None
+
+
+async def test_a_closed_quest_compacted_reopens_on_a_regression(
+        redis_async: redis.asyncio.Redis) -> None:
+    journal = Journal(redis_async, shards=4)
+    b = main_line("q-back")
+    await journal.apply_many(b.events, POLICY)
+    await delivered_all(journal, Recorder())
+    assert b.quest is not None and b.quest.state is State.CLOSED
+    length = len(b.events)
+    assert await compact(redis_async, "q-back") is Outcome.COMPACTED
+    # this journal still holds the snapshot in its cache: its apply is refused by the script
+    # (``compacted``), the keys come back, and it applies again
+    regression = b.add("reopened", fingerprint="fp-1", source="check_run:2",
+                       severity="high", base="base9")
+    applied = await journal.apply(regression, POLICY)
+    assert applied.quest.revision == 2 and applied.quest.state is not State.CLOSED
+    assert [e.event.id async for e in journal.entries("q-back")][:length] == [
+        e.id for e in b.events[:length]]
+    assert (await journal.snapshot("q-back"))[1] == b.quest
+    # it lives again: no longer due for compaction, and compaction leaves it be
+    assert await redis_async.zscore(compaction_due_key(), "q-back") is None
+    assert await compact(redis_async, "q-back") is Outcome.LIVE
+
+
+async def test_a_first_event_never_writes_over_a_compacted_quest(
+        redis_async: redis.asyncio.Redis) -> None:
+    """A ``signal_sensed`` is stepped on "no quest" without a read; on a compacted quest the
+    script refuses it, the keys come back, and it is stepped on the quest (absorbed)."""
+    b = main_line("q-fresh")
+    await Journal(redis_async, shards=4).apply_many(b.events, POLICY)
+    await delivered_all(Journal(redis_async, shards=4), Recorder())
+    assert await compact(redis_async, "q-fresh") is Outcome.COMPACTED
+    fresh = Journal(redis_async, shards=4)  # nothing cached: the first event is not read
+    event = b.add("signal_sensed", repo=b.repo, fingerprint="fp-1", kind="check_failure",
+                  severity="high", title="back", source="check_run:3", base="base9")
+    applied = await fresh.apply(event, POLICY)
+    assert applied.absorbed and applied.quest == b.quest
+    assert [e.id for e in await fresh.events("q-fresh")] == [e.id for e in b.events]
+
+
+async def test_only_ended_idle_quests_are_compacted(redis_async: redis.asyncio.Redis) -> None:
+    journal = Journal(redis_async, shards=4)
+    live = JournalBuilder("q-live").sense()
+    await journal.apply_many(live.events, POLICY)
+    assert await compact(redis_async, "q-live") is Outcome.LIVE
+    closed = main_line("q-busy")
+    await journal.apply_many(closed.events, POLICY)  # effects not delivered yet
+    assert await compact(redis_async, "q-busy") is Outcome.BUSY
+    assert await redis_async.hexists(quest_keys("q-busy").snap, "quest")
+    assert await compact(redis_async, "q-none") is Outcome.GONE
+
+
+async def test_due_quests_are_those_over_for_the_while(redis_async: redis.asyncio.Redis) -> None:
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    journal = Journal(redis_async, shards=4, clock=lambda: now)
+    b = main_line("q-due")
+    await journal.apply_many(b.events, POLICY)
+    await delivered_all(journal, Recorder())
+    day = 86_400.0
+    assert await due(redis_async, now + timedelta(hours=1), day) == []
+    assert await due(redis_async, now + timedelta(days=2), day) == ["q-due"]
+    outcome = await compact(redis_async, "q-due")
+    await settle_due(redis_async, "q-due", outcome, now + timedelta(days=2), day)
+    assert await due(redis_async, now + timedelta(days=9), day) == []
+
+
+@pytest.mark.slow
+async def test_a_compactor_killed_at_any_point_loses_nothing(
+        redis_async: redis.asyncio.Redis, redis_async_url: str) -> None:
+    """``kill -9`` of a process compacting 60 quests, again and again at random moments:
+    every quest is whole afterwards — its original keys, or its record — and reads the same."""
+    if redis_async_url.startswith("redis+cluster"):
+        pytest.skip("the killed process speaks to one Redis; the script is the same on both")
+    journal = Journal(redis_async, shards=4)
+    builders = [main_line(f"q-k{n}") for n in range(60)]
+    await journal.apply_many([e for b in builders for e in b.events], POLICY)
+    await delivered_all(journal, Recorder())
+    expected = {b.quest_id: (await journal.snapshot(b.quest_id),
+                             [e async for e in journal.entries(b.quest_id)])
+                for b in builders}
+    rng = random.Random(11)
+    for _ in range(6):
+        proc = subprocess.Popen([sys.executable, "-m", "tests.journal.proc_compactor",
+                                 redis_async_url, *expected], cwd=ROOT,
+                                stdout=subprocess.PIPE, text=True)
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "ready"
+        await asyncio.sleep(rng.uniform(0.0, 0.15))
+        proc.kill()
+        proc.wait()
+        for qid in rng.sample(sorted(expected), 5):  # some come back meanwhile
+            await thaw(redis_async, qid)
+    compacted = 0
+    for qid, (snapshot, entries) in expected.items():
+        record = await read_compacted(redis_async, qid)
+        original = await redis_async.hexists(quest_keys(qid).snap, "quest")
+        assert (record is None) == bool(original), qid  # one form or the other, never both
+        assert await redis_async.exists(quest_keys(qid).events) == bool(original)
+        compacted += record is not None
+        assert await journal.snapshot(qid) == snapshot
+        assert [e async for e in journal.entries(qid)] == entries
+    assert compacted  # the compactor got somewhere
