@@ -22,6 +22,7 @@ webhook secret is required: a questbot that cannot check signatures must not sta
 | ``QUESTBOT_REDELIVERY_INTERVAL`` | ``300`` | seconds between two redelivery passes |
 | ``QUESTBOT_REDELIVERY_HOURS`` | ``24`` | how far back a pass looks (GitHub keeps three days) |
 | ``QUESTBOT_REDELIVERY_MAX`` | ``50`` | redeliveries asked for in one pass, at most |
+| ``QUESTBOT_COMPACT_AFTER_HOURS`` | ``72`` | hours after a quest ends to compact it; ``0`` never |
 
 ``.env``. The values of ``./.env`` lie under the process environment, and a variable set in
 the environment wins (``bot.config.environment``).
@@ -73,6 +74,9 @@ class Config(SandboxConfig, ModelConfig):
     redelivery_interval_s: int = Field(default=300, validation_alias="QUESTBOT_REDELIVERY_INTERVAL")
     redelivery_hours: int = Field(default=24, validation_alias="QUESTBOT_REDELIVERY_HOURS")
     redelivery_max: int = Field(default=50, validation_alias="QUESTBOT_REDELIVERY_MAX")
+    compact_after_hours: int = Field(default=72, validation_alias="QUESTBOT_COMPACT_AFTER_HOURS")
+    """Hours after a quest ends before its keys are compacted (``bot.journal.compaction``);
+    0: never."""
 
     _private_key: SecretStr = PrivateAttr()
 
@@ -196,6 +200,11 @@ class Config(SandboxConfig, ModelConfig):
     @classmethod
     def _hours(cls, value: object) -> int:
         return checks.whole(value, 1, 72)
+
+    @field_validator("compact_after_hours", mode="before")
+    @classmethod
+    def _compact_after(cls, value: object) -> int:
+        return checks.whole(value, 0, 87_600)
 
     @field_validator("redelivery_max", mode="before")
     @classmethod

@@ -42,6 +42,7 @@ from bot.observe.metrics import Metrics
 from bot.reflection.runs import model_runs
 from bot.runner import Leases
 from bot.runner.outbox import Adapter
+from bot.worker.compaction_sweep import CompactionSweep
 from bot.worker.github_effects import GitHubEffects
 from bot.worker.http import make_worker_app
 from bot.worker.model_start import probed, watched
@@ -181,6 +182,9 @@ async def _serve(config: Config) -> None:
         durable=config.durable_acks, redelivery=redelivery_policy(config),
         app_slug=config.github_app_slug, model=config.model_endpoint,
         probe_model=config.model_probe)
+    if config.compact_after_hours:  # ended quests compacted (``bot.worker.compaction_sweep``)
+        runtime.worker.compaction = CompactionSweep(runtime.redis,
+                                                   config.compact_after_hours * 3600.0)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -1,0 +1,57 @@
+"""The worker's sweep that compacts ended quests (``bot.journal.compaction``): every
+``POLL_S`` it reads the quests over for longer than ``after`` (one sorted-set read), compacts
+each and takes it off the list. Every worker runs it; two at once on one quest is harmless (the
+script compacts once and answers ``already`` to the other).
+
+``QUESTBOT_COMPACT_AFTER_HOURS`` (default 72, ``0``: never) sets ``after``: longer than
+GitHub redelivers a webhook (three days), so a redelivery rarely has to bring a quest back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from datetime import datetime
+
+from bot.journal.compaction import Outcome, compact, due, settle
+from bot.journal.store import utcnow
+from bot.journal.wire import RedisClient
+from bot.runner.outage import REDIS_AWAY, pause
+
+log = logging.getLogger(__name__)
+
+POLL_S = 60.0
+BATCH = 100
+
+
+class CompactionSweep:
+    def __init__(self, client: RedisClient, after_s: float, *,
+                 clock: Callable[[], datetime] = utcnow) -> None:
+        self.client = client
+        self.after_s = after_s
+        self.clock = clock
+
+    async def sweep_once(self) -> int:
+        """Compact the quests due now, a batch at most; how many were compacted."""
+        now = self.clock()
+        done = 0
+        for quest_id in await due(self.client, now, self.after_s, limit=BATCH):
+            try:
+                outcome = await compact(self.client, quest_id)
+            except REDIS_AWAY:
+                raise  # the loop's guard waits for Redis
+            except Exception:  # one quest's damaged record must not stop the others
+                log.exception("could not compact ended quest %s; it is kept as it is and "
+                              "looked at again in an hour", quest_id)
+                outcome = Outcome.CHANGED
+            await settle(self.client, quest_id, outcome, now, self.after_s)
+            done += outcome is Outcome.COMPACTED
+        if done:
+            log.info("compacted %d ended quests", done)
+        return done
+
+    async def step(self, stop: asyncio.Event) -> None:
+        """One pass, then the pause: the worker's ``compaction`` loop (``Outage.guard``)."""
+        await self.sweep_once()
+        await pause(stop, POLL_S)
