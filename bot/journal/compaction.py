@@ -32,11 +32,13 @@ Which quests. ``IndexWrites`` notes a quest that ends in ``compact:{compact}`` (
 epoch ms it ended) and removes it when it lives again; ``due`` reads those over for longer
 than the setting, and the worker's sweep (``bot.worker.compaction_sweep``) compacts them.
 
-Kept in the record: the snapshot hash, the journal stream (entry ids and fields), the policies,
-the delivered-effect record, failures, children, the quest's GitHub record, evidence and
-reviews; event ids are rebuilt from the journal (kept only if they differ). Dropped: the
-outbox (empty), retry bookkeeping of an empty outbox, the lease (absent), the agent-run memo
-(``outcomes``: a memo for a redelivered effect, and no effect is left) and the cached CI log.
+Kept in the record: the snapshot hash (its quest left out where the fold of the journal writes
+exactly its bytes, as it does unless the journal predates recorded policies), the journal
+stream (entry ids and fields), the policies, the delivered-effect record, failures, children,
+the quest's GitHub record, evidence and reviews; event ids are rebuilt from the journal (kept
+only if they differ). Dropped: the outbox (empty), retry bookkeeping of an empty outbox, the
+lease (absent), the agent-run memo (``outcomes``: a memo for a redelivered effect, and no
+effect is left) and the cached CI log.
 A per-quest key added to ``keys`` must be added to ``_SECTIONS`` or ``_DROPPED``
 (``tests/journal/test_compaction.py`` holds that every key of a finished demo quest is one).
 """
@@ -47,6 +49,7 @@ import base64
 import hashlib
 import logging
 import zlib
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -56,7 +59,7 @@ from typing import Any
 import orjson
 import redis.asyncio
 
-from bot.core import Event, Policy, Quest
+from bot.core import Event, InvalidTransition, Policy, Quest, fold
 from bot.core.states import TERMINAL
 from bot.journal.answers import JournalEntry
 from bot.journal.errors import CorruptJournal
@@ -70,7 +73,7 @@ from bot.journal.keys import (
     reviews_key,
 )
 from bot.journal.policies import parse_policies
-from bot.journal.records import RecordError, load_event, load_quest
+from bot.journal.records import RecordError, dump_quest, load_event, load_quest
 from bot.journal.wire import RedisClient, stream_rows, text
 
 log = logging.getLogger(__name__)
@@ -205,11 +208,34 @@ class Compacted:
         return int(self.snap["v"])
 
     def quest(self) -> Quest:
+        """The snapshot: kept in the record, or — where the fold of the journal writes the
+        very bytes of it, which compaction checked — folded from the journal."""
         try:
-            return load_quest(self.snap["quest"])
-        except (KeyError, RecordError, ValueError) as exc:
+            return load_quest(self.snap_quest())
+        except (RecordError, ValueError) as exc:
             raise CorruptJournal(f"the compacted record of quest {self.quest_id} holds no "
                                  f"readable snapshot: {exc}") from exc
+
+    def snap_quest(self) -> bytes:
+        """The snapshot's ``quest`` field as it was stored."""
+        kept = self.snap.get("quest")
+        if kept is not None:
+            return kept
+        quest = self.folded()
+        if quest is None:
+            raise CorruptJournal(f"the compacted record of quest {self.quest_id} holds no "
+                                 "snapshot and its journal folds to none")
+        return dump_quest(quest)
+
+    def folded(self) -> Quest | None:
+        """The fold of the record's journal, each entry under its recorded policy."""
+        bodies, changes = self.policies()
+        since = sorted(changes)
+        policies: list[Policy | None] = []
+        for entry in self.entries():
+            at = bisect_right(since, entry.version)
+            policies.append(bodies.get(changes[since[at - 1]]) if at else None)
+        return fold(self.events_only(), Policy(), policies=policies).quest
 
     def entries(self) -> list[JournalEntry]:
         out = []
@@ -358,6 +384,11 @@ async def compact(client: RedisClient, quest_id: str) -> Outcome:
         del record.hashes["ids"]  # rebuilt from the journal when read
     for name in [n for n, h in record.hashes.items() if not h]:
         del record.hashes[name]
+    try:  # the snapshot is left out where the journal folds to exactly its bytes
+        if dump_quest(record.folded() or quest) == snap["quest"]:
+            del record.snap["quest"]
+    except (CorruptJournal, InvalidTransition, ValueError):
+        pass  # kept: the record reads it, not a fold
     blob = record.dump()
     if Compacted.load(blob) != record:  # what replaces the originals must read back as them
         raise CorruptJournal(f"the compacted record of quest {quest_id} does not read back "
@@ -384,6 +415,7 @@ async def thaw(client: RedisClient, quest_id: str) -> bool:
                              f"{exc}; it was left as it is") from exc
     args: list[Raw | int] = [blob]
     snap = {k: v for k, v in record.snap.items() if k != "z"}
+    snap["quest"] = record.snap_quest()
     _put_hash(args, snap)
     _put_rows(args, record.events)
     _put_hash(args, record.ids())
