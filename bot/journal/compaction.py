@@ -47,6 +47,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import logging
 import zlib
 from bisect import bisect_right
@@ -62,6 +63,7 @@ import redis.asyncio
 from bot.core import Event, InvalidTransition, Policy, Quest, fold
 from bot.core.states import TERMINAL
 from bot.journal.answers import JournalEntry
+from bot.journal.compaction_zdict import ZDICT
 from bot.journal.errors import CorruptJournal
 from bot.journal.keys import (
     ci_log_key,
@@ -79,7 +81,8 @@ from bot.journal.wire import RedisClient, stream_rows, text
 log = logging.getLogger(__name__)
 
 FORMAT = 1
-"""The record's format: its first byte, before the compressed JSON."""
+"""The record's format: its first byte, before its JSON deflated (raw, zlib level 9) against
+the preset dictionary ``compaction_zdict.ZDICT``."""
 
 Raw = bytes | str
 
@@ -171,21 +174,41 @@ return 'ok'
 
 # -- the record -------------------------------------------------------------------------------
 
-def _out(value: Raw) -> str | list[str]:
-    """A stored value in JSON: text as it is, other bytes as ``["b", base64]``."""
+def _out(value: Raw, parse: bool) -> Any:
+    """A stored value in the record's JSON: text as it is, other bytes as ``["b", base64]``;
+    with ``parse``, a JSON text that its writer's formatting gives back byte for byte as the
+    value itself — ``["j", …]`` for compact JSON (orjson's, pydantic's: the journal's records),
+    ``["J", …]`` for ``json.dumps(…, sort_keys=True)`` (evidence) — so it compresses without
+    its escapes."""
     if isinstance(value, str):
-        return value
+        value = value.encode()
     try:
-        return value.decode()
+        text = value.decode()
     except UnicodeDecodeError:
         return ["b", base64.b64encode(value).decode()]
+    if parse and text[:1] in ("{", "["):
+        try:
+            parsed = orjson.loads(value)
+        except orjson.JSONDecodeError:
+            return text
+        if orjson.dumps(parsed) == value:
+            return ["j", parsed]
+        if json.dumps(parsed, sort_keys=True) == text:
+            return ["J", parsed]
+    return text
 
 
 def _in(value: Any) -> bytes:
     if isinstance(value, str):
         return value.encode()
-    if isinstance(value, list) and len(value) == 2 and value[0] == "b":
-        return base64.b64decode(value[1])
+    if isinstance(value, list) and len(value) == 2:
+        tag, body = value
+        if tag == "b":
+            return base64.b64decode(body)
+        if tag == "j":
+            return orjson.dumps(body)
+        if tag == "J":
+            return json.dumps(body, sort_keys=True).encode()
     raise RecordError(f"a compacted record holds a value it cannot read: {value!r:.60}")
 
 
@@ -265,14 +288,19 @@ class Compacted:
         """A kept hash (``gh``, ``evidence``, ``reviews``, ``done``, ``policies``)."""
         return dict(self.hashes.get(name, {}))
 
-    def dump(self) -> bytes:
-        hashes = {name: {k: _out(v) for k, v in h.items()} for name, h in self.hashes.items()}
-        body = {"q": self.quest_id, "s": {k: _out(v) for k, v in self.snap.items()},
-                "e": [[i, {k: _out(v) for k, v in f.items()}] for i, f in self.events],
+    def dump(self, *, parse: bool = True) -> bytes:
+        """The record: its format's byte, then its JSON deflated against ``ZDICT``."""
+        def out(v: Raw) -> Any:
+            return _out(v, parse)
+
+        hashes = {name: {k: out(v) for k, v in h.items()} for name, h in self.hashes.items()}
+        body = {"q": self.quest_id, "s": {k: out(v) for k, v in self.snap.items()},
+                "e": [[i, {k: out(v) for k, v in f.items()}] for i, f in self.events],
                 "h": hashes,
-                "x": [[i, {k: _out(v) for k, v in f.items()}] for i, f in self.failures],
-                "m": [_out(m) for m in self.children]}
-        return bytes([FORMAT]) + zlib.compress(orjson.dumps(body), 9)
+                "x": [[i, {k: out(v) for k, v in f.items()}] for i, f in self.failures],
+                "m": [out(m) for m in self.children]}
+        deflate = zlib.compressobj(9, zlib.DEFLATED, -15, 9, zdict=ZDICT)
+        return bytes([FORMAT]) + deflate.compress(orjson.dumps(body)) + deflate.flush()
 
     @classmethod
     def load(cls, blob: Raw) -> Compacted:
@@ -282,7 +310,8 @@ class Compacted:
                               f"questbot reads (format {FORMAT}); run the questbot that "
                               "wrote it, or a later one")
         try:
-            body = orjson.loads(zlib.decompress(raw[1:]))
+            inflate = zlib.decompressobj(-15, zdict=ZDICT)
+            body = orjson.loads(inflate.decompress(raw[1:]) + inflate.flush())
         except (zlib.error, orjson.JSONDecodeError) as exc:
             raise RecordError(f"a compacted record cannot be decompressed: {exc}") from exc
 
@@ -390,6 +419,8 @@ async def compact(client: RedisClient, quest_id: str) -> Outcome:
     except (CorruptJournal, InvalidTransition, ValueError):
         pass  # kept: the record reads it, not a fold
     blob = record.dump()
+    if Compacted.load(blob) != record:  # a value its formatting did not give back: as text
+        blob = record.dump(parse=False)
     if Compacted.load(blob) != record:  # what replaces the originals must read back as them
         raise CorruptJournal(f"the compacted record of quest {quest_id} does not read back "
                              "as the keys it was made from; nothing was deleted")

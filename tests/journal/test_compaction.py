@@ -205,3 +205,13 @@ async def test_a_compactor_killed_at_any_point_loses_nothing(
         assert await journal.snapshot(qid) == snapshot
         assert [e async for e in journal.entries(qid)] == entries
     assert compacted  # the compactor got somewhere
+
+
+def test_the_preset_dictionary_never_changes() -> None:
+    """Records of format 1 are deflated against it: another dictionary is another format."""
+    import hashlib
+
+    from bot.journal.compaction_zdict import ZDICT
+
+    assert hashlib.sha256(ZDICT).hexdigest() == (
+        "0086095571f1c649c9882daf4f4408aeb240ab1b95817ae9173e33c40c937f0c")
