@@ -31,7 +31,15 @@ import redis.asyncio
 
 from bot.core import Policy
 from bot.journal.compaction import Outcome, _section_keys, compact
-from bot.journal.keys import compaction_due_key, fingerprint_key, repo_quests_key
+from bot.journal.keys import (
+    compaction_due_key,
+    fingerprint_key,
+    quest_gh_key,
+    quest_keys,
+    repo_quests_key,
+    thread_trail,
+)
+from bot.journal.lessons import lesson_trail
 from bot.journal.recovery import replay_recorded
 from questbot_testing.modelserver.demo import demo_model
 from questbot_testing.redis_server import RedisServer
@@ -70,21 +78,42 @@ async def used_memory(client: redis.asyncio.Redis) -> int:
     return int((await client.info("memory"))["used_memory"])
 
 
+def trail_keys(trail: str) -> list[str]:
+    k = quest_keys(trail)
+    return [k.outbox, k.done, k.tries, k.retry_at, k.failures, k.lease, quest_gh_key(trail)]
+
+
 async def copies(client: redis.asyncio.Redis, template: str, count: int) -> list[str]:
     """``count`` quests holding the template's keys, each under an id of the same length, with
-    its entries in the repository, fingerprint and due-for-compaction indexes."""
+    its entries in the repository, fingerprint and due-for-compaction indexes, and the trails
+    it leaves in other slots: its lesson runs' and its pull request's thread's (a number of
+    its own)."""
     _v, raw = await client.hmget(_section_keys(template)["snap"], ["v", "quest"])
     quest = json.loads(raw)["data"] if raw else {}
     repo, fp = quest.get("repo", "octo/sample"), quest.get("fingerprint", "fp")
     dumps = {name: await client.dump(key) for name, key in _section_keys(template).items()}
     dumps = {name: blob for name, blob in dumps.items() if blob is not None}
+    pr = await client.hget(quest_gh_key(template), "pr")
+    trails = [(lesson_trail, lesson_trail(template))]
+    if pr is not None:
+        trails.append((None, thread_trail(repo, int(pr))))
+    trail_dumps = [(made, [await client.dump(key) for key in trail_keys(trail)])
+                   for made, trail in trails]
     ids = [f"{template[:-6]}{n:06d}" for n in range(count)]
     for start in range(0, count, 500):
         pipe = client.pipeline(transaction=False)
-        for qid in ids[start:start + 500]:
+        for n, qid in enumerate(ids[start:start + 500], start=start):
             keys = _section_keys(qid)
             for name, blob in dumps.items():
                 pipe.restore(keys[name], 0, blob, replace=True)
+            number = 100_000 + n
+            if pr is not None:
+                pipe.hset(keys["gh"], "pr", number)
+            for made, blobs in trail_dumps:
+                trail = made(qid) if made else thread_trail(repo, number)
+                for key, blob in zip(trail_keys(trail), blobs, strict=True):
+                    if blob is not None:
+                        pipe.restore(key, 0, blob, replace=True)
             pipe.sadd(repo_quests_key(repo), qid)
             pipe.sadd(fingerprint_key(repo, fp), qid)
             pipe.zadd(compaction_due_key(), {qid: 0})

@@ -28,6 +28,12 @@ How it stays correct.
   in one script (``THAW``, which refuses if the record changed meanwhile) and applies again.
   The quest is compacted again once it is over again for a while.
 
+Beside its own keys a quest leaves trails in other slots: its lesson runs' and its pull
+requests' threads' (replies, reactions: ``keys.thread_trail``), each an emptied outbox and a
+record of what was delivered. Once the quest is compacted they are deleted where nothing waits
+on them (``TRAIL``); a crash before that leaves them for the next sweep, which finds the quest
+compacted already and deletes them then.
+
 Which quests. ``IndexWrites`` notes a quest that ends in ``compact:{compact}`` (quest → the
 epoch ms it ended) and removes it when it lives again; ``due`` reads those over for longer
 than the setting, and the worker's sweep (``bot.worker.compaction_sweep``) compacts them.
@@ -73,7 +79,9 @@ from bot.journal.keys import (
     quest_gh_key,
     quest_keys,
     reviews_key,
+    thread_trail,
 )
+from bot.journal.lessons import lesson_trail
 from bot.journal.policies import parse_policies
 from bot.journal.records import RecordError, dump_quest, load_event, load_quest
 from bot.journal.wire import RedisClient, stream_rows, text
@@ -352,6 +360,37 @@ async def read_compacted(client: RedisClient, quest_id: str) -> Compacted | None
 
 # -- compacting -------------------------------------------------------------------------------
 
+TRAIL = """
+-- KEYS: a trail's outbox, done, tries, retry, gh, lease
+-- Deletes the trail's bookkeeping once nothing waits on it: an empty outbox and no lease.
+if redis.call('XLEN', KEYS[1]) ~= 0 or redis.call('EXISTS', KEYS[6]) == 1 then return 0 end
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5])
+return 1
+"""
+
+_TRAIL_NUMBERS = ("pr", "revert_pr")
+"""The quest's own pull requests, whose threads' trails are its alone (an issue's thread may
+serve another quest later: its trail stays)."""
+
+
+async def _trails(client: RedisClient, quest_id: str, repo: str,
+                  gh: dict[str, bytes]) -> None:
+    """Delete the trails an ended quest leaves beside its keys, each in its own slot: its
+    lesson runs' (``q:{<id>/lesson}:…``) and its pull requests' threads' (replies and
+    reactions, ``q:{owner/name#N}:…``) — the delivered-effect records that keep a redelivered
+    webhook (GitHub redelivers for three days) from replying twice, and the empty outboxes.
+    Only where nothing waits on them."""
+    trails = [lesson_trail(quest_id)]
+    for name in _TRAIL_NUMBERS:
+        number = gh.get(name, b"")
+        if number.isdigit():
+            trails.append(thread_trail(repo, int(number)))
+    for trail in trails:
+        k = quest_keys(trail)
+        await _script(client, TRAIL, [k.outbox, k.done, k.tries, k.retry_at,
+                                      quest_gh_key(trail), k.lease], [])
+
+
 class Outcome(Enum):
     COMPACTED = "compacted"
     ALREADY = "already"
@@ -384,7 +423,9 @@ async def compact(client: RedisClient, quest_id: str) -> Outcome:
         pipe.exists(keys["lease"])
         replies = await pipe.execute()
     snap = _hash(replies[0])
-    if "z" in snap:
+    if "z" in snap:  # a crash after the script may have left the trails
+        record = Compacted.load(snap["z"])
+        await _trails(client, quest_id, record.quest().repo, record.hash("gh"))
         return Outcome.ALREADY
     if "quest" not in snap or "v" not in snap:
         return Outcome.GONE
@@ -427,6 +468,8 @@ async def compact(client: RedisClient, quest_id: str) -> Outcome:
     order = ["snap", *(name for name, _ in _SECTIONS), *_DROPPED]
     answer = await _script(client, COMPACT, [keys[n] for n in order],
                            [snap["v"], blob, *lengths])
+    if answer == "ok":
+        await _trails(client, quest_id, quest.repo, hashes.get("gh", {}))
     return {"ok": Outcome.COMPACTED, "already": Outcome.ALREADY,
             "busy": Outcome.BUSY}.get(answer, Outcome.CHANGED)
 
