@@ -72,6 +72,7 @@ from bot.journal.answers import JournalEntry
 from bot.journal.compaction_zdict import ZDICT
 from bot.journal.errors import CorruptJournal
 from bot.journal.keys import (
+    DEFAULT_SHARDS,
     ci_log_key,
     compaction_due_key,
     evidence_key,
@@ -79,11 +80,13 @@ from bot.journal.keys import (
     quest_gh_key,
     quest_keys,
     reviews_key,
+    shard_of,
     thread_trail,
 )
 from bot.journal.lessons import lesson_trail
 from bot.journal.policies import parse_policies
 from bot.journal.records import RecordError, dump_quest, load_event, load_quest
+from bot.journal.views import views_key
 from bot.journal.wire import RedisClient, stream_rows, text
 
 log = logging.getLogger(__name__)
@@ -398,16 +401,20 @@ class Outcome(Enum):
     LIVE = "live"
     """The quest lives (reopened): compacted when it ends again."""
     BUSY = "busy"
-    """Effects still wait in its outbox, or a runner holds its lease: later."""
+    """Effects still wait in its outbox, a runner holds its lease, or its GitHub view is owed:
+    later."""
     CHANGED = "changed"
     """Written to between the read and the script: later."""
     GONE = "gone"
     """No such quest."""
 
 
-async def compact(client: RedisClient, quest_id: str) -> Outcome:
+async def compact(client: RedisClient, quest_id: str, *,
+                  shards: int = DEFAULT_SHARDS) -> Outcome:
     """Fold the ended quest's keys into one compressed record and delete them, atomically and
-    only if nothing changed since they were read (the module's docstring says why)."""
+    only if nothing changed since they were read (the module's docstring says why). A quest
+    whose GitHub view is still owed (``bot.journal.views``: a projector's write failed) waits:
+    the projector reads its GitHub record."""
     keys = _section_keys(quest_id)
     async with client.pipeline(transaction=False) as pipe:
         pipe.hgetall(keys["snap"])
@@ -433,6 +440,8 @@ async def compact(client: RedisClient, quest_id: str) -> Outcome:
     if quest.state not in TERMINAL:
         return Outcome.LIVE
     if int(replies[-2]) or int(replies[-1]):
+        return Outcome.BUSY
+    if await client.zscore(views_key(shard_of(quest_id, shards)), quest_id) is not None:
         return Outcome.BUSY
     events = _rows(replies[1])
     hashes: dict[str, dict[str, bytes]] = {}

@@ -22,7 +22,7 @@ async def main(url: str, quests: list[str]) -> None:
     while True:
         random.shuffle(quests)
         for qid in quests:
-            await compact(client, qid)
+            await compact(client, qid, shards=4)
 
 
 if __name__ == "__main__":

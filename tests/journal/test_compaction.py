@@ -21,8 +21,15 @@ from bot.core import TERMINAL, Policy, State, fold
 from bot.journal import Journal
 from bot.journal.compaction import Outcome, compact, due, read_compacted, thaw
 from bot.journal.compaction import settle as settle_due
-from bot.journal.keys import compaction_due_key, evidence_key, quest_gh_key, quest_keys
+from bot.journal.keys import (
+    compaction_due_key,
+    evidence_key,
+    quest_gh_key,
+    quest_keys,
+    shard_of,
+)
 from bot.journal.recovery import read_recorded, rebuild
+from bot.journal.views import views_key
 from bot.runner import EffectRunner
 from questbot_testing.journals import JournalBuilder, main_line
 from tests.journal.conftest import POLICY, Recorder
@@ -40,6 +47,8 @@ async def delivered_all(journal: Journal, recorder: Recorder) -> None:
     await runner.setup()
     for _ in range(6):
         await runner.run_once()
+    for shard in range(journal.shards):  # and a projector wrote every view
+        await journal.client.delete(views_key(shard))
 
 
 async def stored(client: Any, quest_id: str) -> dict[str, Any]:
@@ -82,7 +91,7 @@ async def test_the_fold_of_the_compacted_record_is_the_fold_of_the_journal(
     keys = await stored(redis_async, qid)
     first = before.events[0].id
 
-    assert await compact(redis_async, qid) is Outcome.COMPACTED
+    assert await compact(redis_async, qid, shards=4) is Outcome.COMPACTED
     assert await redis_async.exists(quest_keys(qid).events) == 0
     record = await read_compacted(redis_async, qid)
     assert record is not None
@@ -112,7 +121,7 @@ async def test_a_closed_quest_compacted_reopens_on_a_regression(
     await delivered_all(journal, Recorder())
     assert b.quest is not None and b.quest.state is State.CLOSED
     length = len(b.events)
-    assert await compact(redis_async, "q-back") is Outcome.COMPACTED
+    assert await compact(redis_async, "q-back", shards=4) is Outcome.COMPACTED
     # this journal still holds the snapshot in its cache: its apply is refused by the script
     # (``compacted``), the keys come back, and it applies again
     regression = b.add("reopened", fingerprint="fp-1", source="check_run:2",
@@ -124,7 +133,7 @@ async def test_a_closed_quest_compacted_reopens_on_a_regression(
     assert (await journal.snapshot("q-back"))[1] == b.quest
     # it lives again: no longer due for compaction, and compaction leaves it be
     assert await redis_async.zscore(compaction_due_key(), "q-back") is None
-    assert await compact(redis_async, "q-back") is Outcome.LIVE
+    assert await compact(redis_async, "q-back", shards=4) is Outcome.LIVE
 
 
 async def test_a_first_event_never_writes_over_a_compacted_quest(
@@ -134,7 +143,7 @@ async def test_a_first_event_never_writes_over_a_compacted_quest(
     b = main_line("q-fresh")
     await Journal(redis_async, shards=4).apply_many(b.events, POLICY)
     await delivered_all(Journal(redis_async, shards=4), Recorder())
-    assert await compact(redis_async, "q-fresh") is Outcome.COMPACTED
+    assert await compact(redis_async, "q-fresh", shards=4) is Outcome.COMPACTED
     fresh = Journal(redis_async, shards=4)  # nothing cached: the first event is not read
     event = b.add("signal_sensed", repo=b.repo, fingerprint="fp-1", kind="check_failure",
                   severity="high", title="back", source="check_run:3", base="base9")
@@ -147,12 +156,33 @@ async def test_only_ended_idle_quests_are_compacted(redis_async: redis.asyncio.R
     journal = Journal(redis_async, shards=4)
     live = JournalBuilder("q-live").sense()
     await journal.apply_many(live.events, POLICY)
-    assert await compact(redis_async, "q-live") is Outcome.LIVE
+    assert await compact(redis_async, "q-live", shards=4) is Outcome.LIVE
     closed = main_line("q-busy")
     await journal.apply_many(closed.events, POLICY)  # effects not delivered yet
-    assert await compact(redis_async, "q-busy") is Outcome.BUSY
+    assert await compact(redis_async, "q-busy", shards=4) is Outcome.BUSY
     assert await redis_async.hexists(quest_keys("q-busy").snap, "quest")
-    assert await compact(redis_async, "q-none") is Outcome.GONE
+    assert await compact(redis_async, "q-none", shards=4) is Outcome.GONE
+    # a quest whose GitHub view a projector still owes waits for it
+    viewed = main_line("q-view")
+    await journal.apply_many(viewed.events, POLICY)
+    await delivered_all(journal, Recorder())
+    await redis_async.zadd(views_key(shard_of("q-view", 4)), {"q-view": 1})
+    assert await compact(redis_async, "q-view", shards=4) is Outcome.BUSY
+    await redis_async.zrem(views_key(shard_of("q-view", 4)), "q-view")
+    assert await compact(redis_async, "q-view", shards=4) is Outcome.COMPACTED
+
+
+async def test_a_repair_brings_a_compacted_quest_back_first(
+        redis_async: redis.asyncio.Redis) -> None:
+    journal = Journal(redis_async, shards=4)
+    b = main_line("q-fix")
+    await journal.apply_many(b.events, POLICY)
+    await delivered_all(journal, Recorder())
+    assert await compact(redis_async, "q-fix", shards=4) is Outcome.COMPACTED
+    rebuilt = await rebuild(journal, "q-fix", POLICY, repair=True)
+    assert rebuilt.matches
+    assert await read_compacted(redis_async, "q-fix") is None
+    assert await redis_async.exists(quest_keys("q-fix").events)
 
 
 async def test_due_quests_are_those_over_for_the_while(redis_async: redis.asyncio.Redis) -> None:
@@ -164,7 +194,7 @@ async def test_due_quests_are_those_over_for_the_while(redis_async: redis.asynci
     day = 86_400.0
     assert await due(redis_async, now + timedelta(hours=1), day) == []
     assert await due(redis_async, now + timedelta(days=2), day) == ["q-due"]
-    outcome = await compact(redis_async, "q-due")
+    outcome = await compact(redis_async, "q-due", shards=4)
     await settle_due(redis_async, "q-due", outcome, now + timedelta(days=2), day)
     assert await due(redis_async, now + timedelta(days=9), day) == []
 
