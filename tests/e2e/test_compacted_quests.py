@@ -10,6 +10,8 @@ import sys
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from bot.core import State
 from bot.journal.compaction import read_compacted
 from bot.journal.keys import quest_keys
@@ -30,6 +32,7 @@ def cli(*args: str, url: str) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, "REDIS_URL": url}, check=False)
 
 
+@pytest.mark.cluster_too
 async def test_a_closed_quest_compacted_replays_and_reopens(stack: Stack,
                                                            redis_async_url: str) -> None:
     story = Story(stack)
