@@ -73,7 +73,9 @@ from bot.journal.compaction_zdict import ZDICT
 from bot.journal.errors import CorruptJournal
 from bot.journal.keys import (
     DEFAULT_SHARDS,
+    QUESTS_PATTERN,
     ci_log_key,
+    compaction_backfill_key,
     compaction_due_key,
     evidence_key,
     outcomes_key,
@@ -559,6 +561,40 @@ async def due(client: RedisClient, now: datetime, after_s: float, *,
     members = await client.zrangebyscore(compaction_due_key(), "-inf", until, start=0,
                                          num=limit)
     return [text(m) for m in members]
+
+
+async def backfill(client: RedisClient, now: datetime) -> int:
+    """Once per Redis: put on the due list every quest that ended before the due list was
+    kept (an upgrade from a release without compaction), as if it ended ``now``; how many.
+    A walk over every repository's quests (``SCAN``), so it runs once, marked by
+    ``compaction_backfill_key``."""
+    if not await client.set(compaction_backfill_key(), int(now.timestamp()), nx=True):
+        return 0
+    ms = int(now.timestamp() * 1000)
+    added = 0
+    async for key in client.scan_iter(match=QUESTS_PATTERN, count=500):
+        members = sorted(text(m) for m in await client.smembers(key))
+        for start in range(0, len(members), 200):
+            part = members[start:start + 200]
+            async with client.pipeline(transaction=False) as pipe:
+                for qid in part:
+                    pipe.hmget(quest_keys(qid).snap, ["quest", "z"])
+                snaps = await pipe.execute()
+            ended = []
+            for qid, (quest, z) in zip(part, snaps, strict=True):
+                if quest is None or z is not None:
+                    continue
+                try:
+                    if load_quest(quest).state in TERMINAL:
+                        ended.append(qid)
+                except (RecordError, ValueError):
+                    log.warning("quest %s's snapshot cannot be read; it is not compacted", qid)
+            if ended:
+                added += int(await client.zadd(compaction_due_key(),  # type: ignore[arg-type]
+                                               dict.fromkeys(ended, ms), nx=True))
+    if added:
+        log.info("%d quests that ended before compaction was kept will be compacted", added)
+    return added
 
 
 async def settle(client: RedisClient, quest_id: str, outcome: Outcome, now: datetime,

@@ -105,6 +105,16 @@ def compaction_due_key() -> str:
     return "compact:{compact}"
 
 
+def compaction_backfill_key() -> str:
+    """String: set once the quests that ended before compaction was released were put on the
+    due list (``bot.journal.compaction.backfill``), so it runs once per Redis."""
+    return "compact:{compact}:backfilled"
+
+
+QUESTS_PATTERN = "repo:{*}:quests"
+"""Every repository's quests, for the compaction's one backfill (``SCAN MATCH``)."""
+
+
 def repo_quests_key(repo: str) -> str:
     return f"repo:{hash_tag(repo)}:quests"
 

@@ -5,6 +5,8 @@ script compacts once and answers ``already`` to the other).
 
 ``QUESTBOT_COMPACT_AFTER_HOURS`` (default 72, ``0``: never) sets ``after``: longer than
 GitHub redelivers a webhook (three days), so a redelivery rarely has to bring a quest back.
+The first pass after an upgrade from a release without compaction puts the quests that ended
+before it on the list, once per Redis (``compaction.backfill``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime
 
-from bot.journal.compaction import Outcome, compact, due, settle
+from bot.journal.compaction import Outcome, backfill, compact, due, settle
 from bot.journal.store import utcnow
 from bot.journal.wire import RedisClient
 from bot.runner.outage import REDIS_AWAY, pause
@@ -31,10 +33,14 @@ class CompactionSweep:
         self.client = client
         self.after_s = after_s
         self.clock = clock
+        self.backfilled = False
 
     async def sweep_once(self) -> int:
         """Compact the quests due now, a batch at most; how many were compacted."""
         now = self.clock()
+        if not self.backfilled:  # once per Redis, whichever worker comes first
+            await backfill(self.client, now)
+            self.backfilled = True
         done = 0
         for quest_id in await due(self.client, now, self.after_s, limit=BATCH):
             try:

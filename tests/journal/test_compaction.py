@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from bot.core import TERMINAL, Policy, State, fold
 from bot.journal import Journal
-from bot.journal.compaction import Outcome, compact, due, read_compacted, thaw
+from bot.journal.compaction import Outcome, backfill, compact, due, read_compacted, thaw
 from bot.journal.compaction import settle as settle_due
 from bot.journal.keys import (
     compaction_due_key,
@@ -245,3 +245,19 @@ def test_the_preset_dictionary_never_changes() -> None:
 
     assert hashlib.sha256(ZDICT).hexdigest() == (
         "0086095571f1c649c9882daf4f4408aeb240ab1b95817ae9173e33c40c937f0c")
+
+
+async def test_quests_that_ended_before_compaction_are_put_on_the_list_once(
+        redis_async: redis.asyncio.Redis) -> None:
+    """An upgrade: quests that ended before the due list was kept are found, once."""
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    journal = Journal(redis_async, shards=4, clock=lambda: now)
+    old, live = main_line("q-old"), JournalBuilder("q-alive").sense()
+    await journal.apply_many(old.events + live.events, POLICY)
+    await delivered_all(journal, Recorder())
+    await redis_async.delete(compaction_due_key())  # as a release without compaction left it
+    later = now + timedelta(days=30)
+    assert await backfill(redis_async, later) == 1
+    assert await backfill(redis_async, later) == 0  # once per Redis
+    assert await due(redis_async, later, 86_400) == []  # ended "now": due after the while
+    assert await due(redis_async, later + timedelta(days=2), 86_400) == ["q-old"]
