@@ -51,6 +51,7 @@ A per-quest key added to ``keys`` must be added to ``_SECTIONS`` or ``_DROPPED``
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import hashlib
 import json
@@ -61,6 +62,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import Enum
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -180,7 +182,7 @@ for k = 1, #kinds do
     end
   end
 end
-redis.call('HDEL', KEYS[1], 'z')
+redis.call('HDEL', KEYS[1], 'z', 'a')
 return 'ok'
 """
 
@@ -353,7 +355,7 @@ def _rows(reply: Any) -> list[Row]:
 
 async def read_compacted(client: RedisClient, quest_id: str) -> Compacted | None:
     """The quest's compacted record, or ``None`` when it is not compacted."""
-    blob = await client.hget(quest_keys(quest_id).snap, "z")
+    blob, _where = await _record_blob(client, quest_id)
     if blob is None:
         return None
     try:
@@ -361,6 +363,34 @@ async def read_compacted(client: RedisClient, quest_id: str) -> Compacted | None
     except RecordError as exc:
         raise CorruptJournal(f"the compacted record of quest {quest_id} cannot be read: "
                              f"{exc}") from exc
+
+
+async def _record_blob(client: RedisClient, quest_id: str) -> tuple[bytes | None, bytes | None]:
+    """The record's bytes (from Redis, or from the file it was exported to) and what field
+    ``z`` holds now (``b""`` once exported), or ``(None, None)`` when not compacted."""
+    z, exported = await client.hmget(quest_keys(quest_id).snap, ["z", "a"])
+    if z is None:
+        return None, None
+    held = _bytes(z)
+    if held or exported is None:
+        return held, held
+    return await read_exported(quest_id, _bytes(exported)), held
+
+
+async def read_exported(quest_id: str, where: bytes) -> bytes:
+    """An exported record, read back from its file (``bot.journal.export``) and checked
+    against the digest Redis holds for it."""
+    path, _, digest = where.decode().rpartition("\n")
+    try:
+        blob = await asyncio.to_thread(Path(path).read_bytes)
+    except OSError as exc:
+        raise CorruptJournal(f"quest {quest_id} was exported to {path}, which cannot be read "
+                             f"({exc.strerror}); restore the file (from a backup) and try "
+                             "again") from exc
+    if hashlib.sha256(blob).hexdigest() != digest:
+        raise CorruptJournal(f"quest {quest_id}'s exported record {path} is not the one "
+                             "written (its digest differs); restore the file from a backup")
+    return blob
 
 
 # -- compacting -------------------------------------------------------------------------------
@@ -433,8 +463,9 @@ async def compact(client: RedisClient, quest_id: str, *,
         replies = await pipe.execute()
     snap = _hash(replies[0])
     if "z" in snap:  # a crash after the script may have left the trails
-        record = Compacted.load(snap["z"])
-        await _trails(client, quest_id, record.quest().repo, record.hash("gh"))
+        if snap["z"]:  # (an exported one was compacted long ago: its trails are gone)
+            record = Compacted.load(snap["z"])
+            await _trails(client, quest_id, record.quest().repo, record.hash("gh"))
         return Outcome.ALREADY
     if "quest" not in snap or "v" not in snap:
         return Outcome.GONE
@@ -490,15 +521,15 @@ async def thaw(client: RedisClient, quest_id: str) -> bool:
     ``False`` when it was not compacted (any more). Raises ``CorruptJournal`` if a journal was
     written beside the record (a writer that does not know compaction)."""
     keys = _section_keys(quest_id)
-    blob = await client.hget(keys["snap"], "z")
-    if blob is None:
+    blob, held = await _record_blob(client, quest_id)
+    if blob is None or held is None:
         return False
     try:
         record = Compacted.load(blob)
     except RecordError as exc:
         raise CorruptJournal(f"the compacted record of quest {quest_id} cannot be read: "
                              f"{exc}; it was left as it is") from exc
-    args: list[Raw | int] = [blob]
+    args: list[Raw | int] = [held]
     snap = {k: v for k, v in record.snap.items() if k != "z"}
     snap["quest"] = record.snap_quest()
     _put_hash(args, snap)

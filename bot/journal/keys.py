@@ -105,6 +105,12 @@ def compaction_due_key() -> str:
     return "compact:{compact}"
 
 
+def compaction_export_key() -> str:
+    """Sorted set: compacted quest id → epoch ms it was compacted, while exporting records to
+    files is on (``bot.journal.export``): what is exported once it is old enough."""
+    return "compact:{compact}:export"
+
+
 def compaction_backfill_key() -> str:
     """String: set once the quests that ended before compaction was released were put on the
     due list (``bot.journal.compaction.backfill``), so it runs once per Redis."""

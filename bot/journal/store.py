@@ -175,7 +175,7 @@ class Journal(JournalReads):
                 if v is not None and qjson is None:  # compacted: its keys come back first
                     await thaw(self.client, it.event.quest_id)
                     it.conflicts += 1
-                    it.version = -1  # not this round
+                    it.loaded, it.version = False, -1  # read again next round
                     retry.append(it)
                     continue
                 quest = load_snapshot(qjson) if qjson is not None else None

@@ -183,8 +183,9 @@ async def _serve(config: Config) -> None:
         app_slug=config.github_app_slug, model=config.model_endpoint,
         probe_model=config.model_probe)
     if config.compact_after_hours:  # ended quests compacted (``bot.worker.compaction_sweep``)
-        runtime.worker.compaction = CompactionSweep(runtime.redis,
-                                                   config.compact_after_hours * 3600.0)
+        runtime.worker.compaction = CompactionSweep(
+            runtime.redis, config.compact_after_hours * 3600.0, export_dir=config.export_dir,
+            export_after_s=config.export_after_days * 86_400.0)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -21,6 +21,8 @@ from bot.core import TERMINAL, Policy, State, fold
 from bot.journal import Journal
 from bot.journal.compaction import Outcome, backfill, compact, due, read_compacted, thaw
 from bot.journal.compaction import settle as settle_due
+from bot.journal.errors import CorruptJournal
+from bot.journal.export import export, file_of
 from bot.journal.keys import (
     compaction_due_key,
     evidence_key,
@@ -31,6 +33,7 @@ from bot.journal.keys import (
 from bot.journal.recovery import read_recorded, rebuild
 from bot.journal.views import views_key
 from bot.runner import EffectRunner
+from bot.worker.compaction_sweep import CompactionSweep
 from questbot_testing.journals import JournalBuilder, main_line
 from tests.journal.conftest import POLICY, Recorder
 from tests.journal.test_recovery import ACTIONS, build
@@ -106,8 +109,9 @@ async def test_the_fold_of_the_compacted_record_is_the_fold_of_the_journal(
     assert rebuilt.matches and rebuilt.result.quest == quest
 
     # a write (here a redelivered event) brings every key back as it was, and is a duplicate
+    # (the first event takes the script's refusal; any other the read's, as this one does)
     journal.forget()
-    applied = await journal.apply(before.events[0], POLICY)
+    applied = await journal.apply(before.events[-1], POLICY)
     assert applied.duplicate
     assert await stored(redis_async, qid) == keys
     assert await read_compacted(redis_async, qid) is None
@@ -261,3 +265,43 @@ async def test_quests_that_ended_before_compaction_are_put_on_the_list_once(
     assert await backfill(redis_async, later) == 0  # once per Redis
     assert await due(redis_async, later, 86_400) == []  # ended "now": due after the while
     assert await due(redis_async, later + timedelta(days=2), 86_400) == ["q-old"]
+
+
+async def test_a_record_exported_to_a_file_is_read_back_and_brought_back(
+        redis_async: redis.asyncio.Redis, tmp_path: Path) -> None:
+    """Beyond the second age the record goes to a file: reads take it from there, a write
+    brings every key back from it byte for byte, and a lost file is said plainly."""
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    journal = Journal(redis_async, shards=4, clock=lambda: now)
+    b = main_line("q-file")
+    await journal.apply_many(b.events, POLICY)
+    await delivered_all(journal, Recorder())
+    keys = await stored(redis_async, "q-file")
+    snapshot = await journal.snapshot("q-file")
+    entries = [e async for e in journal.entries("q-file")]
+    sweep = CompactionSweep(redis_async, 3600, clock=lambda: now + timedelta(days=1),
+                            export_dir=tmp_path, export_after_s=86_400)
+    sweep.backfilled = True
+    assert await sweep.sweep_once() == 1
+    assert await redis_async.hget(quest_keys("q-file").snap, "z")  # not yet: a day to go
+    sweep.clock = lambda: now + timedelta(days=3)
+    await sweep.sweep_once()
+    assert await redis_async.hget(quest_keys("q-file").snap, "z") == b""
+    assert [p.suffix for p in tmp_path.iterdir()] == [".qz"]
+    assert await redis_async.memory_usage(quest_keys("q-file").snap) < 600  # from ~3,300
+    assert await journal.snapshot("q-file") == snapshot
+    assert [e async for e in journal.entries("q-file")] == entries
+    assert (await rebuild(journal, "q-file", POLICY)).matches
+
+    journal.forget()
+    assert (await journal.apply(b.events[-1], POLICY)).duplicate  # a write: keys come back
+    assert await stored(redis_async, "q-file") == keys
+
+    # exported again, then its file lost
+    for shard in range(4):  # the duplicate's view was written
+        await redis_async.delete(views_key(shard))
+    assert await compact(redis_async, "q-file", shards=4) is Outcome.COMPACTED
+    assert await export(redis_async, "q-file", tmp_path)
+    file_of(tmp_path.resolve(), "q-file").unlink()
+    with pytest.raises(CorruptJournal, match=r"cannot be read.*restore the file"):
+        await journal.snapshot("q-file")
