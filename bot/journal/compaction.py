@@ -44,9 +44,12 @@ stream (entry ids and fields), the policies, the delivered-effect record, failur
 the quest's GitHub record, evidence and reviews; event ids are rebuilt from the journal (kept
 only if they differ). Dropped: the outbox (empty), retry bookkeeping of an empty outbox, the
 lease (absent), the agent-run memo (``outcomes``: a memo for a redelivered effect, and no
-effect is left) and the cached CI log.
-A per-quest key added to ``keys`` must be added to ``_SECTIONS`` or ``_DROPPED``
-(``tests/journal/test_compaction.py`` holds that every key of a finished demo quest is one).
+effect is left) and the cached CI log. A per-quest key added to ``keys`` must be added to
+``_SECTIONS`` or ``_DROPPED`` (``tests/e2e/test_compacted_quests.py`` holds that nothing of a
+finished demo quest is left beside its snapshot hash). The record's bytes: a format byte, then
+its JSON deflated against a fixed preset dictionary (``compaction_zdict``), JSON values held as
+values where their writer's formatting gives back their very bytes. Beyond a second age it may
+go to a file (``bot.journal.export``); ``read_compacted`` and ``thaw`` read it from there.
 """
 
 from __future__ import annotations
@@ -339,16 +342,17 @@ class Compacted:
                    failures=rows(body["x"]), children=[_in(m) for m in body["m"]])
 
 
-def _bytes(value: Raw) -> bytes:
+def as_bytes(value: Raw) -> bytes:
+    """A reply value as bytes, whether the client decodes replies or not."""
     return value.encode() if isinstance(value, str) else value
 
 
 def _hash(reply: Any) -> dict[str, bytes]:
-    return {text(k): _bytes(v) for k, v in (reply or {}).items()}
+    return {text(k): as_bytes(v) for k, v in (reply or {}).items()}
 
 
 def _rows(reply: Any) -> list[Row]:
-    return [(i, {k: _bytes(v) for k, v in f.items()}) for i, f in stream_rows(reply)]
+    return [(i, {k: as_bytes(v) for k, v in f.items()}) for i, f in stream_rows(reply)]
 
 
 # -- reading ----------------------------------------------------------------------------------
@@ -371,10 +375,10 @@ async def _record_blob(client: RedisClient, quest_id: str) -> tuple[bytes | None
     z, exported = await client.hmget(quest_keys(quest_id).snap, ["z", "a"])
     if z is None:
         return None, None
-    held = _bytes(z)
+    held = as_bytes(z)
     if held or exported is None:
         return held, held
-    return await read_exported(quest_id, _bytes(exported)), held
+    return await read_exported(quest_id, as_bytes(exported)), held
 
 
 async def read_exported(quest_id: str, where: bytes) -> bytes:
@@ -422,7 +426,7 @@ async def _trails(client: RedisClient, quest_id: str, repo: str,
             trails.append(thread_trail(repo, int(number)))
     for trail in trails:
         k = quest_keys(trail)
-        await _script(client, TRAIL, [k.outbox, k.done, k.tries, k.retry_at,
+        await run_script(client, TRAIL, [k.outbox, k.done, k.tries, k.retry_at,
                                       quest_gh_key(trail), k.lease], [])
 
 
@@ -489,7 +493,7 @@ async def compact(client: RedisClient, quest_id: str, *,
             failures = _rows(reply)
             lengths.append(len(failures))
         else:
-            children = sorted(_bytes(m) for m in reply or ())
+            children = sorted(as_bytes(m) for m in reply or ())
             lengths.append(len(children))
     record = Compacted(quest_id, snap, events, hashes, failures, children)
     if record.hashes["ids"] == {text(f["id"]): f["v"] for _, f in events if "id" in f}:
@@ -508,7 +512,7 @@ async def compact(client: RedisClient, quest_id: str, *,
         raise CorruptJournal(f"the compacted record of quest {quest_id} does not read back "
                              "as the keys it was made from; nothing was deleted")
     order = ["snap", *(name for name, _ in _SECTIONS), *_DROPPED]
-    answer = await _script(client, COMPACT, [keys[n] for n in order],
+    answer = await run_script(client, COMPACT, [keys[n] for n in order],
                            [snap["v"], blob, *lengths])
     if answer == "ok":
         await _trails(client, quest_id, quest.repo, hashes.get("gh", {}))
@@ -541,7 +545,7 @@ async def thaw(client: RedisClient, quest_id: str) -> bool:
     args += [len(record.children), *record.children]
     for name in ("gh", "evidence", "reviews"):
         _put_hash(args, record.hashes.get(name, {}))
-    answer = await _script(client, THAW, [keys["snap"], *(keys[n] for n, _ in _SECTIONS)],
+    answer = await run_script(client, THAW, [keys["snap"], *(keys[n] for n, _ in _SECTIONS)],
                            args)
     if answer == "mixed":
         raise CorruptJournal(f"quest {quest_id} is compacted, yet its journal was written "
@@ -567,8 +571,8 @@ def _put_rows(args: list[Raw | int], rows: Sequence[Row]) -> None:
             args += [k, v]
 
 
-async def _script(client: RedisClient, source: str, keys: Sequence[str],
-                  args: Sequence[Raw | int]) -> str:
+async def run_script(client: RedisClient, source: str, keys: Sequence[str],
+                     args: Sequence[Raw | int]) -> str:
     """Run ``source`` over ``keys`` (one slot); loads it where the server lacks it."""
     sha = _sha(source)
     try:

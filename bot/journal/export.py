@@ -25,7 +25,7 @@ import os
 from datetime import datetime
 from pathlib import Path
 
-from bot.journal.compaction import _bytes, _script
+from bot.journal.compaction import as_bytes, run_script
 from bot.journal.keys import compaction_export_key, quest_keys
 from bot.journal.wire import RedisClient, text
 
@@ -62,11 +62,11 @@ async def export(client: RedisClient, quest_id: str, directory: Path) -> bool:
     blob = await client.hget(quest_keys(quest_id).snap, "z")
     if not blob:
         return False
-    record = _bytes(blob)
+    record = as_bytes(blob)
     path = file_of(directory.resolve(), quest_id)
     await asyncio.to_thread(_write, path, record)
     where = f"{path}\n{hashlib.sha256(record).hexdigest()}"
-    return await _script(client, EXPORT, [quest_keys(quest_id).snap], [record, where]) == "ok"
+    return await run_script(client, EXPORT, [quest_keys(quest_id).snap], [record, where]) == "ok"
 
 
 async def note_compacted(client: RedisClient, quest_id: str, now: datetime) -> None:
