@@ -43,6 +43,7 @@ from bot.reflection.runs import model_runs
 from bot.runner import Leases
 from bot.runner.outbox import Adapter
 from bot.settings.process import Config
+from bot.worker.compaction_sweep import CompactionSweep
 from bot.worker.github_effects import GitHubEffects
 from bot.worker.http import make_worker_app
 from bot.worker.model_start import probed, watched
@@ -182,6 +183,10 @@ async def _serve(config: Config) -> None:
         durable=config.durable_acks, redelivery=redelivery_policy(config),
         app_slug=config.github_app_slug, model=endpoint_from(config),
         probe_model=config.model_probe)
+    if config.compact_after_hours:  # ended quests compacted (``bot.worker.compaction_sweep``)
+        runtime.worker.compaction = CompactionSweep(
+            runtime.redis, config.compact_after_hours * 3600.0, export_dir=config.export_dir,
+            export_after_s=config.export_after_days * 86_400.0)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -48,6 +48,7 @@ from bot.runner import REDIS_AWAY, Adapters, EffectRunner, Failure, Leases, Outa
 from bot.runner.inbound import Inbound
 from bot.runner.inbound_entries import InboundDelivery
 from bot.runner.outbox import Adapter
+from bot.worker.compaction_sweep import CompactionSweep
 from bot.worker.coordination import Coordination
 from bot.worker.owed_sweep import OwedSweep
 from bot.worker.projector import ObservedJournal, Projector
@@ -138,6 +139,9 @@ class Worker:
     consumer: str = field(default_factory=lambda: f"worker-{socket.gethostname()}")
     owed: OwedSweep | None = None
     """The look at runs repositories still owe (``bot.worker.owed_sweep``)."""
+    compaction: CompactionSweep | None = None
+    """Ended quests compacted a while after they end (``bot.worker.compaction_sweep``);
+    ``None``: never (tests and the demo, which drive time, call it themselves)."""
 
     async def handle(self, delivery: InboundDelivery) -> None:
         try:
@@ -230,6 +234,9 @@ class Worker:
         if self.owed is not None:
             owed = self.owed
             loops.append(self.outage.guard("owed", lambda: owed.step(stop), stop))
+        if self.compaction is not None:
+            compaction = self.compaction
+            loops.append(self.outage.guard("compaction", lambda: compaction.step(stop), stop))
         await asyncio.gather(*loops)
 
 
