@@ -203,6 +203,14 @@ class Projection:
             return False
         if await self.memory.quest(quest.id, "pr_draft") != "1":
             return pull is None or not pull.draft
+        # the checkpoint's request and the projector may both get here at once: one marks
+        async with self.memory.quest_creating(quest.id, "ready"):
+            return await self._mark_ready(quest, forge, number, pull)
+
+    async def _mark_ready(self, quest: Quest, forge: Forge, number: int,
+                          pull: Pull | None) -> bool:
+        if await self.memory.quest(quest.id, "pr_draft") != "1":  # marked meanwhile
+            return pull is None or not pull.draft
         # questbot opened it as a draft and has not marked it: with its node id recorded at
         # opening, it is marked without being read first — one a person marked ready meanwhile
         # stays as it is (``markPullRequestReadyForReview`` on a ready one changes nothing)

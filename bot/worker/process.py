@@ -44,7 +44,16 @@ from bot.observe.metrics import Metrics
 from bot.quests.policybook import PolicyBook
 from bot.reflection.runs import ReflectionModel, ReflectionRuns
 from bot.reflection.waves import Reflections
-from bot.runner import REDIS_AWAY, Adapters, EffectRunner, Failure, Leases, Outage, Timers
+from bot.runner import (
+    REDIS_AWAY,
+    Adapters,
+    EffectRunner,
+    Failure,
+    Leases,
+    Outage,
+    RunStats,
+    Timers,
+)
 from bot.runner.inbound import Inbound
 from bot.runner.inbound_entries import InboundDelivery
 from bot.runner.outbox import Adapter
@@ -209,11 +218,16 @@ class Worker:
         await self.inbound.ack([delivery.entry_id])
 
     async def settle(self, *, rounds: int = 200) -> None:
-        """Run everything until nothing is left to do (tests and the demo drive time)."""
+        """Run everything until nothing is left to do (tests and the demo drive time).
+
+        The effects run with the projection beside them, as ``run`` has it: a quest's views
+        follow its transitions while an agent stage runs, instead of waiting for the stage to
+        end — what GitHub shows in the first seconds is what a maintainer would see."""
         await self.runner.setup()
         for _ in range(rounds):
             busy = await self.inbound_once()
-            stats = await self.runner.run_once()
+            stats, projected = await self._projecting_beside(self.runner.run_once())
+            busy += projected
             busy += stats.delivered + stats.retried + len(stats.failures)
             busy += len(await self.timers.fire_due())
             busy += await self.projector.drain()
@@ -221,6 +235,37 @@ class Worker:
                 busy += await self.owed.sweep_once()
             if not busy:
                 return
+
+    async def _projecting_beside(self, work: Awaitable[RunStats]) -> tuple[RunStats, int]:
+        """``work``'s result, with the projector syncing the views it changes meanwhile (as
+        its loop does in ``run``); and how many views were synced. The projector's current
+        sync is finished, not cut, when ``work`` ends."""
+        done = asyncio.Event()
+        synced = 0
+
+        async def beside() -> None:
+            nonlocal synced
+            while not done.is_set():
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.projector.wake.wait(), timeout=0.05)
+                if not self.projector.wake.is_set():
+                    continue
+                await self.projector.gather()
+                self.projector.wake.clear()
+                if done.is_set():  # settle's own drain takes what is pending
+                    return
+                try:
+                    synced += await self.projector.drain()
+                except REDIS_AWAY:  # the views stay pending, for settle's own drain
+                    await asyncio.sleep(0.05)
+
+        task = asyncio.create_task(beside(), name="settle:projection")
+        try:
+            stats = await work
+        finally:
+            done.set()
+            await task
+        return stats, synced
 
     async def run(self, stop: asyncio.Event) -> None:
         """Every loop until ``stop``; none of them ends when Redis goes away (see the module

@@ -68,6 +68,12 @@ class Projector:
     load: Callable[[str], Awaitable[Quest | None]] | None = None
     """The quest as stored now, for a view found owed."""
     retry_after_s: float = 10.0
+    coalesce_s: float = 1.0
+    """How long the projector lets transitions gather after it is woken, before it writes:
+    a quest that passes through a state in a moment (triage, a merge, a decision that starts
+    a stage) is shown once, at the state it settles in, not once per state — each write costs
+    GitHub's rate limit — while a state that lasts (an agent stage, a checkpoint) is shown
+    within about this long of being reached."""
     pending: dict[str, Quest] = field(default_factory=dict)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     _looked: float = 0.0
@@ -102,6 +108,11 @@ class Projector:
             done += 1
         return done
 
+    async def gather(self) -> None:
+        """Wait ``coalesce_s`` for the transitions that follow the one that woke us."""
+        if self.coalesce_s > 0:
+            await asyncio.sleep(self.coalesce_s)
+
     async def owed(self) -> int:
         """Queue the views owed longer than ``retry_after_s``; how many."""
         if self.views is None or self.load is None:
@@ -120,6 +131,8 @@ class Projector:
         async def turn() -> None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), timeout=1.0)
+            if self.wake.is_set():
+                await self.gather()
             self.wake.clear()
             now = time.monotonic()
             if now - self._looked >= self.retry_after_s / 2:
