@@ -117,6 +117,10 @@ def _now(view: PullView) -> list[str]:
     if q.state is State.ABANDONED or q.outcome in (Outcome.KILLED, Outcome.REJECTED):
         return ["Nothing: this quest was stopped and nothing of it was merged. A new failure of "
                 "the same check starts a new quest."]
+    if q.state is State.ROLLED_BACK:
+        return ["Nothing: the fix was merged, then the failure showed again while questbot "
+                "watched, so questbot is reverting it. The status comment below says why; "
+                "the quest starts again on a new pull request, linked from there."]
     if q.merge_sha or q.state is State.CLOSED:  # one text for both: one write fewer
         return ["Nothing: the fix is merged. questbot watches the checks for a while after "
                 "landing; if this failure comes back, it reopens the quest and links it here."]
