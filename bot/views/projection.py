@@ -230,7 +230,8 @@ class Projection:
                 merge_sha=story.earlier_merge,
                 back_on=story.failed.sha if story.failed is not None else None,
                 repo_url=repo_web_url(url or pull_url))
-        return pull_words.PullView(quest, story.failed, evidence, pull_url, fix)
+        return pull_words.PullView(quest, story.failed, evidence, pull_url, fix,
+                                   await self.source_issue(quest))
 
     async def upsert_pull_text(self, quest: Quest, forge: Forge,
                                evidence: EvidenceBundle | None = None) -> None:

@@ -63,6 +63,8 @@ class PullView:
     evidence: EvidenceBundle | None = None
     pull_url: str | None = None
     earlier: EarlierFix | None = None
+    issue: int | None = None
+    """The issue the quest came from, if it came from one: linked (GitHub links it back)."""
 
 
 def _one_line(text: str) -> str:
@@ -175,7 +177,8 @@ def pull_body(view: PullView) -> str:
     lines = [quest_marker(q.id),
              "questbot opened this pull request to fix a failure, and keeps this description "
              "current at each checkpoint.", "",
-             "### What failed", "", what_failed(q, view.failed), ""]
+             "### What failed", "",
+             (f"#{view.issue}: " if view.issue else "") + what_failed(q, view.failed), ""]
     lines += _regression(view)
     lines += ["### What questbot thinks", ""]
     lines += (_quote(hypothesis) if hypothesis

@@ -250,10 +250,11 @@ class Worker:
                     await asyncio.wait_for(self.projector.wake.wait(), timeout=0.05)
                 if not self.projector.wake.is_set():
                     continue
-                await self.projector.gather()
-                self.projector.wake.clear()
+                with contextlib.suppress(TimeoutError):  # the projector's ``gather``
+                    await asyncio.wait_for(done.wait(), timeout=self.projector.coalesce_s)
                 if done.is_set():  # settle's own drain takes what is pending
                     return
+                self.projector.wake.clear()
                 try:
                     synced += await self.projector.drain()
                 except REDIS_AWAY:  # the views stay pending, for settle's own drain
