@@ -170,6 +170,14 @@ def _regression(view: PullView) -> list[str]:
     return [*lines, ""]
 
 
+def _change(view: PullView) -> str:
+    """The change once it is proved (a change being proved shows with its proof: one
+    write for both; the diff is on the pull request meanwhile)."""
+    if view.quest.proof is None and not view.quest.merge_sha:
+        return "None yet: the change is shown here with its proof."
+    return changed_words(view.evidence, view.pull_url)
+
+
 def pull_body(view: PullView) -> str:
     """The pull request's description (module docs), within GitHub's limit."""
     q = view.quest
@@ -185,7 +193,10 @@ def pull_body(view: PullView) -> str:
               else ["Not known yet: questbot is researching the failure."])
     lines += ["", "### The plan", ""]
     lines += _quote(q.plan) if q.plan else ["None yet: a plan follows the hypothesis."]
-    lines += ["", "### The change", "", changed_words(view.evidence, view.pull_url), "",
-              "### The proof", "", proof_words(q, view.evidence), "",
+    lines += ["", "### The change", "", _change(view), "",
+              "### The proof", "",
+              (proof_words(q, view.evidence) if q.proof is not None or q.merge_sha
+               else "None yet: questbot proves the change before it asks you to approve it."),
+              "",
               "### What to do now", "", *_now(view), ""]
     return hide_paths(fit("\n".join(lines), BODY_LIMIT))
