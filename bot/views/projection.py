@@ -228,7 +228,8 @@ class Projection:
             fix = pull_words.EarlierFix(
                 pull_number=int(number) if number.isdigit() else None, pull_url=url,
                 merge_sha=story.earlier_merge,
-                back_on=story.failed.sha if story.failed is not None else None,
+                back_on=(story.failed.sha if story.failed is not None and story.earlier_merge
+                         else None),  # a reopening's: a rollback's failure is the first one
                 repo_url=repo_web_url(url or pull_url))
         return pull_words.PullView(quest, story.failed, evidence, pull_url, fix,
                                    await self.source_issue(quest))
