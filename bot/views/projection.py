@@ -164,9 +164,13 @@ class Projection:
             if number is not None:  # opened by the path that held the lease before us
                 return number
             branch = quest.branch
-            pull = await forge.find_pull(branch, author=self.ctx.bot_login)
+            head = await forge.git.branch_head(branch)
+            # a pull request questbot opened and did not record has its branch: with none,
+            # there is nothing to find (and a 422 "already exists" still finds one)
+            pull = (await forge.find_pull(branch, author=self.ctx.bot_login)
+                    if head is not None else None)
             if pull is None:
-                pull = await self._open_pull(quest, forge, branch)
+                pull = await self._open_pull(quest, forge, branch, head)
             if pull is None:
                 return None
             earlier = await self._earlier_pull(quest, branch)
@@ -178,14 +182,15 @@ class Projection:
             await self.memory.remember_pull(quest.repo, pull.number, quest.id)
             return pull.number
 
-    async def _open_pull(self, quest: Quest, forge: Forge, branch: str) -> Pull | None:
+    async def _open_pull(self, quest: Quest, forge: Forge, branch: str,
+                         head: str | None) -> Pull | None:
+        """Open the pull request from ``branch`` (at ``head``, ``None``: not there yet)."""
         default = await self.memory.default_branch(quest.repo)
         base_sha = quest.base or await forge.git.branch_head(default)
         if base_sha is None:
             raise PermanentError(f"cannot open a branch for quest {quest.id}: {quest.repo} has "
                                  f"no branch {default}; the worker records the default branch "
                                  "from webhooks — redeliver one")
-        head = await forge.git.branch_head(branch)
         if head is None and quest.head and quest.head != base_sha:
             head = await forge.git.ensure_branch(branch, quest.head)
         if head is None or head == base_sha:
