@@ -44,16 +44,7 @@ from bot.observe.metrics import Metrics
 from bot.quests.policybook import PolicyBook
 from bot.reflection.runs import ReflectionModel, ReflectionRuns
 from bot.reflection.waves import Reflections
-from bot.runner import (
-    REDIS_AWAY,
-    Adapters,
-    EffectRunner,
-    Failure,
-    Leases,
-    Outage,
-    RunStats,
-    Timers,
-)
+from bot.runner import REDIS_AWAY, Adapters, EffectRunner, Failure, Leases, Outage, Timers
 from bot.runner.inbound import Inbound
 from bot.runner.inbound_entries import InboundDelivery
 from bot.runner.outbox import Adapter
@@ -96,16 +87,24 @@ class Timings:
         self.paced[effect_type] = self.paced.get(effect_type, 0.0) + paced
 
 
+LONG_EFFECTS = frozenset({EffectType.START_AGENT, EffectType.RUN_PROOF})
+"""Effects that may take minutes: the quest's view is brought up to date before each starts."""
+
+
 def prepared(book: PolicyBook, adapter: Adapter, timings: Timings,
-             metrics: Metrics | None = None) -> Adapter:
+             metrics: Metrics | None = None,
+             before: Callable[[Effect], Awaitable[None]] | None = None) -> Adapter:
     """Make sure the policy of every quest an adapter touches is loaded before its outcome
-    events are applied (``Journal.apply`` looks policies up synchronously); time the call."""
+    events are applied (``Journal.apply`` looks policies up synchronously); time the call.
+    ``before`` runs first (the projection's ``catch_up`` for ``LONG_EFFECTS``)."""
 
     async def run(effect: Effect) -> Sequence[Event] | None:
         with bind(quest_id=effect.quest_id, effect=effect.key):
             return await deliver(effect)
 
     async def deliver(effect: Effect) -> Sequence[Event] | None:
+        if before is not None:
+            await before(effect)
         await book.prepare(effect.quest_id)
         start = time.perf_counter()
         ok = False
@@ -220,14 +219,13 @@ class Worker:
     async def settle(self, *, rounds: int = 200) -> None:
         """Run everything until nothing is left to do (tests and the demo drive time).
 
-        The effects run with the projection beside them, as ``run`` has it: a quest's views
-        follow its transitions while an agent stage runs, instead of waiting for the stage to
-        end — what GitHub shows in the first seconds is what a maintainer would see."""
+        A long effect (an agent stage, a proof) brings its quest's view up to date before it
+        starts (``LONG_EFFECTS``), here as in ``run``: what GitHub shows while a stage runs is
+        the stage, not the state before it."""
         await self.runner.setup()
         for _ in range(rounds):
             busy = await self.inbound_once()
-            stats, projected = await self._projecting_beside(self.runner.run_once())
-            busy += projected
+            stats = await self.runner.run_once()
             busy += stats.delivered + stats.retried + len(stats.failures)
             busy += len(await self.timers.fire_due())
             busy += await self.projector.drain()
@@ -235,38 +233,6 @@ class Worker:
                 busy += await self.owed.sweep_once()
             if not busy:
                 return
-
-    async def _projecting_beside(self, work: Awaitable[RunStats]) -> tuple[RunStats, int]:
-        """``work``'s result, with the projector syncing the views it changes meanwhile (as
-        its loop does in ``run``); and how many views were synced. The projector's current
-        sync is finished, not cut, when ``work`` ends."""
-        done = asyncio.Event()
-        synced = 0
-
-        async def beside() -> None:
-            nonlocal synced
-            while not done.is_set():
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.projector.wake.wait(), timeout=0.05)
-                if not self.projector.wake.is_set():
-                    continue
-                with contextlib.suppress(TimeoutError):  # the projector's ``gather``
-                    await asyncio.wait_for(done.wait(), timeout=self.projector.coalesce_s)
-                if done.is_set():  # settle's own drain takes what is pending
-                    return
-                self.projector.wake.clear()
-                try:
-                    synced += await self.projector.drain()
-                except REDIS_AWAY:  # the views stay pending, for settle's own drain
-                    await asyncio.sleep(0.05)
-
-        task = asyncio.create_task(beside(), name="settle:projection")
-        try:
-            stats = await work
-        finally:
-            done.set()
-            await task
-        return stats, synced
 
     async def run(self, stop: asyncio.Event) -> None:
         """Every loop until ``stop``; none of them ends when Redis goes away (see the module
@@ -341,16 +307,24 @@ def build_worker(client: RedisClient, forges: Forges, settings: SettingsSource,
         for sync in syncs:
             await sync(quest)
 
-    timings = Timings()
-    runner = EffectRunner(journal, Adapters({t: prepared(book, a, timings, metrics)
-                                             for t, a in every.items()}),
-                          book, leases=leases, on_failure=failure_reporter(journal, book),
-                          outage=outage)
     async def load(quest_id: str) -> Quest | None:
         return (await journal.snapshot(quest_id))[1]
 
     projector = Projector(sync_all, outage, OwedViews(client, journal.shards), load)
     journal.listeners.append(projector.notify)
+
+    async def shown_first(effect: Effect) -> None:
+        """GitHub shows the stage before it starts (``LONG_EFFECTS``): the first sign of a
+        failure, and each stage's, never waits for the model. A view that cannot be written
+        now stays owed; the stage starts all the same."""
+        with contextlib.suppress(*REDIS_AWAY):  # the projector's loop writes it when back
+            await projector.catch_up(effect.quest_id)
+
+    timings = Timings()
+    runner = EffectRunner(journal, Adapters({
+        t: prepared(book, a, timings, metrics, shown_first if t in LONG_EFFECTS else None)
+        for t, a in every.items()}), book, leases=leases,
+        on_failure=failure_reporter(journal, book), outage=outage)
     intake = Intake(ctx, forges, book, indexes)
     intake.reflections = Reflections(ctx, coordination.limits, coordination.release,
                                      runs=runs)

@@ -89,24 +89,37 @@ class Projector:
         done = 0
         while self.pending:
             qid, quest = self.pending.popitem()
-            try:
-                score = await self.views.begin(qid) if self.views is not None else 0.0
-                await self.sync(quest)
-                if self.views is not None:
-                    await self.views.done(qid, score)
-            except REDIS_AWAY:
-                self.pending.setdefault(qid, quest)  # unless a newer state arrived meanwhile
-                raise
-            except PermanentError:
-                log.exception("quest %s's GitHub view cannot be written; it is not tried again "
-                              "until the quest changes", quest.id)
-                if self.views is not None:
-                    await self.views.done(qid, score)
-            except Exception:
-                log.exception("could not bring quest %s's GitHub view up to date; it is tried "
-                              "again in %.0f s", quest.id, self.retry_after_s)
+            await self._sync_one(qid, quest)
             done += 1
         return done
+
+    async def catch_up(self, quest_id: str) -> None:
+        """Sync ``quest_id``'s view now if it is pending: what the worker does before a long
+        effect of the quest (an agent stage, a proof) starts, so GitHub shows the stage as it
+        begins — whatever the model or the proof then does, and however the loops are driven
+        (``Worker.settle`` runs effects and the projection in turn)."""
+        quest = self.pending.pop(quest_id, None)
+        if quest is not None:
+            await self._sync_one(quest_id, quest)
+
+    async def _sync_one(self, qid: str, quest: Quest) -> None:
+        score = 0.0
+        try:
+            score = await self.views.begin(qid) if self.views is not None else 0.0
+            await self.sync(quest)
+            if self.views is not None:
+                await self.views.done(qid, score)
+        except REDIS_AWAY:
+            self.pending.setdefault(qid, quest)  # unless a newer state arrived meanwhile
+            raise
+        except PermanentError:
+            log.exception("quest %s's GitHub view cannot be written; it is not tried again "
+                          "until the quest changes", quest.id)
+            if self.views is not None:
+                await self.views.done(qid, score)
+        except Exception:
+            log.exception("could not bring quest %s's GitHub view up to date; it is tried "
+                          "again in %.0f s", quest.id, self.retry_after_s)
 
     async def gather(self) -> None:
         """Wait ``coalesce_s`` for the transitions that follow the one that woke us."""
