@@ -46,7 +46,7 @@ from bot.settings.process import Config
 from bot.worker.compaction_sweep import CompactionSweep
 from bot.worker.github_effects import GitHubEffects
 from bot.worker.http import make_worker_app
-from bot.worker.model_start import probed, watched
+from bot.worker.model_start import load_model_libraries, probed, watched
 from bot.worker.process import Worker, build_worker
 from bot.worker.redelivery import Redeliverer, RedeliveryPolicy
 from bot.worker.reviewing import reviewing
@@ -143,6 +143,7 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
     to it (``bot.worker.model_start``)."""
     metrics = Metrics()
     if model is not None:
+        log.info("loaded the model agent's libraries in %.1f s", load_model_libraries())
         model = watched(await probed(model) if probe_model else model, metrics)
     client = redis_client(redis_url, metrics)
     limits = limits or RateLimits()

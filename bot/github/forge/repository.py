@@ -77,6 +77,13 @@ class Forge:
                       "it may have been deleted; /kill the quest or reopen it"):
             return Pull.of(await self.gh.getitem(f"{self.base}/pulls/{number}"))
 
+    async def edit_pull(self, number: int, *, title: str, body: str) -> Pull:
+        """``pulls/update`` with a new title and description (its state untouched)."""
+        with refusals(f"edit the title and description of #{number} of {self.repo}",
+                      "check the App has pull_requests: write"):
+            return Pull.of(await self.gh.patch(f"{self.base}/pulls/{number}",
+                                               data={"title": title, "body": fit(body)}))
+
     async def set_pull_state(self, number: int, state: str) -> Pull:
         """``pulls/update`` with ``state`` (``open`` or ``closed``); GitHub refuses to reopen
         one whose branch is gone (422), which is permanent."""
