@@ -8,6 +8,11 @@ events go through ``Journal.apply_many``, and one script records the key as deli
 the entry and keeps the lease for the next. An adapter that raises is retried with exponential
 backoff (``retry_later``); after ``Backoff.max_tries``, or at once for ``PermanentError``, the
 failure is recorded in the quest's failures stream (``failed``) and handed to ``on_failure``.
+
+An effect record, or a record an adapter reads, written by a newer release (``NewerRecord``,
+met during a rolling upgrade) is neither failed nor counted as a try: the effect stays in the
+outbox, looked at again ``NEWER_WAIT_S`` later, and a worker of the newer release delivers it
+(this one's doorbells go to another worker when it stops: ``docs/operations.md``).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from dataclasses import dataclass
 from bot.core import InvalidTransition
 from bot.journal.errors import LeaseLost, PermanentError
 from bot.journal.keys import quest_keys
-from bot.journal.records import RecordError, load_effect
+from bot.journal.records import NewerRecord, RecordError, load_effect
 from bot.journal.store import Journal, PolicySource
 from bot.journal.wire import RedisClient, stream_rows, text
 from bot.runner import doorbells
@@ -30,6 +35,9 @@ from bot.runner.doorbells import Bell
 from bot.runner.lease import Lease, Leases
 
 log = logging.getLogger(__name__)
+
+NEWER_WAIT_S = 30.0
+"""How long a runner leaves an effect a newer release wrote (or needs) before looking again."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +135,8 @@ class QuestDelivery:
         k = quest_keys(quest_id)
         try:
             effect = load_effect(raw)  # type: ignore[arg-type]
+        except NewerRecord as exc:
+            return self._newer(quest_id, key, exc), False
         except (RecordError, ValueError) as exc:
             await self._fail(quest_id, entry_id, key, "unknown", f"unreadable effect: {exc}",
                              0, stats)
@@ -140,6 +150,8 @@ class QuestDelivery:
             follow_up = await lease.guard(adapter(effect))
         except LeaseLost:
             raise
+        except NewerRecord as exc:
+            return self._newer(quest_id, key, exc), False
         except PermanentError as exc:
             tries = int(await self.client.hget(k.tries, key) or 0) + 1
             await self._fail(quest_id, entry_id, key, effect.type.value, error_text(exc),
@@ -161,7 +173,10 @@ class QuestDelivery:
             due = await self.client.hget(k.retry_at, key)
             return (int(due) / 1000 if due is not None else now), False
         if follow_up:
-            results = await self.journal.apply_many(list(follow_up), self.policy)
+            try:
+                results = await self.journal.apply_many(list(follow_up), self.policy)
+            except NewerRecord as exc:  # delivered again by a newer worker: adapters find
+                return self._newer(quest_id, key, exc), False  # their own writes
             for result in results:
                 if isinstance(result, InvalidTransition):
                     log.warning("outcome of effect %s was refused by the quest: %s", key,
@@ -174,6 +189,10 @@ class QuestDelivery:
             lease.lost.set()
             raise LeaseLost
         return None, True
+
+    def _newer(self, quest_id: str, key: str, exc: NewerRecord) -> float:
+        log.error("effect %s of quest %s is left for a newer questbot: %s", key, quest_id, exc)
+        return self.clock() + NEWER_WAIT_S
 
     async def _fail(self, quest_id: str, entry_id: str, key: str, type_: str, error: str,
                     tries: int, stats: RunStats) -> None:

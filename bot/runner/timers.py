@@ -21,7 +21,7 @@ from typing import Any
 
 from bot.core import Event, InvalidTransition
 from bot.journal.keys import shard_of, timer_events_key, timers_key
-from bot.journal.records import RecordError, dump_event, load_event
+from bot.journal.records import NewerRecord, RecordError, dump_event, load_event
 from bot.journal.store import Applied, Journal, PolicySource, utcnow
 from bot.journal.wire import RedisClient, atomic, text
 from bot.runner.outage import Outage, pause
@@ -92,6 +92,9 @@ class Timers:
                     continue
                 try:
                     events.append(load_event(stored))
+                except NewerRecord as exc:  # kept for a worker of the newer release
+                    log.error("timer %s is left for a newer questbot: %s", timer_id, exc)
+                    continue
                 except (RecordError, ValueError) as exc:
                     log.error("timer %s holds an unreadable event, dropping it: %s",
                               timer_id, exc)
