@@ -11,8 +11,9 @@ failure is recorded in the quest's failures stream (``failed``) and handed to ``
 
 An effect record, or a record an adapter reads, written by a newer release (``NewerRecord``,
 met during a rolling upgrade) is neither failed nor counted as a try: the effect stays in the
-outbox, looked at again ``NEWER_WAIT_S`` later, and a worker of the newer release delivers it
-(this one's doorbells go to another worker when it stops: ``docs/operations.md``).
+outbox, looked at again ``NEWER_WAIT_S`` later, and its doorbells are no longer kept fresh,
+so another runner claims them once idle (``Leases.claim_idle_s``) and a worker of the newer
+release delivers it (``docs/operations.md``, *Upgrades*).
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ NEWER_WAIT_S = 30.0
 """How long a runner leaves an effect a newer release wrote (or needs) before looking again."""
 
 
+class _Left(float):
+    """When to look again at an effect left for a newer release (``_newer``)."""
+
+
 @dataclass(frozen=True, slots=True)
 class _Outcome:
     drained: bool = False
@@ -48,6 +53,8 @@ class _Outcome:
     """Another runner holds the lease; it looks at the outbox again once it lets go."""
     wait_until: float = 0.0
     """Otherwise: look again then (an effect waits for its backoff, or the lease was lost)."""
+    newer: bool = False
+    """The wait is for a worker of a newer release (``NewerRecord``): let another claim it."""
 
 
 class QuestDelivery:
@@ -120,7 +127,7 @@ class QuestDelivery:
                 except LeaseLost:
                     return self._lost(quest_id, key, stats)
                 if wait is not None:
-                    return _Outcome(wait_until=wait)
+                    return _Outcome(wait_until=wait, newer=isinstance(wait, _Left))
 
     def _lost(self, quest_id: str, key: str, stats: RunStats) -> _Outcome:
         log.warning("stopped delivering %s of quest %s: another runner holds its lease now",
@@ -192,7 +199,7 @@ class QuestDelivery:
 
     def _newer(self, quest_id: str, key: str, exc: NewerRecord) -> float:
         log.error("effect %s of quest %s is left for a newer questbot: %s", key, quest_id, exc)
-        return self.clock() + NEWER_WAIT_S
+        return _Left(self.clock() + NEWER_WAIT_S)
 
     async def _fail(self, quest_id: str, entry_id: str, key: str, type_: str, error: str,
                     tries: int, stats: RunStats) -> None:

@@ -20,9 +20,9 @@ from bot.core import Policy, State
 from bot.journal import Journal
 from bot.journal.keys import evidence_key, quest_keys
 from bot.journal.records import (
+    SCHEMA_VERSION,
     UPCASTERS,
     NewerRecord,
-    SCHEMA_VERSION,
     as_release,
     load_event,
     load_policy,
