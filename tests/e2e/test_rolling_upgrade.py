@@ -74,9 +74,11 @@ async def test_old_and_new_workers_on_one_redis_lose_nothing(
         await old_settles(old)  # the old worker takes the command and runs what it can
         assert (await stack.quest(quest.id)).decisions == before.decisions + 1
         await new_settles(stack, quest.id, state)  # the new one takes what it left
-    left = [r.getMessage() for r in caplog.records if "left for a newer questbot" in
-            r.getMessage()]
-    assert left and all("evidence record is version 2" in line for line in left)
+    left = [r for r in caplog.records if "left for a newer questbot" in r.getMessage()]
+    assert all("evidence record is version 2" in r.getMessage() for r in left)
+    assert {r.name for r in left} >= {"bot.runner.quest_delivery", "bot.worker.projector"}
+    assert not [r for r in caplog.records  # left, not retried as if GitHub had failed
+                if "retrying" in r.getMessage() and "newer" in r.getMessage()]
 
     stop = asyncio.Event()
     stop.set()
