@@ -15,8 +15,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bot.core import State
-from bot.journal.keys import evidence_key, quest_keys
-from bot.journal.records import as_release
+from bot.journal.keys import evidence_key, inbound_stream, quest_keys
+from bot.journal.records import SCHEMA_VERSION, UPCASTERS, as_release
 from bot.worker.assembly import Runtime, start_runtime
 from questbot_testing.sample import sample_spec
 from questbot_testing.scenario import MAINTAINER, REPO, Story, setup_repository
@@ -103,3 +103,39 @@ async def test_old_and_new_workers_on_one_redis_lose_nothing(
     comment = story.status_comment()
     assert "partial last page is dropped" in comment  # research, evidence 2
     assert "round the page count up" in comment.lower()  # the plan, evidence 1
+
+
+async def test_a_command_on_a_quest_a_newer_release_wrote_waits_for_it(
+        stack: Stack, monkeypatch: pytest.MonkeyPatch,
+        caplog: pytest.LogCaptureFixture) -> None:
+    """Today's worker meets a quest snapshot of a newer release (version 2): the person's
+    /approve is left pending — no try counted, so it can never reach the dead letters for
+    it — and the quest is not touched; a worker that reads version 2 handles it."""
+    story = Story(stack)
+    main = await setup_repository(stack)
+    await stack.fake.fail_check(REPO, main, name="tests")
+    await stack.settle()
+    (quest,) = await stack.quests(REPO)
+    story.quest_id = quest.id
+    client = stack.web_client
+    snap = quest_keys(quest.id).snap
+    record = json.loads(await client.hget(snap, "quest"))
+    await client.hset(snap, "quest", json.dumps({**record, "v": 2}))  # a newer release's
+    worker = stack.runtime.worker
+    worker.journal.forget()
+    worker.claim_idle_ms = 200
+    await stack.fake.comment(REPO, story.pr_number(), "/approve A", user=MAINTAINER)
+    await stack.settle()
+    assert any("is left for a newer questbot" in r.getMessage() for r in caplog.records)
+    stream = inbound_stream(0, 1)  # one Redis: the single inbound stream
+    assert await client.hlen(f"{stream}:tries") == 0  # no try counted
+    assert await worker.inbound.dead_letters() == 0
+    assert json.loads(await client.hget(snap, "quest"))["v"] == 2  # untouched
+    assert (await client.xpending(stream, "workers"))["pending"] == 1  # kept for a newer one
+
+    monkeypatch.setitem(SCHEMA_VERSION, "quest", 2)  # now a worker that reads version 2
+    monkeypatch.setitem(UPCASTERS, ("quest", 1), lambda data: data)
+    await asyncio.sleep(0.3)  # the delivery is idle past claim_idle_ms: taken again
+    await stack.settle()
+    assert (await stack.quest(quest.id)).state is State.PLANNED
+    assert (await client.xpending(stream, "workers"))["pending"] == 0
