@@ -47,10 +47,14 @@ from bot.errors import RetryLater
 from bot.journal.errors import CorruptJournal, JournalError
 
 Kind = Literal["quest", "event", "effect", "policy"]
+MODEL_KINDS = ("lesson", "lesson_draft", "reflection", "reflection_attempt",
+               "reflection_review", "review")
+"""Records of one pydantic model each, kept beside the journal (``dump_model``)."""
 SCHEMA_VERSION: dict[str, int] = {"quest": 1, "event": 1, "effect": 1, "policy": 1,
-                                  "evidence": 2, "push_note": 2}
+                                  "evidence": 2, "push_note": 2,
+                                  **{kind: 2 for kind in MODEL_KINDS}}
 """The version of each kind of record this release writes, and the newest it reads."""
-LEGACY: frozenset[str] = frozenset({"evidence", "push_note"})
+LEGACY: frozenset[str] = frozenset({"evidence", "push_note", *MODEL_KINDS})
 """Kinds older releases stored as bare JSON, with no envelope: read as their version 1."""
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 UPCASTERS: dict[tuple[str, int], Upcaster] = {}
@@ -235,9 +239,22 @@ def _evidence_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
 UPCASTERS[("evidence", 1)] = _evidence_v1_to_v2
 
 
-def _push_note_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
-    """The same fields: version 2 is the first a push note is written in the envelope."""
+def _into_the_envelope(data: dict[str, Any]) -> dict[str, Any]:
+    """The same fields: version 2 is the first of these kinds written in the envelope
+    (version 1 was the bare JSON)."""
     return data
 
 
-UPCASTERS[("push_note", 1)] = _push_note_v1_to_v2
+for _kind in ("push_note", *MODEL_KINDS):
+    UPCASTERS[(_kind, 1)] = _into_the_envelope
+
+
+def dump_model(kind: str, model: BaseModel) -> bytes:
+    """``model`` as a record of ``kind`` (one of ``MODEL_KINDS``), in the envelope."""
+    return dump_record(kind, model.model_dump(mode="json"))
+
+
+def load_model(kind: str, text: str | bytes, model: type[M]) -> M:
+    """A record of ``kind`` as ``model``, whichever release wrote it; ``NewerRecord`` for one
+    a newer release wrote."""
+    return model.model_validate(load_record(kind, text))

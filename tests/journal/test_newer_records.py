@@ -11,11 +11,15 @@ import pytest
 import redis.asyncio
 from hypothesis import given
 from hypothesis import strategies as st
+from pydantic import BaseModel
 
 from bot.core import Policy
+from bot.core.lessons import Ending
 from bot.journal import Journal
 from bot.journal.errors import CorruptJournal
-from bot.journal.keys import quest_keys
+from bot.journal.keys import lessons_key, quest_keys
+from bot.journal.lessons import Draft, Lesson, LessonStore
+from bot.journal.limits import ReflectionRecord
 from bot.journal.records import (
     SCHEMA_VERSION,
     UPCASTERS,
@@ -23,14 +27,17 @@ from bot.journal.records import (
     RecordError,
     as_release,
     dump_event,
+    dump_model,
     dump_quest,
     dump_record,
     load_effect,
     load_event,
+    load_model,
     load_policy,
     load_quest,
     load_record,
 )
+from bot.journal.reflection_attempts import ReflectionAttempt, ReflectionReview
 from bot.runner import EffectRunner, delivered, failures
 from bot.runner.quest_delivery import NEWER_WAIT_S
 from bot.runner.timers import Timers
@@ -152,3 +159,45 @@ async def test_a_timer_a_newer_release_set_is_kept_for_it(
     monkeypatch.setitem(UPCASTERS, ("event", 1), lambda data: data)
     await timers.fire_due()  # a newer worker fires it (the quest refuses it: not watching)
     assert await timers.pending() == []
+
+
+def model_samples() -> dict[str, BaseModel]:
+    at = EPOCH
+    record = ReflectionRecord(text="look at the pager first", by="questbot", at=at)
+    return {
+        "lesson": Lesson(quest_id="q-1", revision=1, repo="octo/demo", ending=Ending.LANDED,
+                         text="round up", at=at),
+        "lesson_draft": Draft(text="round up"),
+        "reflection": record,
+        "reflection_attempt": ReflectionAttempt(wave=1, attempt="a", text="t", by="questbot",
+                                                at=at, session="s",
+                                                record={"endings/1": "parked"}),
+        "reflection_review": ReflectionReview(passed=True, synopsis="fine", session="s",
+                                              at=at),
+    }
+
+
+@pytest.mark.parametrize("kind", sorted(model_samples()))
+def test_records_of_a_model_carry_their_version(kind: str) -> None:
+    model = model_samples()[kind]
+    stored = dump_model(kind, model)
+    assert json.loads(stored)["v"] == SCHEMA_VERSION[kind] == 2
+    assert load_model(kind, stored, type(model)) == model
+    bare = model.model_dump_json()  # what releases before versions wrote
+    assert load_model(kind, bare, type(model)) == model
+    with pytest.raises(NewerRecord, match=f"stored {kind} record is version 3"):
+        load_model(kind, bumped(stored, 3), type(model))
+
+
+async def test_old_and_new_lessons_are_read_and_dropped_alike(
+        redis_async: redis.asyncio.Redis) -> None:
+    store = LessonStore(redis_async)
+    new = Lesson(quest_id="q-2", revision=1, repo="octo/demo", ending=Ending.LANDED,
+                 text="new form", at=EPOCH)
+    old = new.model_copy(update={"quest_id": "q-1", "text": "old form"})
+    await redis_async.lpush(lessons_key("octo/demo"), old.model_dump_json())  # bare, v1
+    assert await store.keep(new)
+    assert await store.lessons("octo/demo") == [new, old]
+    assert await store.drop("octo/demo", "q-1") == 1
+    assert await store.drop("octo/demo", "q-2") == 1
+    assert await store.lessons("octo/demo") == []
