@@ -4,7 +4,9 @@
 running the stage a second time. ``PushNotes``: the push a run is about to make, noted first,
 so a run of the same effect after a crash finds the commit the earlier one made
 (``bot.agent.workspace.push_change``). Both live in one hash per quest (``outcomes_key``),
-dropped two weeks after its last write. ``bot.agent.runs`` says when each is used.
+dropped two weeks after its last write. ``bot.agent.runs`` says when each is used. Both are
+versioned records (``bot.journal.records``): events in their envelope, one a line, and the
+push note as kind ``push_note``.
 """
 
 from __future__ import annotations

@@ -3,7 +3,9 @@
 Every stored record is ``{"v": <schema version>, "kind": ..., "data": {...}}``. When a model
 changes shape, bump its version and add an upcaster from the old one to ``UPCASTERS``; loading
 applies upcasters in order, so journals written by older releases replay unchanged. Records
-that older releases kept as bare JSON (``LEGACY``: evidence) are read as their version 1.
+kept beside the journal go through ``dump_record``/``load_record`` (evidence, push notes) and
+``dump_model``/``load_model`` (``MODEL_KINDS``: lessons, reflections, review records); those
+older releases kept as bare JSON (``LEGACY``) are read as their version 1.
 
 A record newer than this release reads raises ``NewerRecord``, never a guess: during a rolling
 upgrade an old worker meets what a new one wrote, and it must leave that work where it is for
