@@ -73,11 +73,17 @@ async def record(name: str, out: Path) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("name", nargs="?", default=None,
-                        help="the fixtures' name (default: v<the event schema version>)")
+                        help="the fixtures' name (default: v<the newest record version>)")
     parser.add_argument("--out", type=Path, default=FIXTURES)
+    parser.add_argument("--force", action="store_true",
+                        help="write over fixtures of that name (never for committed ones)")
     args = parser.parse_args(argv)
-    name = args.name or f"v{SCHEMA_VERSION['event']}"
+    name = args.name or f"v{max(SCHEMA_VERSION.values())}"
     args.out.mkdir(parents=True, exist_ok=True)
+    if not args.force and list(args.out.glob(f"{name}-*.jsonl")):
+        print(f"fixtures named {name} exist already: old journals are kept as they were "
+              "recorded; give the new ones another name", file=sys.stderr)
+        return 2
     try:
         asyncio.run(record(name, args.out))
     except StepFailed as exc:

@@ -201,3 +201,10 @@ async def test_old_and_new_lessons_are_read_and_dropped_alike(
     assert await store.drop("octo/demo", "q-1") == 1
     assert await store.drop("octo/demo", "q-2") == 1
     assert await store.lessons("octo/demo") == []
+
+
+def test_every_older_version_has_its_upcaster() -> None:
+    """A kind at version N reads every version below it: 1 → 2 → … → N, no step missing."""
+    missing = [(kind, n) for kind, version in SCHEMA_VERSION.items()
+               for n in range(1, version) if (kind, n) not in UPCASTERS]
+    assert missing == []

@@ -97,7 +97,7 @@ async def test_an_old_journal_is_driven_on_to_its_end(redis_async: redis.asyncio
     assert (await rebuild(journal, quest_id, Policy())).matches
 
 
-@pytest.mark.parametrize("release", RELEASES)
+@pytest.mark.parametrize("release", ["v1"])  # recorded before evidence had a version
 async def test_old_evidence_is_upcast_and_shown(redis_async: redis.asyncio.Redis,
                                                 release: str) -> None:
     """The fixture's evidence was written before evidence carried a version: bare stage
