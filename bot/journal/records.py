@@ -231,9 +231,9 @@ def load_record(kind: str, text: str | bytes) -> dict[str, Any]:
 
 def _evidence_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
     """Evidence 2 leaves out what the field's name already says (``<revision>:<stage>``) and
-    every field at its default: a stage record held ten empty fields of eleven (about a third
-    of a quest's evidence bytes). The name gives them back on reading
-    (``bot.agent.evidence_store``)."""
+    every field at its default — most of a stage record's fields are empty: the demo's quest
+    keeps 5.7 KB of evidence instead of 6.7 (the proof's command output is the rest). The name
+    gives them back on reading (``bot.agent.evidence_store``)."""
     return {k: v for k, v in data.items()
             if k not in ("piece", "revision") and v not in (None, [], ())}
 
