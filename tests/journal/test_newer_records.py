@@ -208,3 +208,21 @@ def test_every_older_version_has_its_upcaster() -> None:
     missing = [(kind, n) for kind, version in SCHEMA_VERSION.items()
                for n in range(1, version) if (kind, n) not in UPCASTERS]
     assert missing == []
+
+
+async def test_a_timer_of_a_quest_a_newer_release_wrote_waits_and_the_others_fire(
+        journal: Journal, redis_async: redis.asyncio.Redis) -> None:
+    builders = [JournalBuilder(f"q-{n}").sense().to_ready() for n in (1, 2)]
+    for b in builders:
+        await journal.apply_many(b.events, POLICY)
+    timers = Timers(journal, POLICY, clock=lambda: EPOCH + timedelta(days=1))
+    due = [b.event("checkpoint_decided", checkpoint="C", verdict="approve", actor="maintainer")
+           for b in builders]
+    for event in due:
+        await timers.schedule(event, EPOCH)
+    snap = quest_keys("q-1").snap
+    await redis_async.hset(snap, "quest", bumped(await redis_async.hget(snap, "quest"), 2))
+    journal.forget()
+    results = await timers.fire_due()
+    assert [r.quest.id for r in results if not isinstance(r, Exception)] == ["q-2"]
+    assert [t for t, _ in await timers.pending()] == [due[0].id]  # q-1's, kept for a newer one
