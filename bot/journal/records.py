@@ -91,7 +91,10 @@ def versions() -> Mapping[str, int]:
 @contextmanager
 def as_release(**older: int) -> Iterator[None]:
     """Within it (and in tasks started within it), read and write each kind named at the
-    version given, as the release that knew no later one did: ``as_release(evidence=1)``."""
+    version given, as the release that knew no later one did: ``as_release(evidence=1)``.
+    The journal's own kinds (quest, event, effect, policy) are only read at the version given:
+    their fast writers know one version, today's; a release that bumps one of them teaches its
+    writer the older form before an upgrade test can run it as the release before."""
     unknown = set(older) - set(SCHEMA_VERSION)
     if unknown or any(not 1 <= v <= SCHEMA_VERSION[k] for k, v in older.items()):
         raise ValueError(f"no release wrote {older}")
