@@ -36,6 +36,7 @@ from bot.github.client import NotInstalled
 from bot.github.forge import Forges
 from bot.intake.intake import Intake
 from bot.journal import Indexes, Journal, PermanentError
+from bot.journal.records import NewerRecord
 from bot.journal.views import OwedViews
 from bot.journal.wire import RedisClient
 from bot.observe import waits
@@ -207,6 +208,9 @@ class Worker:
             return
         try:
             await self.handle(delivery)
+        except NewerRecord as exc:  # a rolling upgrade: a newer worker takes it, no try lost
+            log.error("delivery %s is left for a newer questbot: %s", delivery.delivery_id, exc)
+            return
         except Exception as exc:
             if not permanent(exc):  # left pending: claimed again after the idle time
                 log.exception("delivery %s failed; it stays pending for a retry",

@@ -19,6 +19,7 @@ from typing import Any
 from bot.adapters import Sync
 from bot.core import Event, InvalidTransition, Quest
 from bot.journal import Applied, Journal, PermanentError
+from bot.journal.records import NewerRecord
 from bot.journal.store import PolicySource
 from bot.journal.views import OwedViews
 from bot.runner import REDIS_AWAY, Outage
@@ -112,6 +113,8 @@ class Projector:
         except REDIS_AWAY:
             self.pending.setdefault(qid, quest)  # unless a newer state arrived meanwhile
             raise
+        except NewerRecord as exc:  # a rolling upgrade: stays owed, for a newer worker
+            log.error("quest %s's GitHub view is left for a newer questbot: %s", quest.id, exc)
         except PermanentError:
             log.exception("quest %s's GitHub view cannot be written; it is not tried again "
                           "until the quest changes", quest.id)
