@@ -42,6 +42,10 @@ INSTALLATIONS_KEY = "gh:installations"
 """Redis hash: repository full name → installation id, kept from webhook payloads."""
 
 
+def _str(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 class NotInstalled(GitHubAdapterError, PermanentError):
     """No installation of the App is known to cover a repository."""
 
@@ -105,6 +109,18 @@ class GitHubClients:
 
     async def remember_installation(self, repo: str, installation_id: int) -> None:
         await self.redis.hset(INSTALLATIONS_KEY, repo.lower(), str(installation_id))
+
+    async def forget_installation(self, repo: str) -> None:
+        """The App no longer covers ``repo`` (removed from its installation, or uninstalled):
+        what questbot asks there fails at once as ``NotInstalled``, for good, rather than
+        with a token GitHub no longer accepts for it."""
+        await self.redis.hdel(INSTALLATIONS_KEY, repo.lower())
+
+    async def repositories_of(self, installation_id: int) -> list[str]:
+        """The repositories questbot has seen ``installation_id`` cover (lowercased)."""
+        found = await self.redis.hgetall(INSTALLATIONS_KEY)
+        return sorted(_str(name) for name, inst in found.items()
+                      if _str(inst) == str(installation_id))
 
     async def installation_of(self, repo: str) -> int:
         raw = await self.redis.hget(INSTALLATIONS_KEY, repo.lower())

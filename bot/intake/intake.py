@@ -39,6 +39,8 @@ from bot.quests.desk import Desk
 from bot.quests.permissions import Permissions
 from bot.quests.policybook import PolicyBook
 from bot.quests.quest_of import QuestOf
+from bot.repository.intake import RepositoryIntake
+from bot.repository.signals import RepositoryChanged
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +82,7 @@ class Intake:
         self.comments = CommentIntake(ctx, forges, self.memory, self.quest_of)
         self.buttons = ButtonIntake(ctx, forges, self.memory, self.quest_of)
         self.inbox = InboxIntake(ctx, forges, self.memory, self.quest_of)
+        self.repository = RepositoryIntake(ctx, forges, self.memory, self.quest_of)
         self.handlers: dict[type, Handler] = {
             Installed: self._installed,
             Failure: self.failures.failure,
@@ -94,6 +97,7 @@ class Intake:
             BasePush: self.pulls.base_push,
             InboxTicked: self.inbox.ticked,
             InboxClosed: self.inbox.closed,
+            RepositoryChanged: self.repository.changed,
         }
 
     @property

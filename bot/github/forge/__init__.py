@@ -66,6 +66,12 @@ class Forges:
     async def remember_installation(self, repo: str, installation_id: int) -> None:
         await self.clients.remember_installation(repo, installation_id)
 
+    async def forget_installation(self, repo: str) -> None:
+        await self.clients.forget_installation(repo)
+
+    async def repositories_of(self, installation_id: int) -> list[str]:
+        return await self.clients.repositories_of(installation_id)
+
 
 __all__ = [
     "CHECK_NAME", "MERGE_METHODS", "PERMANENT_STATUSES", "CheckRun", "Comment", "FileContent",
