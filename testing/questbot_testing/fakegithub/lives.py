@@ -48,7 +48,8 @@ class Lives(Sending):
         repo.archived = archived
         await self.deliver(repo, "repository", "privatized.payload.json",
                            {"action": "archived" if archived else "unarchived",
-                            "repository": {"archived": archived}}, sender=user)
+                            "repository": {**self._webhook_repo(repo), "archived": archived}},
+                           sender=user)
 
     async def unarchive(self, full_name: str, *, user: str) -> None:
         await self.archive(full_name, user=user, archived=False)

@@ -1,0 +1,104 @@
+"""The repository's own life under a live quest, end to end on the whole stack (issue 26):
+archived, removed from the App, the App suspended or uninstalled, the quest's branch deleted,
+renamed, its default branch renamed. A change questbot cannot work through parks the quest
+with a note people read (what happened, what sets it right); nothing is retried for ever; the
+change that undoes it takes the quest up again."""
+
+from __future__ import annotations
+
+from bot.core import ParkReason, State
+from bot.words.render import INBOX_TITLE
+from questbot_testing.scenario import MAINTAINER, REPO
+from questbot_testing.stack import Stack
+from tests.e2e.test_github_flows import at_checkpoint_a
+
+GITHUB_WRITES = ("POST", "PATCH", "PUT", "DELETE")
+
+
+def refused_writes(stack: Stack, since: int, status: int) -> int:
+    return sum(1 for e in stack.fake.requests[since:]
+               if e.method in GITHUB_WRITES and e.status == status)
+
+
+async def parked_by_repository(stack: Stack, quest_id: str, *words: str) -> str:
+    quest = await stack.quest(quest_id)
+    assert (quest.state, quest.park_reason) == (State.PARKED, ParkReason.REPOSITORY_CHANGED), \
+        (quest.state, quest.park_reason, quest.last_failure)
+    assert quest.resume_state is State.HYPOTHESISED
+    note = quest.park_note or ""
+    for word in words:
+        assert word in note, note
+    return note
+
+
+async def test_an_archived_repository_parks_its_quest_and_unarchiving_takes_it_up_again(
+        stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    since = len(stack.fake.requests)
+    await stack.fake.archive(REPO, user=MAINTAINER)
+    await stack.settle()
+    note = await parked_by_repository(stack, story.quest_id, "archived", "Unarchive")
+    assert MAINTAINER in note
+    await stack.advance(60)  # whatever failed is not tried again and again
+    refused = refused_writes(stack, since, 403)
+    assert 0 < refused <= 6
+    await stack.advance(60)
+    assert refused_writes(stack, since, 403) == refused
+    await stack.fake.unarchive(REPO, user=MAINTAINER)
+    await story.step("unarchived", State.HYPOTHESISED)
+    quest = await stack.quest(story.quest_id)
+    assert quest.park_reason is None
+    assert "checkpoint a" in story.status_comment().lower()
+
+
+async def test_a_repository_removed_from_the_app_parks_its_quest_until_it_is_added_again(
+        stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    installation = stack.fake.repo(REPO).installation_id
+    since = len(stack.fake.requests)
+    await stack.fake.remove_from_installation(REPO, user=MAINTAINER)
+    await stack.settle()
+    await parked_by_repository(stack, story.quest_id, "removed from questbot's App",
+                               "access to the repository again")
+    await stack.advance(60)
+    assert [e for e in stack.fake.requests[since:] if e.path.startswith("/repos/")] == []
+    await stack.fake.add_to_installation(REPO, installation, user=MAINTAINER)
+    await story.step("added to the App again", State.HYPOTHESISED)
+
+
+async def test_a_suspended_app_parks_its_quests_until_it_is_unsuspended(stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    installation = stack.fake.repo(REPO).installation_id
+    await stack.fake.suspend(installation, user=MAINTAINER)
+    await stack.settle()
+    await parked_by_repository(stack, story.quest_id, "suspended", "Unsuspend")
+    await stack.advance(60)
+    await stack.fake.unsuspend(installation, user=MAINTAINER)
+    await story.step("unsuspended", State.HYPOTHESISED)
+
+
+async def test_an_uninstalled_app_parks_its_quests_and_asks_github_nothing_more(
+        stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    installation = stack.fake.repo(REPO).installation_id
+    await stack.fake.uninstall(installation, user=MAINTAINER)
+    since = len(stack.fake.requests)
+    await stack.settle()
+    await parked_by_repository(stack, story.quest_id, "uninstalled", "Install the App")
+    await stack.advance(60)
+    assert [e for e in stack.fake.requests[since:] if e.path.startswith("/repos/")] == []
+
+
+async def test_a_deleted_quest_branch_parks_the_quest_and_the_inbox_says_so(
+        stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    quest = await stack.quest(story.quest_id)
+    await stack.fake.delete_branch(REPO, quest.branch, user=MAINTAINER)
+    await stack.settle()
+    await parked_by_repository(stack, story.quest_id, quest.branch, "deleted", "Restore")
+    repo = stack.fake.repo(REPO)
+    (inbox,) = [i for i in repo.issues.values() if i.title == INBOX_TITLE]
+    (entry,) = [line for line in (inbox.body or "").splitlines() if story.quest_id in line]
+    assert f"#{story.pr_number()}" in entry and "deleted by maya" in entry
+    assert "Restore the branch" in entry
+    assert "why:" not in (inbox.body or "")  # said once, on the entry
