@@ -33,6 +33,7 @@ from bot.github.auth import InstallationTokens
 from bot.github.errors import GitHubAdapterError
 from bot.github.identity import read_identity
 from bot.github.ratelimit import PacedGitHubAPI, RateLimits
+from bot.journal.keys import REPOSITORY_IDS_KEY, REPOSITORY_NAMES_KEY
 from bot.journal.wire import RedisClient
 
 log = logging.getLogger(__name__)
@@ -115,6 +116,28 @@ class GitHubClients:
         what questbot asks there fails at once as ``NotInstalled``, for good, rather than
         with a token GitHub no longer accepts for it."""
         await self.redis.hdel(INSTALLATIONS_KEY, repo.lower())
+
+    async def known_names(self, seen: dict[int, str]) -> dict[int, str]:
+        """The name questbot knows each repository of ``seen`` (id → its name in a webhook)
+        by: the first name it saw for that id, recorded now for an id it had not seen. GitHub
+        keeps a repository's id through renames and transfers; its name changes."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for repo_id, name in seen.items():
+                pipe.hsetnx(REPOSITORY_IDS_KEY, str(repo_id), name)
+            pipe.hmget(REPOSITORY_IDS_KEY, [str(repo_id) for repo_id in seen])
+            *_set, known = await pipe.execute()
+        return {repo_id: _str(name) if name is not None else seen[repo_id]
+                for repo_id, name in zip(seen, known, strict=True)}
+
+    async def moved(self, known: str, now: str) -> None:
+        """The repository questbot knows as ``known`` is ``now`` on GitHub (renamed or
+        transferred): its requests go there from now on, as GitHub asks of a 301."""
+        await self.redis.hset(REPOSITORY_NAMES_KEY, known.lower(), now)
+
+    async def current_name(self, repo: str) -> str:
+        """``repo``'s name on GitHub now: itself, unless it was renamed or transferred."""
+        now = await self.redis.hget(REPOSITORY_NAMES_KEY, repo.lower())
+        return _str(now) if now is not None else repo
 
     async def repositories_of(self, installation_id: int) -> list[str]:
         """The repositories questbot has seen ``installation_id`` cover (lowercased)."""

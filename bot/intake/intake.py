@@ -40,6 +40,7 @@ from bot.quests.permissions import Permissions
 from bot.quests.policybook import PolicyBook
 from bot.quests.quest_of import QuestOf
 from bot.repository.intake import RepositoryIntake
+from bot.repository.names import known_names
 from bot.repository.signals import RepositoryChanged
 
 log = logging.getLogger(__name__)
@@ -111,6 +112,7 @@ class Intake:
     async def handle(self, event_name: str, payload: dict[str, Any],
                      delivery_id: str) -> Outcome:
         out = Outcome()
+        payload = await known_names(self.forges, payload)  # a quest follows its repository
         repository = payload.get("repository")
         if isinstance(repository, dict):
             name, branch = repository.get("full_name"), repository.get("default_branch")

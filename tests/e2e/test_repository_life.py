@@ -102,3 +102,39 @@ async def test_a_deleted_quest_branch_parks_the_quest_and_the_inbox_says_so(
     assert f"#{story.pr_number()}" in entry and "deleted by maya" in entry
     assert "Restore the branch" in entry
     assert "why:" not in (inbox.body or "")  # said once, on the entry
+
+
+async def test_a_renamed_repository_keeps_its_quest_which_follows_it_by_id(
+        stack: Stack) -> None:
+    """GitHub keeps the id: the quest's people steer it under the new name, and questbot asks
+    GitHub there rather than through the old name's redirect."""
+    story = await at_checkpoint_a(stack)
+    number = story.pr_number()
+    await stack.fake.rename(REPO, "pager", user=MAINTAINER)
+    await stack.settle()
+    since = len(stack.fake.requests)
+    await stack.fake.comment("octo/pager", number, "/approve A", user=MAINTAINER)
+    quest = await story.step("approved A under the new name", State.PLANNED)
+    assert quest.repo == REPO  # the name questbot knew it by, whatever GitHub calls it now
+    after = stack.fake.requests[since:]
+    assert after and all(e.status not in (301, 307) for e in after), \
+        [(e.method, e.path, e.status) for e in after if e.status in (301, 307)]
+    assert any(e.path.startswith("/repos/octo/pager/") for e in after)
+    assert not any(e.path.startswith(f"/repos/{REPO}/") for e in after)
+
+
+async def test_a_transferred_repository_keeps_its_quest_under_its_new_owner(
+        stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    number = story.pr_number()
+    await stack.fake.transfer(REPO, "newco", user=MAINTAINER)
+    stack.fake.set_permission("newco/sample", MAINTAINER, "write")
+    await stack.settle()
+    since = len(stack.fake.requests)
+    await stack.fake.comment("newco/sample", number, "/approve A", user=MAINTAINER)
+    await story.step("approved A under its new owner", State.PLANNED)
+    after = stack.fake.requests[since:]
+    assert any(e.path.startswith("/repos/newco/sample/") for e in after)
+    assert not any(e.path.startswith(f"/repos/{REPO}/") for e in after)
+    assert all(e.status < 400 or e.status == 404 for e in after), \
+        [(e.method, e.path, e.status) for e in after if e.status >= 400]

@@ -68,6 +68,21 @@ class Lives(Sending):
                            {"changes": {"repository": {"name": {"from": old}}}}, sender=user)
         return repo
 
+    async def transfer(self, full_name: str, owner: str, *, user: str) -> Repository:
+        """Transfer ``full_name`` to ``owner``'s account, where the App is installed (one
+        installation per account, made if need be): the old name redirects from now on."""
+        repo = self.repo(full_name)
+        old = repo.owner
+        del self.world.repositories[full_name.lower()]
+        repo.owner = owner
+        repo.installation_id = self.world.installation_for(owner).id
+        self.world.repositories[repo.full_name.lower()] = repo
+        self.world.renamed[full_name.lower()] = repo.id
+        await self.deliver(repo, "repository", "transferred.with-installation.payload.json",
+                           {"changes": {"owner": {"from": {"user": {"login": old}}}}},
+                           sender=user)
+        return repo
+
     # -- the installation -----------------------------------------------------------------
 
     async def remove_from_installation(self, full_name: str, *, user: str) -> None:

@@ -79,6 +79,26 @@ async def test_a_renamed_repository_redirects_its_old_name_by_id(fake: FakeGitHu
     fake.assert_clean()
 
 
+async def test_a_transferred_repository_redirects_and_is_its_new_owners(
+        fake: FakeGitHub) -> None:
+    old_auth = "token " + fake.installation_token(fake.repo(REPO).installation_id)
+    repo = await fake.transfer(REPO, "new-co", user="alice")
+    sent = _last(fake, "repository")
+    assert sent["action"] == "transferred"
+    assert sent["changes"]["owner"]["from"]["user"]["login"] == "octo-org"
+    assert sent["repository"]["full_name"] == "new-co/rules"
+    assert sent["installation"]["id"] == repo.installation_id
+    assert _problems("repository", sent) == []
+    auth = "token " + fake.installation_token(repo.installation_id)
+    status, _, where = await _send(fake, "GET", BASE, auth=auth, follow=False)
+    assert status == 301 and where.endswith(f"/repositories/{repo.id}")
+    status, body, _ = await _send(fake, "GET", "/repos/new-co/rules", auth=auth)
+    assert status == 200 and body["full_name"] == "new-co/rules"
+    status, _, _ = await _send(fake, "GET", "/repos/new-co/rules", auth=old_auth)
+    assert status == 404  # the old account's installation does not cover it now
+    fake.assert_clean()
+
+
 async def test_a_repository_removed_from_the_installation_is_out_of_its_reach(
         fake: FakeGitHub) -> None:
     installation = fake.repo(REPO).installation_id
