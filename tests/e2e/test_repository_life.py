@@ -73,6 +73,9 @@ async def test_a_suspended_app_parks_its_quests_until_it_is_unsuspended(stack: S
     await stack.settle()
     await parked_by_repository(stack, story.quest_id, "suspended", "Unsuspend")
     await stack.advance(60)
+    mints = len(stack.calls("apps/create-installation-access-token"))
+    await stack.advance(60)  # a refused token is not asked for again and again
+    assert len(stack.calls("apps/create-installation-access-token")) == mints
     await stack.fake.unsuspend(installation, user=MAINTAINER)
     await story.step("unsuspended", State.HYPOTHESISED)
 
