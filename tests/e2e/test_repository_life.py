@@ -141,3 +141,30 @@ async def test_a_transferred_repository_keeps_its_quest_under_its_new_owner(
     assert not any(e.path.startswith(f"/repos/{REPO}/") for e in after)
     assert all(e.status < 400 or e.status == 404 for e in after), \
         [(e.method, e.path, e.status) for e in after if e.status >= 400]
+
+
+async def test_a_renamed_default_branch_is_where_the_quest_lands(stack: Stack) -> None:
+    """GitHub retargets the quest's pull request; questbot reads the new default branch from
+    the webhook and the quest goes on to land there, parked by nothing."""
+    story = await at_checkpoint_a(stack)
+    await stack.fake.rename_default_branch(REPO, "trunk", user=MAINTAINER)
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.HYPOTHESISED
+    await story.approve("A", State.PLANNED)
+    await story.approve("B", State.READY)
+    quest = await story.approve("C", State.WATCHING)
+    repo = stack.fake.repo(REPO)
+    assert repo.branch_sha("trunk") == quest.merge_sha
+    assert repo.pulls[story.pr_number()].base_ref == "trunk"
+
+
+async def test_a_repository_made_private_keeps_its_quest_going(stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    repo = stack.fake.repo(REPO)
+    repo.private = True  # the repository object of the webhook says so (``_webhook_repo``)
+    sent = await stack.fake.deliver(repo, "repository", "privatized.payload.json",
+                                    sender=MAINTAINER)
+    assert sent.delivery.payload["repository"]["full_name"] == REPO
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.HYPOTHESISED
+    await story.approve("A", State.PLANNED)

@@ -14,6 +14,9 @@ answers from then on, and sending the webhooks GitHub sends for it (BEHAVIOUR.md
   ``installation`` ``deleted``; ``created`` when it is installed again.
 * **Suspended:** a new token is refused 403 ``This installation has been suspended``, and so
   is every request with a token of it. ``installation`` ``suspend`` / ``unsuspend``.
+* **The default branch renamed:** its commits and protection move to the new name, open
+  pull requests into it are retargeted there; ``repository`` ``edited`` with
+  ``changes.default_branch.from``.
 * **A branch deleted:** ``push`` with ``deleted: true`` and an all-zero ``after``; an open
   pull request from it is closed by GitHub (``pull_request`` ``closed``, sent by whoever
   deleted the branch).
@@ -129,6 +132,21 @@ class Lives(Sending):
 
     async def unsuspend(self, installation_id: int, *, user: str) -> None:
         await self.suspend(installation_id, user=user, suspended=False)
+
+    # -- the default branch renamed ----------------------------------------------------------
+
+    async def rename_default_branch(self, full_name: str, name: str, *, user: str) -> None:
+        """Rename the default branch: its commits stay, open pull requests into it are
+        retargeted to the new name, and ``repository`` ``edited`` says so."""
+        repo = self.repo(full_name)
+        old = repo.default_branch
+        repo.refs[f"refs/heads/{name}"] = repo.refs.pop(f"refs/heads/{old}")
+        repo.default_branch = name
+        for pr in repo.pulls.values():
+            if pr.base_ref == old and repo.issues[pr.number].state == "open":
+                pr.base_ref = name
+        await self.deliver(repo, "repository", "edited.with-default_branch-edit.payload.json",
+                           {"changes": {"default_branch": {"from": old}}}, sender=user)
 
     # -- a branch deleted -----------------------------------------------------------------
 

@@ -171,3 +171,20 @@ async def test_a_deleted_branch_is_a_push_and_closes_its_pull_request(fake: Fake
     assert published.webhook_problems("push", "event", push) == []
     assert fake.repo(REPO).branch_sha("topic") is None
     fake.assert_clean()
+
+
+async def test_a_renamed_default_branch_keeps_its_commits_and_retargets_pull_requests(
+        fake: FakeGitHub) -> None:
+    head = fake.repo(REPO).branch_sha("main")
+    await fake.push(REPO, "topic", {"a.txt": "a\n"}, user="alice")
+    pr = await fake.open_pull_request(REPO, "topic", user="alice")
+    await fake.rename_default_branch(REPO, "trunk", user="alice")
+    repo = fake.repo(REPO)
+    assert (repo.default_branch, repo.branch_sha("trunk"), repo.branch_sha("main")) == (
+        "trunk", head, None)
+    assert repo.pulls[pr.number].base_ref == "trunk"
+    sent = _last(fake, "repository")
+    assert sent["changes"] == {"default_branch": {"from": "main"}}
+    assert sent["repository"]["default_branch"] == "trunk"
+    assert _problems("repository", sent) == []
+    fake.assert_clean()
