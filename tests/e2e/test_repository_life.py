@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from bot.core import ParkReason, State
 from bot.words.render import INBOX_TITLE
-from questbot_testing.scenario import MAINTAINER, REPO
+from questbot_testing.scenario import MAINTAINER, REPO, Story
 from questbot_testing.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a
 
@@ -168,3 +168,52 @@ async def test_a_repository_made_private_keeps_its_quest_going(stack: Stack) -> 
     await stack.settle()
     assert (await stack.quest(story.quest_id)).state is State.HYPOTHESISED
     await story.approve("A", State.PLANNED)
+
+
+async def at_checkpoint_c(stack: Stack) -> Story:
+    story = await at_checkpoint_a(stack)
+    await story.approve("A", State.PLANNED)
+    await story.approve("B", State.READY)
+    return story
+
+
+async def test_branch_protection_added_mid_quest_holds_the_merge_and_says_why(
+        stack: Stack) -> None:
+    """A required check added after the quest started: GitHub refuses the merge (405) until
+    it passes; questbot says so once and merges nothing else."""
+    story = await at_checkpoint_c(stack)
+    stack.fake.repo(REPO).required_checks = ["lint"]  # a maintainer protects main now
+    await story.approve("C", State.LANDING)
+    (told,) = [c.body for c in stack.fake.repo(REPO).comments.values()
+               if c.issue_number == story.pr_number() and "auto-merge is off" in c.body]
+    assert "Required status check" in told and "lint" in told  # GitHub's reason, quoted
+    merged = [e for e in stack.calls("pulls/merge") if e.status == 200]
+    assert merged == []
+    await stack.advance(60)
+    assert len(stack.calls("pulls/merge")) <= 1  # not asked again and again
+
+
+async def test_a_force_pushed_base_sends_proved_work_back_to_be_rebased(stack: Stack) -> None:
+    """Someone rewrites main's history under a proved quest: the proof is for a base that is
+    gone, so the quest must work from the new one; here GitHub cannot rebase it, and the
+    quest parks saying why — never landing work proved on the old history."""
+    story = await at_checkpoint_c(stack)
+    repo = stack.fake.repo(REPO)
+    before = str(repo.branch_sha("main"))
+    rewritten = repo.git.put_commit(repo.git.commits[before].tree, [], "history rewritten",
+                                    author="carol")
+    repo.refs["refs/heads/main"] = rewritten.sha
+    await stack.fake.ref_moved(repo, "refs/heads/main", before, rewritten.sha, pusher="carol")
+    push = [d.delivery.payload for d in stack.fake.deliveries if d.delivery.event == "push"][-1]
+    assert push["forced"] is True
+    await stack.settle()
+    quest = await stack.quest(story.quest_id)
+    assert quest.base == rewritten.sha
+    assert quest.approved is None
+    # the rewritten history shares no commit with the quest's: GitHub cannot update the pull
+    # request's branch (422), so the quest parks saying so, and what to do
+    assert (quest.state, quest.park_reason) == (State.PARKED, ParkReason.WORK_FAILED)
+    assert "rebase" in (quest.park_note or "") and "resolve the conflict" in (quest.park_note or "")
+    assert quest.resume_state is State.PATCHING and quest.rebasing
+    (inbox,) = [i for i in repo.issues.values() if i.title == INBOX_TITLE]
+    assert "could not rebase" in (inbox.body or "")
