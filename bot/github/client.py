@@ -140,9 +140,13 @@ class GitHubClients:
         return _str(now) if now is not None else repo
 
     async def repositories_of(self, installation_id: int) -> list[str]:
-        """The repositories questbot has seen ``installation_id`` cover (lowercased)."""
+        """The repositories questbot has seen ``installation_id`` cover, each as questbot
+        knows it (its case too: the installations are kept lowercased). Read on the rare
+        installation-wide event only: it reads every repository questbot knows."""
         found = await self.redis.hgetall(INSTALLATIONS_KEY)
-        return sorted(_str(name) for name, inst in found.items()
+        cased = {_str(name).lower(): _str(name)
+                 for name in await self.redis.hvals(REPOSITORY_IDS_KEY)}
+        return sorted(cased.get(_str(name), _str(name)) for name, inst in found.items()
                       if _str(inst) == str(installation_id))
 
     async def installation_of(self, repo: str) -> int:

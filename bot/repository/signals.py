@@ -108,9 +108,10 @@ async def _installation_repositories(event: sansio.Event, out: Sink) -> None:
 @lives.register("push")
 async def _push(event: sansio.Event, out: Sink) -> None:
     data = event.data
-    repo, ref = repo_of(data), text(data.get("ref"))
-    if repo is None or data.get("deleted") is not True or not ref.startswith("refs/heads/"):
-        return
+    repo, ref, after = repo_of(data), text(data.get("ref")), text(data.get("after"))
+    if (repo is None or data.get("deleted") is not True or not ref.startswith("refs/heads/")
+            or not after or set(after) - {"0"}):
+        return  # a deletion has an all-zero ``after``
     branch = ref.removeprefix("refs/heads/")
     if branch.startswith(QUEST_BRANCH_PREFIX) and quest_of_branch(branch):
         sender = data.get("sender")
