@@ -90,6 +90,8 @@ async def test_an_uninstalled_app_parks_its_quests_and_asks_github_nothing_more(
     await parked_by_repository(stack, story.quest_id, "uninstalled", "Install the App")
     await stack.advance(60)
     assert [e for e in stack.fake.requests[since:] if e.path.startswith("/repos/")] == []
+    await stack.fake.install("octo", [REPO], user=MAINTAINER)  # a new installation, a new id
+    await story.step("installed again", State.HYPOTHESISED)
 
 
 async def test_a_deleted_quest_branch_parks_the_quest_and_the_inbox_says_so(

@@ -121,6 +121,18 @@ class Lives(Sending):
             "installation", "deleted.payload.json", installation,
             {"repositories": [self._listed(r) for r in repos]}, sender=user)
 
+    async def install(self, account: str, repos: list[str], *, user: str) -> int:
+        """Install the App on ``account`` again, on ``repos`` (selected): a new installation
+        with a new id, and ``installation`` ``created`` listing them. Its id."""
+        installation = Installation(self.world.new_id(), account)
+        self.world.installations[installation.id] = installation
+        for name in repos:
+            self.repo(name).installation_id = installation.id
+        await self._about_installation(
+            "installation", "created.payload.json", installation,
+            {"repositories": [self._listed(self.repo(name)) for name in repos]}, sender=user)
+        return installation.id
+
     async def suspend(self, installation_id: int, *, user: str, suspended: bool = True) -> None:
         installation = self.world.installations[installation_id]
         installation.suspended_at = iso() if suspended else None

@@ -156,6 +156,14 @@ async def test_an_uninstalled_app_has_no_tokens_and_gets_none(fake: FakeGitHub) 
     status, _, _ = await _send(fake, "POST", f"/app/installations/{installation}/"
                                "access_tokens", auth=jwt)
     assert status == 404
+    again = await fake.install("octo-org", [REPO], user="alice")
+    sent = _last(fake, "installation")
+    assert (sent["action"], sent["installation"]["id"]) == ("created", again)
+    assert [r["full_name"] for r in sent["repositories"]] == [REPO]
+    assert _problems("installation", sent) == []
+    status, _, _ = await _send(fake, "POST", f"/app/installations/{again}/access_tokens",
+                               auth=jwt)
+    assert status == 201
     fake.assert_clean()
 
 
