@@ -29,6 +29,7 @@ from __future__ import annotations
 import logging
 
 from bot.adapters import AdapterContext
+from bot.commands import replies as conversation
 from bot.core import InvalidTransition, ParkReason, State
 from bot.core.events import Paused, Resumed
 from bot.core.states import ACTIVE
@@ -37,7 +38,7 @@ from bot.journal.memory import PARKED_BY_REPOSITORY, ForgeMemory
 from bot.quests.desk import Desk
 from bot.quests.quest_of import QuestOf
 from bot.repository.signals import RepositoryChanged
-from bot.words.repository import PARKS, UNDOES, Change, parked_note
+from bot.words.repository import PARKS, UNDOES, Change, parked_note, taken_up_text
 
 log = logging.getLogger(__name__)
 
@@ -96,8 +97,14 @@ class RepositoryIntake:
                     or quest.park_reason is not ParkReason.REPOSITORY_CHANGED
                     or await self.memory.quest(quest.id, PARKED_BY_REPOSITORY) not in undone):
                 continue
-            result = await desk.apply(Resumed(
-                id=f"{desk.delivery_id}:repository:{quest.id}", quest_id=quest.id,
-                at=self.ctx.clock()), repo)
-            if not isinstance(result, InvalidTransition):
-                await self.memory.set_quest_field(quest.id, PARKED_BY_REPOSITORY, "")
+            cause = f"{desk.delivery_id}:repository:{quest.id}"
+            result = await desk.apply(Resumed(id=cause, quest_id=quest.id,
+                                              at=self.ctx.clock()), repo)
+            if isinstance(result, InvalidTransition):
+                continue
+            await self.memory.set_quest_field(quest.id, PARKED_BY_REPOSITORY, "")
+            number = await self.memory.quest_pull(quest.id, quest.branch)
+            if number is not None:
+                await desk.say(repo, number, [conversation.reply(
+                    repo, number, f"repository-{cause}",
+                    taken_up_text(c.change, repo, c.actor))])

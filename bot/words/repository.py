@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
+from bot.words.render import login
+
 
 class Change(StrEnum):
     """How a repository changed under its quests (``bot.repository.signals`` reads each)."""
@@ -65,3 +67,15 @@ def parked_note(change: Change, repo: str, *, actor: str = "", branch: str = "")
                 "with it. Restore the branch (the Restore branch button on the closed pull "
                 "request), reopen the pull request and /resume the quest; or /kill it.")
     return f"{repo}: {change.value}{_by(actor)}."
+
+
+def taken_up_text(change: Change, repo: str, actor: str = "") -> str:
+    """Said on the quest's pull request when the change that parked it was undone: the
+    parking itself could not be said there (GitHub took no writes), so both are said now."""
+    undone = {Change.UNARCHIVED: "unarchived", Change.ADDED: "given back to questbot's App",
+              Change.UNSUSPENDED: "back from the App's suspension"}[change]
+    parked = {Change.UNARCHIVED: "archived", Change.ADDED: "out of questbot's reach",
+              Change.UNSUSPENDED: "out of reach while questbot's App was suspended"}[change]
+    by = f" (by {login(actor)})" if actor else ""
+    return (f"{repo} was {parked}, so questbot parked this quest. It is {undone} now{by}, and "
+            "questbot took the quest up again where it stopped.")

@@ -20,6 +20,12 @@ def refused_writes(stack: Stack, since: int, status: int) -> int:
                if e.method in GITHUB_WRITES and e.status == status)
 
 
+def said(stack: Stack, number: int, words: str) -> list[str]:
+    """What questbot said on ``number`` holding ``words``."""
+    return [c.body for c in stack.fake.repo(REPO).comments.values()
+            if c.issue_number == number and words in c.body]
+
+
 async def parked_by_repository(stack: Stack, quest_id: str, *words: str) -> str:
     quest = await stack.quest(quest_id)
     assert (quest.state, quest.park_reason) == (State.PARKED, ParkReason.REPOSITORY_CHANGED), \
@@ -49,6 +55,8 @@ async def test_an_archived_repository_parks_its_quest_and_unarchiving_takes_it_u
     quest = await stack.quest(story.quest_id)
     assert quest.park_reason is None
     assert "checkpoint a" in story.status_comment().lower()
+    (told,) = said(stack, story.pr_number(), "took the quest up again")
+    assert f"{REPO} was archived" in told and "unarchived now" in told
 
 
 async def test_a_repository_removed_from_the_app_parks_its_quest_until_it_is_added_again(
@@ -64,6 +72,8 @@ async def test_a_repository_removed_from_the_app_parks_its_quest_until_it_is_add
     assert [e for e in stack.fake.requests[since:] if e.path.startswith("/repos/")] == []
     await stack.fake.add_to_installation(REPO, installation, user=MAINTAINER)
     await story.step("added to the App again", State.HYPOTHESISED)
+    (told,) = said(stack, story.pr_number(), "took the quest up again")
+    assert "given back to questbot's App" in told
 
 
 async def test_a_suspended_app_parks_its_quests_until_it_is_unsuspended(stack: Stack) -> None:
