@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from hypothesis import given
+from hypothesis import strategies as st
+
 from bot.adapters import AppIdentity
 from bot.intake.routes import read_intents
+from bot.repository.names import repositories
 from bot.repository.signals import RepositoryChanged
 from bot.words.repository import Change
 from questbot_testing.fakegithub.webhooks import build_payload
@@ -80,3 +84,28 @@ async def test_a_deleted_quest_branch_by_a_person_and_not_by_questbot() -> None:
     assert await changes("push", "with-installation.payload.json", **ours) == []
     other = {**deleted, "ref": "refs/heads/feature"}
     assert await changes("push", "with-installation.payload.json", **other) == []
+
+
+# --- the repositories a payload names (bot.repository.names) ---------------------------------
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 2**64) | st.text(max_size=12)
+    | st.sampled_from(["octo/sample", "a/b/c", "", "octo/"]),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.sampled_from(["id", "full_name", "repo", "head", "repository", "x"]),
+                      inner, max_size=4),
+    max_leaves=30)
+
+
+@given(JSON)
+def test_any_payload_yields_only_repositories(value: object) -> None:
+    for found in repositories(value):
+        assert isinstance(found["id"], int) and not isinstance(found["id"], bool)
+        assert found["id"] > 0 and found["full_name"].count("/") == 1
+
+
+async def test_every_repository_of_a_real_payload_is_found() -> None:
+    payload = build_payload("pull_request", "opened", repository=REPO)
+    names = {r["full_name"] for r in repositories(payload)}
+    assert REPO in names
+    assert len(list(repositories(payload))) >= 3  # the repository, the head's and the base's
