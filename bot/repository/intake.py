@@ -11,14 +11,15 @@
 * **The change that undoes it resumes what it parked** (``UNDOES``): unarchived, the
   repository added to the App again (``installation_repositories`` ``added``, or a new
   installation), unsuspended. Only a quest this room parked for that very change resumes
-  (``PARKED_BY_REPOSITORY``); a quest a person paused stays paused.
+  (``PARKED_BY_REPOSITORY``); a quest a person paused stays paused. Its pull request is told
+  what happened and that it goes on: while GitHub took no writes, nothing could be said there.
 * **Removed or uninstalled, questbot forgets the installation** of the repository, so what
   it would still ask there fails at once as ``NotInstalled``, and the next webhook from a
   repository added again teaches it anew.
 * **Renamed or transferred:** GitHub keeps the repository's id, answers its old name with a
-  redirect to the new one, and sends the new name in every later webhook. questbot learns the
-  new name's installation (the webhook carries it) and — for now — parks nothing: a live
-  quest keeps working under the name it was started with through GitHub's redirect.
+  redirect and sends the new name in every later webhook. The quest follows the repository
+  by id (``bot.repository.names``, before any router reads the delivery): nothing parks, and
+  questbot asks GitHub under the new name from then on.
 * Made private, or its default branch renamed: nothing to park. GitHub retargets open pull
   requests to the renamed branch, and the worker records the new default branch from every
   webhook (``bot.intake.intake``).
