@@ -98,7 +98,8 @@ def _advance(quest: Quest | None, event: Event, policy: Policy, rows: list[Effec
         if event.quest_id != quest.id:
             raise InvalidTransition(state, etype, f"the event is for quest {event.quest_id}, "
                                     f"not {quest.id}", Refusal.BAD_EVENT)
-        if state is _HANDED_OFF and etype in CLAIM_GUARDED and event.actor != quest.owner:
+        if (state is _HANDED_OFF and etype in CLAIM_GUARDED and event.actor != quest.owner
+                and not getattr(event, "repository", "")):  # the repository, not a person
             raise InvalidTransition(state, etype, f"the review is claimed by @{quest.owner}; "
                                     "ask them, or wait for /release", Refusal.CLAIMED)
         if targets is None:

@@ -268,3 +268,11 @@ def storable(quest_id: str) -> str:
     ``UnstorableId`` otherwise): for ids made from it that are stored elsewhere."""
     hash_tag(quest_id)
     return quest_id
+
+
+REPOSITORY_IDS_KEY = "gh:repository-ids"
+"""Hash: a repository's GitHub id → the name questbot knows it by, the first it saw: a quest
+follows its repository by id through a rename or a transfer (``bot.repository.names``)."""
+REPOSITORY_NAMES_KEY = "gh:repository-names"
+"""Hash: the name questbot knows a repository by (lowercased) → its name on GitHub now, once it
+was renamed or transferred: what questbot's requests go to (``bot.github.forge.Forges``)."""

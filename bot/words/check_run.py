@@ -61,6 +61,7 @@ _HALTED_OUTCOME = {
     ParkReason.NO_AGENT: RunOutcome.ACTION_REQUIRED,
     ParkReason.MODEL_FAILED: RunOutcome.ACTION_REQUIRED,
     ParkReason.WORK_FAILED: RunOutcome.ACTION_REQUIRED,
+    ParkReason.REPOSITORY_CHANGED: RunOutcome.ACTION_REQUIRED,
 }
 """A quest the agent halted shows the run's outcome on its check run (``agent_halted``)."""
 def _proof_line(quest: Quest) -> str:
@@ -230,6 +231,8 @@ def check_run(quest: Quest, evidence: EvidenceBundle | None = None,
             title = "the model endpoint failed"
         elif reason is ParkReason.WORK_FAILED:
             title = "work could not be done"
+        elif reason is ParkReason.REPOSITORY_CHANGED:
+            title = "the repository changed"
         words = (" GitHub has no conclusion for a refusal, so this shows as neutral."
                  if halted is RunOutcome.REFUSED else "")
         return CheckRunView("completed", CONCLUSION_BY_OUTCOME[halted], f"questbot: {title}",

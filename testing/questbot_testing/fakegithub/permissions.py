@@ -133,6 +133,7 @@ EVENTS: dict[str, str] = {
     "push": "contents",
     "status": "statuses",
     "merge_group": "merge_queues",
+    "repository": "metadata",
 }
 """The permission (read or more) an App needs to subscribe to each event."""
 
