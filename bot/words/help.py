@@ -89,7 +89,8 @@ def _next(usage: str, quest: Quest) -> str:
             return "the agent researches the cause and stops there, for you to read"
         if quest.state is State.PARKED:
             return "the finished research becomes a fix: the agent writes a reproducing test next"
-        return "the agent researches the cause, then reproduces and fixes it, asking you at each step"
+        return ("the agent researches the cause, then reproduces and fixes it, asking you at "
+                "each step")
     if name is CommandName.STATUS:
         return "questbot answers with where the quest stands and what each checkpoint needs"
     return "questbot answers here"
