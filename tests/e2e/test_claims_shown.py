@@ -71,3 +71,24 @@ async def test_a_claim_by_a_reviewer_without_write_access_holds_though_github_ca
     assert shown(stack, number) == ([], ["ruth"])
     note = await stack.runtime.redis.hget(quest_gh_key(story.quest_id), "note:claim")
     assert note is not None and b"write access" in note
+
+
+async def test_a_failed_proof_that_ends_the_claim_puts_github_back(stack: Stack) -> None:
+    """At C, otto claims; a person pushes a head whose proof fails: the claim ends with it
+    (``proof_failed`` clears the owner), and GitHub no longer shows otto as its owner."""
+    story = await at_checkpoint_a(stack)
+    number = story.pr_number()
+    stack.fake.set_permission(REPO, OTTO, "write")
+    await story.approve("A", State.PLANNED)
+    await story.approve("B", State.READY)
+    before = shown(stack, number)
+    await stack.fake.comment(REPO, number, "/claim", user=OTTO)
+    await stack.settle()
+    assert shown(stack, number) == ([OTTO], [OTTO])
+    await stack.fake.push(REPO, f"quest/{story.quest_id}",
+                          {"pager.py": "def page_count(total, per_page):\n    return 0\n"},
+                          user="carol")
+    await stack.settle()
+    quest = await stack.quest(story.quest_id)
+    assert quest.owner is None and quest.state is State.PARKED  # its attempts were spent
+    assert shown(stack, number) == before == ([], [MAINTAINER])  # as it was
