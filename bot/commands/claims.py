@@ -15,7 +15,8 @@ record and finishes the same writes from it instead of reading a pull request it
 changed. Every write is one GitHub repeats harmlessly (assigning an assignee, withdrawing a
 request that is not pending, requesting one that is), and the effect is marked done last. The
 end of the claim reads the same record, undoes only what the claim did (an owner who was
-assigned or requested before stays so), asks the withdrawn reviewers again and clears it.
+assigned or requested before stays so), asks the withdrawn reviewers again — unless the review
+is over (the owner approved C, or the quest ended) — and clears it.
 
 What GitHub may refuse is said, not retried for ever: it silently leaves out an assignee
 without push access (a reviewer named in ``.github/questbot.yml`` with read access only,
@@ -31,7 +32,7 @@ import logging
 from collections.abc import Awaitable, Callable, Sequence
 
 from bot.adapters import AdapterContext
-from bot.core import Effect, Event, Quest
+from bot.core import Effect, Event, Quest, State
 from bot.errors import PermanentError
 from bot.github.forge import Forge, Forges
 from bot.journal.memory import ForgeMemory
@@ -43,6 +44,12 @@ SHOWN = "claim_shown"
 claim is shown; empty when none is."""
 
 RecordedPull = Callable[[Quest], Awaitable[int | None]]
+
+REVIEW_OVER = frozenset({State.LANDING, State.WATCHING, State.ROLLED_BACK, State.CLOSED,
+                         State.ABANDONED})
+"""Where the quest is when nobody's review is wanted any more (the owner approved C and it is
+merging or merged, or the quest ended): the claim's end unassigns its owner but asks nobody
+again."""
 
 
 class ClaimsShown:
@@ -121,7 +128,7 @@ class ClaimsShown:
         skip = {str(before["author"]).lower(), self.ctx.bot_login.lower()}
         again = [str(r) for r in before["others"]  # type: ignore[attr-defined]
                  if str(r).lower() not in skip]
-        if again:
+        if again and quest.state not in REVIEW_OVER:
             await self._ask(quest, forge, number, again)
         await self.memory.set_quest_field(quest.id, SHOWN, "")
 

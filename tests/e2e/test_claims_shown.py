@@ -92,3 +92,21 @@ async def test_a_failed_proof_that_ends_the_claim_puts_github_back(stack: Stack)
     quest = await stack.quest(story.quest_id)
     assert quest.owner is None and quest.state is State.PARKED  # its attempts were spent
     assert shown(stack, number) == before == ([], [MAINTAINER])  # as it was
+
+
+async def test_an_owner_who_approves_c_is_unassigned_and_nobody_is_asked_again(
+        stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    number = story.pr_number()
+    stack.fake.set_permission(REPO, OTTO, "write")
+    await story.approve("A", State.PLANNED)
+    await story.approve("B", State.READY)
+    await stack.fake.comment(REPO, number, "/claim", user=OTTO)
+    await stack.settle()
+    asked = len(stack.calls("pulls/request-reviewers"))
+    await stack.fake.comment(REPO, number, "/approve C", user=OTTO)
+    await stack.settle()
+    quest = await stack.quest(story.quest_id)
+    assert quest.state is State.WATCHING and stack.fake.repo(REPO).pulls[number].merged
+    assert shown(stack, number)[0] == []
+    assert len(stack.calls("pulls/request-reviewers")) == asked  # the review is over
