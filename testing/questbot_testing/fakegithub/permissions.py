@@ -99,6 +99,8 @@ THREAD: dict[str, str] = {
     "issues/update": WRITE,
     "issues/add-labels": WRITE,
     "issues/remove-label": WRITE,
+    "issues/add-assignees": WRITE,
+    "issues/remove-assignees": WRITE,
     "issues/lock": WRITE,
     "issues/unlock": WRITE,
 }

@@ -76,6 +76,8 @@ class Issue:
     state: str = "open"
     labels: list[str] = field(default_factory=list)
     comments: list[int] = field(default_factory=list)
+    assignees: list[str] = field(default_factory=list)
+    """Logins, in the order they were assigned (``issues/add-assignees``, BEHAVIOUR §8)."""
     is_pull_request: bool = False
     locked: bool = False
     lock_reason: str | None = None
