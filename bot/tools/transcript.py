@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import redis
 
+from bot.adapters import QuestNotFound
 from bot.agent.transcript import (
     STAGES,
     Ending,
@@ -42,7 +43,7 @@ ENDED: dict[Ending, str] = {
 }
 
 
-class NoQuest(LookupError):
+class NoQuest(QuestNotFound):
     """Redis holds no quest by that id."""
 
 

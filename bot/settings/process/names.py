@@ -20,7 +20,7 @@ from pathlib import Path
 
 PREFIX = "QUESTBOT_"
 DEVELOPMENT = ("QUESTBOT_CACHE", "QUESTBOT_CHAOS_", "QUESTBOT_FUZZ_", "QUESTBOT_PROPERTY_",
-               "QUESTBOT_PLAYGROUND", "QUESTBOT_SHARED", "QUESTBOT_TEST_")
+               "QUESTBOT_PLAYGROUND", "QUESTBOT_TEST_")
 """Read by ``scripts/`` and ``testing/`` (never by ``bot/``): not warned about."""
 COMMANDS_READ = frozenset({"GITHUB_URL"})
 """Read by a command, not by the processes: ``register``'s GitHub Enterprise host."""
