@@ -280,16 +280,18 @@ def judge(args: argparse.Namespace, first: dict[str, Any],
     """The problems, and the growth figures, between the first and last window."""
     problems: list[str] = []
     growth: dict[str, Any] = {}
+    ended = last["ended_quests"] - first["ended_quests"]
+    growth["quests_ended_between"] = ended
     for kind in ("web", "worker"):
         a, b = first["_rss"][kind], last["_rss"][kind]
         ratio = b / a - 1 if a else 0.0
         growth[f"rss_{kind}"] = round(ratio, 3)
+        # within the tolerance is not flat if it keeps on with every quest: say how much
+        growth[f"rss_{kind}_kb_per_ended_quest"] = round((b - a) / 1024 / ended) if ended else None
         if ratio > args.rss_tolerance:
             problems.append(f"the {kind} processes' memory grew {ratio:.0%} "
                             f"({a / 2**20:.0f} → {b / 2**20:.0f} MB), more than "
                             f"{args.rss_tolerance:.0%}")
-    ended = last["ended_quests"] - first["ended_quests"]
-    growth["quests_ended_between"] = ended
     used, allowed = last["_used"] - first["_used"], (
         args.redis_tolerance * first["_used"] + args.ended_bytes * ended)
     growth["redis_used_bytes"] = int(used)
@@ -442,8 +444,10 @@ def readable(summary: dict[str, Any]) -> list[str]:
         f"{p['s']}: {p['worker_mb']:.0f}, {p['redis_mb']:.1f}, {p['ended']}"
         for p in summary["series"]))
     g = summary["growth"]
-    out.append(f"Redis per quest ended between the windows: {g['redis_bytes_per_ended_quest']} "
-               f"bytes, {g['redis_keys_per_ended_quest']} keys")
+    out.append(f"per quest ended between the windows: web RSS {g['rss_web_kb_per_ended_quest']} "
+               f"KB, worker RSS {g['rss_worker_kb_per_ended_quest']} KB, Redis "
+               f"{g['redis_bytes_per_ended_quest']} bytes and {g['redis_keys_per_ended_quest']} "
+               "keys without an expiry")
     closed = max(summary["closed"], 1)
     out.append("Redis at the end, a closed quest's share of each kind of key "
                "(keys, bytes, share of the keys expiring):")
