@@ -7,7 +7,8 @@ loopback: ``--webs`` web processes (``python -m bot serve``), ``--workers`` work
 watch window passes in two seconds), a ``redis-server`` with AOF, and the fake GitHub as its own
 process sending signed webhooks. The agent is the recorded model server
 (``questbot_testing.modelserver``, the demo's conversations; its proofs and tool commands in the
-sandbox) unless ``--agent scripted``. Each quest gets a fresh repository holding the demo's
+sandbox) unless ``--agent scripted``. Each quest gets a fresh repository (under one of
+``--owners`` accounts: one installation each, as a deployment has few) holding the demo's
 sample, a failing ``tests`` check and a maintainer's ``/approve A``, ``B``, ``C``
 (``questbot_testing.chaos.story``), and ends **closed**: the quests end, so what an ended quest
 leaves behind is what the soak measures.
@@ -76,6 +77,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--minutes", type=float, default=10.0, help="how long new quests are started")
     p.add_argument("--quests", type=int, help="stop starting quests after this many")
     p.add_argument("--parallel", type=int, default=6, help="quests in flight at once")
+    p.add_argument("--owners", type=int, default=8,
+                   help="accounts the repositories are spread over (one installation each)")
     p.add_argument("--webs", type=int, default=1, help="web processes")
     p.add_argument("--workers", type=int, default=2, help="worker processes")
     p.add_argument("--agent", choices=("scripted", "model"), default="model",
@@ -175,7 +178,7 @@ async def drive(args: argparse.Namespace, story: Story, soak: Soak, until: float
             gate.release()
             break
         n += 1
-        repo = f"soak{n}/sample"
+        repo = repo_name(n, args.owners)
         await story.setup(repo)
         started = Started(repo, time.time())
         soak.quests.append(started)
@@ -210,6 +213,15 @@ async def key_breakdown(reader: Any) -> dict[str, dict[str, int]]:
         row["bytes"] += int(size or 0)
         row["expiring"] += int(ttl or -1) > 0
     return dict(sorted(found.items(), key=lambda kv: -kv[1]["bytes"]))
+
+
+def repo_name(n: int, owners: int) -> str:
+    """The ``n``-th quest's repository: a fresh one, under one of ``owners`` accounts. The fake
+    GitHub installs the App once per account, so the installations (and what a worker keeps
+    for each: its token, its ETag cache of up to 500 answers, its pacing) stop growing once
+    every account has one — as in a deployment, where installations are few and repositories
+    many. One account would hold every write to one installation's pacing (a write a second)."""
+    return f"soak{(n - 1) % owners + 1}/sample-{n}"
 
 
 def first_writes(state: dict[str, Any]) -> dict[str, float]:
@@ -337,7 +349,7 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
     # Every repository a soak can make is named up front: the scripted agent is given the
     # sample's script for each (``QUESTBOT_CHAOS_REPOS``).
     most = args.quests or 100_000
-    repos = ",".join(f"soak{n + 1}/sample" for n in range(min(most, 5_000)))
+    repos = ",".join(repo_name(n + 1, args.owners) for n in range(min(most, 5_000)))
     workers = [Proc(f"worker-{n + 1}", "worker",
                     [sys.executable, "-m", "questbot_testing.chaos.worker"],
                     {**env, **model_env, "QUESTBOT_CHAOS_REPOS": repos,
