@@ -60,11 +60,14 @@ class GitHost(Protocol):
         """The commit ``branch`` points at, or ``None`` when there is no such branch."""
         ...
 
-    async def push(self, into: Path, commit: str, branch: str, *, force: bool = False) -> None:
+    async def push(self, into: Path, commit: str, branch: str, *,
+                   replacing: str | None = None) -> None:
         """Point ``branch`` at ``commit`` of the local repository ``into`` (creating the branch
-        if needed; ``force`` lets it move to a commit that does not descend from its head),
-        sending the objects the host lacks. Raises ``GitHostError`` when the host refuses it
-        for good."""
+        if needed), sending the objects the host lacks: only forward — ``commit`` descends
+        from the branch's head — unless ``replacing`` names the one head it may replace (a
+        commit questbot pushed itself), which is then checked on the host as it moves. The
+        quest branch only moves forward, so a commit a person pushed is never dropped. Raises
+        ``GitHostError`` when the host refuses it (a head that moved since included)."""
         ...
 
 

@@ -72,6 +72,7 @@ async def run(scripted: bool, keep: bool = False) -> int:
         print(f"repository {REPO}: pager.py drops a partial last page; tests/test_pager.py "
               "catches it")
         await main_line(story)
+        first_sign = story.first_sign_seconds()
         to_closed = len(stack.fake.requests)
         spent = dict(stack.runtime.worker.timings.seconds)
         closed = {"seconds": time.perf_counter() - started,
@@ -87,7 +88,8 @@ async def run(scripted: bool, keep: bool = False) -> int:
         journal = await stack.runtime.worker.journal.events(story.quest_id)
         quest = await stack.quest(story.quest_id)
         total = time.perf_counter() - started
-        summary(stack, story, journal, quest, closed, to_closed, total, endpoint is None)
+        summary(stack, story, journal, quest, closed, to_closed, total, endpoint is None,
+                first_sign)
         if keep:
             await playground.keep(stack, url, repo=REPO, maintainer=MAINTAINER, reader=READER,
                                   after_demo=True)
@@ -104,8 +106,10 @@ async def run(scripted: bool, keep: bool = False) -> int:
 
 
 def summary(stack: Stack, story: Story, journal: Sequence[Event], quest: Quest,
-            closed: dict[str, float], to_closed: int, total: float, scripted: bool) -> None:
-    """What the demo did, in time, requests and tokens, and its JSON line."""
+            closed: dict[str, float], to_closed: int, total: float, scripted: bool,
+            first_sign: float | None = None) -> None:
+    """What the demo did, in time, requests and tokens, and its JSON line. ``first_sign``:
+    seconds from the failing check's webhook to questbot's first write to GitHub."""
     requests = len(stack.fake.requests)
     spent = stack.runtime.worker.timings.seconds
     agent = spent.get("start_agent", 0.0)
@@ -119,6 +123,9 @@ def summary(stack: Stack, story: Story, journal: Sequence[Event], quest: Quest,
           f"it at revision 2, in {total:.1f}s with {requests} GitHub requests ({writes} writes).")
     print(f"  time: agent runs {agent:.2f}s, proof runs {proof:.2f}s, pacing writes under "
           f"GitHub's secondary limit {paced:.2f}s, questbot and the fake GitHub {own:.2f}s")
+    if first_sign is not None:
+        print(f"  the first sign on GitHub came {first_sign:.2f}s after the failing check's "
+              "webhook")
     print(f"  from the failing check to closed: {closed['seconds']:.2f}s (agent "
           f"{closed['agent_seconds']:.2f}s, proof {closed['proof_seconds']:.2f}s, pacing "
           f"{closed['paced_seconds']:.2f}s, questbot and the fake GitHub "
@@ -138,7 +145,8 @@ def summary(stack: Stack, story: Story, journal: Sequence[Event], quest: Quest,
     print(f"  {budget_line(quest, policy.budget_cents, policy.budget_tokens)}")
     where = "in the bubblewrap sandbox" if sandboxed else "UNCONFINED (QUESTBOT_SANDBOX=unsafe-off)"
     print(f"  the sample's tests and the reproduction ran {where}")
-    print(json.dumps({"to_closed": {k: round(v, 2) for k, v in closed.items()},
+    print(json.dumps({"first_sign_seconds": None if first_sign is None else round(first_sign, 2),
+                      "to_closed": {k: round(v, 2) for k, v in closed.items()},
                       "requests_to_closed": to_closed, "seconds": round(total, 2),
                       "agent_seconds": round(agent, 2),
                       "proof_seconds": round(proof, 2), "paced_seconds": round(paced, 2),

@@ -33,7 +33,7 @@ FLOORS: dict[str, int] = {
     "quests": 8,
     # the concerns: each its router, what it does with an event, its effect adapters
     "views": 9, "failures": 9, "commands": 9,
-    "pulls": 10, "inbox": 10, "lessons": 10, "reflection": 10,
+    "pulls": 10, "inbox": 10, "lessons": 10, "reflection": 10, "repository": 10,
     # the concerns combined: one delivery's intents, each to its concern
     "intake": 11,
     # the processes

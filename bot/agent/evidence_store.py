@@ -14,6 +14,13 @@ the same Redis Cluster slot as the quest's journal and ``q:{<id>}:gh``. Fields:
 * ``seq`` — a counter (``HINCRBY``) that orders the records, so the bundle knows which came
   last.
 
+Each record is a versioned record (``bot.journal.records``, kind ``evidence``). Version 2, this
+release's, leaves out the revision and stage (the field's name says them) and the fields left
+at their defaults; version 1, what releases before it wrote, was the bare ``StageRecord`` JSON
+with every field, and is upcast on reading. A record of a newer version than this release reads
+raises ``NewerRecord`` rather than being skipped: a status comment rendered without it would
+tell people less than the quest established (``docs/operations.md``, *Upgrades*).
+
 What a record holds:
 
 ==========  ====================================================================
@@ -50,7 +57,6 @@ reopened it) holds no hypothesis until the new research ends, so the old one is 
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Iterable, Sequence
 from enum import StrEnum
@@ -64,6 +70,7 @@ from bot.agent.validation import ClaimVerdict
 from bot.core import Quest
 from bot.core.proof import CheckRecord, Reproduction, Risk
 from bot.journal.keys import evidence_key
+from bot.journal.records import RecordError, dump_record, load_record, versions
 from bot.journal.wire import RedisClient
 
 log = logging.getLogger(__name__)
@@ -133,6 +140,26 @@ def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
 
 
+def dump_stage(record: StageRecord) -> bytes:
+    """``record`` as stored, at the evidence version this release writes (module docs)."""
+    if versions()["evidence"] == 1:
+        return dump_record("evidence", record.model_dump(mode="json"))
+    data = record.model_dump(mode="json", exclude_defaults=True)
+    data.pop("piece", None)
+    data.pop("revision", None)
+    return dump_record("evidence", data)
+
+
+def load_stage(field: str, value: bytes | str) -> StageRecord:
+    """The record stored under ``field`` (``<revision>:<stage>``), whichever release wrote it;
+    raises ``NewerRecord`` for one a newer release wrote, ``ValueError`` for a bad one."""
+    data = load_record("evidence", value)
+    if versions()["evidence"] >= 2:
+        revision, _, piece = field.partition(":")
+        data = {**data, "piece": piece, "revision": int(revision)}
+    return StageRecord.model_validate(data)
+
+
 def _parse(raw: dict[bytes | str, bytes | str]) -> list[StageRecord]:
     records = []
     for name, value in raw.items():
@@ -140,8 +167,8 @@ def _parse(raw: dict[bytes | str, bytes | str]) -> list[StageRecord]:
         if field == "seq":
             continue
         try:
-            records.append(StageRecord.model_validate_json(_text(value)))
-        except (ValidationError, ValueError) as exc:
+            records.append(load_stage(field, value))
+        except (RecordError, ValidationError, ValueError) as exc:
             log.warning("evidence field %s is unreadable and is skipped: %s", field, exc)
     return records
 
@@ -213,7 +240,7 @@ class EvidenceStore:
         seq = int(await self.client.hincrby(key, "seq", 1))
         numbered = record.model_copy(update={"seq": seq})
         await self.client.hset(key, field_name(record.revision, record.piece),
-                               json.dumps(numbered.model_dump(mode="json"), sort_keys=True))
+                               dump_stage(numbered))
         return numbered
 
     async def records(self, quest_id: str) -> list[StageRecord]:

@@ -4,18 +4,19 @@
 running the stage a second time. ``PushNotes``: the push a run is about to make, noted first,
 so a run of the same effect after a crash finds the commit the earlier one made
 (``bot.agent.workspace.push_change``). Both live in one hash per quest (``outcomes_key``),
-dropped two weeks after its last write. ``bot.agent.runs`` says when each is used.
+dropped two weeks after its last write. ``bot.agent.runs`` says when each is used. Both are
+versioned records (``bot.journal.records``): events in their envelope, one a line, and the
+push note as kind ``push_note``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 
 from bot.agent.workspace import NotedPush
 from bot.core import Effect, Event
 from bot.journal.keys import outcomes_key
-from bot.journal.records import dump_event, load_event
+from bot.journal.records import dump_event, dump_record, load_event, load_record
 from bot.journal.wire import RedisClient
 
 OUTCOMES_TTL_SECONDS = 14 * 24 * 3600
@@ -65,12 +66,13 @@ class PushNotes:
         raw = await self.client.hget(self.key, self.field)
         if raw is None:
             return None
-        data = json.loads(raw)
+        data = load_record("push_note", raw)
         return NotedPush(branch=data["branch"], parent=data["parent"], files=data["files"])
 
     async def note(self, push: NotedPush) -> None:
         pipe = self.client.pipeline(transaction=True)
-        pipe.hset(self.key, self.field, json.dumps(
-            {"branch": push.branch, "parent": push.parent, "files": dict(push.files)}))
+        pipe.hset(self.key, self.field, dump_record(
+            "push_note", {"branch": push.branch, "parent": push.parent,
+                          "files": dict(push.files)}))
         pipe.expire(self.key, OUTCOMES_TTL_SECONDS)
         await pipe.execute()

@@ -267,12 +267,30 @@ async def reproduce(s: StageRun) -> StageOutcome:
     facts["reproduction_exit"] = code
     if s.run.state is not RunState.PLAN:
         return s.ended(**facts)
+    onto = await _onto(s, checkout, {p: c.encode() for p, c in repro.files.items()})
     commit = await push_change(s.host, branch=s.quest.branch,
-                               parent=checkout, changes=changes, force=True,
+                               parent=onto, changes=changes,
                                message=commit_message(f"Reproduce: {repro.name}",
                                                       f"questbot quest {s.quest.id}"),
                                effect_key=s.effect_key, notes=s.notes)
     return s.ended(reproduced=True, commit=commit, **facts)
+
+
+async def _onto(s: StageRun, checkout: Checkout, files: dict[str, bytes]) -> Checkout:
+    """Where the reproduction's commit goes: on top of what the quest branch holds — the
+    commit that opened the pull request, and any commit a person pushed there — never over
+    it (it was proved failing on the base with its files laid over, in ``checkout``). A run
+    of this effect that pushed before a crash goes where that push went, so it is found and
+    not made twice."""
+    earlier = (await earlier_push(s.host, s.notes, s.workdir / "onto")
+               if s.notes is not None else None)
+    head = (earlier[0].parent if earlier is not None
+            else await s.host.branch_head(s.quest.branch))
+    if head is None or head == checkout.commit:
+        return checkout
+    onto = await materialise(s.host, head, s.workdir / "onto")
+    apply_changes(onto, files)  # on disk too, so each file keeps the mode it has here
+    return onto
 
 
 async def plan(s: StageRun) -> StageOutcome:

@@ -289,14 +289,17 @@ async def commit_changes(checkout: Checkout, changes: Changes, message: str) -> 
 
 
 async def push_change(host: GitHost, *, branch: str, parent: Checkout, changes: Changes,
-                      message: str, force: bool = False, effect_key: str | None = None,
+                      message: str, effect_key: str | None = None,
                       notes: PushNotes | None = None) -> str:
     """Commit ``changes`` on top of ``parent`` as one commit on ``branch``; the new head SHA.
 
-    With ``notes`` (and the ``effect_key`` the commit is for), once per effect: a push an
-    earlier run of the effect made that holds the same files on the same parent is reported,
-    not made again; one that holds other files (an agent that answered otherwise this time)
-    is replaced, so the branch holds what this run reports."""
+    The branch only moves forward: ``parent`` is its head (the caller checks it out), and a
+    head that moved since — a person pushed — makes the host refuse the push rather than drop
+    their commit. With ``notes`` (and the ``effect_key`` the commit is for), once per effect: a
+    push an earlier run of the effect made that holds the same files on the same parent is
+    reported, not made again; one that holds other files (an agent that answered otherwise
+    this time) is replaced — that commit of questbot's own and nothing else, checked as the
+    branch moves — so the branch holds what this run reports."""
     if not changes:
         raise WorkspaceError(f"nothing to push to {branch}: the change is empty")
     for path in changes:
@@ -304,6 +307,7 @@ async def push_change(host: GitHost, *, branch: str, parent: Checkout, changes: 
     if effect_key is not None:
         message = f"{message.rstrip()}\n\n{EFFECT_TRAILER}: {effect_key}"
     commit = await commit_changes(parent, changes, message)
+    replacing: str | None = None
     if notes is not None:
         files = await tree_files(parent.path, commit)
         earlier = await earlier_push(host, notes, parent.path)
@@ -316,9 +320,9 @@ async def push_change(host: GitHost, *, branch: str, parent: Checkout, changes: 
                 return head
             log.warning("%s: replacing %s, pushed for %s by an earlier run, with this run's "
                         "change", host.repo, head[:12], effect_key)
-            force = True
+            replacing = head
         await notes.note(NotedPush(branch=branch, parent=parent.commit, files=files))
-    await host.push(parent.path, commit, branch, force=force)
+    await host.push(parent.path, commit, branch, replacing=replacing)
     return commit
 
 

@@ -1,7 +1,8 @@
 """What a comment's commands do: each read in the quest's own repository, authorized there,
 applied to the quest, answered with a reaction, and — when refused — answered once with why and
 what works instead. ``/quest`` on an issue starts a quest from it; ``/reflect`` goes to the
-repository's reflection (``bot.reflection``); ``/status`` is answered to anyone."""
+repository's reflection (``bot.reflection``); ``/status`` and ``/help`` are answered to anyone
+(``/help`` with what that person may do: ``bot.words.help``)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ from bot.journal.memory import ForgeMemory
 from bot.quests.desk import Desk, default_head, new_quest_id
 from bot.quests.quest_of import QuestOf
 from bot.words.commands import Command, CommandName, CommandProblem, ours_without_quest
+from bot.words.help import help_text
 from bot.words.refusals import refusal_words
 
 
@@ -69,6 +71,10 @@ class CommentIntake:
                 continue
             if item.name is CommandName.STATUS:
                 reply(status_text(quest, settings.to_policy()))
+                continue
+            if item.name is CommandName.HELP:  # reading is not acting: anyone may ask
+                reply(help_text(quest, actor=c.author,
+                                may_act=await self.quest_of.may_act(c.repo, c.author)))
                 continue
             if not await self.quest_of.may_act(c.repo, c.author):  # the quest's repository
                 if (item.name is CommandName.REFLECT and self.reflections is not None

@@ -26,6 +26,10 @@ class EffectType(Name):
     RUN_PROBES = "run_probes"
     REQUEST_CHECKPOINT = "request_checkpoint"
     REQUEST_SPEND = "request_spend"
+    SHOW_CLAIM = "show_claim"
+    """Show a claimed review's owner as GitHub shows ownership (the pull request's assignee
+    and requested reviewer), or, with no owner, put it back as it was: asked by ``step``
+    whenever a move changes ``Quest.owner`` (``bot.commands.claims``)."""
     START_RESPONDENT_RUN = "start_respondent_run"
     LAND = "land"
     REBASE = "rebase"

@@ -105,6 +105,8 @@ PARKED_WORDS: dict[ParkReason, str] = {
     ParkReason.NO_AGENT: "set up an agent (a model) for questbot, then resume the quest",
     ParkReason.MODEL_FAILED: "fix the model endpoint questbot uses, then resume the quest",
     ParkReason.WORK_FAILED: "read what could not be done, then resume the quest or kill it",
+    ParkReason.REPOSITORY_CHANGED: "read what happened to the repository and set it right; "
+    "the quest then resumes",
     ParkReason.AGENT_FAILED: "read why the agent failed, then resume, push a fix or kill",
     ParkReason.AGENT_REFUSED: "read why the agent refused, then resume, push a fix or kill",
     ParkReason.NEEDS_HUMAN: "read what the agent asks, then resume, push a fix or kill",

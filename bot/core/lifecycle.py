@@ -31,6 +31,7 @@ from bot.core.table import BY_EVENT, CLAIM_GUARDED
 
 _HANDED_OFF = State.HANDED_OFF
 _START_AGENT = EffectType.START_AGENT
+_SHOW_CLAIM = EffectType.SHOW_CLAIM
 _DISPATCH = {etype: (moves, HANDLERS[etype], FOLLOW_UPS.get(etype))
              for etype, moves in BY_EVENT.items()}
 """Each event type's moves (source state → targets, turned from the state-major table), its
@@ -98,7 +99,8 @@ def _advance(quest: Quest | None, event: Event, policy: Policy, rows: list[Effec
         if event.quest_id != quest.id:
             raise InvalidTransition(state, etype, f"the event is for quest {event.quest_id}, "
                                     f"not {quest.id}", Refusal.BAD_EVENT)
-        if state is _HANDED_OFF and etype in CLAIM_GUARDED and event.actor != quest.owner:
+        if (state is _HANDED_OFF and etype in CLAIM_GUARDED and event.actor != quest.owner
+                and not getattr(event, "repository", "")):  # the repository, not a person
             raise InvalidTransition(state, etype, f"the review is claimed by @{quest.owner}; "
                                     "ask them, or wait for /release", Refusal.CLAIMED)
         if targets is None:
@@ -113,6 +115,8 @@ def _advance(quest: Quest | None, event: Event, policy: Policy, rows: list[Effec
     if nq.state not in targets:
         source = quest.state if quest is not None else None
         raise TableViolation(f"{etype} moved {source} to {nq.state}, which the table does not list")
+    if quest is not None and nq.owner != quest.owner:  # a claim shows on GitHub, or ends there
+        asks = [*asks, (_SHOW_CLAIM, {"owner": nq.owner or ""})]
     if asks:
         # one row per effect, its key ``effect_key``'s
         qid, rev, event_id = nq.id, nq.revision, event.id

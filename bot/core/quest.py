@@ -40,6 +40,10 @@ class ParkReason(Name):
     (``effect_failed``): nothing would ever move the quest, so it waits for a person."""
     BUDGET_REACHED = "budget_reached"
     SPEND_DECLINED = "spend_declined"
+    REPOSITORY_CHANGED = "repository_changed"
+    """The repository changed under the quest so questbot cannot go on there — archived,
+    removed from the App, the App suspended or uninstalled, the quest's branch deleted
+    (``paused`` with ``repository``): ``park_note`` says what happened and what to do."""
 
 
 class Outcome(Name):

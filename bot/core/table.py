@@ -37,7 +37,10 @@ The rules that do not fit a cell
   the row is read. Comments, signals, usage and proof events still apply. The owner's decision
   ends the claim and applies at the checkpoint the review was claimed from
   (``Quest.checkpoint_state``). Proof keeps flowing during a claim: success keeps the review
-  held, now at C; failure clears the owner first.
+  held, now at C; failure clears the owner first. Every move that changes the owner — the
+  claim, and whatever ends it — asks for ``show_claim`` after its own effects (``step`` adds
+  it), so GitHub shows the owner as the pull request's assignee and requested reviewer, and
+  puts back what it showed before when the claim ends (``bot.commands.claims``).
 * **Follow-ups.** A few moves are followed at once by a move of questbot's own, which the
   core derives from the event (``rules.FOLLOW_UPS``): triage that routes a quest to the agent
   moves it ``sensed`` → ``triaged``, and its follow-up ``research_started`` (id

@@ -27,7 +27,7 @@ from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from pydantic import AwareDatetime, BaseModel, ConfigDict, SecretStr, ValidationError
 
-from bot.errors import RetryLater
+from bot.errors import PermanentError, RetryLater
 from bot.github.errors import GitHubAdapterError
 
 log = logging.getLogger(__name__)
@@ -53,6 +53,12 @@ class InstallationTokenError(AuthError, RetryLater):
         super().__init__(message)
         self.installation_id = installation_id
         self.status = status
+
+
+class InstallationRefused(InstallationTokenError, PermanentError):
+    """GitHub will not issue the installation a token — suspended (403) or uninstalled (404,
+    BEHAVIOUR §23): asking again changes nothing until a person acts, so an effect that needs
+    one fails for good at once, rather than after every back-off."""
 
 
 def load_private_key(pem: str | bytes | SecretStr) -> RSAPrivateKey:
@@ -190,7 +196,9 @@ class InstallationTokens:
         try:
             answer = await self._gh.post(url, data=b"", jwt=bearer)
         except gidgethub.HTTPException as exc:
-            raise InstallationTokenError(
+            kind = (InstallationRefused if int(exc.status_code) in (403, 404)
+                    else InstallationTokenError)
+            raise kind(
                 _refusal(installation_id, int(exc.status_code)),
                 installation_id=installation_id,
                 status=int(exc.status_code),

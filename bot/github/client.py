@@ -33,6 +33,7 @@ from bot.github.auth import InstallationTokens
 from bot.github.errors import GitHubAdapterError
 from bot.github.identity import read_identity
 from bot.github.ratelimit import PacedGitHubAPI, RateLimits
+from bot.journal.keys import REPOSITORY_IDS_KEY, REPOSITORY_NAMES_KEY
 from bot.journal.wire import RedisClient
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,10 @@ log = logging.getLogger(__name__)
 USER_AGENT = "questbot"
 INSTALLATIONS_KEY = "gh:installations"
 """Redis hash: repository full name → installation id, kept from webhook payloads."""
+
+
+def _str(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
 
 
 class NotInstalled(GitHubAdapterError, PermanentError):
@@ -105,6 +110,44 @@ class GitHubClients:
 
     async def remember_installation(self, repo: str, installation_id: int) -> None:
         await self.redis.hset(INSTALLATIONS_KEY, repo.lower(), str(installation_id))
+
+    async def forget_installation(self, repo: str) -> None:
+        """The App no longer covers ``repo`` (removed from its installation, or uninstalled):
+        what questbot asks there fails at once as ``NotInstalled``, for good, rather than
+        with a token GitHub no longer accepts for it."""
+        await self.redis.hdel(INSTALLATIONS_KEY, repo.lower())
+
+    async def known_names(self, seen: dict[int, str]) -> dict[int, str]:
+        """The name questbot knows each repository of ``seen`` (id → its name in a webhook)
+        by: the first name it saw for that id, recorded now for an id it had not seen. GitHub
+        keeps a repository's id through renames and transfers; its name changes."""
+        async with self.redis.pipeline(transaction=False) as pipe:
+            for repo_id, name in seen.items():
+                pipe.hsetnx(REPOSITORY_IDS_KEY, str(repo_id), name)
+            pipe.hmget(REPOSITORY_IDS_KEY, [str(repo_id) for repo_id in seen])
+            *_set, known = await pipe.execute()
+        return {repo_id: _str(name) if name is not None else seen[repo_id]
+                for repo_id, name in zip(seen, known, strict=True)}
+
+    async def moved(self, known: str, now: str) -> None:
+        """The repository questbot knows as ``known`` is ``now`` on GitHub (renamed or
+        transferred): its requests go there from now on, as GitHub asks of a 301."""
+        await self.redis.hset(REPOSITORY_NAMES_KEY, known.lower(), now)
+
+    async def current_name(self, repo: str) -> str:
+        """``repo``'s name on GitHub now: itself, unless it was renamed or transferred."""
+        now = await self.redis.hget(REPOSITORY_NAMES_KEY, repo.lower())
+        return _str(now) if now is not None else repo
+
+    async def repositories_of(self, installation_id: int) -> list[str]:
+        """The repositories questbot has seen ``installation_id`` cover, each as questbot
+        knows it (its case too: the installations are kept lowercased). Read on the rare
+        installation-wide event only: it reads every repository questbot knows."""
+        found = await self.redis.hgetall(INSTALLATIONS_KEY)
+        cased = {_str(name).lower(): _str(name)
+                 for name in await self.redis.hvals(REPOSITORY_IDS_KEY)}
+        return sorted(cased.get(_str(name), _str(name)) for name, inst in found.items()
+                      if _str(inst) == str(installation_id))
 
     async def installation_of(self, repo: str) -> int:
         raw = await self.redis.hget(INSTALLATIONS_KEY, repo.lower())

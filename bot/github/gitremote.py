@@ -131,7 +131,13 @@ class GitRemote:
                 return sha
         return None
 
-    async def push(self, into: Path, commit: str, branch: str, *, force: bool = False) -> None:
-        spec = f"{'+' if force else ''}{commit}:refs/heads/{branch}"
+    async def push(self, into: Path, commit: str, branch: str, *,
+                   replacing: str | None = None) -> None:
+        """Push ``commit`` to ``branch``: forward only (git refuses a push that is not a
+        fast-forward), or, with ``replacing``, over exactly that head and no other
+        (``--force-with-lease``), so a commit someone pushed since is never dropped."""
+        lease = ([f"--force-with-lease=refs/heads/{branch}:{replacing}"]
+                 if replacing is not None else [])
         await self._git(into, f"push {commit[:12]} to {branch} of", "push", "--quiet",
-                        "--no-verify", "--no-recurse-submodules", self.url, spec)
+                        "--no-verify", "--no-recurse-submodules", *lease, self.url,
+                        f"{commit}:refs/heads/{branch}")

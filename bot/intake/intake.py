@@ -39,6 +39,9 @@ from bot.quests.desk import Desk
 from bot.quests.permissions import Permissions
 from bot.quests.policybook import PolicyBook
 from bot.quests.quest_of import QuestOf
+from bot.repository.intake import RepositoryIntake
+from bot.repository.names import known_names
+from bot.repository.signals import RepositoryChanged
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +83,7 @@ class Intake:
         self.comments = CommentIntake(ctx, forges, self.memory, self.quest_of)
         self.buttons = ButtonIntake(ctx, forges, self.memory, self.quest_of)
         self.inbox = InboxIntake(ctx, forges, self.memory, self.quest_of)
+        self.repository = RepositoryIntake(ctx, forges, self.memory, self.quest_of)
         self.handlers: dict[type, Handler] = {
             Installed: self._installed,
             Failure: self.failures.failure,
@@ -94,6 +98,7 @@ class Intake:
             BasePush: self.pulls.base_push,
             InboxTicked: self.inbox.ticked,
             InboxClosed: self.inbox.closed,
+            RepositoryChanged: self.repository.changed,
         }
 
     @property
@@ -107,6 +112,7 @@ class Intake:
     async def handle(self, event_name: str, payload: dict[str, Any],
                      delivery_id: str) -> Outcome:
         out = Outcome()
+        payload = await known_names(self.forges, payload)  # a quest follows its repository
         repository = payload.get("repository")
         if isinstance(repository, dict):
             name, branch = repository.get("full_name"), repository.get("default_branch")

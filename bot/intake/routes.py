@@ -2,7 +2,8 @@
 
 Each concern reads its own events (bedevere's shape): failing checks and labelled issues
 (``bot.failures.signals``), comments and buttons (``bot.commands.signals``), the quest's pull
-request and pushes (``bot.pulls.signals``), the inbox issue (``bot.inbox.signals``);
+request and pushes (``bot.pulls.signals``), the inbox issue (``bot.inbox.signals``), the
+repository's own life (``bot.repository.signals``);
 installations are read here. ``ROUTER`` combines them and ``read_intents`` runs it: a handler
 reads a payload and appends intents — nothing more. Turning an intent into core events needs
 lookups, and that is each concern's intake (``bot.intake.intake`` hands it over). Payloads are
@@ -31,6 +32,7 @@ from bot.pulls.signals import (
     pulls,
     pushes,
 )
+from bot.repository.signals import RepositoryChanged, lives
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +42,8 @@ class Installed:
 
 
 Intent = Installed | Failure | Passed | IssueSignal | QuestPush | BasePush | CommentCommands | \
-    ButtonPress | PullClosed | PullReopened | ReviewSubmitted | InboxTicked | InboxClosed
+    ButtonPress | PullClosed | PullReopened | ReviewSubmitted | InboxTicked | InboxClosed | \
+    RepositoryChanged
 
 
 @dataclass
@@ -68,7 +71,7 @@ async def _installed(event: sansio.Event, out: Intents) -> None:
         out.items.append(Installed(inst, repos))
 
 
-ROUTER = routing.Router(installations, failures, pushes, conversation, pulls, inbox)
+ROUTER = routing.Router(installations, failures, pushes, conversation, pulls, inbox, lives)
 EVENTS_READ: frozenset[str] = frozenset(ROUTER._shallow_routes) | frozenset(ROUTER._deep_routes)
 """Every event a handler here reads (gidgethub's ``Router`` keeps its routes in these two
 dicts and lists them nowhere else): the events ``app.yml`` subscribes to, besides the

@@ -17,6 +17,7 @@ from datetime import datetime
 from bot.core import LIVE, Effect, EffectType, Quest, State
 from bot.core.limits import bad_ending
 from bot.journal.keys import (
+    compaction_due_key,
     fingerprint_key,
     muted_key,
     quest_keys,
@@ -62,6 +63,12 @@ class IndexWrites:
         live = after.state in LIVE
         if new or (before is not None and (before.state in LIVE) != live):
             self._member(repo_live_key(after.repo), after.id, present=live)
+            # an ended quest is compacted a while later (``bot.journal.compaction``)
+            if live and before is not None:  # lives again: a reopened quest
+                self._unscored.setdefault(compaction_due_key(), {})[after.id] = None
+            elif not live:
+                self._scored.setdefault(compaction_due_key(), {})[after.id] = int(
+                    now.timestamp() * 1000)
         if after.parent is not None and (new or before is None or before.parent != after.parent):
             self._member(quest_keys(after.parent).children, after.id, present=True)
         self._limits(before, after, now, full=new or full)

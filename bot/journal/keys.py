@@ -37,7 +37,8 @@ class QuestKeys:
     quest_id: str
     snap: str
     """Hash: ``v`` (journal length), ``quest`` (the versioned quest JSON) and ``p`` (the digest
-    of the policy its last entry was decided under)."""
+    of the policy its last entry was decided under); once the quest is compacted
+    (``bot.journal.compaction``), ``v`` and ``z``, the compressed record of every key below."""
     events: str
     """Stream: the journal; one entry per applied event (``id``, ``v``, ``e``)."""
     ids: str
@@ -94,6 +95,30 @@ def timers_key(shard: int) -> str:
 def timer_events_key(shard: int) -> str:
     """Hash: timer id → the event JSON to apply when it is due (same slot as the set)."""
     return f"timers:{{shard-{shard}}}:events"
+
+
+def compaction_due_key() -> str:
+    """Sorted set: ended quest id → epoch ms it ended (``bot.journal.compaction``): the quests
+    whose keys are to be folded into one compressed record once they have been over a while.
+    Written beside the live set when a quest ends, removed when it is compacted or lives
+    again; one small set, in a slot of its own."""
+    return "compact:{compact}"
+
+
+def compaction_export_key() -> str:
+    """Sorted set: compacted quest id → epoch ms it was compacted, while exporting records to
+    files is on (``bot.journal.export``): what is exported once it is old enough."""
+    return "compact:{compact}:export"
+
+
+def compaction_backfill_key() -> str:
+    """String: set once the quests that ended before compaction was released were put on the
+    due list (``bot.journal.compaction.backfill``), so it runs once per Redis."""
+    return "compact:{compact}:backfilled"
+
+
+QUESTS_PATTERN = "repo:{*}:quests"
+"""Every repository's quests, for the compaction's one backfill (``SCAN MATCH``)."""
 
 
 def repo_quests_key(repo: str) -> str:
@@ -243,3 +268,11 @@ def storable(quest_id: str) -> str:
     ``UnstorableId`` otherwise): for ids made from it that are stored elsewhere."""
     hash_tag(quest_id)
     return quest_id
+
+
+REPOSITORY_IDS_KEY = "gh:repository-ids"
+"""Hash: a repository's GitHub id → the name questbot knows it by, the first it saw: a quest
+follows its repository by id through a rename or a transfer (``bot.repository.names``)."""
+REPOSITORY_NAMES_KEY = "gh:repository-names"
+"""Hash: the name questbot knows a repository by (lowercased) → its name on GitHub now, once it
+was renamed or transferred: what questbot's requests go to (``bot.github.forge.Forges``)."""

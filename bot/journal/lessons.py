@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from bot.core.effects import Effect, EffectType, effect_key
 from bot.core.lessons import ENDING_WORDS, Ending, mark
 from bot.journal.keys import lessons_done_key, lessons_key, lessons_pending_key
+from bot.journal.records import dump_model, load_model
 from bot.journal.wire import RedisClient
 
 MAX_LESSONS = 20
@@ -100,6 +101,7 @@ _DROP = """
 local removed = 0
 for _, raw in ipairs(redis.call('LRANGE', KEYS[1], 0, -1)) do
   local ok, lesson = pcall(cjson.decode, raw)
+  if ok and type(lesson['data']) == 'table' then lesson = lesson['data'] end
   if ok and lesson['quest_id'] == ARGV[1]
      and (ARGV[2] == '' or tostring(lesson['revision']) == ARGV[2]) then
     removed = removed + redis.call('LREM', KEYS[1], 0, raw)
@@ -137,7 +139,7 @@ class LessonStore:
         kept = await self._keep(keys=[lessons_key(lesson.repo), lessons_done_key(lesson.repo),
                                       lessons_pending_key(lesson.repo)],
                                 args=[mark(lesson.quest_id, lesson.revision),
-                                      lesson.model_dump_json(), MAX_LESSONS])
+                                      dump_model("lesson", lesson), MAX_LESSONS])
         return bool(kept)
 
     async def settle(self, quest_id: str, revision: int, repo: str, fate: Fate) -> bool:
@@ -168,16 +170,16 @@ class LessonStore:
 
     async def draft(self, quest_id: str, revision: int, repo: str) -> Draft | None:
         raw = await self.client.hget(lessons_done_key(repo), f"draft:{mark(quest_id, revision)}")
-        return Draft.model_validate_json(raw) if raw is not None else None
+        return load_model("lesson_draft", raw, Draft) if raw is not None else None
 
     async def set_draft(self, quest_id: str, revision: int, repo: str, draft: Draft) -> None:
         await self.client.hset(lessons_done_key(repo), f"draft:{mark(quest_id, revision)}",
-                               draft.model_dump_json())
+                               dump_model("lesson_draft", draft))
 
     async def lessons(self, repo: str) -> list[Lesson]:
         """The accepted lessons of ``repo``, newest first."""
         raw: Any = await self.client.lrange(lessons_key(repo), 0, MAX_LESSONS - 1)
-        return [Lesson.model_validate_json(item) for item in raw]
+        return [load_model("lesson", item, Lesson) for item in raw]
 
     async def drop(self, repo: str, quest_id: str, revision: int | None = None) -> int:
         """Drop the lessons quest ``quest_id`` taught (a maintainer's call), or only the one of

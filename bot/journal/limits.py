@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from bot.core.limits import reflection_due
 from bot.journal.keys import repo_bad_endings_key, repo_held_key, repo_reflection_key
+from bot.journal.records import dump_model, load_model
 from bot.journal.wire import RedisClient, atomic
 
 
@@ -66,15 +67,16 @@ class RepoLimits:
 
     async def propose(self, repo: str, record: ReflectionRecord) -> None:
         """Keep a reflection for its review (the reflection reviewer's hook)."""
-        await self.client.hset(repo_reflection_key(repo), "pending", record.model_dump_json())
+        await self.client.hset(repo_reflection_key(repo), "pending",
+                              dump_model("reflection", record))
 
     async def pass_reflection(self, repo: str, record: ReflectionRecord) -> None:
         """Record a reflection that passed its review; a pending one, and a rejection, are
         done with, and the next wave begins (``wave``: ``bot.journal.reflection_attempts``)."""
         key = repo_reflection_key(repo)
-        await atomic(self.client, [key], ("HSET", key, "passed", record.model_dump_json()),
+        await atomic(self.client, [key], ("HSET", key, "passed", dump_model("reflection", record)),
                      ("HDEL", key, "pending", "rejected"), ("HINCRBY", key, "wave", 1))
 
     async def _record(self, repo: str, field: str) -> ReflectionRecord | None:
         raw = await self.client.hget(repo_reflection_key(repo), field)
-        return ReflectionRecord.model_validate_json(raw) if raw else None
+        return load_model("reflection", raw, ReflectionRecord) if raw else None

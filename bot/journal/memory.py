@@ -88,6 +88,10 @@ PAUSED_BY_CLOSE = "paused_by_close"
 """A quest's field: the pull request number whose closing paused the quest, until it is
 reopened (``bot.pulls.intake``; ``restore_pull`` reads it too)."""
 
+PARKED_BY_REPOSITORY = "parked_by_repository"
+"""A quest's field: the repository change that parked it (``bot.words.repository.Change``'s
+value), until the change that undoes it resumes it (``bot.repository.intake``)."""
+
 
 
 

@@ -11,6 +11,8 @@ its policy.
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Mapping
+from typing import Any
 
 from bot.core import Policy
 from bot.journal.errors import CorruptJournal
@@ -64,7 +66,12 @@ class PolicyMemo:
 async def read_policies(client: RedisClient,
                         quest_id: str) -> tuple[dict[str, Policy], dict[int, str]]:
     """The quest's policies by digest, and where each took over: journal version → digest."""
-    stored = await client.hgetall(quest_keys(quest_id).policies)
+    return parse_policies(await client.hgetall(quest_keys(quest_id).policies), quest_id)
+
+
+def parse_policies(stored: Mapping[Any, Any],
+                   quest_id: str) -> tuple[dict[str, Policy], dict[int, str]]:
+    """``read_policies`` of the hash's fields as read (or as a compacted record holds them)."""
     bodies: dict[str, Policy] = {}
     changes: dict[int, str] = {}
     for raw, value in stored.items():

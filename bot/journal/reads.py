@@ -2,8 +2,10 @@
 decided under, which event ids it has seen and its outbox (a part of ``Journal``).
 
 ``Journal`` takes these from ``JournalReads``; they read what ``apply`` wrote (``bot.journal.store``
-says how) and write nothing. A snapshot or a journal entry that cannot be read raises
-``CorruptJournal``, naming it (a snapshot can be rebuilt from the journal: ``replay``).
+says how) and write nothing. They read a quest's own keys while they exist, and its compacted
+record once they are gone (``bot.journal.compaction``). A snapshot or a journal entry that
+cannot be read raises ``CorruptJournal``, naming it (a snapshot can be rebuilt from the
+journal: ``replay``).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from collections.abc import AsyncIterator
 
 from bot.core import Event, Policy, Quest
 from bot.journal.answers import JournalEntry
+from bot.journal.compaction import read_compacted
 from bot.journal.errors import CorruptJournal
 from bot.journal.keys import quest_keys
 from bot.journal.policies import read_policies
@@ -28,6 +31,10 @@ class JournalReads:
     async def snapshot(self, quest_id: str) -> tuple[int, Quest | None]:
         """The stored version and quest (``(0, None)`` for a quest never seen)."""
         v, qjson = await self.client.hmget(quest_keys(quest_id).snap, ["v", "quest"])
+        if v is not None and qjson is None:
+            record = await read_compacted(self.client, quest_id)
+            if record is not None:
+                return record.version, record.quest()
         return ((int(v) if v is not None else 0),
                 (load_snapshot(qjson) if qjson is not None else None))
 
@@ -37,6 +44,11 @@ class JournalReads:
         start = "-"
         while True:
             rows = stream_rows(await self.client.xrange(key, min=start, max="+", count=batch))
+            if not rows and start == "-":
+                record = await read_compacted(self.client, quest_id)
+                for entry in record.entries() if record is not None else ():
+                    yield entry
+                return
             for entry_id, f in rows:
                 try:
                     event = load_event(f["e"])
@@ -54,10 +66,18 @@ class JournalReads:
     async def policies(self, quest_id: str) -> tuple[dict[str, Policy], dict[int, str]]:
         """The policies the quest's events were decided under, by digest, and where each took
         over: journal version → digest (``bot.journal.policies``)."""
-        return await read_policies(self.client, quest_id)
+        found = await read_policies(self.client, quest_id)
+        if not any(found):
+            record = await read_compacted(self.client, quest_id)
+            if record is not None:
+                return record.policies()
+        return found
 
     async def contains(self, quest_id: str, event_id: str) -> bool:
-        return bool(await self.client.hexists(quest_keys(quest_id).ids, event_id))
+        if await self.client.hexists(quest_keys(quest_id).ids, event_id):
+            return True
+        record = await read_compacted(self.client, quest_id)
+        return record is not None and event_id in record.ids()
 
     async def outbox(self, quest_id: str) -> list[tuple[str, str]]:
         """Undelivered effects of a quest: ``(outbox entry id, effect key)``, oldest first."""

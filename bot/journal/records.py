@@ -2,7 +2,19 @@
 
 Every stored record is ``{"v": <schema version>, "kind": ..., "data": {...}}``. When a model
 changes shape, bump its version and add an upcaster from the old one to ``UPCASTERS``; loading
-applies upcasters in order, so journals written by older releases replay unchanged.
+applies upcasters in order, so journals written by older releases replay unchanged. Records
+kept beside the journal go through ``dump_record``/``load_record`` (evidence, push notes) and
+``dump_model``/``load_model`` (``MODEL_KINDS``: lessons, reflections, review records); those
+older releases kept as bare JSON (``LEGACY``) are read as their version 1.
+
+A record newer than this release reads raises ``NewerRecord``, never a guess: during a rolling
+upgrade an old worker meets what a new one wrote, and it must leave that work where it is for
+a worker that reads it (``docs/operations.md``, *Upgrades*) rather than fail it, drop it or
+misread it. ``NewerRecord`` is a ``RetryLater``, not a ``CorruptJournal``: nothing is wrong
+with the record.
+
+``as_release`` runs code as an older release would: reading and writing each kind at the
+version given. The upgrade tests run an "old" worker that way beside today's on one Redis.
 
 Writing. Pydantic then ``json.dumps`` costs about 15 µs per applied event (event, quest and
 effect), more than the rest of the write. So ``orjson`` writes a model's fields (``__dict__``,
@@ -20,8 +32,10 @@ the earlier reference writer have sorted keys and are read the same).
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import Any, Literal
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, Literal, TypeVar
 
 import orjson
 from pydantic import BaseModel
@@ -31,17 +45,64 @@ from bot.core.effects import EFFECT_ADAPTER, Effect, effect_from_record, effect_
 from bot.core.events import EVENT_ADAPTER, Event
 from bot.core.policy import Policy
 from bot.core.quest import Quest
-from bot.journal.errors import CorruptJournal
+from bot.errors import RetryLater
+from bot.journal.errors import CorruptJournal, JournalError
 
 Kind = Literal["quest", "event", "effect", "policy"]
-SCHEMA_VERSION: dict[str, int] = {"quest": 1, "event": 1, "effect": 1, "policy": 1}
+MODEL_KINDS = ("lesson", "lesson_draft", "reflection", "reflection_attempt",
+               "reflection_review", "review")
+"""Records of one pydantic model each, kept beside the journal (``dump_model``)."""
+SCHEMA_VERSION: dict[str, int] = {"quest": 1, "event": 1, "effect": 1, "policy": 1,
+                                  "evidence": 2, "push_note": 2,
+                                  **{kind: 2 for kind in MODEL_KINDS}}
+"""The version of each kind of record this release writes, and the newest it reads."""
+LEGACY: frozenset[str] = frozenset({"evidence", "push_note", *MODEL_KINDS})
+"""Kinds older releases stored as bare JSON, with no envelope: read as their version 1."""
 Upcaster = Callable[[dict[str, Any]], dict[str, Any]]
 UPCASTERS: dict[tuple[str, int], Upcaster] = {}
 """(kind, from_version) → function returning the data at from_version + 1."""
 
+_RELEASE: ContextVar[Mapping[str, int]] = ContextVar("questbot_record_versions",
+                                                     default=SCHEMA_VERSION)
+
 
 class RecordError(CorruptJournal, ValueError):
-    """A stored record that cannot be read: wrong kind, unknown version, or bad data."""
+    """A stored record that cannot be read: wrong kind, no version, or bad data."""
+
+
+class NewerRecord(JournalError, RetryLater):
+    """A record written by a newer release than this one: leave it for a worker that reads
+    it; nothing is wrong with it (module docstring)."""
+
+    def __init__(self, kind: str, version: int, reads: int) -> None:
+        super().__init__(
+            f"a stored {kind} record is version {version}, newer than this release of "
+            f"questbot reads (up to {reads}): it was written by a newer questbot, so this one "
+            "leaves it untouched; finish the upgrade (start workers of the newer release) and "
+            "they will take it up")
+        self.kind, self.version, self.reads = kind, version, reads
+
+
+def versions() -> Mapping[str, int]:
+    """The version of each kind this code reads and writes now (``as_release`` changes it)."""
+    return _RELEASE.get()
+
+
+@contextmanager
+def as_release(**older: int) -> Iterator[None]:
+    """Within it (and in tasks started within it), read and write each kind named at the
+    version given, as the release that knew no later one did: ``as_release(evidence=1)``.
+    The journal's own kinds (quest, event, effect, policy) are only read at the version given:
+    their fast writers know one version, today's; a release that bumps one of them teaches its
+    writer the older form before an upgrade test can run it as the release before."""
+    unknown = set(older) - set(SCHEMA_VERSION)
+    if unknown or any(not 1 <= v <= SCHEMA_VERSION[k] for k, v in older.items()):
+        raise ValueError(f"no release wrote {older}")
+    token = _RELEASE.set({**SCHEMA_VERSION, **older})
+    try:
+        yield
+    finally:
+        _RELEASE.reset(token)
 
 
 # --- writing ----------------------------------------------------------------------------
@@ -105,21 +166,25 @@ def policy_digest(policy: Policy) -> str:
 # --- reading ----------------------------------------------------------------------------
 
 
-def _load(kind: Kind, text: str | bytes) -> dict[str, Any]:
+def _load(kind: str, text: str | bytes) -> dict[str, Any]:
     try:
         record = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RecordError(f"stored {kind} is not JSON: {exc}") from exc
+    if (kind in LEGACY and isinstance(record, dict) and "kind" not in record
+            and "data" not in record):
+        record = {"v": 1, "kind": kind, "data": record}
     if not isinstance(record, dict) or record.get("kind") != kind:
         raise RecordError(f"stored record is not a {kind}: {str(text)[:80]!r}")
     version = record.get("v")
     data = record.get("data")
-    if not isinstance(version, int) or not isinstance(data, dict):
+    if not isinstance(version, int) or isinstance(version, bool) or not isinstance(data, dict):
         raise RecordError(f"stored {kind} has no version or data")
-    current = SCHEMA_VERSION[kind]
+    current = versions()[kind]
     if version > current:
-        raise RecordError(f"stored {kind} has schema version {version}, newer than this "
-                          f"release reads ({current}); upgrade questbot")
+        raise NewerRecord(kind, version, current)
+    if version < 1:
+        raise RecordError(f"stored {kind} has schema version {version}; versions start at 1")
     while version < current:
         upcast = UPCASTERS.get((kind, version))
         if upcast is None:
@@ -143,3 +208,58 @@ def load_effect(text: str | bytes) -> Effect:
 
 def load_policy(text: str | bytes) -> Policy:
     return Policy.model_validate(_load("policy", text))
+
+
+# --- the other records ------------------------------------------------------------------
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def dump_record(kind: str, data: Mapping[str, Any]) -> bytes:
+    """A record of a kind kept beside the journal (``evidence``, ``push_note``) in the
+    envelope, at the version this release writes (``versions()``); ``data`` must be that
+    version's shape. Version 1 of a ``LEGACY`` kind is its bare JSON, as those releases
+    wrote it."""
+    version = versions()[kind]
+    if version == 1 and kind in LEGACY:
+        return json.dumps(data, sort_keys=True).encode()
+    return orjson.dumps({"v": version, "kind": kind, "data": data}, option=_OPTIONS)
+
+
+def load_record(kind: str, text: str | bytes) -> dict[str, Any]:
+    """The data of a stored record of ``kind``, upcast to the version this release reads;
+    ``NewerRecord`` if a newer release wrote it, ``RecordError`` if it cannot be read."""
+    return _load(kind, text)
+
+
+def _evidence_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """Evidence 2 leaves out what the field's name already says (``<revision>:<stage>``) and
+    every field at its default — most of a stage record's fields are empty: the demo's quest
+    keeps 5.7 KB of evidence instead of 6.7 (the proof's command output is the rest). The name
+    gives them back on reading (``bot.agent.evidence_store``)."""
+    return {k: v for k, v in data.items()
+            if k not in ("piece", "revision") and v not in (None, [], ())}
+
+
+UPCASTERS[("evidence", 1)] = _evidence_v1_to_v2
+
+
+def _into_the_envelope(data: dict[str, Any]) -> dict[str, Any]:
+    """The same fields: version 2 is the first of these kinds written in the envelope
+    (version 1 was the bare JSON)."""
+    return data
+
+
+for _kind in ("push_note", *MODEL_KINDS):
+    UPCASTERS[(_kind, 1)] = _into_the_envelope
+
+
+def dump_model(kind: str, model: BaseModel) -> bytes:
+    """``model`` as a record of ``kind`` (one of ``MODEL_KINDS``), in the envelope."""
+    return dump_record(kind, model.model_dump(mode="json"))
+
+
+def load_model(kind: str, text: str | bytes, model: type[M]) -> M:
+    """A record of ``kind`` as ``model``, whichever release wrote it; ``NewerRecord`` for one
+    a newer release wrote."""
+    return model.model_validate(load_record(kind, text))

@@ -18,6 +18,7 @@ from collections import Counter
 from dataclasses import dataclass
 
 from bot.core import Event, FoldResult, Policy, Quest, fold
+from bot.journal.compaction import thaw
 from bot.journal.errors import CorruptJournal
 from bot.journal.indexes import IndexWrites
 from bot.journal.keys import quest_keys
@@ -91,6 +92,8 @@ async def rebuild(journal: Journal, quest_id: str, policy: Policy, *,
     recorded without one), and compare with its snapshot; with ``repair``, a mismatched
     snapshot is replaced by the fold (refused if a writer changed the quest meanwhile)."""
     k = quest_keys(quest_id)
+    if repair:  # a compacted quest's keys come back first: a repair writes the snapshot
+        await thaw(journal.client, quest_id)
     async with journal.client.pipeline(transaction=True) as pipe:
         if repair:
             await pipe.watch(k.snap)

@@ -27,6 +27,7 @@ from pydantic import BaseModel, ConfigDict
 
 from bot.journal.keys import repo_reflection_key
 from bot.journal.limits import ReflectionRecord
+from bot.journal.records import dump_model, load_model
 from bot.journal.wire import RedisClient
 
 _CURRENT = "if tonumber(redis.call('HGET', KEYS[1], 'wave') or '0') ~= tonumber(ARGV[1]) " \
@@ -99,15 +100,15 @@ class ReflectionAttempts:
 
     async def attempt(self, repo: str, wave: int, attempt: str) -> ReflectionAttempt | None:
         raw = await self.client.hget(repo_reflection_key(repo), f"try:{wave}:{attempt}")
-        return ReflectionAttempt.model_validate_json(raw) if raw else None
+        return load_model("reflection_attempt", raw, ReflectionAttempt) if raw else None
 
     async def review(self, repo: str, wave: int, attempt: str) -> ReflectionReview | None:
         raw = await self.client.hget(repo_reflection_key(repo), f"verdict:{wave}:{attempt}")
-        return ReflectionReview.model_validate_json(raw) if raw else None
+        return load_model("reflection_review", raw, ReflectionReview) if raw else None
 
     async def rejected(self, repo: str) -> ReflectionRecord | None:
         raw = await self.client.hget(repo_reflection_key(repo), "rejected")
-        return ReflectionRecord.model_validate_json(raw) if raw else None
+        return load_model("reflection", raw, ReflectionRecord) if raw else None
 
     async def write_once(self, repo: str, attempt: ReflectionAttempt, *,
                          pending: bool = True) -> ReflectionAttempt | None:
@@ -116,27 +117,27 @@ class ReflectionAttempts:
         shown = ReflectionRecord(text=attempt.text[:4000], by=attempt.by, at=attempt.at)
         raw = await self._once(keys=[repo_reflection_key(repo)],
                                args=[attempt.wave, f"try:{attempt.wave}:{attempt.attempt}",
-                                     attempt.model_dump_json(),
-                                     shown.model_dump_json() if pending else ""])
-        return ReflectionAttempt.model_validate_json(raw) if raw else None
+                                     dump_model("reflection_attempt", attempt),
+                                     dump_model("reflection", shown) if pending else ""])
+        return load_model("reflection_attempt", raw, ReflectionAttempt) if raw else None
 
     async def review_once(self, repo: str, wave: int, attempt: str,
                           review: ReflectionReview) -> ReflectionReview | None:
         """Keep ``review`` of the attempt unless one is kept already (then that one)."""
         raw = await self._once(keys=[repo_reflection_key(repo)],
                                args=[wave, f"verdict:{wave}:{attempt}",
-                                     review.model_dump_json(), ""])
-        return ReflectionReview.model_validate_json(raw) if raw else None
+                                     dump_model("reflection_review", review), ""])
+        return load_model("reflection_review", raw, ReflectionReview) if raw else None
 
     async def pass_wave(self, repo: str, wave: int, record: ReflectionRecord) -> bool:
         """Pass ``wave`` with ``record``; ``False`` when it is over already (passed once)."""
         return bool(await self._pass(keys=[repo_reflection_key(repo)],
-                                     args=[wave, record.model_dump_json()]))
+                                     args=[wave, dump_model("reflection", record)]))
 
     async def reject(self, repo: str, wave: int, record: ReflectionRecord) -> bool:
         """Show ``record`` (its ``synopsis`` the reviewer's reason) as the latest rejection."""
         return bool(await self._reject(keys=[repo_reflection_key(repo)],
-                                       args=[wave, record.model_dump_json()]))
+                                       args=[wave, dump_model("reflection", record)]))
 
     async def outsider(self, repo: str, wave: int, cause: str) -> int:
         """Count a submission by someone without write access, once per ``cause`` (the

@@ -26,7 +26,11 @@ local seen = redis.call('HGET', KEYS[3], ARGV[5])
 if seen then
   return {ok = 'dup ' .. seen .. ' ' .. redis.call('XLEN', KEYS[4])}
 end
-local snap = redis.call('HMGET', KEYS[1], 'v', 'p')
+local snap = redis.call('HMGET', KEYS[1], 'v', 'p', 'z')
+if snap[3] then
+  -- compacted (bot.journal.compaction): the journal brings its keys back and applies again
+  return {'compacted', 0, 0}
+end
 local cur = tonumber(snap[1] or '0')
 if cur ~= tonumber(ARGV[1]) then
   return {ok = 'conflict ' .. cur .. ' 0'}

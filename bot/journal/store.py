@@ -24,6 +24,10 @@ version: the version check makes a stale cache entry cost one retry. Records are
 ``records`` (orjson, the same bytes as pydantic). Reading a quest back — its snapshot, journal,
 policies and outbox — is ``bot.journal.reads``, whose methods ``Journal`` inherits.
 
+Compacted quests. A quest over for a while is folded into one compressed record
+(``bot.journal.compaction``); the script answers ``compacted`` for it, as a snapshot read
+without its quest says, and the journal brings its keys back (``thaw``) and applies again.
+
 Policies. The script also records the policy the events were decided under, in the quest's
 ``policies`` hash (same slot), wherever it differs from the last entry's — so the entries keep
 their bytes; ``bot.journal.policies`` says how, and replays (``recovery``) fold each event with
@@ -45,6 +49,7 @@ import redis.asyncio
 
 from bot.core import Effect, Event, InvalidTransition, Policy, Quest, step, steps
 from bot.journal.answers import Applied, JournalEntry
+from bot.journal.compaction import thaw
 from bot.journal.durability import Durability
 from bot.journal.errors import ConcurrencyError
 from bot.journal.indexes import IndexWrites
@@ -167,6 +172,12 @@ class Journal(JournalReads):
                     if isinstance(reply, Exception):
                         raise reply
                 v, qjson = snap
+                if v is not None and qjson is None:  # compacted: its keys come back first
+                    await thaw(self.client, it.event.quest_id)
+                    it.conflicts += 1
+                    it.loaded, it.version = False, -1  # read again next round
+                    retry.append(it)
+                    continue
                 quest = load_snapshot(qjson) if qjson is not None else None
                 version = int(v) if v is not None else 0
                 if quest is not None:
@@ -254,6 +265,9 @@ class Journal(JournalReads):
                     continue
                 # conflict, or a duplicate the cache hid: redo on a fresh snapshot
                 self._cache.pop(qid, None)
+                if status == "compacted":  # an ended quest written to: bring its keys back
+                    await thaw(self.client, qid)
+                    it.conflicts += 1
                 if status == "dup":
                     it.conflicts += 1  # read before the next try, even for a first event
                 if status == "conflict":

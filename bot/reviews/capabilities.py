@@ -31,6 +31,7 @@ from collections.abc import Callable
 
 from bot.errors import Refused
 from bot.journal.keys import reviews_key, storable
+from bot.journal.records import dump_model, load_model
 from bot.journal.wire import RedisClient
 from bot.reviews.models import ReviewRecord, ReviewRole
 
@@ -95,7 +96,7 @@ class Capabilities:
         capability = secrets.token_urlsafe(32)
         expires = int((self.clock() + self.ttl_seconds) * 1000)
         await self._issue(keys=[reviews_key(record.quest_id)],
-                          args=[record.role.value, rid, record.model_dump_json(),
+                          args=[record.role.value, rid, dump_model("review", record),
                                 f"{_hash(capability)} {expires}"])
         return capability
 
@@ -114,12 +115,12 @@ class Capabilities:
         if self.clock() * 1000 >= int(expires):
             await self.client.hdel(key, f"cap:{rid}")
             raise Unauthorized("the capability expired; request the review again")
-        return ReviewRecord.model_validate_json(record)
+        return load_model("review", record, ReviewRecord)
 
     async def record(self, review_id: str) -> ReviewRecord | None:
         quest_id, rid = split_review_id(review_id)
         raw = await self.client.hget(reviews_key(quest_id), f"r:{rid}")
-        return None if raw is None else ReviewRecord.model_validate_json(raw)
+        return None if raw is None else load_model("review", raw, ReviewRecord)
 
     async def active(self, quest_id: str, role: ReviewRole) -> str | None:
         raw = await self.client.hget(reviews_key(quest_id), f"active:{role.value}")
@@ -160,4 +161,4 @@ class Capabilities:
         capability is unknown."""
         _qid, rid = split_review_id(record.review_id)
         await self.client.hset(reviews_key(record.quest_id), f"r:{rid}",
-                               record.model_dump_json())
+                               dump_model("review", record))

@@ -46,6 +46,9 @@ class Waiting:
 
     def __init__(self) -> None:
         self.bells: dict[Bell, tuple[str, float]] = {}
+        self.unkept: set[Bell] = set()
+        """Doorbells left for a newer release: not refreshed, so another runner may claim
+        them once they are idle ``claim_idle_s`` (``kept``)."""
 
     def __bool__(self) -> bool:
         return bool(self.bells)
@@ -56,9 +59,18 @@ class Waiting:
     def __len__(self) -> int:
         return len(self.bells)
 
-    def add(self, bells: Iterable[Bell], quest_id: str, when: float) -> None:
+    def add(self, bells: Iterable[Bell], quest_id: str, when: float, *,
+            keep: bool = True) -> None:
         for bell in bells:
             self.bells[bell] = (quest_id, when)
+            if keep:
+                self.unkept.discard(bell)
+            else:
+                self.unkept.add(bell)
+
+    def kept(self) -> list[Bell]:
+        """The doorbells this runner keeps to itself while they wait (refreshed)."""
+        return [bell for bell in self.bells if bell not in self.unkept]
 
     def due(self, now: float, busy: set[str], limit: int) -> list[tuple[str, Bell]]:
         """Take the doorbells whose time has come, of at most ``limit`` quests."""
@@ -68,6 +80,7 @@ class Waiting:
             if when > now or qid in busy or (qid not in quests and len(quests) >= limit):
                 continue
             del self.bells[bell]
+            self.unkept.discard(bell)
             quests.add(qid)
             out.append((qid, bell))
         return out

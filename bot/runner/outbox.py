@@ -238,7 +238,7 @@ class EffectRunner(QuestDelivery):
 
     async def _refresh_chore(self) -> None:
         if self._deferred and self._chore_due("refresh", self.leases.heartbeat_s):
-            await doorbells.refresh(self.client, self.consumer, list(self._deferred.bells))
+            await doorbells.refresh(self.client, self.consumer, self._deferred.kept())
 
     async def _sweep_chore(self) -> None:
         if self._chore_due("sweep", self.leases.sweep_s):
@@ -265,8 +265,10 @@ class EffectRunner(QuestDelivery):
             task.cancel()
         if running:  # bounded: a cancellation lost inside a library call must not hang us
             await asyncio.wait([task for task, _ in running], timeout=SHUTDOWN_GRACE_S)
-        with contextlib.suppress(*REDIS_AWAY):
-            await doorbells.ring(self.client, {qid for _, qid in running}, self.journal.shards)
+        waiting = {qid for qid, _ in self._deferred.bells.values()}  # e.g. left for a newer
+        with contextlib.suppress(*REDIS_AWAY):  # release: the next runner takes them at once
+            await doorbells.ring(self.client, {qid for _, qid in running} | waiting,
+                                 self.journal.shards)
 
     # -- one pass, for tests and the demo ------------------------------------------------
 
@@ -320,5 +322,5 @@ class EffectRunner(QuestDelivery):
             await doorbells.ack(self.client, fresh)
             self._deferred.add([b for b in bells if b not in fresh], quest_id,
                         self.clock() + self.leases.heartbeat_s)
-        else:
-            self._deferred.add(bells, quest_id, outcome.wait_until)
+        else:  # left for a newer release: unrefreshed, so another runner claims them
+            self._deferred.add(bells, quest_id, outcome.wait_until, keep=not outcome.newer)

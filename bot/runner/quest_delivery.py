@@ -8,6 +8,12 @@ events go through ``Journal.apply_many``, and one script records the key as deli
 the entry and keeps the lease for the next. An adapter that raises is retried with exponential
 backoff (``retry_later``); after ``Backoff.max_tries``, or at once for ``PermanentError``, the
 failure is recorded in the quest's failures stream (``failed``) and handed to ``on_failure``.
+
+An effect record, or a record an adapter reads, written by a newer release (``NewerRecord``,
+met during a rolling upgrade) is neither failed nor counted as a try: the effect stays in the
+outbox, looked at again ``NEWER_WAIT_S`` later, and its doorbells are no longer kept fresh,
+so another runner claims them once idle (``Leases.claim_idle_s``) and a worker of the newer
+release delivers it (``docs/operations.md``, *Upgrades*).
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from dataclasses import dataclass
 from bot.core import InvalidTransition
 from bot.journal.errors import LeaseLost, PermanentError
 from bot.journal.keys import quest_keys
-from bot.journal.records import RecordError, load_effect
+from bot.journal.records import NewerRecord, RecordError, load_effect
 from bot.journal.store import Journal, PolicySource
 from bot.journal.wire import RedisClient, stream_rows, text
 from bot.runner import doorbells
@@ -30,6 +36,13 @@ from bot.runner.doorbells import Bell
 from bot.runner.lease import Lease, Leases
 
 log = logging.getLogger(__name__)
+
+NEWER_WAIT_S = 30.0
+"""How long a runner leaves an effect a newer release wrote (or needs) before looking again."""
+
+
+class _Left(float):
+    """When to look again at an effect left for a newer release (``_newer``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +53,8 @@ class _Outcome:
     """Another runner holds the lease; it looks at the outbox again once it lets go."""
     wait_until: float = 0.0
     """Otherwise: look again then (an effect waits for its backoff, or the lease was lost)."""
+    newer: bool = False
+    """The wait is for a worker of a newer release (``NewerRecord``): let another claim it."""
 
 
 class QuestDelivery:
@@ -112,7 +127,7 @@ class QuestDelivery:
                 except LeaseLost:
                     return self._lost(quest_id, key, stats)
                 if wait is not None:
-                    return _Outcome(wait_until=wait)
+                    return _Outcome(wait_until=wait, newer=isinstance(wait, _Left))
 
     def _lost(self, quest_id: str, key: str, stats: RunStats) -> _Outcome:
         log.warning("stopped delivering %s of quest %s: another runner holds its lease now",
@@ -127,6 +142,8 @@ class QuestDelivery:
         k = quest_keys(quest_id)
         try:
             effect = load_effect(raw)  # type: ignore[arg-type]
+        except NewerRecord as exc:
+            return self._newer(quest_id, key, exc), False
         except (RecordError, ValueError) as exc:
             await self._fail(quest_id, entry_id, key, "unknown", f"unreadable effect: {exc}",
                              0, stats)
@@ -140,6 +157,8 @@ class QuestDelivery:
             follow_up = await lease.guard(adapter(effect))
         except LeaseLost:
             raise
+        except NewerRecord as exc:
+            return self._newer(quest_id, key, exc), False
         except PermanentError as exc:
             tries = int(await self.client.hget(k.tries, key) or 0) + 1
             await self._fail(quest_id, entry_id, key, effect.type.value, error_text(exc),
@@ -161,7 +180,10 @@ class QuestDelivery:
             due = await self.client.hget(k.retry_at, key)
             return (int(due) / 1000 if due is not None else now), False
         if follow_up:
-            results = await self.journal.apply_many(list(follow_up), self.policy)
+            try:
+                results = await self.journal.apply_many(list(follow_up), self.policy)
+            except NewerRecord as exc:  # delivered again by a newer worker: adapters find
+                return self._newer(quest_id, key, exc), False  # their own writes
             for result in results:
                 if isinstance(result, InvalidTransition):
                     log.warning("outcome of effect %s was refused by the quest: %s", key,
@@ -174,6 +196,10 @@ class QuestDelivery:
             lease.lost.set()
             raise LeaseLost
         return None, True
+
+    def _newer(self, quest_id: str, key: str, exc: NewerRecord) -> float:
+        log.error("effect %s of quest %s is left for a newer questbot: %s", key, quest_id, exc)
+        return _Left(self.clock() + NEWER_WAIT_S)
 
     async def _fail(self, quest_id: str, entry_id: str, key: str, type_: str, error: str,
                     tries: int, stats: RunStats) -> None:

@@ -21,7 +21,7 @@ from typing import Any
 
 from bot.core import Event, InvalidTransition
 from bot.journal.keys import shard_of, timer_events_key, timers_key
-from bot.journal.records import RecordError, dump_event, load_event
+from bot.journal.records import NewerRecord, RecordError, dump_event, load_event
 from bot.journal.store import Applied, Journal, PolicySource, utcnow
 from bot.journal.wire import RedisClient, atomic, text
 from bot.runner.outage import Outage, pause
@@ -92,11 +92,20 @@ class Timers:
                     continue
                 try:
                     events.append(load_event(stored))
+                except NewerRecord as exc:  # kept for a worker of the newer release
+                    log.error("timer %s is left for a newer questbot: %s", timer_id, exc)
+                    continue
                 except (RecordError, ValueError) as exc:
                     log.error("timer %s holds an unreadable event, dropping it: %s",
                               timer_id, exc)
                 fired.append((shard, timer_id, int(score)))
-        results = await self.journal.apply_many(events, self.policy) if events else []
+        results: list[Applied | InvalidTransition] = []
+        if events:
+            try:
+                results = await self.journal.apply_many(events, self.policy)
+            except NewerRecord:  # one quest is a newer release's: the others fire, one by one
+                results, left = await self._one_by_one(events)
+                fired = [f for f in fired if f[1] not in left]
         for result in results:
             if isinstance(result, InvalidTransition):
                 log.info("a due timer was refused by its quest (it moved on): %s", result)
@@ -105,6 +114,20 @@ class Timers:
                 self.client, "fire_done", [timers_key(shard), timer_events_key(shard)],
                 [timer_id, score])
         return results
+
+    async def _one_by_one(self, events: list[Event]
+                          ) -> tuple[list[Applied | InvalidTransition], set[str]]:
+        """Apply each timer's event alone; those whose quest a newer release wrote are left
+        (their ids returned), kept in the set for a worker that reads it."""
+        results: list[Applied | InvalidTransition] = []
+        left: set[str] = set()
+        for event in events:
+            try:
+                results += await self.journal.apply_many([event], self.policy)
+            except NewerRecord as exc:
+                log.error("timer %s is left for a newer questbot: %s", event.id, exc)
+                left.add(event.id)
+        return results, left
 
     async def run(self, stop: asyncio.Event, *, interval_s: float = 1.0) -> None:
         async def tick() -> None:

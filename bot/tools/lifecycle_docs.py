@@ -107,6 +107,12 @@ Where the lifecycle's design leaves a point open, the core settles it as the des
     revision parks the quest (`work_failed`, with what could not be done and why) and tells
     the inbox; `/resume` asks for the work again. Any other failure is only counted: the quest
     still has what moves it. So no quest sits in a working state with nothing running.
+20. **The repository changed under it** (`paused` with `repository`, issue 26). Archived,
+    removed from the App, the App suspended or uninstalled, the quest's branch deleted:
+    questbot pauses the quest itself — from any active state, whoever holds its review — and
+    it parks `repository_changed` with a note saying what happened and what sets it right,
+    and tells the inbox. The change undone (unarchived, added again, unsuspended) resumes it;
+    so does `/resume`.
 """
 
 

@@ -51,10 +51,10 @@ from bot.runner import REDIS_AWAY, failures
 from bot.views.check_run_writes import CheckRunWrites
 from bot.views.last_words import last_words
 from bot.views.quest_story import read_story
+from bot.words import pull_request as pull_words
 from bot.words import render
 from bot.words import status_comment as status
 from bot.words.failed_effects import could_not
-from bot.words.markdown import inline_code
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +96,13 @@ async def open_pull(forge: Forge, *, head: str, base: str, title: str, body: str
         raise
 
 
+def repo_web_url(pull_url: str | None) -> str | None:
+    """The repository's web address from one of its pull requests' (``…/pull/7``)."""
+    if not pull_url or "/pull/" not in pull_url:
+        return None
+    return pull_url.rsplit("/pull/", 1)[0]
+
+
 def source_issue_of(quest: Quest) -> int | None:
     """``issue:12`` / ``issues:12`` / ``#12`` as a signal source names issue 12."""
     source = quest.last_signal.strip()
@@ -130,6 +137,8 @@ class Projection:
         self.draft_pulls = draft_pulls
         self.timeline = timeline
         self.evidence = evidence
+        self._opened_text: dict[str, str] = {}
+        """The digest of the title and description a pull request is being opened with."""
 
     # -- the pull request ------------------------------------------------------------------
 
@@ -156,25 +165,33 @@ class Projection:
             if number is not None:  # opened by the path that held the lease before us
                 return number
             branch = quest.branch
-            pull = await forge.find_pull(branch, author=self.ctx.bot_login)
+            head = await forge.git.branch_head(branch)
+            # a pull request questbot opened and did not record has its branch: with none,
+            # there is nothing to find (and a 422 "already exists" still finds one)
+            pull = (await forge.find_pull(branch, author=self.ctx.bot_login)
+                    if head is not None else None)
             if pull is None:
-                pull = await self._open_pull(quest, forge, branch)
+                pull = await self._open_pull(quest, forge, branch, head)
             if pull is None:
                 return None
+            earlier = await self._earlier_pull(quest, branch)
             await self.memory.set_quest(quest.id, pr=pull.number, pr_url=pull.html_url,
                                         pr_head=pull.head_sha, pr_branch=branch,
-                                        pr_draft=int(pull.draft), pr_node=pull.node_id)
+                                        pr_draft=int(pull.draft), pr_node=pull.node_id,
+                                        pr_text=self._opened_text.pop(quest.id, ""),
+                                        **earlier)
             await self.memory.remember_pull(quest.repo, pull.number, quest.id)
             return pull.number
 
-    async def _open_pull(self, quest: Quest, forge: Forge, branch: str) -> Pull | None:
+    async def _open_pull(self, quest: Quest, forge: Forge, branch: str,
+                         head: str | None) -> Pull | None:
+        """Open the pull request from ``branch`` (at ``head``, ``None``: not there yet)."""
         default = await self.memory.default_branch(quest.repo)
         base_sha = quest.base or await forge.git.branch_head(default)
         if base_sha is None:
             raise PermanentError(f"cannot open a branch for quest {quest.id}: {quest.repo} has "
                                  f"no branch {default}; the worker records the default branch "
                                  "from webhooks — redeliver one")
-        head = await forge.git.branch_head(branch)
         if head is None and quest.head and quest.head != base_sha:
             head = await forge.git.ensure_branch(branch, quest.head)
         if head is None or head == base_sha:
@@ -184,15 +201,64 @@ class Projection:
                 tree=await forge.git.commit_tree(base_sha), parents=[base_sha],
                 message=first_commit_message(quest))
             await forge.git.set_branch(branch, first, exists=head is not None)
-        source = await self.source_issue(quest)
-        body = "\n".join([
-            render.quest_marker(quest.id),
-            f"questbot's work on quest {inline_code(quest.id)}"
-            + (f", from #{source}." if source else f" (signal {inline_code(quest.last_signal)})."),
-            "", "The status comment below says where it stands and what you can do.", ""])
-        title = f"questbot: {quest.title or quest.id}"[:200]
+        view = await self.pull_view(quest, None, None, await self._earlier_pull(quest, branch))
+        title, body = pull_words.pull_title(view), pull_words.pull_body(view)
+        self._opened_text[quest.id] = digest(title, body)
         return await open_pull(forge, head=branch, base=default, title=title, body=body,
                                draft=self.draft_pulls, author=self.ctx.bot_login)
+
+    async def _earlier_pull(self, quest: Quest, branch: str) -> dict[str, str | int]:
+        """The pull request of the quest's earlier revision, when a new one opens on ``branch``
+        (a regression or a rollback): kept as ``earlier_pr``, for the new one to link."""
+        number, recorded, url = await self.memory.quest_fields(quest.id, "pr", "pr_branch",
+                                                                "pr_url")
+        if number is not None and (recorded or quest_branch(quest.id)) != branch:
+            return {"earlier_pr": number, "earlier_pr_url": url or ""}
+        found = await self.memory.quest_fields(quest.id, "earlier_pr", "earlier_pr_url")
+        return {"earlier_pr": found[0], "earlier_pr_url": found[1] or ""} if found[0] else {}
+
+    async def pull_view(self, quest: Quest, evidence: EvidenceBundle | None,
+                        pull_url: str | None,
+                        earlier: dict[str, str | int] | None = None) -> pull_words.PullView:
+        """What the pull request's title and description are written from."""
+        policy = (await self.ctx.settings.settings(quest.repo)).to_policy()
+        story = await read_story(self.ctx.journal, quest, policy, timeline=0)
+        fix = None
+        if quest.revision > 1:
+            if earlier is None:
+                number, url = await self.memory.quest_fields(quest.id, "earlier_pr",
+                                                             "earlier_pr_url")
+                earlier = {"earlier_pr": number or "", "earlier_pr_url": url or ""}
+            url = str(earlier.get("earlier_pr_url") or "") or None
+            number = str(earlier.get("earlier_pr") or "")
+            fix = pull_words.EarlierFix(
+                pull_number=int(number) if number.isdigit() else None, pull_url=url,
+                merge_sha=story.earlier_merge,
+                back_on=(story.failed.sha if story.failed is not None and story.earlier_merge
+                         else None),  # a reopening's: a rollback's failure is the first one
+                repo_url=repo_web_url(url or pull_url))
+        return pull_words.PullView(quest, story.failed, evidence, pull_url, fix,
+                                   await self.source_issue(quest))
+
+    async def upsert_pull_text(self, quest: Quest, forge: Forge,
+                               evidence: EvidenceBundle | None = None) -> None:
+        """Keep the pull request's title and description current (``bot.words.pull_request``):
+        written only when their text changed since the last write (a digest, ``pr_text``), so
+        a quest's many events cost a write at each checkpoint, not one each."""
+        number = await self.recorded_pull(quest)
+        if number is None:
+            return
+        pull_url = await self.memory.quest(quest.id, "pr_url")
+        view = await self.pull_view(quest, evidence, pull_url)
+        title, body = pull_words.pull_title(view), pull_words.pull_body(view)
+        new_digest = digest(title, body)
+        if await self.memory.quest(quest.id, "pr_text") == new_digest:
+            return
+        async with self.memory.quest_creating(quest.id, "pr_text"):
+            if await self.memory.quest(quest.id, "pr_text") == new_digest:
+                return  # written meanwhile by the path that held the lease
+            await forge.edit_pull(number, title=title, body=body)
+            await self.memory.set_quest_field(quest.id, "pr_text", new_digest)
 
     async def mark_ready(self, quest: Quest, forge: Forge, pull: Pull | None = None) -> bool:
         """Mark the quest's pull request ready for review, if questbot opened it as a draft
@@ -203,6 +269,14 @@ class Projection:
         if number is None:
             return False
         if await self.memory.quest(quest.id, "pr_draft") != "1":
+            return pull is None or not pull.draft
+        # the checkpoint's request and the projector may both get here at once: one marks
+        async with self.memory.quest_creating(quest.id, "ready"):
+            return await self._mark_ready(quest, forge, number, pull)
+
+    async def _mark_ready(self, quest: Quest, forge: Forge, number: int,
+                          pull: Pull | None) -> bool:
+        if await self.memory.quest(quest.id, "pr_draft") != "1":  # marked meanwhile
             return pull is None or not pull.draft
         # questbot opened it as a draft and has not marked it: with its node id recorded at
         # opening, it is marked without being read first — one a person marked ready meanwhile
@@ -262,6 +336,12 @@ class Projection:
                     raise
                 except Exception as exc:  # the comment is still worth writing
                     failed = exc
+                try:
+                    await self.upsert_pull_text(quest, forge, evidence)
+                except REDIS_AWAY:
+                    raise
+                except Exception as exc:  # so is the comment
+                    failed = failed or exc
                 await self.upsert_status(quest, forge, evidence)
             else:
                 try:

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from bot.core import Event, Policy, Quest
-from bot.core.events import CheckpointDecided, Reopened, SignalSensed
+from bot.core.events import CheckpointDecided, Landed, Reopened, SignalSensed
 from bot.core.lifecycle import path
 from bot.core.states import State
 from bot.journal.errors import CorruptJournal
@@ -37,6 +37,8 @@ class Story:
     timeline: Sequence[TimelineEntry] = ()
     path: Sequence[State] = ()
     failed: FailedRun | None = None
+    earlier_merge: str | None = None
+    """A reopened quest's earlier fix: the merge commit of the revision before."""
 
 
 async def read_story(journal: Journal, quest: Quest, policy: Policy, *,
@@ -55,11 +57,23 @@ async def read_story(journal: Journal, quest: Quest, policy: Policy, *,
             break
     if failed is not None:
         failed = replace(failed, printed=await _printed(journal, quest))
+    earlier_merge = _earlier_merge(events) if quest.revision > 1 else None
     policies = recorded.policies
     start = max(0, len(events) - timeline)
     entries = [entry_of(e, recorded_only=recorded_only(e, policies[i] or policy))
                for i, e in enumerate(events[start:], start)] if timeline > 0 else []
-    return Story(entries, path(events, policy, policies), failed)
+    return Story(entries, path(events, policy, policies), failed, earlier_merge)
+
+
+def _earlier_merge(events: Sequence[Event]) -> str | None:
+    """The merge commit that landed before the latest reopening, if one did."""
+    reopened = False
+    for event in reversed(events):
+        if isinstance(event, Reopened):
+            reopened = True
+        elif reopened and isinstance(event, Landed):
+            return event.merge_sha
+    return None
 
 
 async def _printed(journal: Journal, quest: Quest) -> str:

@@ -61,6 +61,7 @@ _HALTED_OUTCOME = {
     ParkReason.NO_AGENT: RunOutcome.ACTION_REQUIRED,
     ParkReason.MODEL_FAILED: RunOutcome.ACTION_REQUIRED,
     ParkReason.WORK_FAILED: RunOutcome.ACTION_REQUIRED,
+    ParkReason.REPOSITORY_CHANGED: RunOutcome.ACTION_REQUIRED,
 }
 """A quest the agent halted shows the run's outcome on its check run (``agent_halted``)."""
 def _proof_line(quest: Quest) -> str:
@@ -230,6 +231,8 @@ def check_run(quest: Quest, evidence: EvidenceBundle | None = None,
             title = "the model endpoint failed"
         elif reason is ParkReason.WORK_FAILED:
             title = "work could not be done"
+        elif reason is ParkReason.REPOSITORY_CHANGED:
+            title = "the repository changed"
         words = (" GitHub has no conclusion for a refusal, so this shows as neutral."
                  if halted is RunOutcome.REFUSED else "")
         return CheckRunView("completed", CONCLUSION_BY_OUTCOME[halted], f"questbot: {title}",
@@ -260,7 +263,21 @@ def check_run(quest: Quest, evidence: EvidenceBundle | None = None,
                             f"{meaning} The quest landed, but its evidence is not verified, "
                             f"so this is not shown as a success. {run}", text)
     status = "queued" if state is State.SENSED else "in_progress"
-    return CheckRunView(status, None, f"questbot: {state_words(state)}", meaning, text)
+    return CheckRunView(status, None, f"questbot: {state_words(state)}",
+                        f"{meaning} {spent_so_far(quest)}", text)
+
+
+def spent_so_far(quest: Quest) -> str:
+    """What a quest at work has cost so far, in a sentence for its check run: people watching
+    a stage run see what it costs as it goes."""
+    if not quest.usage_tokens and not quest.usage_cost_cents:
+        return "Nothing spent on the model yet."
+    if not quest.usage_cost_cents:
+        free = quest.usage_free_tokens >= quest.usage_tokens
+        return (f"Spent so far: {spend_words.tokens(quest.usage_tokens)}, "
+                + ("a local model's, no charge." if free else "with no price reported."))
+    return (f"Spent so far: {spend_words.money(quest.usage_cost_cents)} "
+            f"({spend_words.tokens(quest.usage_tokens)}).")
 
 
 def superseded_check_run(new_head: str) -> CheckRunView:

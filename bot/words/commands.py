@@ -49,6 +49,9 @@ class CommandName(StrEnum):
     REFLECT = "reflect"
     """A repository's reflection — what went wrong and what changes — after a wave of bad
     endings (``bot.core.limits``); a maintainer's passes at once. No quest command."""
+    HELP = "help"
+    """The commands that work here and now, for this quest and this person (``bot.words.help``);
+    it only reads, like ``/status``. No quest command."""
 
 
 SPEND = "spend"
@@ -75,6 +78,7 @@ USAGE: dict[CommandName, str] = {
     CommandName.QUEST: "/quest fix|research",
     CommandName.DENY: "/deny spend",
     CommandName.REFLECT: "/reflect <what went wrong and what changes>",
+    CommandName.HELP: "/help",
 }
 """How each command is written; shown in problems and in the status comment's command list."""
 
@@ -83,16 +87,18 @@ NEEDS_REASON = frozenset(
      CommandName.REFLECT}
 )
 TAKES_NOTHING = frozenset(
-    {CommandName.CLAIM, CommandName.RELEASE, CommandName.RESUME, CommandName.STATUS}
+    {CommandName.CLAIM, CommandName.RELEASE, CommandName.RESUME, CommandName.STATUS,
+     CommandName.HELP}
 )
 
 PROW_APPROVE_ARGUMENTS = frozenset({"cancel", "no-issue"})
 """``/approve cancel`` and ``/approve no-issue`` are Prow's (its ``approve`` plugin): never a
 questbot command, nor a problem to answer, on any thread."""
 
-SHARED = frozenset({CommandName.APPROVE})
-"""Commands whose bare word another bot owns too: Prow's ``/approve``. On a thread that is no
-quest, ``/approve`` alone is Prow's, and questbot leaves it alone (docs/decisions.md)."""
+SHARED = frozenset({CommandName.APPROVE, CommandName.HELP})
+"""Commands whose bare word another bot owns too: Prow's ``/approve``, and Prow's ``/help``
+(its ``help`` plugin labels an issue "help wanted"). On a thread that is no quest, they are
+Prow's, and questbot leaves them alone (docs/decisions.md)."""
 
 
 def ours_without_quest(item: Command | CommandProblem) -> bool:

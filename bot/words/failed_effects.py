@@ -14,6 +14,7 @@ from bot.core.rules.gave_up import WORK_WORDS
 ON_GITHUB: dict[str, str] = {
     "request_checkpoint": "ask for the checkpoint's review on GitHub",
     "request_spend": "ask for more spend on GitHub",
+    "show_claim": "show who holds the review on GitHub",
     "notify_inbox": "update the inbox issue on GitHub",
     "reply_comment": "reply on GitHub",
     "react": "react to a comment on GitHub",

@@ -61,6 +61,9 @@ def allowed_commands(quest: Quest) -> list[Allowed]:
             continue
         if name is CommandName.REFLECT:
             continue  # the repository's, not a quest's (``bot.reflection.waves``)
+        if name is CommandName.HELP:
+            continue  # the list of commands itself; the status comment names it once
+
         event = COMMAND_EVENT.get(name)
         if event is None:
             out.append(Allowed(usage))

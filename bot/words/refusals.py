@@ -58,6 +58,7 @@ _PARKED_BECAUSE: dict[ParkReason, str] = {
     ParkReason.MODEL_FAILED: "the model endpoint refused questbot's requests or stopped "
     "answering",
     ParkReason.WORK_FAILED: "questbot could not do the work it needed and stopped trying",
+    ParkReason.REPOSITORY_CHANGED: "its repository changed so that questbot cannot go on there",
     ParkReason.BUDGET_REACHED: "its budget is spent and a spend request waits for an answer",
     ParkReason.SPEND_DECLINED: "a person declined more spend after its budget ran out",
 }

@@ -58,6 +58,8 @@ _PARKED = {
     "stage again; or `/kill <why>`.",
     ParkReason.WORK_FAILED: "questbot could not do the work this quest waits on and stopped "
     "trying: read why below, then `/resume` to try again, or `/kill <why>`.",
+    ParkReason.REPOSITORY_CHANGED: "The repository changed so that questbot cannot go on "
+    "here: read below what happened and what sets it right; `/kill <why>` ends the quest.",
 }
 _ENDED = {
     Outcome.CLOSED: "Landed and watched clean.",

@@ -304,3 +304,9 @@ def _fit_blocks(text: str, budget: int, note: str) -> str:
         return text
     opened = cut.count("<details>") - cut.count("</details>")
     return cut + "\n</details>" * opened
+
+
+what_failed = _what_failed
+changed = _changed
+proof = _proof
+"""The sections the pull request's description shares (``bot.words.pull_request``)."""

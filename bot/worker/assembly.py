@@ -43,9 +43,10 @@ from bot.reflection.runs import model_runs
 from bot.runner import Leases
 from bot.runner.outbox import Adapter
 from bot.settings.process import Config
+from bot.worker.compaction_sweep import CompactionSweep
 from bot.worker.github_effects import GitHubEffects
 from bot.worker.http import make_worker_app
-from bot.worker.model_start import probed, watched
+from bot.worker.model_start import load_model_libraries, probed, watched
 from bot.worker.process import Worker, build_worker
 from bot.worker.redelivery import Redeliverer, RedeliveryPolicy
 from bot.worker.reviewing import reviewing
@@ -142,6 +143,7 @@ async def start_runtime(*, redis_url: str, github_api_url: str, app_id: str | in
     to it (``bot.worker.model_start``)."""
     metrics = Metrics()
     if model is not None:
+        log.info("loaded the model agent's libraries in %.1f s", load_model_libraries())
         model = watched(await probed(model) if probe_model else model, metrics)
     client = redis_client(redis_url, metrics)
     limits = limits or RateLimits()
@@ -182,6 +184,10 @@ async def _serve(config: Config) -> None:
         durable=config.durable_acks, redelivery=redelivery_policy(config),
         app_slug=config.github_app_slug, model=endpoint_from(config),
         probe_model=config.model_probe)
+    if config.compact_after_hours:  # ended quests compacted (``bot.worker.compaction_sweep``)
+        runtime.worker.compaction = CompactionSweep(
+            runtime.redis, config.compact_after_hours * 3600.0, export_dir=config.export_dir,
+            export_after_s=config.export_after_days * 86_400.0)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):

@@ -29,6 +29,7 @@ import gidgethub
 
 from bot.adapters import AdapterContext, outcome_id
 from bot.commands import replies as conversation
+from bot.commands.claims import ClaimsShown
 from bot.core import Effect, EffectType, Event, Quest
 from bot.core.events import Landed, PatchPushed
 from bot.core.quest import Outcome
@@ -62,6 +63,7 @@ class GitHubEffects:
         self.inbox = Inbox(ctx, forges, self.memory)
         self.lander = Lander(ctx, self.memory, self._note)
         self.reverter = Reverter(ctx, forges, self.memory, self.lander, revert)
+        self.claims = ClaimsShown(ctx, forges, self.memory, self.projection.recorded_pull)
 
     def adapters(self) -> dict[EffectType, Adapter]:
         return {
@@ -74,6 +76,7 @@ class GitHubEffects:
             EffectType.REACT: self.react,
             EffectType.RESTORE_PULL: self.restore_pull,
             EffectType.REQUEST_SPEND: self.request_spend,
+            EffectType.SHOW_CLAIM: self.claims.show_claim,
         }
 
     async def sync(self, quest: Quest) -> None:

@@ -10,11 +10,19 @@ counts each retry, refusal and adaptation learned later (``questbot_model_reques
 
 An endpoint that cannot be asked at start (down, busy) does not stop the worker: questbot
 starts from its defaults, and a running conversation learns from the endpoint's refusals.
+
+The model agent's libraries (pydantic-ai and the providers' SDKs) are loaded at start too
+(``load_model_libraries``), before any loop runs. Loaded when the first stage began, as they
+were, their import held the worker's one event loop for seconds (about four on an idle
+machine, far more on a busy one): nothing else ran meanwhile, so the quest's check run and
+pull request reached GitHub only after it — the silence people saw after a red check.
 """
 
 from __future__ import annotations
 
+import importlib
 import logging
+import time
 
 from bot.agent.model import ModelEndpoint
 from bot.agent.model.probe import probe
@@ -23,6 +31,20 @@ from bot.observe.metrics import Metrics
 log = logging.getLogger(__name__)
 
 PROBE_SECONDS = 60.0
+MODEL_LIBRARIES = ("bot.agent.model.conversation", "bot.agent.model.wire",
+                   "pydantic_ai.providers.openai", "pydantic_ai.providers.anthropic",
+                   "pydantic_ai.models.anthropic")
+"""What a model agent's first stage imports (``bot.agent.runs`` loads the model agent only when
+it is used, so that processes without one never pay for it)."""
+
+
+def load_model_libraries() -> float:
+    """Import the model agent's libraries now, while nothing waits on the event loop; the
+    seconds it took. A worker with a model endpoint calls it before its loops start."""
+    started = time.perf_counter()
+    for name in MODEL_LIBRARIES:
+        importlib.import_module(name)
+    return time.perf_counter() - started
 
 
 def chosen_settings(endpoint: ModelEndpoint) -> dict[str, str]:

@@ -36,6 +36,7 @@ from bot.github.client import NotInstalled
 from bot.github.forge import Forges
 from bot.intake.intake import Intake
 from bot.journal import Indexes, Journal, PermanentError
+from bot.journal.records import NewerRecord
 from bot.journal.views import OwedViews
 from bot.journal.wire import RedisClient
 from bot.observe import waits
@@ -48,6 +49,7 @@ from bot.runner import REDIS_AWAY, Adapters, EffectRunner, Failure, Leases, Outa
 from bot.runner.inbound import Inbound
 from bot.runner.inbound_entries import InboundDelivery
 from bot.runner.outbox import Adapter
+from bot.worker.compaction_sweep import CompactionSweep
 from bot.worker.coordination import Coordination
 from bot.worker.owed_sweep import OwedSweep
 from bot.worker.projector import ObservedJournal, Projector
@@ -87,16 +89,24 @@ class Timings:
         self.paced[effect_type] = self.paced.get(effect_type, 0.0) + paced
 
 
+LONG_EFFECTS = frozenset({EffectType.START_AGENT, EffectType.RUN_PROOF})
+"""Effects that may take minutes: the quest's view is brought up to date before each starts."""
+
+
 def prepared(book: PolicyBook, adapter: Adapter, timings: Timings,
-             metrics: Metrics | None = None) -> Adapter:
+             metrics: Metrics | None = None,
+             before: Callable[[Effect], Awaitable[None]] | None = None) -> Adapter:
     """Make sure the policy of every quest an adapter touches is loaded before its outcome
-    events are applied (``Journal.apply`` looks policies up synchronously); time the call."""
+    events are applied (``Journal.apply`` looks policies up synchronously); time the call.
+    ``before`` runs first (the projection's ``catch_up`` for ``LONG_EFFECTS``)."""
 
     async def run(effect: Effect) -> Sequence[Event] | None:
         with bind(quest_id=effect.quest_id, effect=effect.key):
             return await deliver(effect)
 
     async def deliver(effect: Effect) -> Sequence[Event] | None:
+        if before is not None:
+            await before(effect)
         await book.prepare(effect.quest_id)
         start = time.perf_counter()
         ok = False
@@ -138,6 +148,9 @@ class Worker:
     consumer: str = field(default_factory=lambda: f"worker-{socket.gethostname()}")
     owed: OwedSweep | None = None
     """The look at runs repositories still owe (``bot.worker.owed_sweep``)."""
+    compaction: CompactionSweep | None = None
+    """Ended quests compacted a while after they end (``bot.worker.compaction_sweep``);
+    ``None``: never (tests and the demo, which drive time, call it themselves)."""
 
     async def handle(self, delivery: InboundDelivery) -> None:
         try:
@@ -195,6 +208,9 @@ class Worker:
             return
         try:
             await self.handle(delivery)
+        except NewerRecord as exc:  # a rolling upgrade: a newer worker takes it, no try lost
+            log.error("delivery %s is left for a newer questbot: %s", delivery.delivery_id, exc)
+            return
         except Exception as exc:
             if not permanent(exc):  # left pending: claimed again after the idle time
                 log.exception("delivery %s failed; it stays pending for a retry",
@@ -209,7 +225,11 @@ class Worker:
         await self.inbound.ack([delivery.entry_id])
 
     async def settle(self, *, rounds: int = 200) -> None:
-        """Run everything until nothing is left to do (tests and the demo drive time)."""
+        """Run everything until nothing is left to do (tests and the demo drive time).
+
+        A long effect (an agent stage, a proof) brings its quest's view up to date before it
+        starts (``LONG_EFFECTS``), here as in ``run``: what GitHub shows while a stage runs is
+        the stage, not the state before it."""
         await self.runner.setup()
         for _ in range(rounds):
             busy = await self.inbound_once()
@@ -230,6 +250,9 @@ class Worker:
         if self.owed is not None:
             owed = self.owed
             loops.append(self.outage.guard("owed", lambda: owed.step(stop), stop))
+        if self.compaction is not None:
+            compaction = self.compaction
+            loops.append(self.outage.guard("compaction", lambda: compaction.step(stop), stop))
         await asyncio.gather(*loops)
 
 
@@ -295,16 +318,24 @@ def build_worker(client: RedisClient, forges: Forges, settings: SettingsSource,
         for sync in syncs:
             await sync(quest)
 
-    timings = Timings()
-    runner = EffectRunner(journal, Adapters({t: prepared(book, a, timings, metrics)
-                                             for t, a in every.items()}),
-                          book, leases=leases, on_failure=failure_reporter(journal, book),
-                          outage=outage)
     async def load(quest_id: str) -> Quest | None:
         return (await journal.snapshot(quest_id))[1]
 
     projector = Projector(sync_all, outage, OwedViews(client, journal.shards), load)
     journal.listeners.append(projector.notify)
+
+    async def shown_first(effect: Effect) -> None:
+        """GitHub shows the stage before it starts (``LONG_EFFECTS``): the first sign of a
+        failure, and each stage's, never waits for the model. A view that cannot be written
+        now stays owed; the stage starts all the same."""
+        with contextlib.suppress(*REDIS_AWAY):  # the projector's loop writes it when back
+            await projector.catch_up(effect.quest_id)
+
+    timings = Timings()
+    runner = EffectRunner(journal, Adapters({
+        t: prepared(book, a, timings, metrics, shown_first if t in LONG_EFFECTS else None)
+        for t, a in every.items()}), book, leases=leases,
+        on_failure=failure_reporter(journal, book), outage=outage)
     intake = Intake(ctx, forges, book, indexes)
     intake.reflections = Reflections(ctx, coordination.limits, coordination.release,
                                      runs=runs)

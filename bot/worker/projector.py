@@ -19,6 +19,7 @@ from typing import Any
 from bot.adapters import Sync
 from bot.core import Event, InvalidTransition, Quest
 from bot.journal import Applied, Journal, PermanentError
+from bot.journal.records import NewerRecord
 from bot.journal.store import PolicySource
 from bot.journal.views import OwedViews
 from bot.runner import REDIS_AWAY, Outage
@@ -68,6 +69,12 @@ class Projector:
     load: Callable[[str], Awaitable[Quest | None]] | None = None
     """The quest as stored now, for a view found owed."""
     retry_after_s: float = 10.0
+    coalesce_s: float = 1.0
+    """How long the projector lets transitions gather after it is woken, before it writes:
+    a quest that passes through a state in a moment (triage, a merge, a decision that starts
+    a stage) is shown once, at the state it settles in, not once per state — each write costs
+    GitHub's rate limit — while a state that lasts (an agent stage, a checkpoint) is shown
+    within about this long of being reached."""
     pending: dict[str, Quest] = field(default_factory=dict)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     _looked: float = 0.0
@@ -83,24 +90,44 @@ class Projector:
         done = 0
         while self.pending:
             qid, quest = self.pending.popitem()
-            try:
-                score = await self.views.begin(qid) if self.views is not None else 0.0
-                await self.sync(quest)
-                if self.views is not None:
-                    await self.views.done(qid, score)
-            except REDIS_AWAY:
-                self.pending.setdefault(qid, quest)  # unless a newer state arrived meanwhile
-                raise
-            except PermanentError:
-                log.exception("quest %s's GitHub view cannot be written; it is not tried again "
-                              "until the quest changes", quest.id)
-                if self.views is not None:
-                    await self.views.done(qid, score)
-            except Exception:
-                log.exception("could not bring quest %s's GitHub view up to date; it is tried "
-                              "again in %.0f s", quest.id, self.retry_after_s)
+            await self._sync_one(qid, quest)
             done += 1
         return done
+
+    async def catch_up(self, quest_id: str) -> None:
+        """Sync ``quest_id``'s view now if it is pending: what the worker does before a long
+        effect of the quest (an agent stage, a proof) starts, so GitHub shows the stage as it
+        begins — whatever the model or the proof then does, and however the loops are driven
+        (``Worker.settle`` runs effects and the projection in turn)."""
+        quest = self.pending.pop(quest_id, None)
+        if quest is not None:
+            await self._sync_one(quest_id, quest)
+
+    async def _sync_one(self, qid: str, quest: Quest) -> None:
+        score = 0.0
+        try:
+            score = await self.views.begin(qid) if self.views is not None else 0.0
+            await self.sync(quest)
+            if self.views is not None:
+                await self.views.done(qid, score)
+        except REDIS_AWAY:
+            self.pending.setdefault(qid, quest)  # unless a newer state arrived meanwhile
+            raise
+        except NewerRecord as exc:  # a rolling upgrade: stays owed, for a newer worker
+            log.error("quest %s's GitHub view is left for a newer questbot: %s", quest.id, exc)
+        except PermanentError:
+            log.exception("quest %s's GitHub view cannot be written; it is not tried again "
+                          "until the quest changes", quest.id)
+            if self.views is not None:
+                await self.views.done(qid, score)
+        except Exception:
+            log.exception("could not bring quest %s's GitHub view up to date; it is tried "
+                          "again in %.0f s", quest.id, self.retry_after_s)
+
+    async def gather(self) -> None:
+        """Wait ``coalesce_s`` for the transitions that follow the one that woke us."""
+        if self.coalesce_s > 0:
+            await asyncio.sleep(self.coalesce_s)
 
     async def owed(self) -> int:
         """Queue the views owed longer than ``retry_after_s``; how many."""
@@ -120,6 +147,8 @@ class Projector:
         async def turn() -> None:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self.wake.wait(), timeout=1.0)
+            if self.wake.is_set():
+                await self.gather()
             self.wake.clear()
             now = time.monotonic()
             if now - self._looked >= self.retry_after_s / 2:

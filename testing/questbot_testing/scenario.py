@@ -49,6 +49,18 @@ class Story:
     quest_id: str = ""
     _seen_requests: int = 0
     agent_seconds: float = 0.0
+    signalled_at: float | None = None
+    """When the failing check's webhook was sent (wall clock, as ``Exchange.at``)."""
+
+    def first_sign_seconds(self) -> float | None:
+        """Seconds from the failing check's webhook to questbot's first write to GitHub about
+        it (its installation token aside): the first sign a maintainer sees."""
+        if self.signalled_at is None:
+            return None
+        writes = [e.at for e in self.stack.fake.requests
+                  if e.at >= self.signalled_at and e.method != "GET"
+                  and not e.path.startswith("/app/")]
+        return min(writes) - self.signalled_at if writes else None
 
     def _github_since(self) -> list[str]:
         new = self.stack.fake.requests[self._seen_requests:]
@@ -113,6 +125,7 @@ async def main_line(story: Story, extra: Mapping[str, str | bytes] | None = None
     stack = story.stack
     main = await setup_repository(stack, extra=extra)
     story._seen_requests = len(stack.fake.requests)
+    story.signalled_at = time.time()
     await stack.fake.fail_check(REPO, main, name="tests")
     await stack.settle()
     quests = await stack.quests(REPO)

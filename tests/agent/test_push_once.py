@@ -41,8 +41,9 @@ class DiesAfterPush:
     async def branch_head(self, branch: str) -> str | None:
         return await self.host.branch_head(branch)
 
-    async def push(self, into: Path, commit: str, branch: str, *, force: bool = False) -> None:
-        await self.host.push(into, commit, branch, force=force)
+    async def push(self, into: Path, commit: str, branch: str, *,
+                   replacing: str | None = None) -> None:
+        await self.host.push(into, commit, branch, replacing=replacing)
         self.pushed.append(commit)
         raise Crash(commit)
 

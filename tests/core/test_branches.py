@@ -336,7 +336,24 @@ def test_release_returns_to_the_checkpoint_and_asks_again() -> None:
     b.add("claimed", actor="alice")
     b.add("released", actor="alice")
     assert b.quest.state is S.HYPOTHESISED and b.quest.owner is None
-    assert types(b) == ["reply_comment", "request_checkpoint"]
+    assert types(b) == ["reply_comment", "request_checkpoint", "show_claim"]
+    assert b.effects[-1].payload == {"owner": ""}  # put back as it was
+
+
+def test_every_move_that_changes_the_owner_asks_to_show_it_and_no_other_does() -> None:
+    """A claim shows on GitHub as its assignee and requested reviewer; whatever ends it —
+    a release, the owner's decision, a failed proof, the base moving, a kill — asks to put
+    GitHub back (``bot.commands.claims``); a pause keeps it held."""
+    b = builder_in(S.READY)
+    b.add("claimed", actor="alice")
+    assert types(b) == ["reply_comment", "show_claim"]
+    assert b.effects[-1].payload == {"owner": "alice"}
+    b.add("paused", actor="alice", reason="lunch")
+    assert "show_claim" not in types(b) and b.quest.owner == "alice"
+    b.add("resumed", actor="alice")
+    assert "show_claim" not in types(b)
+    b.decide("C", actor="alice")
+    assert types(b)[-1] == "show_claim" and b.effects[-1].payload == {"owner": ""}
 
 
 def test_owner_decision_ends_the_claim_and_applies() -> None:

@@ -228,9 +228,9 @@ EXPECTED: dict[tuple[State, str], Expect] = {
     (S.PLANNED, "checkpoint_decided"): (S.PATCHING, ("start_agent",)),
     (S.READY, "checkpoint_decided"): (S.LANDING, ("land",)),
     (S.HANDED_OFF, "checkpoint_decided"): Refusal.CLAIMED,  # alice holds it
-    (S.HYPOTHESISED, "claimed"): (S.HANDED_OFF, ("reply_comment",)),
-    (S.PLANNED, "claimed"): (S.HANDED_OFF, ("reply_comment",)),
-    (S.READY, "claimed"): (S.HANDED_OFF, ("reply_comment",)),
+    (S.HYPOTHESISED, "claimed"): (S.HANDED_OFF, ("reply_comment", "show_claim")),
+    (S.PLANNED, "claimed"): (S.HANDED_OFF, ("reply_comment", "show_claim")),
+    (S.READY, "claimed"): (S.HANDED_OFF, ("reply_comment", "show_claim")),
     (S.HANDED_OFF, "released"): Refusal.CLAIMED,
     (S.HANDED_OFF, "paused"): Refusal.CLAIMED,
     (S.HANDED_OFF, "killed"): Refusal.CLAIMED,
@@ -245,7 +245,7 @@ EXPECTED: dict[tuple[State, str], Expect] = {
     (S.PROVING, "base_moved"): (S.PATCHING, ("rebase",)),
     (S.READY, "base_moved"): (S.PATCHING, ("rebase",)),
     (S.LANDING, "base_moved"): (S.PATCHING, ("rebase",)),
-    (S.HANDED_OFF, "base_moved"): (S.PATCHING, ("rebase",)),
+    (S.HANDED_OFF, "base_moved"): (S.PATCHING, ("rebase", "show_claim")),  # the claim ends
     (S.LANDING, "landed"): (S.WATCHING, ("start_watch", "register_regression_probe",
                                          "run_probes")),
     (S.WATCHING, "watch_clean"): (S.CLOSED, ()),

@@ -119,7 +119,8 @@ def no_secrets_in_logs(request: pytest.FixtureRequest) -> Iterator[list[str]]:
 
 SHOWN = {"issues/create-comment": "body", "issues/update-comment": "body",
          "checks/create": "output", "checks/update": "output",
-         "issues/create": "body", "issues/update": "body", "pulls/create": "body"}
+         "issues/create": "body", "issues/update": "body", "pulls/create": "body",
+         "pulls/update": "body"}
 """Writes whose text people read from questbot, and the field it is in."""
 
 

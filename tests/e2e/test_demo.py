@@ -30,6 +30,8 @@ async def test_the_demo_with_the_model_agent(redis_url: str, redis_async: object
         story = Story(stack)
         quest = await main_line(story)
         assert quest.state is State.CLOSED and quest.revision == 1
+        sign = story.first_sign_seconds()  # what scripts/demo reports as first_sign_seconds
+        assert sign is not None and sign <= 5.0, sign
         quest = await regression(story)
         assert quest.revision == 2
         stack.fake.assert_clean()

@@ -300,3 +300,30 @@ def test_an_installation_token_hides_its_value() -> None:
 def test_a_bad_key_fails_when_the_cache_is_made(gh: GitHubAPI) -> None:
     with pytest.raises(AuthError):
         InstallationTokens(gh, app_id=APP_ID, private_key="nope")
+
+
+# --- an installation GitHub will not give a token (BEHAVIOUR §23) ---------------------------------
+
+
+@pytest.mark.parametrize("gone", ["suspended", "uninstalled"])
+async def test_a_suspended_or_uninstalled_installation_is_refused_for_good(gone: str) -> None:
+    """No back-off changes GitHub's 403 to a suspended installation or its 404 to one that is
+    gone: the refusal is a ``PermanentError``, so an effect needing a token fails at once."""
+    from bot.errors import PermanentError
+    from bot.github.auth import InstallationRefused
+    from questbot_testing.fakegithub import FakeGitHub
+
+    async with FakeGitHub() as fake, aiohttp.ClientSession() as session:
+        installation = fake.create_repository("octo/app", {"a": "a\n"}).installation_id
+        if gone == "suspended":
+            await fake.suspend(installation, user="maya")
+        else:
+            await fake.uninstall(installation, user="maya")
+        gh = GitHubAPI(session, "questbot-tests", base_url=fake.url)
+        tokens = InstallationTokens(gh, app_id=fake.world.app_id,
+                                    private_key=SecretStr(fake.keys.private_pem))
+        with pytest.raises(InstallationRefused) as refused:
+            await tokens.token(installation)
+        assert isinstance(refused.value, PermanentError)
+        assert refused.value.status == (403 if gone == "suspended" else 404)
+        fake.assert_clean()

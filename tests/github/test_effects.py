@@ -261,3 +261,37 @@ async def test_a_reaction_is_made_once(world: World) -> None:
     for _ in range(2):
         assert await world.effects.react(effect) is None
     assert world.fake.repo(REPO).comments[comment.id].reactions == [("questbot[bot]", "eyes")]
+
+
+@pytest.mark.parametrize("conflict", [False, True])
+async def test_a_rebase_keeps_a_persons_commit_or_stops_and_says_how(world: World,
+                                                                    conflict: bool) -> None:
+    """issue 24: the quest branch only moves forward. A person pushed to the quest branch, then
+    the base moved: the rebase (GitHub's update-branch, a merge) keeps their commit; where it
+    cannot (a conflict) it stops with what to do, and the branch stays the person's."""
+    b = await ready(world)
+    await world.effects.request_checkpoint(last(b, EffectType.REQUEST_CHECKPOINT))
+    person = await world.fake.push(REPO, "quest/q-1", {"NOTES.md": "carol's note\n"},
+                                   user="carol")
+    b.add("human_revision", head=person.sha, pusher="carol")
+    await world.ctx.journal.apply(b.events[-1], b.policy)
+    base = {"NOTES.md": "the base's own note\n"} if conflict else {"README.md": "new\n"}
+    moved = await world.fake.push(REPO, "main", base, user="octo")
+    b.add("base_moved", base=moved.sha)
+    await world.ctx.journal.apply(b.events[-1], b.policy)
+    effect = last(b, EffectType.REBASE)
+    repo = world.fake.repo(REPO)
+    if conflict:
+        with pytest.raises(PermanentError, match="resolve the conflict by pushing"):
+            await world.effects.rebase(effect)
+        assert repo.refs["refs/heads/quest/q-1"] == person.sha
+        return
+    (pushed,) = await world.effects.rebase(effect) or ()
+    assert isinstance(pushed, PatchPushed)
+    seen, todo = set(), [pushed.head]
+    while todo:
+        sha = todo.pop()
+        if sha not in seen:
+            seen.add(sha)
+            todo.extend(repo.git.commits[sha].parents)
+    assert {person.sha, moved.sha} <= seen  # the person's commit and the new base, both kept

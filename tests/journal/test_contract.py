@@ -140,7 +140,9 @@ def test_index_writes_of_a_round_are_merged_per_key(journal: Journal) -> None:
     assert ("SADD", "repo:{octo/demo}:quests", "q-0", "q-1", "q-2", "q-done") in commands
     assert ("SADD", "repo:{octo/demo}:live", "q-0", "q-1", "q-2") in commands
     assert ("SREM", "repo:{octo/demo}:live", "q-done") in commands
-    assert len(commands) == 4  # quests, fingerprint fp-1, live, not-live
+    # quests, fingerprint fp-1, live, not-live, and the ended one due for compaction
+    assert len(commands) == 5
+    assert commands[-1][:3] == ("ZADD", "compact:{compact}", "NX") and commands[-1][4] == "q-done"
     writes.transition(quests[0], closed.model_copy(update={"id": "q-0"}), (), journal.clock())
     assert ("SREM", "repo:{octo/demo}:live", "q-done", "q-0") in list(writes.commands())
     assert ("SADD", "repo:{octo/demo}:live", "q-1", "q-2") in list(writes.commands())

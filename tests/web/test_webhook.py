@@ -210,7 +210,7 @@ async def test_ping_is_answered_200_and_not_stored(
 
 
 @pytest.mark.parametrize(("event", "example"), [("deployment_status", "payload.json"),
-                                                ("repository", "created"),
+                                                ("status", "payload.json"),
                                                 ("star", None)])
 async def test_an_event_questbot_does_not_subscribe_to_is_202_ignored_and_not_stored(
     client: Client, redis_async: redis.asyncio.Redis, event: str, example: str | None
@@ -307,6 +307,7 @@ def test_the_subscribed_events_are_the_ones_questbot_acts_on() -> None:
     assert {
         "check_run", "check_suite", "workflow_run", "issues", "issue_comment", "push",
         "pull_request", "pull_request_review", "installation", "installation_repositories",
+        "repository",  # the repository's own life: archived, renamed, ... (bot.repository)
     } == SUBSCRIBED_EVENTS
 
 

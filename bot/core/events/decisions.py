@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from bot.core.events.base import _Event
 from bot.core.names import Name
@@ -79,6 +79,11 @@ class Released(_Event):
 class Paused(_Event):
     type: Literal["paused"] = "paused"
     reason: str = ""
+    repository: str = Field(default="", max_length=1000)
+    """Set when no person paused the quest but its repository changed under it (archived,
+    removed from the App, the App suspended, the quest's branch deleted): what happened and
+    what to do, in people's words. The quest parks ``repository_changed`` with this as its
+    note, whoever holds its review, and the inbox is told (``rules.interruptions.paused``)."""
 
 
 class Resumed(_Event):

@@ -45,6 +45,9 @@ _RESTARTS = frozenset({S.RESEARCHING, S.REPRODUCING})
 
 def paused(q: Quest, e: Paused, _p: Policy) -> Result:
     asks: Asks = [(E.STOP_AGENT, {"reason": "paused"})] if q.state in AGENT_STATES else []
+    if e.repository:  # the repository changed under it: nobody paused it, everyone is told
+        asks.append((E.NOTIFY_INBOX, {"reason": ""}))  # its entry shows the note already
+        return park(q, ParkReason.REPOSITORY_CHANGED, q.state, park_note=e.repository), asks
     return park(q, ParkReason.PAUSED, q.state), asks
 
 

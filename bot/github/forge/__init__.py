@@ -42,7 +42,9 @@ class Forges:
         self.clients = clients
 
     async def for_repo(self, repo: str) -> Forge:
-        return Forge(await self.clients.for_repo(repo), repo)
+        """``repo`` (the name questbot knows it by) as it is on GitHub now: renamed or
+        transferred, its Forge asks GitHub under the new name (``bot.repository.names``)."""
+        return Forge(await self.clients.for_repo(repo), await self.clients.current_name(repo))
 
     async def git_host(self, repo: str) -> GitHost:
         """``AdapterContext.hosts``: the repository over git's smart HTTP, for the agent,
@@ -56,7 +58,8 @@ class Forges:
         async def renew(stale: str) -> str:
             return await tokens.renew(installation, stale)
 
-        return GitRemote(repo, base_url=git_base_url(self.clients.base_url), token=token,
+        return GitRemote(await self.clients.current_name(repo),
+                         base_url=git_base_url(self.clients.base_url), token=token,
                          renew=renew)
 
     async def failing_log(self, repo: str, run: str) -> str | None:
@@ -65,6 +68,18 @@ class Forges:
 
     async def remember_installation(self, repo: str, installation_id: int) -> None:
         await self.clients.remember_installation(repo, installation_id)
+
+    async def forget_installation(self, repo: str) -> None:
+        await self.clients.forget_installation(repo)
+
+    async def repositories_of(self, installation_id: int) -> list[str]:
+        return await self.clients.repositories_of(installation_id)
+
+    async def known_names(self, seen: dict[int, str]) -> dict[int, str]:
+        return await self.clients.known_names(seen)
+
+    async def moved(self, known: str, now: str) -> None:
+        await self.clients.moved(known, now)
 
 
 __all__ = [

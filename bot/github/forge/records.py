@@ -32,6 +32,7 @@ class Pull:
     head_repo: str = ""
     """The repository the head branch is in (``head.repo.full_name``): another one's for a
     pull request from a fork; empty when GitHub gives none (the fork was deleted)."""
+    assignees: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Pull:
@@ -52,6 +53,7 @@ class Pull:
                         if data.get("auto_merge") else None),
             mergeable_state=str(data.get("mergeable_state") or "unknown"),
             head_repo=str((data["head"].get("repo") or {}).get("full_name") or ""),
+            assignees=tuple(str(u.get("login") or "") for u in data.get("assignees") or ()),
         )
 
 

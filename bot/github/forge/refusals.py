@@ -22,9 +22,21 @@ def status_of(exc: gidgethub.HTTPException) -> int:
     return int(exc.status_code)
 
 
+ARCHIVED = "archived so is read-only"
+"""What GitHub's 403 to a write says when the repository is archived (BEHAVIOUR §23)."""
+SUSPENDED = "installation has been suspended"
+"""What GitHub's 403 says when the App's installation is suspended (BEHAVIOUR §23)."""
+
+
 def refused(exc: gidgethub.HTTPException, what: str, todo: str) -> PermanentError:
-    """A ``PermanentError`` for a GitHub refusal of ``what``, saying what to do about it."""
-    return PermanentError(f"github refused to {what} (HTTP {status_of(exc)}: {exc}); {todo}")
+    """A ``PermanentError`` for a GitHub refusal of ``what``, saying what to do about it —
+    the repository's state when GitHub's answer names it, rather than a permission."""
+    said = str(exc)
+    if ARCHIVED in said.lower():
+        todo = "the repository is archived: unarchive it"
+    elif SUSPENDED in said.lower():
+        todo = "questbot's App is suspended on this account: unsuspend it"
+    return PermanentError(f"github refused to {what} (HTTP {status_of(exc)}: {said}); {todo}")
 
 
 def is_permanent(exc: Exception) -> bool:

@@ -77,6 +77,13 @@ class Forge:
                       "it may have been deleted; /kill the quest or reopen it"):
             return Pull.of(await self.gh.getitem(f"{self.base}/pulls/{number}"))
 
+    async def edit_pull(self, number: int, *, title: str, body: str) -> Pull:
+        """``pulls/update`` with a new title and description (its state untouched)."""
+        with refusals(f"edit the title and description of #{number} of {self.repo}",
+                      "check the App has pull_requests: write"):
+            return Pull.of(await self.gh.patch(f"{self.base}/pulls/{number}",
+                                               data={"title": title, "body": fit(body)}))
+
     async def set_pull_state(self, number: int, state: str) -> Pull:
         """``pulls/update`` with ``state`` (``open`` or ``closed``); GitHub refuses to reopen
         one whose branch is gone (422), which is permanent."""
@@ -106,6 +113,31 @@ class Forge:
                       ".github/questbot.yml"):
             await self.gh.post(f"{self.base}/pulls/{number}/requested_reviewers",
                                data={"reviewers": reviewers})
+
+    async def remove_reviewers(self, number: int, reviewers: list[str]) -> None:
+        """``pulls/remove-requested-reviewers``: withdraw pending review requests (one not
+        pending changes nothing)."""
+        with refusals(f"withdraw the review requests of {', '.join(reviewers)} on #{number} "
+                      f"of {self.repo}", "check the App has pull_requests: write"):
+            await self.gh.delete(f"{self.base}/pulls/{number}/requested_reviewers",
+                                 data={"reviewers": reviewers})
+
+    async def add_assignees(self, number: int, logins: list[str]) -> tuple[str, ...]:
+        """``issues/add-assignees`` on issue or pull request ``number``: the assignees GitHub
+        shows afterwards. GitHub silently leaves out a login that cannot be assigned (no push
+        access, not the author: BEHAVIOUR §8), so the caller looks for it in the answer."""
+        with refusals(f"assign {', '.join(logins)} to #{number} of {self.repo}",
+                      "check the App has pull_requests: write (or issues: write)"):
+            data = await self.gh.post(f"{self.base}/issues/{number}/assignees",
+                                      data={"assignees": logins})
+        return tuple(str(u.get("login") or "") for u in data.get("assignees") or ())
+
+    async def remove_assignees(self, number: int, logins: list[str]) -> None:
+        """``issues/remove-assignees`` (one not assigned changes nothing)."""
+        with refusals(f"unassign {', '.join(logins)} from #{number} of {self.repo}",
+                      "check the App has pull_requests: write (or issues: write)"):
+            await self.gh.delete(f"{self.base}/issues/{number}/assignees",
+                                 data={"assignees": logins})
 
     # -- check runs (checks/create, checks/update, checks/list-for-ref) --------------------
 

@@ -33,6 +33,9 @@ questbot that cannot check signatures must not start at all.
 | ``QUESTBOT_REDELIVERY_HOURS`` | ``24`` | how far back a pass looks (GitHub keeps three days) |
 | ``QUESTBOT_REDELIVERY_MAX`` | ``50`` | redeliveries asked for in one pass, at most |
 | ``QUESTBOT_PUBLIC_URL`` | unset | the web process's address for reviewers (``review request``) |
+| ``QUESTBOT_COMPACT_AFTER_HOURS`` | ``72`` | hours after a quest ends to compact it; ``0`` never |
+| ``QUESTBOT_EXPORT_DIR`` | unset | compacted records exported to files there |
+| ``QUESTBOT_EXPORT_AFTER_DAYS`` | ``30`` | days after compaction a record is exported |
 
 ``.env``. The values of ``./.env`` lie under the process environment, and a variable set in
 the environment wins (``bot.settings.process.environment``).
@@ -97,6 +100,12 @@ class Config(SandboxConfig, ModelConfig):
     public_url: str | None = Field(default=None, validation_alias="QUESTBOT_PUBLIC_URL")
     """The web process's address as reviewers reach it (``https://HOST``): where ``review
     request``'s prompt sends a reviewer's session."""
+    compact_after_hours: int = Field(default=72, validation_alias="QUESTBOT_COMPACT_AFTER_HOURS")
+    """Hours after a quest ends before its keys are compacted (``bot.journal.compaction``);
+    0: never."""
+    export_dir: Path | None = Field(default=None, validation_alias="QUESTBOT_EXPORT_DIR")
+    """Where compacted records go beyond ``export_after_days`` (``bot.journal.export``)."""
+    export_after_days: int = Field(default=30, validation_alias="QUESTBOT_EXPORT_AFTER_DAYS")
 
     _private_key: SecretStr = PrivateAttr()
     _warnings: tuple[str, ...] = PrivateAttr(default=())
@@ -239,6 +248,24 @@ class Config(SandboxConfig, ModelConfig):
     @classmethod
     def _hours(cls, value: object) -> int:
         return checks.whole(value, 1, 72)
+
+    @field_validator("compact_after_hours", mode="before")
+    @classmethod
+    def _compact_after(cls, value: object) -> int:
+        return checks.whole(value, 0, 87_600)
+
+    @field_validator("export_after_days", mode="before")
+    @classmethod
+    def _export_after(cls, value: object) -> int:
+        return checks.whole(value, 1, 36_500)
+
+    @field_validator("export_dir")
+    @classmethod
+    def _export_dir(cls, path: Path | None) -> Path | None:
+        if path is not None and not path.is_dir():
+            raise ValueError("is not a directory; make it (every process that reads quests "
+                             "must see it at this path), or unset it")
+        return path
 
     @field_validator("redelivery_max", mode="before")
     @classmethod

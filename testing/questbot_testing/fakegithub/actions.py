@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from questbot_testing.fakegithub.ci_results import CiResults
 from questbot_testing.fakegithub.gitstore import FILE_MODE, Commit
-from questbot_testing.fakegithub.sending import ZERO_SHA, Sending, kind_of
+from questbot_testing.fakegithub.lives import Lives
+from questbot_testing.fakegithub.sending import ZERO_SHA, kind_of
 from questbot_testing.fakegithub.state import (
     Comment,
     Issue,
@@ -21,7 +22,7 @@ from questbot_testing.fakegithub.state import (
 )
 
 
-class Actions(Sending, CiResults):
+class Actions(Lives, CiResults):
     """Scene-setting helpers mixed into :class:`~.server.FakeGitHub`."""
 
     # -- state only ------------------------------------------------------------------------

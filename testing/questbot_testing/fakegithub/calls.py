@@ -26,6 +26,12 @@ class Reply:
     content_type: str = "application/json; charset=utf-8"
 
 
+ARCHIVED = "Repository was archived so is read-only."
+"""GitHub's answer (403) to a write to an archived repository (BEHAVIOUR §23)."""
+SUSPENDED = "This installation has been suspended"
+"""GitHub's answer (403) to a token of a suspended installation, or to minting one (§23)."""
+
+
 class GitHubError(Exception):
     """An error answer in GitHub's shape: ``{"message", "documentation_url", "status"}``."""
 

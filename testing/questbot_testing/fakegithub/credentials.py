@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from aiohttp import web
 
 from questbot_testing.fakegithub import permissions
-from questbot_testing.fakegithub.calls import GitHubError
+from questbot_testing.fakegithub.calls import SUSPENDED, GitHubError
 from questbot_testing.fakegithub.keys import JWTRejected, KeyPair, verify_app_jwt
 from questbot_testing.fakegithub.state import Repository, Token, World
 
@@ -106,6 +106,9 @@ class Credentials:
             raise GitHubError(401, "Bad credentials")
         if token.expires_at < time.time():
             raise GitHubError(401, "Bad credentials")
+        installation = self.world.installations.get(token.installation_id)
+        if installation is not None and installation.suspended_at:
+            raise GitHubError(403, SUSPENDED)  # BEHAVIOUR §23
         return token.installation_id
 
 

@@ -111,6 +111,9 @@ class Landing:
         review = Review(self.world.new_id(), user, _REVIEW_STATES[event], body,
                         commit_id or pr.head_sha, iso())
         pr.reviews.append(review)
+        # a requested reviewer who reviews is no longer requested
+        # (OA pulls/list-requested-reviewers)
+        pr.requested_reviewers = [r for r in pr.requested_reviewers if r.lower() != user.lower()]
         rendered = self.render.review(repo, number, review)
         await self.deliver(
             repo, "pull_request_review", "submitted",

@@ -99,6 +99,8 @@ THREAD: dict[str, str] = {
     "issues/update": WRITE,
     "issues/add-labels": WRITE,
     "issues/remove-label": WRITE,
+    "issues/add-assignees": WRITE,
+    "issues/remove-assignees": WRITE,
     "issues/lock": WRITE,
     "issues/unlock": WRITE,
 }
@@ -133,6 +135,7 @@ EVENTS: dict[str, str] = {
     "push": "contents",
     "status": "statuses",
     "merge_group": "merge_queues",
+    "repository": "metadata",
 }
 """The permission (read or more) an App needs to subscribe to each event."""
 

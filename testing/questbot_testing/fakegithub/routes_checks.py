@@ -5,7 +5,14 @@ from __future__ import annotations
 import time
 
 from questbot_testing.fakegithub import echoes, permissions, rules
-from questbot_testing.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
+from questbot_testing.fakegithub.calls import (
+    SUSPENDED,
+    Call,
+    GitHubError,
+    Handler,
+    Reply,
+    not_found,
+)
 from questbot_testing.fakegithub.collaborators import get_permission_level
 from questbot_testing.fakegithub.routes_issues import paged, unsupported, with_link
 from questbot_testing.fakegithub.state import CheckRun, CommitStatus, iso
@@ -33,6 +40,8 @@ async def create_access_token(call: Call) -> Reply:
     installation = call.world.installations.get(call.int_param("installation_id"))
     if installation is None:
         raise not_found()
+    if installation.suspended_at:
+        raise GitHubError(403, SUSPENDED)  # BEHAVIOUR §23
     granted = call.world.app_permissions
     asked = call.body.get("permissions") if isinstance(call.body, dict) else None
     if asked is not None and permissions.not_granted(asked, granted):
@@ -50,7 +59,9 @@ async def create_access_token(call: Call) -> Reply:
 
 
 async def get_repo_installation(call: Call) -> Reply:
-    installation = call.world.installations[call.repository.installation_id]
+    installation = call.world.installations.get(call.repository.installation_id)
+    if installation is None:  # removed from the installation, or uninstalled (§23)
+        raise not_found()
     return Reply(200, call.render.installation(installation))
 
 

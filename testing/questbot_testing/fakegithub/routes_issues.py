@@ -308,6 +308,40 @@ async def delete_label(call: Call) -> Reply:
     return Reply(204)
 
 
+MAX_ASSIGNEES = 10
+"""An issue or pull request has at most ten assignees (BEHAVIOUR §8)."""
+PUSH = frozenset({"write", "maintain", "admin"})
+
+
+def assignable(repo: Repository, issue: Issue, login: str) -> bool:
+    """Whether GitHub assigns ``login`` to ``issue``: someone with push access to the
+    repository, or the issue's author (BEHAVIOUR §8); anyone else is silently left out."""
+    return repo.permission(login).value in PUSH or login.lower() == issue.user.lower()
+
+
+async def add_assignees(call: Call) -> Reply:
+    """``issues/add-assignees``: 201 with the issue, each login that may be assigned added
+    after those already there (never replacing them), up to ten; the rest silently ignored."""
+    repo, body = call.repository, call.body or {}
+    issue = find_issue(repo, call.int_param("issue_number"))
+    for item in body.get("assignees") or []:
+        login = item if isinstance(item, str) else str(item.get("login", ""))
+        if (assignable(repo, issue, login) and len(issue.assignees) < MAX_ASSIGNEES
+                and login.lower() not in {a.lower() for a in issue.assignees}):
+            issue.assignees.append(login)
+    return Reply(201, call.render.issue(repo, issue))
+
+
+async def remove_assignees(call: Call) -> Reply:
+    """``issues/remove-assignees``: 200 with the issue, without the named logins (one not
+    assigned changes nothing)."""
+    repo, body = call.repository, call.body or {}
+    issue = find_issue(repo, call.int_param("issue_number"))
+    gone = {str(login).lower() for login in body.get("assignees") or []}
+    issue.assignees = [a for a in issue.assignees if a.lower() not in gone]
+    return Reply(200, call.render.issue(repo, issue))
+
+
 HANDLERS: dict[str, Handler] = {
     "issues/lock": lock_issue,
     "issues/unlock": unlock_issue,
@@ -325,4 +359,6 @@ HANDLERS: dict[str, Handler] = {
     "reactions/create-for-issue-comment": create_reaction,
     "issues/add-labels": add_labels,
     "issues/remove-label": remove_label,
+    "issues/add-assignees": add_assignees,
+    "issues/remove-assignees": remove_assignees,
 }

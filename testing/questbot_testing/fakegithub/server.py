@@ -36,7 +36,14 @@ from aiohttp import web
 
 from questbot_testing.fakegithub import actions_logs, graphql
 from questbot_testing.fakegithub.actions import Actions
-from questbot_testing.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
+from questbot_testing.fakegithub.calls import (
+    ARCHIVED,
+    Call,
+    GitHubError,
+    Handler,
+    Reply,
+    not_found,
+)
 from questbot_testing.fakegithub.credentials import Credentials
 from questbot_testing.fakegithub.faults import BEFORE, Faults
 from questbot_testing.fakegithub.hooklog import HANDLERS as HOOKS
@@ -258,6 +265,9 @@ class FakeGitHub(Credentials, Actions, Landing):
             return self._throttled(), identity
         if raw_path == "/graphql" and request.method == "POST":
             return await self._graphql(request, exchange, raw_body), identity
+        moved = self._moved(request.method, raw_path, request.query_string)
+        if moved is not None:
+            return moved, identity
         raw_path = self._by_name(raw_path)
         found = self.api.match(request.method, raw_path)
         if not isinstance(found, Match):
@@ -302,6 +312,8 @@ class FakeGitHub(Credentials, Actions, Landing):
                     raise not_found()
             if installation_id is not None:
                 self._permitted(request, exchange, op.operation_id, repo, params)
+                if repo is not None and repo.archived and request.method in CONTENT_CREATING:
+                    raise GitHubError(403, ARCHIVED)  # BEHAVIOUR §23
                 if request.method in CONTENT_CREATING:
                     self.secondary.take(installation_id, f"{where} ({op.operation_id})")
             call = Call(
@@ -348,6 +360,27 @@ class FakeGitHub(Credentials, Actions, Landing):
         if fields:
             exchange.operation_id = "graphql/" + ",".join(fields)
         reply.headers["x-ratelimit-resource"] = "graphql"
+        return reply
+
+    def _moved(self, method: str, raw_path: str, query: str) -> Reply | None:
+        """A renamed repository's old name: a redirect to it by id, 301 for reads and 307 for
+        anything else, so the request is repeated there as it was (BEHAVIOUR §23)."""
+        if not raw_path.startswith("/repos/"):
+            return None
+        parts = raw_path.split("/", 4)
+        if len(parts) < 4:
+            return None
+        name = f"{unquote(parts[2])}/{unquote(parts[3])}".lower()
+        repo_id = self.world.renamed.get(name)
+        if repo_id is None or name in self.world.repositories:
+            return None
+        rest = f"/{parts[4]}" if len(parts) > 4 else ""
+        location = f"{self.url}/repositories/{repo_id}{rest}" + (f"?{query}" if query else "")
+        reply = Reply(301 if method in ("GET", "HEAD") else 307,
+                      {"message": "Moved Permanently", "url": location,
+                       "documentation_url": "https://docs.github.com/rest/guides/"
+                       "best-practices-for-using-the-rest-api#follow-redirects"})
+        reply.headers["Location"] = location
         return reply
 
     def _by_name(self, raw_path: str) -> str:

@@ -171,6 +171,8 @@ class SmartHTTP:
             raise GitAnswer(404, rules.GIT_NOT_FOUND)
         token = self._token(request)
         login = self._allow(repo, token, push=service == "git-receive-pack")
+        if repo.archived and service == "git-receive-pack":  # BEHAVIOUR §23
+            raise GitAnswer(403, "This repository was archived so it is read-only.\n")
         body = await request.read()
         mirror = await self._mirror(repo)
         async with mirror.lock:

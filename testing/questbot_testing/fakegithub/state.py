@@ -42,6 +42,8 @@ class Installation:
     id: int
     account: str
     account_type: str = "Organization"
+    suspended_at: str | None = None
+    """Set while the installation is suspended: GitHub refuses its tokens (BEHAVIOUR §23)."""
 
 
 @dataclass
@@ -74,6 +76,8 @@ class Issue:
     state: str = "open"
     labels: list[str] = field(default_factory=list)
     comments: list[int] = field(default_factory=list)
+    assignees: list[str] = field(default_factory=list)
+    """Logins, in the order they were assigned (``issues/add-assignees``, BEHAVIOUR §8)."""
     is_pull_request: bool = False
     locked: bool = False
     lock_reason: str | None = None
@@ -188,6 +192,8 @@ class Repository:
     default_branch: str
     installation_id: int
     private: bool = False
+    archived: bool = False
+    """Archived: every write is answered 403 (BEHAVIOUR §23)."""
     git: GitStore = field(default_factory=GitStore)
     refs: dict[str, str] = field(default_factory=dict)  # "refs/heads/main" -> commit sha
     issues: dict[int, Issue] = field(default_factory=dict)
@@ -297,6 +303,9 @@ class World:
     """Tokens no longer accepted (``FakeGitHub.revoke_tokens``), kept so tests can tell them
     from tokens that never existed (and the log checks can look for them)."""
     ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1000))
+    renamed: dict[str, int] = field(default_factory=dict)
+    """A renamed repository's old full name (lowercased) → its id: the old name redirects
+    (BEHAVIOUR §23)."""
     suites: dict[tuple[int, str, str], int] = field(default_factory=dict)
     """(repository id, App slug, commit) → check suite id (``suite_id``)."""
 

@@ -213,3 +213,39 @@ async def test_with_a_merge_queue_nothing_merges_directly(fake: FakeGitHub,
     fake.repo(REPO).merge_queue = True
     assert await merge(answer, pr["number"], sha=head) == (
         405, "Changes must be made through the merge queue")
+
+
+async def test_assignees_need_push_access_or_authorship_and_others_are_silently_left_out(
+        fake: FakeGitHub, answer: Any) -> None:
+    """BEHAVIOUR §8: ``issues/add-assignees`` answers 201 whoever is named, assigning only
+    those with push access (or the issue's author) after those already there; removing one
+    not assigned changes nothing."""
+    await topic(fake)
+    pr = await open_pr(answer)
+    fake.set_permission(REPO, "reader", "read")
+    assignees = f"/repos/{REPO}/issues/{pr['number']}/assignees"
+    status, body = await answer("POST", assignees, {"assignees": ["reader", "stranger"]})
+    assert status == 201 and body["assignees"] == [] and body["assignee"] is None
+    status, body = await answer("POST", assignees, {"assignees": ["alice"]})
+    assert status == 201 and [u["login"] for u in body["assignees"]] == ["alice"]
+    status, body = await answer("POST", assignees, {"assignees": [OWNER, "alice"]})
+    assert [u["login"] for u in body["assignees"]] == ["alice", OWNER]  # not replaced
+    status, body = await answer("DELETE", assignees, {"assignees": ["alice", "reader"]})
+    assert status == 200 and [u["login"] for u in body["assignees"]] == [OWNER]
+    pull = await answer("GET", f"{PULLS}/{pr['number']}")
+    assert [u["login"] for u in pull[1]["assignees"]] == [OWNER]
+    fake.assert_clean()
+
+
+async def test_a_reviewer_who_reviews_is_no_longer_requested_and_a_request_can_be_withdrawn(
+        fake: FakeGitHub, answer: Any) -> None:
+    await topic(fake)
+    pr = await open_pr(answer)
+    fake.set_permission(REPO, "bob", "write")
+    requests = f"{PULLS}/{pr['number']}/requested_reviewers"
+    await answer("POST", requests, {"reviewers": ["alice", "bob"]})
+    status, body = await answer("DELETE", requests, {"reviewers": ["bob", "carol"]})
+    assert status == 200 and [u["login"] for u in body["requested_reviewers"]] == ["alice"]
+    await fake.review(REPO, pr["number"], "COMMENT", user="alice", body="looks fine")
+    assert fake.repo(REPO).pulls[pr["number"]].requested_reviewers == []
+    fake.assert_clean()

@@ -1,0 +1,66 @@
+"""A demo quest closed, compacted by the worker's sweep, read by ``python -m bot replay`` and
+``status`` as before, and reopened from its compacted record by a regression."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from bot.core import State
+from bot.journal.compaction import read_compacted
+from bot.journal.keys import quest_keys
+from bot.worker.compaction_sweep import CompactionSweep
+from questbot_testing.scenario import REPO, Story, main_line, regression
+from questbot_testing.stack import Stack
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _s(key: bytes | str) -> str:
+    return key.decode() if isinstance(key, bytes) else key
+
+
+def cli(*args: str, url: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "bot", *args], cwd=ROOT, text=True,
+                          capture_output=True, timeout=120,
+                          env={**os.environ, "REDIS_URL": url}, check=False)
+
+
+@pytest.mark.cluster_too
+async def test_a_closed_quest_compacted_replays_and_reopens(stack: Stack,
+                                                           redis_async_url: str) -> None:
+    story = Story(stack)
+    quest = await main_line(story)
+    assert quest.state is State.CLOSED
+    qid = story.quest_id
+    before = [cli("replay", "--redis", redis_async_url, qid, "--json", url=redis_async_url),
+              cli("status", qid, "--json", url=redis_async_url)]
+    assert all(p.returncode == 0 for p in before), [p.stderr for p in before]
+
+    client = stack.runtime.worker.journal.client
+    sweep = CompactionSweep(client, 3600, clock=lambda: stack.clock() + timedelta(days=2))
+    assert await sweep.sweep_once() == 1
+    assert await read_compacted(client, qid) is not None
+    # one key is left of the quest — its lesson runs' trail and its pull request's thread's
+    # went with the rest — and the quest's own slot holds nothing else
+    left = {_s(k) async for k in client.scan_iter(match=f"*{qid}*")}
+    assert left == {quest_keys(qid).snap}
+    pr = story.pr_number()
+    assert not [k async for k in client.scan_iter(match=f"q:{{{REPO}#{pr}}}:*")]
+
+    after = [cli("replay", "--redis", redis_async_url, qid, "--json", url=redis_async_url),
+             cli("status", qid, "--json", url=redis_async_url)]
+    assert all(p.returncode == 0 for p in after), [p.stderr for p in after]
+    for old, new in zip(before, after, strict=True):
+        assert json.loads(new.stdout) == json.loads(old.stdout)
+
+    quest = await regression(story)  # the regression reopens it from the record
+    assert quest.revision == 2
+    assert await read_compacted(client, qid) is None
+

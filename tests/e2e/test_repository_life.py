@@ -1,0 +1,231 @@
+"""The repository's own life under a live quest, end to end on the whole stack (issue 26):
+archived, removed from the App, the App suspended or uninstalled, the quest's branch deleted,
+renamed, its default branch renamed. A change questbot cannot work through parks the quest
+with a note people read (what happened, what sets it right); nothing is retried for ever; the
+change that undoes it takes the quest up again."""
+
+from __future__ import annotations
+
+from bot.core import ParkReason, State
+from bot.words.render import INBOX_TITLE
+from questbot_testing.scenario import MAINTAINER, REPO, Story
+from questbot_testing.stack import Stack
+from tests.e2e.test_github_flows import at_checkpoint_a
+
+GITHUB_WRITES = ("POST", "PATCH", "PUT", "DELETE")
+
+
+def refused_writes(stack: Stack, since: int, status: int) -> int:
+    return sum(1 for e in stack.fake.requests[since:]
+               if e.method in GITHUB_WRITES and e.status == status)
+
+
+def said(stack: Stack, number: int, words: str) -> list[str]:
+    """What questbot said on ``number`` holding ``words``."""
+    return [c.body for c in stack.fake.repo(REPO).comments.values()
+            if c.issue_number == number and words in c.body]
+
+
+async def parked_by_repository(stack: Stack, quest_id: str, *words: str) -> str:
+    quest = await stack.quest(quest_id)
+    assert (quest.state, quest.park_reason) == (State.PARKED, ParkReason.REPOSITORY_CHANGED), \
+        (quest.state, quest.park_reason, quest.last_failure)
+    assert quest.resume_state is State.HYPOTHESISED
+    note = quest.park_note or ""
+    for word in words:
+        assert word in note, note
+    return note
+
+
+async def test_an_archived_repository_parks_its_quest_and_unarchiving_takes_it_up_again(
+        stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    since = len(stack.fake.requests)
+    await stack.fake.archive(REPO, user=MAINTAINER)
+    await stack.settle()
+    note = await parked_by_repository(stack, story.quest_id, "archived", "Unarchive")
+    assert MAINTAINER in note
+    await stack.advance(60)  # whatever failed is not tried again and again
+    refused = refused_writes(stack, since, 403)
+    assert 0 < refused <= 6
+    await stack.advance(60)
+    assert refused_writes(stack, since, 403) == refused
+    await stack.fake.unarchive(REPO, user=MAINTAINER)
+    await story.step("unarchived", State.HYPOTHESISED)
+    quest = await stack.quest(story.quest_id)
+    assert quest.park_reason is None
+    assert "checkpoint a" in story.status_comment().lower()
+    (told,) = said(stack, story.pr_number(), "took the quest up again")
+    assert f"{REPO} was archived" in told and "unarchived now" in told
+
+
+async def test_a_repository_removed_from_the_app_parks_its_quest_until_it_is_added_again(
+        stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    installation = stack.fake.repo(REPO).installation_id
+    since = len(stack.fake.requests)
+    await stack.fake.remove_from_installation(REPO, user=MAINTAINER)
+    await stack.settle()
+    await parked_by_repository(stack, story.quest_id, "removed from questbot's App",
+                               "access to the repository again")
+    await stack.advance(60)
+    assert [e for e in stack.fake.requests[since:] if e.path.startswith("/repos/")] == []
+    await stack.fake.add_to_installation(REPO, installation, user=MAINTAINER)
+    await story.step("added to the App again", State.HYPOTHESISED)
+    (told,) = said(stack, story.pr_number(), "took the quest up again")
+    assert "given back to questbot's App" in told
+
+
+async def test_a_suspended_app_parks_its_quests_until_it_is_unsuspended(stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    installation = stack.fake.repo(REPO).installation_id
+    await stack.fake.suspend(installation, user=MAINTAINER)
+    await stack.settle()
+    await parked_by_repository(stack, story.quest_id, "suspended", "Unsuspend")
+    await stack.advance(60)
+    mints = len(stack.calls("apps/create-installation-access-token"))
+    await stack.advance(60)  # a refused token is not asked for again and again
+    assert len(stack.calls("apps/create-installation-access-token")) == mints
+    await stack.fake.unsuspend(installation, user=MAINTAINER)
+    await story.step("unsuspended", State.HYPOTHESISED)
+
+
+async def test_an_uninstalled_app_parks_its_quests_and_asks_github_nothing_more(
+        stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    installation = stack.fake.repo(REPO).installation_id
+    await stack.fake.uninstall(installation, user=MAINTAINER)
+    since = len(stack.fake.requests)
+    await stack.settle()
+    await parked_by_repository(stack, story.quest_id, "uninstalled", "Install the App")
+    await stack.advance(60)
+    assert [e for e in stack.fake.requests[since:] if e.path.startswith("/repos/")] == []
+    await stack.fake.install("octo", [REPO], user=MAINTAINER)  # a new installation, a new id
+    await story.step("installed again", State.HYPOTHESISED)
+
+
+async def test_a_deleted_quest_branch_parks_the_quest_and_the_inbox_says_so(
+        stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    quest = await stack.quest(story.quest_id)
+    await stack.fake.delete_branch(REPO, quest.branch, user=MAINTAINER)
+    await stack.settle()
+    await parked_by_repository(stack, story.quest_id, quest.branch, "deleted", "Restore")
+    repo = stack.fake.repo(REPO)
+    (inbox,) = [i for i in repo.issues.values() if i.title == INBOX_TITLE]
+    (entry,) = [line for line in (inbox.body or "").splitlines() if story.quest_id in line]
+    assert f"#{story.pr_number()}" in entry and "deleted by maya" in entry
+    assert "Restore the branch" in entry
+    assert "why:" not in (inbox.body or "")  # said once, on the entry
+
+
+async def test_a_renamed_repository_keeps_its_quest_which_follows_it_by_id(
+        stack: Stack) -> None:
+    """GitHub keeps the id: the quest's people steer it under the new name, and questbot asks
+    GitHub there rather than through the old name's redirect."""
+    story = await at_checkpoint_a(stack)
+    number = story.pr_number()
+    await stack.fake.rename(REPO, "pager", user=MAINTAINER)
+    await stack.settle()
+    since = len(stack.fake.requests)
+    await stack.fake.comment("octo/pager", number, "/approve A", user=MAINTAINER)
+    quest = await story.step("approved A under the new name", State.PLANNED)
+    assert quest.repo == REPO  # the name questbot knew it by, whatever GitHub calls it now
+    after = stack.fake.requests[since:]
+    assert after and all(e.status not in (301, 307) for e in after), \
+        [(e.method, e.path, e.status) for e in after if e.status in (301, 307)]
+    assert any(e.path.startswith("/repos/octo/pager/") for e in after)
+    assert not any(e.path.startswith(f"/repos/{REPO}/") for e in after)
+
+
+async def test_a_transferred_repository_keeps_its_quest_under_its_new_owner(
+        stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    number = story.pr_number()
+    await stack.fake.transfer(REPO, "newco", user=MAINTAINER)
+    stack.fake.set_permission("newco/sample", MAINTAINER, "write")
+    await stack.settle()
+    since = len(stack.fake.requests)
+    await stack.fake.comment("newco/sample", number, "/approve A", user=MAINTAINER)
+    await story.step("approved A under its new owner", State.PLANNED)
+    after = stack.fake.requests[since:]
+    assert any(e.path.startswith("/repos/newco/sample/") for e in after)
+    assert not any(e.path.startswith(f"/repos/{REPO}/") for e in after)
+    assert all(e.status < 400 or e.status == 404 for e in after), \
+        [(e.method, e.path, e.status) for e in after if e.status >= 400]
+
+
+async def test_a_renamed_default_branch_is_where_the_quest_lands(stack: Stack) -> None:
+    """GitHub retargets the quest's pull request; questbot reads the new default branch from
+    the webhook and the quest goes on to land there, parked by nothing."""
+    story = await at_checkpoint_a(stack)
+    await stack.fake.rename_default_branch(REPO, "trunk", user=MAINTAINER)
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.HYPOTHESISED
+    await story.approve("A", State.PLANNED)
+    await story.approve("B", State.READY)
+    quest = await story.approve("C", State.WATCHING)
+    repo = stack.fake.repo(REPO)
+    assert repo.branch_sha("trunk") == quest.merge_sha
+    assert repo.pulls[story.pr_number()].base_ref == "trunk"
+
+
+async def test_a_repository_made_private_keeps_its_quest_going(stack: Stack) -> None:
+    story = await at_checkpoint_a(stack)
+    repo = stack.fake.repo(REPO)
+    repo.private = True  # the repository object of the webhook says so (``_webhook_repo``)
+    sent = await stack.fake.deliver(repo, "repository", "privatized.payload.json",
+                                    sender=MAINTAINER)
+    assert sent.delivery.payload["repository"]["full_name"] == REPO
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.HYPOTHESISED
+    await story.approve("A", State.PLANNED)
+
+
+async def at_checkpoint_c(stack: Stack) -> Story:
+    story = await at_checkpoint_a(stack)
+    await story.approve("A", State.PLANNED)
+    await story.approve("B", State.READY)
+    return story
+
+
+async def test_branch_protection_added_mid_quest_holds_the_merge_and_says_why(
+        stack: Stack) -> None:
+    """A required check added after the quest started: GitHub refuses the merge (405) until
+    it passes; questbot says so once and merges nothing else."""
+    story = await at_checkpoint_c(stack)
+    stack.fake.repo(REPO).required_checks = ["lint"]  # a maintainer protects main now
+    await story.approve("C", State.LANDING)
+    (told,) = [c.body for c in stack.fake.repo(REPO).comments.values()
+               if c.issue_number == story.pr_number() and "auto-merge is off" in c.body]
+    assert "Required status check" in told and "lint" in told  # GitHub's reason, quoted
+    merged = [e for e in stack.calls("pulls/merge") if e.status == 200]
+    assert merged == []
+    await stack.advance(60)
+    assert len(stack.calls("pulls/merge")) <= 1  # not asked again and again
+
+
+async def test_a_force_pushed_base_sends_proved_work_back_to_be_rebased(stack: Stack) -> None:
+    """Someone rewrites main's history under a proved quest: the proof is for a base that is
+    gone, so the quest must work from the new one; here GitHub cannot rebase it, and the
+    quest parks saying why — never landing work proved on the old history."""
+    story = await at_checkpoint_c(stack)
+    repo = stack.fake.repo(REPO)
+    before = str(repo.branch_sha("main"))
+    rewritten = repo.git.put_commit(repo.git.commits[before].tree, [], "history rewritten",
+                                    author="carol")
+    repo.refs["refs/heads/main"] = rewritten.sha
+    await stack.fake.ref_moved(repo, "refs/heads/main", before, rewritten.sha, pusher="carol")
+    push = [d.delivery.payload for d in stack.fake.deliveries if d.delivery.event == "push"][-1]
+    assert push["forced"] is True
+    await stack.settle()
+    quest = await stack.quest(story.quest_id)
+    assert quest.base == rewritten.sha
+    assert quest.approved is None
+    # the rewritten history shares no commit with the quest's: GitHub cannot update the pull
+    # request's branch (422), so the quest parks saying so, and what to do
+    assert (quest.state, quest.park_reason) == (State.PARKED, ParkReason.WORK_FAILED)
+    assert "rebase" in (quest.park_note or "") and "resolve the conflict" in (quest.park_note or "")
+    assert quest.resume_state is State.PATCHING and quest.rebasing
+    (inbox,) = [i for i in repo.issues.values() if i.title == INBOX_TITLE]
+    assert "could not rebase" in (inbox.body or "")

@@ -1,0 +1,198 @@
+"""A repository's life on the fake, as GitHub answers it (BEHAVIOUR.md §23): archived, renamed,
+removed from the installation, the App suspended or uninstalled, a branch deleted — what each
+changes in GitHub's answers, and the webhook each sends, checked against GitHub's schema."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import aiohttp
+
+from questbot_testing import published
+from questbot_testing.fakegithub import FakeGitHub, app_jwt
+from questbot_testing.fakegithub.calls import ARCHIVED, SUSPENDED
+from tests.questbot_testing.fakegithub.conftest import REPO
+
+BASE = f"/repos/{REPO}"
+
+
+async def _send(fake: FakeGitHub, method: str, path: str, body: Any = None, *, auth: str,
+                follow: bool = True) -> tuple[int, Any, str]:
+    async with aiohttp.ClientSession() as session, session.request(
+            method, fake.url + path, json=body, allow_redirects=follow,
+            headers={"Authorization": auth, "Accept": "application/vnd.github+json"}) as reply:
+        text = await reply.read()
+        return reply.status, json.loads(text) if text else None, reply.headers.get(
+            "Location", "")
+
+
+def _last(fake: FakeGitHub, event: str) -> dict[str, Any]:
+    payloads = [d.delivery.payload for d in fake.deliveries if d.delivery.event == event]
+    assert payloads, f"no {event} was sent"
+    return payloads[-1]
+
+
+def _problems(event: str, payload: dict[str, Any]) -> list[str]:
+    return published.webhook_problems(event, str(payload["action"]), payload)
+
+
+async def test_an_archived_repository_refuses_writes_and_answers_reads(fake: FakeGitHub) -> None:
+    auth = "token " + fake.installation_token(fake.repo(REPO).installation_id)
+    issue = await fake.open_issue(REPO, "bug")
+    await fake.archive(REPO, user="alice")
+    sent = _last(fake, "repository")
+    assert (sent["action"], sent["repository"]["archived"]) == ("archived", True)
+    assert _problems("repository", sent) == []
+    status, body, _ = await _send(fake, "POST", f"{BASE}/issues/{issue.number}/comments",
+                                  {"body": "hello"}, auth=auth)
+    assert (status, body["message"]) == (403, ARCHIVED)
+    status, _, _ = await _send(fake, "GET", f"{BASE}/issues/{issue.number}/comments", auth=auth)
+    assert status == 200
+    await fake.unarchive(REPO, user="alice")
+    assert _problems("repository", _last(fake, "repository")) == []
+    status, _, _ = await _send(fake, "POST", f"{BASE}/issues/{issue.number}/comments",
+                               {"body": "hello"}, auth=auth)
+    assert status == 201
+    fake.assert_clean()
+
+
+async def test_a_renamed_repository_redirects_its_old_name_by_id(fake: FakeGitHub) -> None:
+    auth = "token " + fake.installation_token(fake.repo(REPO).installation_id)
+    issue = await fake.open_issue(REPO, "bug")
+    repo = await fake.rename(REPO, "renamed", user="alice")
+    sent = _last(fake, "repository")
+    assert sent["changes"] == {"repository": {"name": {"from": "rules"}}}
+    assert sent["repository"]["full_name"] == "octo-org/renamed"
+    assert _problems("repository", sent) == []
+    status, _, where = await _send(fake, "GET", BASE, auth=auth, follow=False)
+    assert status == 301 and where.endswith(f"/repositories/{repo.id}")
+    status, _, where = await _send(fake, "POST", f"{BASE}/issues/{issue.number}/comments",
+                                   {"body": "x"}, auth=auth, follow=False)
+    assert status == 307 and where.endswith(f"/repositories/{repo.id}/issues/"
+                                            f"{issue.number}/comments")
+    status, body, _ = await _send(fake, "GET", BASE, auth=auth)
+    assert status == 200 and body["full_name"] == "octo-org/renamed"  # followed
+    status, made, _ = await _send(fake, "POST", f"{BASE}/issues/{issue.number}/comments",
+                                  {"body": "followed"}, auth=auth)  # a 307 keeps POST
+    assert status == 201 and made["body"] == "followed"
+    fake.assert_clean()
+
+
+async def test_a_transferred_repository_redirects_and_is_its_new_owners(
+        fake: FakeGitHub) -> None:
+    old_auth = "token " + fake.installation_token(fake.repo(REPO).installation_id)
+    repo = await fake.transfer(REPO, "new-co", user="alice")
+    sent = _last(fake, "repository")
+    assert sent["action"] == "transferred"
+    assert sent["changes"]["owner"]["from"]["user"]["login"] == "octo-org"
+    assert sent["repository"]["full_name"] == "new-co/rules"
+    assert sent["installation"]["id"] == repo.installation_id
+    assert _problems("repository", sent) == []
+    auth = "token " + fake.installation_token(repo.installation_id)
+    status, _, where = await _send(fake, "GET", BASE, auth=auth, follow=False)
+    assert status == 301 and where.endswith(f"/repositories/{repo.id}")
+    status, body, _ = await _send(fake, "GET", "/repos/new-co/rules", auth=auth)
+    assert status == 200 and body["full_name"] == "new-co/rules"
+    status, _, _ = await _send(fake, "GET", "/repos/new-co/rules", auth=old_auth)
+    assert status == 404  # the old account's installation does not cover it now
+    fake.assert_clean()
+
+
+async def test_a_repository_removed_from_the_installation_is_out_of_its_reach(
+        fake: FakeGitHub) -> None:
+    installation = fake.repo(REPO).installation_id
+    auth = "token " + fake.installation_token(installation)
+    await fake.remove_from_installation(REPO, user="alice")
+    sent = _last(fake, "installation_repositories")
+    assert [r["full_name"] for r in sent["repositories_removed"]] == [REPO]
+    assert sent["installation"]["id"] == installation
+    assert _problems("installation_repositories", sent) == []
+    status, _, _ = await _send(fake, "GET", BASE, auth=auth)
+    assert status == 404
+    jwt = "Bearer " + app_jwt(fake.world.app_id, fake.keys.private_pem)
+    status, _, _ = await _send(fake, "GET", f"{BASE}/installation", auth=jwt)
+    assert status == 404
+    await fake.add_to_installation(REPO, installation, user="alice")
+    assert _problems("installation_repositories", _last(fake, "installation_repositories")) \
+        == []
+    status, _, _ = await _send(fake, "GET", BASE, auth=auth)
+    assert status == 200
+    fake.assert_clean()
+
+
+async def test_a_suspended_installation_gets_no_token_and_its_tokens_are_refused(
+        fake: FakeGitHub) -> None:
+    installation = fake.repo(REPO).installation_id
+    auth = "token " + fake.installation_token(installation)
+    jwt = "Bearer " + app_jwt(fake.world.app_id, fake.keys.private_pem)
+    await fake.suspend(installation, user="alice")
+    sent = _last(fake, "installation")
+    assert sent["action"] == "suspend" and sent["installation"]["suspended_at"]
+    assert _problems("installation", sent) == []
+    status, body, _ = await _send(fake, "GET", BASE, auth=auth)
+    assert (status, body["message"]) == (403, SUSPENDED)
+    status, body, _ = await _send(fake, "POST", f"/app/installations/{installation}/"
+                                  "access_tokens", auth=jwt)
+    assert (status, body["message"]) == (403, SUSPENDED)
+    await fake.unsuspend(installation, user="alice")
+    assert _problems("installation", _last(fake, "installation")) == []
+    status, _, _ = await _send(fake, "GET", BASE, auth=auth)
+    assert status == 200
+    fake.assert_clean()
+
+
+async def test_an_uninstalled_app_has_no_tokens_and_gets_none(fake: FakeGitHub) -> None:
+    installation = fake.repo(REPO).installation_id
+    auth = "token " + fake.installation_token(installation)
+    jwt = "Bearer " + app_jwt(fake.world.app_id, fake.keys.private_pem)
+    await fake.uninstall(installation, user="alice")
+    sent = _last(fake, "installation")
+    assert sent["action"] == "deleted"
+    assert [r["full_name"] for r in sent["repositories"]] == [REPO]
+    assert _problems("installation", sent) == []
+    status, _, _ = await _send(fake, "GET", BASE, auth=auth)
+    assert status == 401
+    status, _, _ = await _send(fake, "POST", f"/app/installations/{installation}/"
+                               "access_tokens", auth=jwt)
+    assert status == 404
+    again = await fake.install("octo-org", [REPO], user="alice")
+    sent = _last(fake, "installation")
+    assert (sent["action"], sent["installation"]["id"]) == ("created", again)
+    assert [r["full_name"] for r in sent["repositories"]] == [REPO]
+    assert _problems("installation", sent) == []
+    status, _, _ = await _send(fake, "POST", f"/app/installations/{again}/access_tokens",
+                               auth=jwt)
+    assert status == 201
+    fake.assert_clean()
+
+
+async def test_a_deleted_branch_is_a_push_and_closes_its_pull_request(fake: FakeGitHub) -> None:
+    await fake.push(REPO, "topic", {"a.txt": "a\n"}, user="alice")
+    pr = await fake.open_pull_request(REPO, "topic", user="alice")
+    await fake.delete_branch(REPO, "topic", user="alice")
+    push = _last(fake, "push")
+    assert (push["ref"], push["deleted"], push["after"]) == ("refs/heads/topic", True, "0" * 40)
+    closed = _last(fake, "pull_request")
+    assert (closed["action"], closed["number"]) == ("closed", pr.number)
+    assert closed["pull_request"]["merged"] is False
+    assert published.webhook_problems("push", "event", push) == []
+    assert fake.repo(REPO).branch_sha("topic") is None
+    fake.assert_clean()
+
+
+async def test_a_renamed_default_branch_keeps_its_commits_and_retargets_pull_requests(
+        fake: FakeGitHub) -> None:
+    head = fake.repo(REPO).branch_sha("main")
+    await fake.push(REPO, "topic", {"a.txt": "a\n"}, user="alice")
+    pr = await fake.open_pull_request(REPO, "topic", user="alice")
+    await fake.rename_default_branch(REPO, "trunk", user="alice")
+    repo = fake.repo(REPO)
+    assert (repo.default_branch, repo.branch_sha("trunk"), repo.branch_sha("main")) == (
+        "trunk", head, None)
+    assert repo.pulls[pr.number].base_ref == "trunk"
+    sent = _last(fake, "repository")
+    assert sent["changes"] == {"default_branch": {"from": "main"}}
+    assert sent["repository"]["default_branch"] == "trunk"
+    assert _problems("repository", sent) == []
+    fake.assert_clean()
