@@ -20,9 +20,11 @@ APPLY = """
 -- ARGV: expected version, policy digest, policy json ('' when the quest holds it already),
 --   entry count n, n pairs of event id and event json (the event, then its follow-ups),
 --   quest json, then effect key/json pairs
+-- Answers one status line, '<ok|dup|conflict> <version> <outbox length>': a simple string is
+-- one line for the client to read, where an array of four took seven (issue 26, item 5).
 local seen = redis.call('HGET', KEYS[3], ARGV[5])
 if seen then
-  return {'dup', tonumber(seen), redis.call('XLEN', KEYS[4])}
+  return {ok = 'dup ' .. seen .. ' ' .. redis.call('XLEN', KEYS[4])}
 end
 local snap = redis.call('HMGET', KEYS[1], 'v', 'p', 'z')
 if snap[3] then
@@ -31,7 +33,7 @@ if snap[3] then
 end
 local cur = tonumber(snap[1] or '0')
 if cur ~= tonumber(ARGV[1]) then
-  return {'conflict', cur, 0}
+  return {ok = 'conflict ' .. cur .. ' 0'}
 end
 if snap[2] ~= ARGV[2] then
   -- decided under another policy than the last entry: record it, and from which version
@@ -39,18 +41,27 @@ if snap[2] ~= ARGV[2] then
   redis.call('HSET', KEYS[5], '@' .. (cur + 1), ARGV[2])
 end
 local v = cur
-local entry
 local last = 4 + 2 * tonumber(ARGV[4])
 for i = 5, last, 2 do
   v = v + 1
-  entry = redis.call('XADD', KEYS[2], '*', 'id', ARGV[i], 'v', v, 'e', ARGV[i + 1])
+  redis.call('XADD', KEYS[2], '*', 'id', ARGV[i], 'v', v, 'e', ARGV[i + 1])
   redis.call('HSET', KEYS[3], ARGV[i], v)
 end
 redis.call('HSET', KEYS[1], 'v', v, 'quest', ARGV[last + 1], 'p', ARGV[2])
 for i = last + 2, #ARGV, 2 do
   redis.call('XADD', KEYS[4], '*', 'k', ARGV[i], 'e', ARGV[i + 1])
 end
-return {'ok', v, redis.call('XLEN', KEYS[4]), entry}
+return {ok = 'ok ' .. v .. ' ' .. redis.call('XLEN', KEYS[4])}
+"""
+
+RING = """
+-- KEYS: a shard's doorbell stream; ARGV: quest ids.
+-- A doorbell for each quest, as ``Journal.ring`` rings one: the apply's follow-up rings every
+-- quest of its round in the shard with one call (one reply to read, not one a quest).
+for i = 1, #ARGV do
+  redis.call('XADD', KEYS[1], '*', 'q', ARGV[i])
+end
+return #ARGV
 """
 
 ENQUEUE = """
@@ -160,7 +171,7 @@ class ScriptSet:
     """The scripts' SHA-1s, and loading them into a server that does not have them."""
 
     sources: dict[str, str] = field(default_factory=lambda: {
-        "apply": APPLY, "enqueue": ENQUEUE, "delivered": DELIVERED, "failed": FAILED,
+        "apply": APPLY, "ring": RING, "enqueue": ENQUEUE, "delivered": DELIVERED, "failed": FAILED,
         "retry_later": RETRY_LATER, "release": RELEASE, "hold": HOLD, "fire_done": FIRE_DONE,
     })
 

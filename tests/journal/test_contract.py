@@ -16,6 +16,7 @@ from bot.journal import (
     replay_from_redis,
 )
 from bot.journal.indexes import Indexes, IndexWrites
+from bot.journal.keys import doorbell_key, shard_of
 from questbot_testing.journals import JournalBuilder, main_line
 from tests.journal.conftest import POLICY
 
@@ -178,6 +179,24 @@ async def test_scripts_reload_after_flush(journal: Journal,
     await journal.apply(b.events[0], POLICY)
     await redis_async.script_flush()
     assert (await journal.apply(b.events[1], POLICY)).version == 2
+
+
+async def test_a_redelivery_rings_the_doorbell_after_a_flush(
+        journal: Journal, redis_async: redis.asyncio.Redis) -> None:
+    """The follow-up rings doorbells with a script of its own (``scripts.RING``): a server that
+    lost its scripts between the apply and the follow-up still gets every doorbell, once."""
+    b = JournalBuilder("q-1").sense()
+    for event in b.events[:2]:
+        await journal.apply(event, POLICY)
+    bell = doorbell_key(shard_of("q-1", journal.shards))
+    rung = await redis_async.xlen(bell)
+    await redis_async.script_flush()
+    journal.forget()  # read the snapshot again: the redelivery is found there, no apply runs
+    again = await journal.apply(b.events[1], POLICY)
+    assert again.duplicate
+    assert await redis_async.xlen(bell) == rung + 1
+    entries = await redis_async.xrange(bell)
+    assert entries[-1][1] == {b"q": b"q-1"}
 
 
 async def test_durable_apply_falls_back_or_waits(journal: Journal) -> None:

@@ -1,0 +1,498 @@
+"""questbot for a long while: a few hundred quests driven through the whole stack, one after
+another, with memory, Redis's size and latency measured at the start and at the end.
+
+The stack is the chaos run's (``scripts/chaos.py --no-faults``), as separate OS processes on
+loopback: ``--webs`` web processes (``python -m bot serve``), ``--workers`` workers
+(``questbot_testing.chaos.worker``: ``python -m bot worker`` with a fast clock, so the one-minute
+watch window passes in two seconds), a ``redis-server`` with AOF, and the fake GitHub as its own
+process sending signed webhooks. The agent is the recorded model server
+(``questbot_testing.modelserver``, the demo's conversations; its proofs and tool commands in the
+sandbox) unless ``--agent scripted``. Each quest gets a fresh repository (under one of
+``--owners`` accounts: one installation each, as a deployment has few) holding the demo's
+sample, a failing ``tests`` check and a maintainer's ``/approve A``, ``B``, ``C``
+(``questbot_testing.chaos.story``), and ends **closed**: the quests end, so what an ended quest
+leaves behind is what the soak measures.
+
+``--parallel`` quests are kept in flight until ``--minutes`` have passed (or ``--quests`` have
+been started); then the last ones are driven to closed. Every ``--sample`` seconds the RSS of
+each web and worker process (``/proc/<pid>/status``) and Redis's ``used_memory`` and key count
+are read. The run is cut in three: a warm-up (``--warmup``, a share of the driving time: the
+first imports, connection pools, caches and pymalloc's arenas filling), then the **first
+window** and the **last window** (``--window`` of the driving time each, the last ending when
+the driving does). Each window's figure is the median of its samples; its latency is that of the
+quests whose failing check was sent in it: from the check's webhook to questbot's first write
+to GitHub for that repository (p50, p95).
+
+The verdict, printed as problems and in the JSON line (the last line), exit status 1 on any:
+
+* **memory**: the web processes' RSS (summed) and the workers' (summed) may not grow by more
+  than ``--rss-tolerance`` (15%) from the first window to the last. Python's RSS moves in steps
+  (arenas of 256 KiB, the allocator's free lists, the sandbox's and the model client's buffers),
+  a few per cent between two samples of an idle process; 15% of ~100 MB is far more than that
+  noise and far less than what a leak of even 50 KB a quest would add over a few hundred;
+* **Redis**: ``used_memory`` may grow by ``--redis-tolerance`` (15%) of the first window's plus
+  ``--ended-bytes`` (4,096: issue 26's goal for a compacted ended quest) for every quest that
+  ended between the windows, and the key count by 15% plus ``--ended-keys`` (1) a quest. Until
+  ended quests are compacted (``bot/journal/compaction.py``, on another branch) an ended quest
+  keeps every key it had (~43 KB, a dozen keys), so today this check fails and says by how much:
+  the figures it prints are the ones compaction must bring down;
+* **quests**: every quest driven reached closed.
+
+    scripts/soak.py                         # ten minutes, 6 in flight, the recorded model
+    scripts/soak.py --minutes 3             # the figures in docs/performance.md
+    scripts/soak.py --minutes 1 --quests 8  # a short run (tests/e2e/test_soak.py)
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import shutil
+import signal
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from questbot_testing.chaos.processes import Proc, Redis, Supervisor, python_env
+from questbot_testing.chaos.story import Fake, QuestRun, Story, reader_client
+from questbot_testing.redis_server import free_port
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "scripts"))
+
+from chaos import APP_ID, SECRET, model_agent, wait_http  # noqa: E402
+
+CLOSED = "closed"
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--minutes", type=float, default=10.0, help="how long new quests are started")
+    p.add_argument("--quests", type=int, help="stop starting quests after this many")
+    p.add_argument("--parallel", type=int, default=6, help="quests in flight at once")
+    p.add_argument("--owners", type=int, default=8,
+                   help="accounts the repositories are spread over (one installation each)")
+    p.add_argument("--webs", type=int, default=1, help="web processes")
+    p.add_argument("--workers", type=int, default=2, help="worker processes")
+    p.add_argument("--agent", choices=("scripted", "model"), default="model",
+                   help="the recorded model server (default) or the demo's scripted agent")
+    p.add_argument("--speed", type=float, default=30.0,
+                   help="how much faster the workers' clock runs (the watch window is 1 min)")
+    p.add_argument("--sample", type=float, default=5.0, metavar="S", help="seconds between samples")
+    p.add_argument("--warmup", type=float, default=0.2,
+                   help="share of the driving time left out as warm-up")
+    p.add_argument("--window", type=float, default=0.2,
+                   help="share of the driving time in the first and in the last window")
+    p.add_argument("--rss-tolerance", type=float, default=0.15)
+    p.add_argument("--redis-tolerance", type=float, default=0.15)
+    p.add_argument("--ended-bytes", type=int, default=4096,
+                   help="Redis bytes an ended quest may keep (issue 26: compacted, <= 4 KB)")
+    p.add_argument("--ended-keys", type=float, default=1.0,
+                   help="Redis keys an ended quest may keep (compacted: one record)")
+    p.add_argument("--timeout", type=float, default=180.0, metavar="S",
+                   help="how long the last quests may take to close after the driving ends")
+    p.add_argument("--keep", action="store_true", help="keep the run's directory and logs")
+    return p.parse_args(argv)
+
+
+@dataclass
+class Sample:
+    at: float
+    rss: dict[str, int]
+    """Process name → resident set size in bytes."""
+    used_memory: int
+    keys: int
+    lasting: int
+    """Keys without an expiry: what stays unless something deletes it."""
+
+
+@dataclass
+class Started:
+    repo: str
+    at: float
+    """When its failing check was sent (the webhook follows at once)."""
+    run: QuestRun | None = None
+    ended: float | None = None
+
+
+@dataclass
+class Soak:
+    samples: list[Sample] = field(default_factory=list)
+    quests: list[Started] = field(default_factory=list)
+
+
+def rss_of(proc: Proc) -> int:
+    """The process's resident set size in bytes (0 if it is not running)."""
+    if proc.popen is None:
+        return 0
+    try:
+        for line in Path(f"/proc/{proc.popen.pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) * 1024
+    except OSError:
+        return 0
+    return 0
+
+
+async def sample(reader: Any, procs: list[Proc]) -> Sample:
+    info = await reader.info("memory")
+    space = (await reader.info("keyspace")).get("db0", {"keys": 0, "expires": 0})
+    keys, expiring = int(space["keys"]), int(space["expires"])
+    return Sample(time.time(), {p.name: rss_of(p) for p in procs},
+                  int(info["used_memory"]), keys, keys - expiring)
+
+
+async def sampling(reader: Any, procs: list[Proc], soak: Soak, every: float,
+                   stop: asyncio.Event) -> None:
+    while not stop.is_set():
+        soak.samples.append(await sample(reader, procs))
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), every)
+
+
+async def drive(args: argparse.Namespace, story: Story, soak: Soak, until: float) -> None:
+    """Keep ``--parallel`` quests in flight, each on a fresh repository, until ``until`` (or
+    ``--quests`` started); then wait for the last ones."""
+    gate = asyncio.Semaphore(args.parallel)
+    tasks: list[asyncio.Task[None]] = []
+
+    async def one(started: Started) -> None:
+        try:
+            started.at = time.time()
+            started.run = await story.drive(started.repo)
+            started.ended = time.time()
+        finally:
+            gate.release()
+
+    n = 0
+    while time.time() < until and (args.quests is None or n < args.quests):
+        await gate.acquire()
+        if time.time() >= until:
+            gate.release()
+            break
+        n += 1
+        repo = repo_name(n, args.owners)
+        await story.setup(repo)
+        started = Started(repo, time.time())
+        soak.quests.append(started)
+        tasks.append(asyncio.create_task(one(started)))
+    await asyncio.gather(*tasks)
+
+
+def key_class(key: str) -> str:
+    """``q:{id}:events`` → ``q:*:events``; ``repo:{owner/name}:fp:…`` → ``repo:*:fp``;
+    ``inbound:{inbound}:seen:<guid>`` → ``inbound:*:seen``."""
+    head, _, rest = key.partition("{")
+    if not rest:
+        return key.rsplit(":", 1)[0] if key.count(":") > 1 else key
+    tail = rest.partition("}")[2].split(":")
+    return head + "*" + ":".join(tail if head == "q:" else tail[:2])
+
+
+async def key_breakdown(reader: Any) -> dict[str, dict[str, int]]:
+    """Every key's class → how many keys and bytes (``MEMORY USAGE``): what an ended quest and
+    its repository leave behind, for whoever compacts them."""
+    found: dict[str, dict[str, int]] = {}
+    keys = [k async for k in reader.scan_iter(count=1000)]
+    async with reader.pipeline(transaction=False) as pipe:
+        for k in keys:
+            pipe.memory_usage(k)
+            pipe.ttl(k)
+        answers = await pipe.execute()
+    for k, size, ttl in zip(keys, answers[::2], answers[1::2], strict=True):
+        name = k.decode() if isinstance(k, bytes) else str(k)
+        row = found.setdefault(key_class(name), {"keys": 0, "bytes": 0, "expiring": 0})
+        row["keys"] += 1
+        row["bytes"] += int(size or 0)
+        row["expiring"] += int(ttl or -1) > 0
+    return dict(sorted(found.items(), key=lambda kv: -kv[1]["bytes"]))
+
+
+def repo_name(n: int, owners: int) -> str:
+    """The ``n``-th quest's repository: a fresh one, under one of ``owners`` accounts. The fake
+    GitHub installs the App once per account, so the installations (and what a worker keeps
+    for each: its token, its ETag cache of up to 500 answers, its pacing) stop growing once
+    every account has one — as in a deployment, where installations are few and repositories
+    many. One account would hold every write to one installation's pacing (a write a second)."""
+    return f"soak{(n - 1) % owners + 1}/sample-{n}"
+
+
+def first_writes(state: dict[str, Any]) -> dict[str, float]:
+    """Repository → when questbot first wrote to GitHub about it (the fake's clock)."""
+    first: dict[str, float] = {}
+    for r in state["requests"]:
+        if r["method"] == "GET" or not r["path"].startswith("/repos/"):
+            continue
+        repo = "/".join(r["path"].split("/")[2:4])
+        first[repo] = min(first.get(repo, r["at"]), r["at"])
+    return first
+
+
+def percentile(values: list[float], share: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
+
+
+def window(soak: Soak, start: float, end: float, latency: dict[str, float],
+           kinds: dict[str, str]) -> dict[str, Any]:
+    """The medians of the samples in ``[start, end]`` and the latency of the quests started
+    in it."""
+    inside = [s for s in soak.samples if start <= s.at <= end] or [
+        min(soak.samples, key=lambda s: abs(s.at - (start + end) / 2))]
+    rss = {kind: int(statistics.median(sum(v for name, v in s.rss.items()
+                                           if kinds[name] == kind) for s in inside))
+           for kind in ("web", "worker")}
+    waits = [latency[q.repo] for q in soak.quests if start <= q.at <= end and q.repo in latency]
+    p50, p95 = percentile(waits, 0.5), percentile(waits, 0.95)
+    return {
+        "from_s": round(start - soak.samples[0].at, 1), "to_s": round(end - soak.samples[0].at, 1),
+        "samples": len(inside),
+        "rss_web_mb": round(rss["web"] / 2**20, 1),
+        "rss_worker_mb": round(rss["worker"] / 2**20, 1),
+        "redis_used_mb": round(statistics.median(s.used_memory for s in inside) / 2**20, 2),
+        "redis_keys": int(statistics.median(s.keys for s in inside)),
+        "redis_lasting_keys": int(statistics.median(s.lasting for s in inside)),
+        "ended_quests": sum(1 for q in soak.quests if q.ended is not None and q.ended <= end),
+        "latency_quests": len(waits),
+        "latency_p50_ms": None if p50 is None else round(p50 * 1000),
+        "latency_p95_ms": None if p95 is None else round(p95 * 1000),
+        "_rss": rss, "_used": statistics.median(s.used_memory for s in inside),
+        "_keys": statistics.median(s.lasting for s in inside),
+    }
+
+
+def series(soak: Soak, t0: float, t1: float, kinds: dict[str, str],
+           points: int = 10) -> list[dict[str, Any]]:
+    """The run in ``points`` steps (the sample nearest each): whether growth levels off or
+    keeps on."""
+    out = []
+    for n in range(points + 1):
+        at = t0 + (t1 - t0) * n / points
+        s = min(soak.samples, key=lambda s: abs(s.at - at))
+        out.append({"s": round(s.at - t0), "web_mb": round(sum(
+            v for k, v in s.rss.items() if kinds[k] == "web") / 2**20, 1),
+            "worker_mb": round(sum(v for k, v in s.rss.items() if kinds[k] == "worker")
+                               / 2**20, 1),
+            "redis_mb": round(s.used_memory / 2**20, 2), "lasting_keys": s.lasting,
+            "ended": sum(1 for q in soak.quests if q.ended is not None and q.ended <= s.at)})
+    return out
+
+
+def judge(args: argparse.Namespace, first: dict[str, Any],
+          last: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """The problems, and the growth figures, between the first and last window."""
+    problems: list[str] = []
+    growth: dict[str, Any] = {}
+    ended = last["ended_quests"] - first["ended_quests"]
+    growth["quests_ended_between"] = ended
+    for kind in ("web", "worker"):
+        a, b = first["_rss"][kind], last["_rss"][kind]
+        ratio = b / a - 1 if a else 0.0
+        growth[f"rss_{kind}"] = round(ratio, 3)
+        # within the tolerance is not flat if it keeps on with every quest: say how much
+        growth[f"rss_{kind}_kb_per_ended_quest"] = round((b - a) / 1024 / ended) if ended else None
+        if ratio > args.rss_tolerance:
+            problems.append(f"the {kind} processes' memory grew {ratio:.0%} "
+                            f"({a / 2**20:.0f} → {b / 2**20:.0f} MB), more than "
+                            f"{args.rss_tolerance:.0%}")
+    used, allowed = last["_used"] - first["_used"], (
+        args.redis_tolerance * first["_used"] + args.ended_bytes * ended)
+    growth["redis_used_bytes"] = int(used)
+    growth["redis_bytes_per_ended_quest"] = round(used / ended) if ended else None
+    if used > allowed:
+        problems.append(
+            f"Redis grew {used / 1024:.0f} KB while {ended} quests ended "
+            f"({used / max(ended, 1) / 1024:.1f} KB a quest), more than "
+            f"{args.redis_tolerance:.0%} plus {args.ended_bytes / 1024:.0f} KB an ended quest "
+            f"({allowed / 1024:.0f} KB): ended quests are not compacted")
+    keys, allowed_keys = last["_keys"] - first["_keys"], (
+        args.redis_tolerance * first["_keys"] + args.ended_keys * ended)
+    growth["redis_keys"] = int(keys)
+    growth["redis_keys_per_ended_quest"] = round(keys / ended, 1) if ended else None
+    if keys > allowed_keys:
+        problems.append(f"Redis's keys without an expiry grew by {keys:.0f} while {ended} "
+                        f"quests ended, more than {args.redis_tolerance:.0%} plus "
+                        f"{args.ended_keys:g} a quest ({allowed_keys:.0f})")
+    return problems, growth
+
+
+async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
+    started = time.time()
+    workdir = Path(tempfile.mkdtemp(prefix="questbot-soak-"))
+    redis = Redis.start(workdir / "redis")
+    key = workdir / "app.pem"
+    fake_port = free_port()
+    web_ports = [free_port() for _ in range(args.webs)]
+    fake_url = f"http://127.0.0.1:{fake_port}"
+    env = python_env(ROOT, GITHUB_APP_ID=APP_ID, GITHUB_PRIVATE_KEY_PATH=str(key),
+                     GITHUB_WEBHOOK_SECRET=SECRET, REDIS_URL=redis.url,
+                     GITHUB_API_URL=fake_url, QUESTBOT_CHAOS_LOG_LEVEL="WARNING")
+    model_server, model_env = await model_agent(args)
+    fake_argv = [sys.executable, "-m", "questbot_testing.fakegithub", "--port", str(fake_port),
+                 "--control", "--key-out", str(key), "--webhook-secret", SECRET,
+                 "--app-id", APP_ID, "--async-webhooks", "--redeliver-failed"]
+    for port in web_ports:
+        fake_argv += ["--webhook-url", f"http://127.0.0.1:{port}/webhook"]
+    fake_proc = Proc("fake", "fake", fake_argv, python_env(ROOT), workdir / "fake.log")
+    webs = [Proc(f"web-{n + 1}", "web", [sys.executable, "-m", "bot", "serve"],
+                 {**env, "PORT": str(port)}, workdir / f"web-{n + 1}.log")
+            for n, port in enumerate(web_ports)]
+    # Every repository a soak can make is named up front: the scripted agent is given the
+    # sample's script for each (``QUESTBOT_CHAOS_REPOS``).
+    most = args.quests or 100_000
+    repos = ",".join(repo_name(n + 1, args.owners) for n in range(min(most, 5_000)))
+    workers = [Proc(f"worker-{n + 1}", "worker",
+                    [sys.executable, "-m", "questbot_testing.chaos.worker"],
+                    {**env, **model_env, "QUESTBOT_CHAOS_REPOS": repos,
+                     "QUESTBOT_CHAOS_EPOCH": str(started),
+                     "QUESTBOT_CHAOS_SPEED": str(args.speed),
+                     "QUESTBOT_CHAOS_CONSUMER": f"worker-{n + 1}"}, workdir / f"worker-{n + 1}.log")
+               for n in range(args.workers)]
+    supervisor = Supervisor([fake_proc])
+    supervisor.start()
+    watching = asyncio.create_task(supervisor.watch())
+    fake = Fake(fake_url)
+    reader = reader_client(redis.url)
+    driving_s = args.minutes * 60
+    story = Story(fake, reader, started + driving_s + args.timeout)
+    soak, stop = Soak(), asyncio.Event()
+    notes: list[str] = []
+    try:
+        await wait_http(f"{fake_url}/_fake/control/state", 20)
+        supervisor.procs += [*webs, *workers]
+        for proc in (*webs, *workers):
+            proc.spawn()
+        for port in web_ports:
+            await wait_http(f"http://127.0.0.1:{port}/healthz", 30, ok=True)
+        measuring = asyncio.create_task(sampling(reader, [*webs, *workers], soak, args.sample,
+                                                 stop))
+        t0 = time.time()
+        await drive(args, story, soak, t0 + driving_s)
+        t1 = time.time()
+        soak.samples.append(await sample(reader, [*webs, *workers]))
+        stop.set()
+        await measuring
+        state = await fake.state()
+        breakdown = await key_breakdown(reader)
+    finally:
+        supervisor.stop()
+        watching.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await watching
+        await fake.close()
+        with contextlib.suppress(Exception):
+            await reader.aclose()
+        redis.stop()
+        if model_server is not None:
+            await model_server.close()
+    # The windows are cut from the driving time: from the first quest sent to the last closed.
+    span = t1 - t0
+    kinds = {p.name: p.kind for p in (*webs, *workers)}
+    sent = {q.repo: q.at for q in soak.quests}
+    latency = {repo: at - sent[repo] for repo, at in first_writes(state).items() if repo in sent}
+    w0 = t0 + args.warmup * span
+    first = window(soak, w0, w0 + args.window * span, latency, kinds)
+    last = window(soak, t1 - args.window * span, t1, latency, kinds)
+    problems, growth = judge(args, first, last)
+    runs = [q.run for q in soak.quests]
+    stuck = [r for r in runs if r is None or r.state != CLOSED]
+    problems += [f"quest of {r.repo} stopped at {r.state}: {r.error}" for r in stuck if r]
+    crashes = [(p, e) for p in supervisor.procs for e in p.crashes()]
+    problems += [f"{p.name} exited {e.returncode} on its own: {e.cause()}" for p, e in crashes]
+    if model_server is not None:
+        problems += [f"the model server refused a request: {e}" for e in model_server.errors]
+    all_waits = list(latency.values())
+    summary = {
+        "quests": len(runs), "closed": len(runs) - len(stuck), "agent": args.agent,
+        "webs": args.webs, "workers": args.workers, "parallel": args.parallel,
+        "driving_s": round(span, 1), "seconds": round(time.time() - started, 1),
+        "quests_per_minute": round(len(runs) / span * 60, 1) if span else None,
+        "first": {k: v for k, v in first.items() if not k.startswith("_")},
+        "last": {k: v for k, v in last.items() if not k.startswith("_")},
+        "growth": growth,
+        "series": series(soak, t0, t1, kinds),
+        "latency_p50_ms": round((percentile(all_waits, 0.5) or 0) * 1000),
+        "latency_p95_ms": round((percentile(all_waits, 0.95) or 0) * 1000),
+        "api_requests": len(state["requests"]),
+        "tolerance": {"rss": args.rss_tolerance, "redis": args.redis_tolerance,
+                      "ended_bytes": args.ended_bytes, "ended_keys": args.ended_keys},
+        "keys_at_end": breakdown,
+        "problems": len(problems),
+    }
+    summary["ok"] = not problems
+    if args.keep or crashes:
+        notes.append(f"run directory {workdir}")
+    else:
+        shutil.rmtree(workdir, ignore_errors=True)
+    return summary, problems + notes
+
+
+def readable(summary: dict[str, Any]) -> list[str]:
+    """The summary for a person: the two windows side by side."""
+    first, last = summary["first"], summary["last"]
+    rows = [("web RSS (MB)", "rss_web_mb"), ("worker RSS (MB)", "rss_worker_mb"),
+            ("Redis used_memory (MB)", "redis_used_mb"), ("Redis keys", "redis_keys"),
+            ("Redis keys without an expiry", "redis_lasting_keys"),
+            ("quests ended by then", "ended_quests"),
+            ("webhook → first write p50 (ms)", "latency_p50_ms"),
+            ("webhook → first write p95 (ms)", "latency_p95_ms")]
+    out = [f"{summary['closed']} of {summary['quests']} quests closed in "
+           f"{summary['driving_s']} s ({summary['quests_per_minute']} a minute), "
+           f"{summary['workers']} workers, {summary['webs']} web, agent {summary['agent']}",
+           f"{'':34}{'first window':>14}{'last window':>14}",
+           f"{'(seconds into the run)':34}{first['from_s']:>7}-{first['to_s']:<6}"
+           f"{last['from_s']:>7}-{last['to_s']:<6}"]
+    out += [f"{label:34}{first[key]!s:>14}{last[key]!s:>14}" for label, key in rows]
+    out.append("over the run (s: worker MB, Redis MB, quests ended): " + ", ".join(
+        f"{p['s']}: {p['worker_mb']:.0f}, {p['redis_mb']:.1f}, {p['ended']}"
+        for p in summary["series"]))
+    g = summary["growth"]
+    out.append(f"per quest ended between the windows: web RSS {g['rss_web_kb_per_ended_quest']} "
+               f"KB, worker RSS {g['rss_worker_kb_per_ended_quest']} KB, Redis "
+               f"{g['redis_bytes_per_ended_quest']} bytes and {g['redis_keys_per_ended_quest']} "
+               "keys without an expiry")
+    closed = max(summary["closed"], 1)
+    out.append("Redis at the end, a closed quest's share of each kind of key "
+               "(keys, bytes, share of the keys expiring):")
+    out += [f"  {name:28}{row['keys'] / closed:8.1f}{row['bytes'] / closed:10.0f}"
+            f"{row['expiring'] / row['keys']:8.0%}"
+            for name, row in summary["keys_at_end"].items()]
+    return out
+
+
+async def run_until_signalled(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
+    """``run``, cancelled by SIGTERM or SIGINT, so that its ``finally`` stops every process."""
+    task = asyncio.current_task()
+    assert task is not None
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, task.cancel)
+    return await run(args)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    try:
+        summary, lines = asyncio.run(run_until_signalled(args))
+    except asyncio.CancelledError:
+        print("soak: stopped by a signal; every process it started was stopped", file=sys.stderr)
+        return 130
+    for line in readable(summary):
+        print(line)
+    for line in lines:
+        print(f"- {line}")
+    print(json.dumps(summary, sort_keys=True))
+    return 0 if summary["ok"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
