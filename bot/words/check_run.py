@@ -67,9 +67,9 @@ def _proof_line(quest: Quest) -> str:
     if quest.proof is None:
         return "- proof: none yet for this revision"
     if not quest.proof_bound:
-        return "- proof: **not bound** to the current revision, head and base; it does not count"
-    return (f"- proof: bound to revision {quest.proof.revision} and head "
-            f"{sha(quest.proof.head)}; what it ran is below")
+        return ("- proof: **ran on an older version of the fix or of its base**, so it does "
+                "not count")
+    return f"- proof: ran on the fix as it is now, {sha(quest.proof.head)}; what it ran is below"
 
 
 
@@ -186,7 +186,8 @@ def check_text(quest: Quest, evidence: EvidenceBundle | None = None,
     text = (f"{next_action(quest, policy)}\n\n**Checkpoints:**\n{checkpoints}\n\n"
             f"{_proof_line(quest)}")
     if evidence is not None:
-        text += "\n\n" + render_markdown(evidence, ended=quest.state in TERMINAL)
+        text += "\n\n" + render_markdown(evidence, ended=quest.state in TERMINAL,
+                                          paused=quest.state is State.PARKED)
         if evidence.outputs:
             text += "\n\n#### What the proof printed\n\n" + render_outputs(evidence.outputs)
     text = hide_paths(text)

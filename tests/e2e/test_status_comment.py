@@ -60,7 +60,7 @@ async def test_a_maintainer_reads_the_quest_at_each_checkpoint(stack: Stack) -> 
     first = top(status)
     assert ("1 file (+1 line, -1 line): `pager.py` — "
             f"[the diff](https://github.com/{REPO}/pull/{pr.number}/files)") in first
-    assert f"bound to head `{ready.head and ready.head[:12]}`" in first
+    assert f"on the fix as it is now, `{ready.head and ready.head[:12]}`" in first
     assert "the reproduction fails on the base and passes on the head" in first
     assert "**Cost so far:** 3,600 tokens" in first  # three stages, 1,200 tokens each
     # what the proof printed, collapsed; never a bare digest, never the worker's paths
