@@ -39,13 +39,13 @@ from bot.core.gates import status_and_next
 from bot.core.policy import Policy
 from bot.core.quest import Outcome, ParkReason
 from bot.core.rules.budget import waits_for_spend
-from bot.core.states import CHECKPOINT_AT, MEANING, TERMINAL, State
+from bot.core.states import CHECKPOINT_AT, TERMINAL, State
 from bot.words import spend as spend_words
 from bot.words.evidence import render_markdown, render_outputs
 from bot.words.gates import gates_lines
 from bot.words.github_limits import OUTPUT_LIMIT, fit
 from bot.words.markdown import hide_paths, plain
-from bot.words.render import ended_words, next_action, sha, state_words
+from bot.words.render import MEANING, ended_words, next_action, sha, state_words
 
 ACTIONS: tuple[dict[str, str], ...] = (
     {"label": "Approve", "identifier": "approve", "description": "Approve this checkpoint"},
@@ -163,8 +163,8 @@ _TERMINAL_CHECK: dict[Outcome, tuple[CheckConclusion, str]] = {
                        "landed. GitHub has no conclusion for a rejection, so this shows as "
                        "neutral."),
     Outcome.IGNORED: (CheckConclusion.SKIPPED, "ignored by triage; no work was done."),
-    Outcome.DUPLICATE: (CheckConclusion.SKIPPED, "a duplicate: the signal joined another "
-                        "quest, which carries the work."),
+    Outcome.DUPLICATE: (CheckConclusion.SKIPPED, "a duplicate: the same failure is another "
+                        "quest's, which carries the work."),
     Outcome.FLAKY: (CheckConclusion.NEUTRAL, "flaky: the failed check passed when re-run on "
                     "the same commit, so no agent was run. GitHub has no conclusion for "
                     "\"flaky\", so this shows as neutral."),

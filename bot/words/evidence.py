@@ -55,7 +55,9 @@ _ENDED_HEADINGS: dict[RunOutcome, str] = {
     **_HEADINGS, RunOutcome.ACTION_REQUIRED: "⏹️ Stopped for a decision, not verified"}
 """Once the quest has ended: what the run found, and nothing that waits."""
 _PAUSED_HEADINGS: dict[RunOutcome, str] = {
-    **_HEADINGS, RunOutcome.ACTION_REQUIRED: "⏸️ Stopped at a checkpoint, and the quest is paused — not verified yet"}
+    **_HEADINGS,
+    RunOutcome.ACTION_REQUIRED: "⏸️ Stopped at a checkpoint, and the quest is paused — not "
+                                "verified yet"}
 """While the quest is parked: the run stopped where a person decides, and nobody is asked to
 decide until the quest resumes (the comment above says who paused it and why)."""
 ENDED = "The quest has ended; this is what its last run found."

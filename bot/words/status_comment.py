@@ -41,7 +41,7 @@ from bot.core.events import SignalKind
 from bot.core.gates import status_and_next
 from bot.core.policy import Policy
 from bot.core.quest import ParkReason
-from bot.core.states import CHECKPOINT_AT, MEANING, TERMINAL, State
+from bot.core.states import CHECKPOINT_AT, TERMINAL, State
 from bot.words import spend as spend_words
 from bot.words.attempts import attempts_lines, attempts_summary
 from bot.words.check_run import ACTIONS
@@ -52,6 +52,7 @@ from bot.words.github_limits import fit
 from bot.words.markdown import code_block, hide_paths, html_text, inline_code, plain, quote
 from bot.words.may_do import allowed_commands
 from bot.words.render import (
+    MEANING,
     login,
     next_action,
     quest_marker,
@@ -152,7 +153,7 @@ def _spend(q: Quest, view: StatusView) -> str:
 
 
 def _what_failed(q: Quest, failed: FailedRun | None) -> str:
-    title = plain(q.title or "a signal", limit=200)
+    title = plain(q.title or "a failure", limit=200)
     if failed is None:
         return title
     if q.kind is SignalKind.ISSUE or q.kind is SignalKind.COMMENT:

@@ -100,7 +100,7 @@ def _decided(e: Any) -> str:
 
 
 WORDS: dict[str, Callable[[Any], str]] = {
-    "signal_sensed": lambda e: f"saw {plain(e.title or 'a signal', limit=120)}",
+    "signal_sensed": lambda e: f"saw {plain(e.title or 'a failure', limit=120)}",
     "triaged": lambda e: f"routed it {_ROUTE.get(e.route.value, 'on')}",
     "rerun_requested": lambda e: f"re-ran the failed check on {_sha(e.sha)} to see if it is "
                                  "flaky",

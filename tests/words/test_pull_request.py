@@ -40,6 +40,7 @@ def markdown(view: pr.PullView) -> str:
 @pytest.mark.parametrize("state", list(State), ids=lambda s: s.value)
 def test_the_pull_request_at_each_state_matches_its_snapshot(state: State) -> None:
     snapshot(f"pull-{state.value.replace('_', '-')}.md", markdown(view_at(state)))
+    assert problems(markdown(view_at(state)), commits=()) == []
 
 
 @pytest.mark.parametrize("state", list(State), ids=lambda s: s.value)

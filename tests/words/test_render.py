@@ -6,7 +6,7 @@ from bot.core import State
 from bot.words import check_run as checks
 from bot.words import render
 from bot.words import status_comment as status
-from bot.words.markdown import inline_code, plain
+from bot.words.markdown import plain
 from bot.words.may_do import allowed_commands, lifecycle_mermaid
 from questbot_testing.journals import JournalBuilder
 
