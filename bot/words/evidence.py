@@ -34,7 +34,6 @@ from bot.words.markdown import (
     plain,
     quote,
 )
-from bot.words.render import sha
 
 REASON_WORDS: dict[ReasonCode, str] = {
     ReasonCode.NO_EVIDENCE: "no evidence", ReasonCode.UNSAFE_PATH: "outside the checkout",
@@ -70,9 +69,11 @@ _LATER = {"no change was applied": "the change comes after the plan is approved"
 
 
 def _waiting(result: TaskResult) -> list[str]:
-    """What a run stopped at a checkpoint has not done yet, as the steps still to come."""
+    """What a run stopped at a checkpoint has not done yet, as the steps still to come (``*``
+    items, as the gaps below: the facts' ``-`` list after them would otherwise continue it,
+    ``bot.words.gates.BULLET``)."""
     gaps = [g for g in result.verification_gaps() if not g.startswith("the run ")]
-    return [AT_CHECKPOINT, *(f"- {_LATER.get(g, plain(g))}" for g in gaps)]
+    return [AT_CHECKPOINT, *(f"* {_LATER.get(g, plain(g))}" for g in gaps)]
 
 
 def _heading(bundle: EvidenceBundle, ended: bool, paused: bool = False) -> list[str]:
@@ -97,7 +98,7 @@ def _heading(bundle: EvidenceBundle, ended: bool, paused: bool = False) -> list[
             lines.append(f"Reason: {plain(result.reason)}")
             lines.append("")
         lines.append("Why this is not verified:")
-        lines.extend(f"- {plain(gap)}" for gap in result.verification_gaps())
+        lines.extend(f"* {plain(gap)}" for gap in result.verification_gaps())
     return lines
 
 
@@ -160,11 +161,13 @@ def _facts(bundle: EvidenceBundle) -> list[str]:
     if result.change is not None:
         files = ", ".join(inline_code(path, limit=120) for path in result.change.files[:20])
         more = len(result.change.files) - 20
-        span = f"from {sha(result.change.base)} to {sha(result.change.head)}"
         suffix = f" and {more} more" if more > 0 else ""
-        lines.append(f"- change: {span}, touching {files}{suffix}")
+        # no commits named: the run's own may never reach GitHub (the status comment and the
+        # pull request name the fix's commit there)
+        lines.append(f"- change: touching {files}{suffix}")
     else:
-        lines.append("- change: none yet")
+        waiting = outcome_of(result) is RunOutcome.ACTION_REQUIRED
+        lines.append("- change: none yet" if waiting else "- change: none")
     return lines
 
 

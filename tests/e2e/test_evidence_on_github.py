@@ -46,7 +46,7 @@ async def test_after_research_the_claims_show_with_their_verdicts_and_real_lines
     spec = sample_spec()
     files = sample_files()
     assert "<summary>Evidence</summary>" in status
-    assert "#### Hypothesis" in status and spec.hypothesis in status
+    assert "#### Hypothesis" in status and plain(spec.hypothesis, 4000) in status  # a quote
     for number, claim in enumerate(spec.claims, start=1):
         assert f"{number}. **supported**" in status
         assert plain(claim.statement) in status  # prose a person reads, not a code chip
@@ -115,7 +115,7 @@ async def test_a_failing_proof_never_shows_verified(stack: Stack) -> None:
     assert "`test_questbot_reproduction` FAILED (exit 1)" in status
     assert "not confirmed" in status
     assert plain(f"check '{CHECK}' failed (exit 1)") in status  # the gap, in words
-    assert "change: none applied" in status  # the head put back exactly the base's pager.py
+    assert "- change: none\n" in status  # the head put back exactly the base's pager.py
     # the hypothesis and claims of revision 1 still stand: the person only moved the head
     assert "#### Claims" in status and "1. **supported**" in status
     assert SUCCESS not in status
@@ -153,5 +153,5 @@ async def test_a_quest_killed_at_checkpoint_a_shows_what_its_run_found_and_nothi
     for text in (story.status_comment(), check_text(stack, story, quest.head)):
         assert "The quest has ended; this is what its last run found." in text
         assert "⏹️ Stopped for a decision, not verified" in text
-        assert "#### Claims" in text and sample_spec().hypothesis in text  # what it found
+        assert "#### Claims" in text and plain(sample_spec().hypothesis, 4000) in text
         assert not re.search(r"\bwait(s|ing)?\b|needs a person|needs human", text, re.I)

@@ -67,10 +67,12 @@ def words_problems(text: str, commits: Iterable[str] = ()) -> list[str]:
     found = [f"jargon {m.group(1)!r}: {_prose(shown)[max(m.start() - 40, 0):m.end() + 40]!r}"
              for m in JARGON.finditer(_prose(shown))]
     known = [c.lower() for c in commits]
-    for m in _CODE_SPAN.finditer(_LINK.sub(" ", _FENCED.sub("", shown))):
+    unlinked = _LINK.sub(" ", _FENCED.sub("", shown))
+    for m in _CODE_SPAN.finditer(unlinked):
         chip = m.group(2).strip()
         if HEX_CHIP.match(chip) and not any(c.startswith(chip) for c in known):
-            found.append(f"a digest-like chip `{chip}`")
+            found.append(f"a digest-like chip `{chip}` (no commit's): "
+                         f"{unlinked[max(m.start() - 60, 0):m.end() + 20]!r}")
     found += [f"a quest's id in a heading: {m.group(0)[:120]!r}"
               for m in _HEADING.finditer(shown) if QUEST_ID.search(m.group(0))]
     return found

@@ -117,8 +117,9 @@ def test_the_comment_answers_the_ten_second_questions_at_checkpoint_c() -> None:
     top = body.split("<details>")[0]  # what is read without opening anything
     assert "[the failed check](https://github.com/octo/demo/runs/11)" in top
     assert "[its log](https://ci.example.com/octo/demo/jobs/11)" in top
-    assert ("> pages\\(\\) rounds down, so the last partial page is lost\n\n  The agent is "
-            "80% sure") in top  # a quote a person reads, not a code chip
+    assert ("**What questbot thinks** (the agent is 80% sure, over 2 claims; the code "
+            "supports 1):\n  > pages\\(\\) rounds down, so the last partial page is "
+            "lost\n") in top  # a quote a person reads, not a code chip
     assert f"1 file (+1 line, -1 line): `pager.py` — [the diff]({PULL}/files)" in top
     assert "1 of 1 checks passed" in top and "fails on the base and passes on the head" in top
     assert "`/approve C`" in top and "**Approve** · **Revise** · **Reject**" in top
