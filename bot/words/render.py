@@ -201,8 +201,11 @@ def _inbox_line(e: InboxEntry) -> str:
     command = tick_command(q)
     box = f"- [ ] {entry_marker(q.id)} " if command is not None else "- "
     label = f"; {tick_label(command)}" if command is not None else ""
+    said = next_action(q)
+    # a claimed review's next action already says who holds it: not twice in one line
+    now = "" if q.state is State.HANDED_OFF else f"{doing(q, mention=False)}{label}. "
     return (f"{box}{where}{inline_code(q.title or '(untitled)')}, quest {inline_code(q.id)}: "
-            f"{doing(q, mention=False)}{label}. {next_action(q)}")
+            f"{now}{said}")
 
 
 WAITING_SHOWN = 50

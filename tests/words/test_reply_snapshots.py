@@ -24,8 +24,9 @@ STATES = every_state()
 def inbox() -> str:
     """The inbox with a quest at each kind of wait: a checkpoint, a pause, a claimed review."""
     entries = [InboxEntry(STATES[State.HYPOTHESISED].quest, "#7"),
-               InboxEntry(STATES[State.PARKED].quest, "#8", "paused by a person: lunch"),
-               InboxEntry(STATES[State.HANDED_OFF].quest, "#9")]
+               InboxEntry(STATES[State.PARKED].quest.evolve({"id": "q-8"}), "#8",
+                          "paused by a person: lunch"),
+               InboxEntry(STATES[State.HANDED_OFF].quest.evolve({"id": "q-9"}), "#9")]
     return inbox_body(entries, agreement=(3, 4))
 
 
