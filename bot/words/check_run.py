@@ -74,6 +74,14 @@ def _proof_line(quest: Quest) -> str:
 
 
 
+AT_A_STEP = ("This is a normal step, not a failure: GitHub calls it \"action required\", "
+             "which shows the buttons below and keeps the pull request from counting as "
+             "passed until someone decides.")
+"""Said at a checkpoint, where GitHub's red-looking ``action_required`` is the one conclusion
+that both shows the buttons (they show only on a completed run) and does not pass a required
+check; ``neutral`` would let a pull request merge past a checkpoint (``docs/decisions.md``)."""
+
+
 class CheckConclusion(StrEnum):
     """GitHub's check-run conclusions, as the REST API spells them."""
 
@@ -214,8 +222,8 @@ def check_run(quest: Quest, evidence: EvidenceBundle | None = None,
                 and not policy.shadow and not policy.blocking(checkpoint)):
             who = "a review"  # advisory: questbot's automatic reviewer or a person
         return CheckRunView("completed", CheckConclusion.ACTION_REQUIRED,
-                            f"questbot: waiting for {who} at {at}", meaning, text,
-                            ACTIONS if checkpoint else ())
+                            f"questbot: waiting for {who} at {at}", f"{meaning} {AT_A_STEP}",
+                            text, ACTIONS if checkpoint else ())
     if waits_for_spend(quest):
         return CheckRunView("completed", CheckConclusion.ACTION_REQUIRED,
                             "questbot: waiting for a spend decision",
