@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 import sys
-from collections.abc import Iterable
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from bot.agent.machine import RunState
