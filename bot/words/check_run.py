@@ -244,9 +244,11 @@ def check_run(quest: Quest, evidence: EvidenceBundle | None = None,
         return CheckRunView("completed", CONCLUSION_BY_OUTCOME[halted], f"questbot: {title}",
                             f"{meaning} {next_action(quest)}{words}", text)
     if state is State.PARKED:
-        return CheckRunView("completed", CheckConclusion.NEUTRAL, "questbot: parked",
-                            f"{meaning} GitHub has no conclusion for \"stopped, resumable\", "
-                            "so this shows as neutral.", text)
+        paused = reason is None or reason is ParkReason.PAUSED
+        return CheckRunView("completed", CheckConclusion.NEUTRAL,
+                            "questbot: paused by a person" if paused else "questbot: parked",
+                            f"{meaning} {next_action(quest)} GitHub has no conclusion for "
+                            "\"stopped, resumable\", so this shows as neutral.", text)
     if state is State.TRIAGED:
         return CheckRunView("completed", CheckConclusion.ACTION_REQUIRED,
                             "questbot: waiting for a person to start it", meaning, text)

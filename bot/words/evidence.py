@@ -68,12 +68,17 @@ _LATER = {"no change was applied": "the change comes after the plan is approved"
           "no checks were executed": "the checks run on the change, once there is one"}
 
 
-def _waiting(result: TaskResult) -> list[str]:
+PAUSED_AT_CHECKPOINT = ("The agent stopped at a checkpoint; a person decides once the quest "
+                        "resumes. Still to come:")
+
+
+def _waiting(result: TaskResult, paused: bool = False) -> list[str]:
     """What a run stopped at a checkpoint has not done yet, as the steps still to come (``*``
     items, as the gaps below: the facts' ``-`` list after them would otherwise continue it,
     ``bot.words.gates.BULLET``)."""
     gaps = [g for g in result.verification_gaps() if not g.startswith("the run ")]
-    return [AT_CHECKPOINT, *(f"* {_LATER.get(g, plain(g))}" for g in gaps)]
+    return [PAUSED_AT_CHECKPOINT if paused else AT_CHECKPOINT,
+            *(f"* {_LATER.get(g, plain(g))}" for g in gaps)]
 
 
 def _heading(bundle: EvidenceBundle, ended: bool, paused: bool = False) -> list[str]:
@@ -86,7 +91,7 @@ def _heading(bundle: EvidenceBundle, ended: bool, paused: bool = False) -> list[
     if outcome is RunOutcome.ACTION_REQUIRED and not ended:
         if result.reason and not paused:  # paused, nobody is asked: the pause says why
             lines += [f"Reason: {plain(result.reason)}", ""]
-        return lines + _waiting(result)
+        return lines + _waiting(result, paused)
     if outcome is RunOutcome.SUCCESS:
         count = len(result.checks)
         lines.append(

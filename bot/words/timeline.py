@@ -179,6 +179,7 @@ EARLIER_CHARACTERS = 20_000
 characters): past it, the oldest few are kept (what failed, how it was routed) and the middle
 is counted, not shown."""
 FIRST_KEPT = 3
+"""Earlier entries always kept first when the fold is cut (within half its share)."""
 
 
 def timeline_fold(entries: Sequence[TimelineEntry], shown: int = SHOWN,
@@ -194,15 +195,20 @@ def timeline_fold(entries: Sequence[TimelineEntry], shown: int = SHOWN,
     if earlier:
         count = len(earlier)
         if sum(len(x) + 1 for x in earlier) > budget:
-            kept = earlier[:FIRST_KEPT]
-            used = sum(len(x) + 1 for x in kept)
+            kept: list[str] = []
+            used = 0
+            for x in earlier[:FIRST_KEPT]:  # the oldest, within half the share
+                if used + len(x) + 1 > budget // 2:
+                    break
+                kept.append(x)
+                used += len(x) + 1
             tail: list[str] = []
-            for x in reversed(earlier[FIRST_KEPT:]):
+            for x in reversed(earlier[len(kept):]):
                 if used + len(x) + 1 > budget:
                     break
                 tail.insert(0, x)
                 used += len(x) + 1
-            left = count - len(kept) - len(tail)
+            left = count - len(kept) - len(tail)  # > 0: all of them did not fit
             earlier = [*kept, f"- *… {left:,} more event{'s' if left != 1 else ''}, left out "
                        "to keep this comment within GitHub's size limit …*", *tail]
         out += [f"<details><summary>{count:,} earlier event{'s' if count != 1 else ''}"

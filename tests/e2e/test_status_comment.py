@@ -6,6 +6,8 @@ questbot's own."""
 
 from __future__ import annotations
 
+import re
+
 from bot.core import State
 from bot.words.github_limits import BODY_LIMIT, OUTPUT_LIMIT
 from bot.words.markdown import plain
@@ -74,6 +76,9 @@ async def test_a_maintainer_reads_the_quest_at_each_checkpoint(stack: Stack) -> 
     assert f"`@{MAINTAINER}` approved checkpoint A" in timeline
     assert f"`@{MAINTAINER}` approved checkpoint B" in timeline
     assert "the proof passed on" in timeline
+    # the whole of it: the earlier events folded under their count, the failure among them
+    assert re.search(r"<summary>\d+ earlier events?</summary>", timeline)
+    assert "questbot saw " in timeline and "started research" in timeline
     # the diagram is this quest's path: the states it went through, and no other
     diagram = status.split("```mermaid\n")[1].split("```")[0]
     assert "proving --> ready" in diagram and "class ready current" in diagram
