@@ -148,8 +148,8 @@ def next_action(quest: Quest, policy: Policy | None = None) -> str:
     if state is State.WATCHING:
         return f"Landed as {sha(quest.merge_sha)}; watching the checks for regressions."
     if state is State.ROLLED_BACK:
-        return (f"A regression was seen: questbot reverts {sha(quest.merge_sha)}, then "
-                f"research restarts at revision {quest.revision + 1}.")
+        return (f"The failure came back: questbot reverts {sha(quest.merge_sha)}, then looks "
+                "into it again on a new pull request.")
     if state is State.HANDED_OFF:
         return (f"{login(quest.owner)} holds the review and decides; `/release` hands it "
                 "back.")

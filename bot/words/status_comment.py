@@ -169,19 +169,19 @@ def _what_failed(q: Quest, failed: FailedRun | None) -> str:
 
 
 def _thinks(q: Quest, evidence: EvidenceBundle | None) -> str:
-    """What questbot thinks, as the list item's lead and the hypothesis quoted under it (a
-    quote a person reads, wrapped; no blank line, so the list stays tight)."""
+    """What questbot thinks: the rest of the list item's bold lead, and the hypothesis quoted
+    under it (a quote a person reads, wrapped; no blank line, so the list stays tight)."""
     hypothesis = evidence.hypothesis if evidence is not None else q.hypothesis
     if not hypothesis:
-        return ": nothing yet: research has not finished"
+        return ":** nothing yet: research has not finished"
     first = hypothesis.strip().splitlines()
     said = quote(first[0] if first else hypothesis, limit=240)
     claims = evidence.claims if evidence is not None else ()
     if not claims:
-        return f" (no claims were checked against the code):\n  {said}"
+        return f"** (no claims were checked against the code):\n  {said}"
     mean = sum(c.claim.confidence for c in claims) / len(claims)
     supported = sum(1 for c in claims if c.verdict.value == "supported")
-    return (f" (the agent is {mean:.0%} sure, over {len(claims)} claim"
+    return (f"** (the agent is {mean:.0%} sure, over {len(claims)} claim"
             f"{'s' if len(claims) != 1 else ''}; the code supports {supported}):\n  {said}")
 
 
@@ -283,7 +283,7 @@ def status_comment(view: StatusView) -> str:
         *gates_lines(status_and_next(q, view.policy or Policy())),
         "",
         f"- **What failed:** {_what_failed(q, view.failed)}",
-        f"- **What questbot thinks**{_thinks(q, view.evidence)}",
+        f"- **What questbot thinks{_thinks(q, view.evidence)}",
         f"- **What it changed:** {_changed(view.evidence, view.pull_url)}",
         f"- **What the proof ran:** {_proof(q, view.evidence)}",
         f"- **Cost so far:** {cost_line(q)}{_spend(q, view)}",
