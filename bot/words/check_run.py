@@ -165,7 +165,8 @@ class CheckRunView:
 
 
 _TERMINAL_CHECK: dict[Outcome, tuple[CheckConclusion, str]] = {
-    Outcome.CLOSED: (CheckConclusion.SUCCESS, "landed with a bound proof and watched clean."),
+    Outcome.CLOSED: (CheckConclusion.SUCCESS, "merged with its checks passing on the very "
+                     "commit merged, and watched clean."),
     Outcome.KILLED: (CheckConclusion.CANCELLED, "killed by a person; nothing was landed."),
     Outcome.REJECTED: (CheckConclusion.NEUTRAL, "rejected at a checkpoint; nothing was "
                        "landed. GitHub has no conclusion for a rejection, so this shows as "
