@@ -187,15 +187,18 @@ def render_markdown(bundle: EvidenceBundle, *, ended: bool = False,
         ["#### Hypothesis", "", *_quoted(bundle.hypothesis)],
         ["#### Claims", "", *_claims(bundle.claims)],
         ["#### Reproduction", "", *_reproduction(bundle.reproduction)],
-        ["#### Plan", "", code_block(bundle.plan) if bundle.plan else "No plan was recorded."],
+        ["#### Plan", "", *(_quoted(bundle.plan, by_line=True) if bundle.plan
+                            else ["No plan was recorded."])],
         ["#### Checks", "", *_checks(bundle.checks)],
     ]
     return "\n\n".join("\n".join(section) for section in sections) + "\n"
 
 
-def _quoted(text: str, limit: int = 4000) -> list[str]:
-    """Untrusted prose as a block quote that wraps: each paragraph escaped (``plain``)."""
-    paragraphs = [" ".join(p.split()) for p in text.strip().split("\n\n") if p.strip()]
+def _quoted(text: str, limit: int = 4000, *, by_line: bool = False) -> list[str]:
+    """Untrusted prose as a block quote that wraps: each paragraph (``by_line``: each line, as
+    a plan's numbered steps) escaped (``plain``)."""
+    parts = text.strip().split("\n" if by_line else "\n\n")
+    paragraphs = [" ".join(p.split()) for p in parts if p.strip()]
     if not paragraphs:
         return ["*(empty)*"]
     out: list[str] = []
