@@ -73,3 +73,20 @@ def test_every_event_is_shown_or_counted_within_the_budget(n: int, budget: int,
             assert counted > 0 and line(all_[0]) in earlier
             assert sum(line(e) in earlier for e in all_[:FIRST_KEPT]) >= 1
     assert text.count("<details>") == text.count("</details>")
+
+
+def test_a_status_comment_with_thousands_of_events_stays_within_githubs_limit() -> None:
+    from dataclasses import replace
+
+    from bot.words.github_limits import BODY_LIMIT
+    from bot.words.status_comment import status_comment
+
+    view = every_state()[State.CLOSED].view
+    many = [*view.timeline[:3], *entries(5000, "y" * 100), *view.timeline[3:]]
+    body = status_comment(replace(view, timeline=many))
+    assert len(body) <= BODY_LIMIT
+    assert "<summary>5,004 earlier events</summary>" in body
+    assert "questbot saw check tests failed" in body  # the failure is kept, first
+    assert "more events, left out to keep this comment within GitHub's size limit" in body
+    assert "the watch after the merge ended clean" in body  # and the newest
+    assert leaks(body) == []
