@@ -24,6 +24,7 @@ from bot.journal.memory import ForgeMemory
 from bot.pulls.landing import Lander
 from bot.views.projection import open_pull, quest_branch
 from bot.words import render
+from bot.words.pull_request import revert_body, revert_message, revert_title
 
 RevertTree = Callable[[Forge, Quest, str], Awaitable[str]]
 """``(forge, quest, merge_sha) → tree sha`` of the merge with the quest's changes undone."""
@@ -89,7 +90,7 @@ class Reverter:
         if now != head:
             raise moved(now[:12])
         try:
-            await forge.merge(number, head, f"Revert questbot quest {quest.id}",
+            await forge.merge(number, head, revert_title(quest),
                               await self.lander.method(quest, forge))
         except gidgethub.BadRequest as exc:
             if status_of(exc) == 409:
@@ -120,16 +121,15 @@ class Reverter:
                 tree = await self.revert_tree(forge, quest, merge_sha)
                 commit = await forge.git.create_commit(
                     tree=tree, parents=[merge_sha],
-                    message=f"Revert {merge_sha[:12]}: questbot quest {quest.id} regressed")
+                    message=revert_message(quest, merge_sha))
                 await self.memory.set_quest_field(quest.id, head_field, commit)
                 made = await forge.git.ensure_branch(branch, commit)
             if await self.memory.quest(quest.id, head_field) is None:
                 await self.memory.set_quest_field(quest.id, head_field, made)
             base = await self.memory.default_branch(quest.repo)
             pull = await open_pull(
-                forge, head=branch, base=base, title=f"Revert questbot quest {quest.id}"[:200],
-                body=f"{render.key_marker(effect.key)}\nA regression followed "
-                f"{render.sha(merge_sha)}; this reverts it.\n", draft=False,
+                forge, head=branch, base=base, title=revert_title(quest),
+                body=f"{render.key_marker(effect.key)}\n{revert_body(merge_sha)}", draft=False,
                 author=self.ctx.bot_login)
         if pull is None:
             raise PermanentError(f"the revert branch {branch} has no commits beyond the base "

@@ -129,7 +129,7 @@ def reviewable(quest: Quest) -> bool:
 
 class Projection:
     def __init__(self, ctx: AdapterContext, forges: Forges, *, draft_pulls: bool = True,
-                 timeline: int = 10, evidence: EvidenceLookup | None = None) -> None:
+                 timeline: int = 1_000_000, evidence: EvidenceLookup | None = None) -> None:
         self.ctx = ctx
         self.forges = forges
         self.memory = ForgeMemory(ctx.journal.client)

@@ -57,8 +57,9 @@ def attempt_words(record: AttemptRecord, quote: Quote = _same) -> str:
         parts.append(f"{record.proof_attempts} proof attempt"
                      f"{'s' if record.proof_attempts != 1 else ''}{bound}")
     if record.seals:
-        parts.append("its evidence was fixed at " + ", ".join(
-            f"checkpoint {s.gate.value} as {s.digest[:12]}" for s in record.seals))
+        parts.append("it submitted evidence at checkpoint" + ("s " if len(record.seals) > 1
+                                                              else " ")
+                     + ", ".join(s.gate.value for s in record.seals))
     reviews = [review_words(r, quote) for r in record.reviews]
     parts.append("reviews: " + "; ".join(reviews) if reviews else "no reviews")
     return ". ".join(parts) + "."

@@ -39,13 +39,13 @@ from bot.core.gates import status_and_next
 from bot.core.policy import Policy
 from bot.core.quest import Outcome, ParkReason
 from bot.core.rules.budget import waits_for_spend
-from bot.core.states import CHECKPOINT_AT, MEANING, TERMINAL, State
+from bot.core.states import CHECKPOINT_AT, TERMINAL, State
 from bot.words import spend as spend_words
 from bot.words.evidence import render_markdown, render_outputs
 from bot.words.gates import gates_lines
 from bot.words.github_limits import OUTPUT_LIMIT, fit
 from bot.words.markdown import hide_paths, plain
-from bot.words.render import ended_words, next_action, sha, state_words
+from bot.words.render import MEANING, ended_words, next_action, sha, state_words
 
 ACTIONS: tuple[dict[str, str], ...] = (
     {"label": "Approve", "identifier": "approve", "description": "Approve this checkpoint"},
@@ -68,11 +68,19 @@ def _proof_line(quest: Quest) -> str:
     if quest.proof is None:
         return "- proof: none yet for this revision"
     if not quest.proof_bound:
-        return "- proof: **not bound** to the current revision, head and base; it does not count"
-    return (f"- proof: bound to revision {quest.proof.revision} and head "
-            f"{sha(quest.proof.head)}; what it ran is below")
+        return ("- proof: **ran on an older version of the fix or of its base**, so it does "
+                "not count")
+    return f"- proof: ran on the fix as it is now, {sha(quest.proof.head)}; what it ran is below"
 
 
+
+
+AT_A_STEP = ("This is a normal step, not a failure: GitHub calls it \"action required\", "
+             "which shows the buttons below and keeps the pull request from counting as "
+             "passed until someone decides.")
+"""Said at a checkpoint, where GitHub's red-looking ``action_required`` is the one conclusion
+that both shows the buttons (they show only on a completed run) and does not pass a required
+check; ``neutral`` would let a pull request merge past a checkpoint (``docs/decisions.md``)."""
 
 
 class CheckConclusion(StrEnum):
@@ -158,14 +166,15 @@ class CheckRunView:
 
 
 _TERMINAL_CHECK: dict[Outcome, tuple[CheckConclusion, str]] = {
-    Outcome.CLOSED: (CheckConclusion.SUCCESS, "landed with a bound proof and watched clean."),
+    Outcome.CLOSED: (CheckConclusion.SUCCESS, "merged with its checks passing on the very "
+                     "commit merged, and watched clean."),
     Outcome.KILLED: (CheckConclusion.CANCELLED, "killed by a person; nothing was landed."),
     Outcome.REJECTED: (CheckConclusion.NEUTRAL, "rejected at a checkpoint; nothing was "
                        "landed. GitHub has no conclusion for a rejection, so this shows as "
                        "neutral."),
     Outcome.IGNORED: (CheckConclusion.SKIPPED, "ignored by triage; no work was done."),
-    Outcome.DUPLICATE: (CheckConclusion.SKIPPED, "a duplicate: the signal joined another "
-                        "quest, which carries the work."),
+    Outcome.DUPLICATE: (CheckConclusion.SKIPPED, "a duplicate: the same failure is another "
+                        "quest's, which carries the work."),
     Outcome.FLAKY: (CheckConclusion.NEUTRAL, "flaky: the failed check passed when re-run on "
                     "the same commit, so no agent was run. GitHub has no conclusion for "
                     "\"flaky\", so this shows as neutral."),
@@ -187,7 +196,8 @@ def check_text(quest: Quest, evidence: EvidenceBundle | None = None,
     text = (f"{next_action(quest, policy)}\n\n**Checkpoints:**\n{checkpoints}\n\n"
             f"{_proof_line(quest)}")
     if evidence is not None:
-        text += "\n\n" + render_markdown(evidence, ended=quest.state in TERMINAL)
+        text += "\n\n" + render_markdown(evidence, ended=quest.state in TERMINAL,
+                                          paused=quest.state is State.PARKED)
         if evidence.outputs:
             text += "\n\n#### What the proof printed\n\n" + render_outputs(evidence.outputs)
     text = hide_paths(text)
@@ -214,8 +224,8 @@ def check_run(quest: Quest, evidence: EvidenceBundle | None = None,
                 and not policy.shadow and not policy.blocking(checkpoint)):
             who = "a review"  # advisory: questbot's automatic reviewer or a person
         return CheckRunView("completed", CheckConclusion.ACTION_REQUIRED,
-                            f"questbot: waiting for {who} at {at}", meaning, text,
-                            ACTIONS if checkpoint else ())
+                            f"questbot: waiting for {who} at {at}", f"{meaning} {AT_A_STEP}",
+                            text, ACTIONS if checkpoint else ())
     if waits_for_spend(quest):
         return CheckRunView("completed", CheckConclusion.ACTION_REQUIRED,
                             "questbot: waiting for a spend decision",
@@ -238,9 +248,11 @@ def check_run(quest: Quest, evidence: EvidenceBundle | None = None,
         return CheckRunView("completed", CONCLUSION_BY_OUTCOME[halted], f"questbot: {title}",
                             f"{meaning} {next_action(quest)}{words}", text)
     if state is State.PARKED:
-        return CheckRunView("completed", CheckConclusion.NEUTRAL, "questbot: parked",
-                            f"{meaning} GitHub has no conclusion for \"stopped, resumable\", "
-                            "so this shows as neutral.", text)
+        paused = reason is None or reason is ParkReason.PAUSED
+        return CheckRunView("completed", CheckConclusion.NEUTRAL,
+                            "questbot: paused by a person" if paused else "questbot: parked",
+                            f"{meaning} {next_action(quest)} GitHub has no conclusion for "
+                            "\"stopped, resumable\", so this shows as neutral.", text)
     if state is State.TRIAGED:
         return CheckRunView("completed", CheckConclusion.ACTION_REQUIRED,
                             "questbot: waiting for a person to start it", meaning, text)

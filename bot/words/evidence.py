@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from bot.agent.evidence import CommandOutput, EvidenceBundle
 from bot.agent.outcome import RunOutcome, outcome_of
-from bot.agent.result import RUN_ENDED
+from bot.agent.result import RUN_ENDED, TaskResult
 from bot.agent.validation import ClaimVerdict, Evidence, ReasonCode
 from bot.core.proof import CheckRecord, Reproduction
 from bot.words.markdown import (
@@ -32,6 +32,7 @@ from bot.words.markdown import (
     html_text,
     inline_code,
     plain,
+    quote,
 )
 
 REASON_WORDS: dict[ReasonCode, str] = {
@@ -46,21 +47,51 @@ _HEADINGS: dict[RunOutcome, str] = {
     RunOutcome.SUCCESS: "✅ Verified",
     RunOutcome.UNVERIFIED: "⚠️ Completed, not verified",
     RunOutcome.FAILURE: "❌ Failed, not verified",
-    RunOutcome.ACTION_REQUIRED: "✋ Needs a person, not verified",
+    RunOutcome.ACTION_REQUIRED: "✋ Waiting for a person's decision — not verified yet",
     RunOutcome.REFUSED: "⛔ Refused, not verified",
 }
 _ENDED_HEADINGS: dict[RunOutcome, str] = {
     **_HEADINGS, RunOutcome.ACTION_REQUIRED: "⏹️ Stopped for a decision, not verified"}
 """Once the quest has ended: what the run found, and nothing that waits."""
+_PAUSED_HEADINGS: dict[RunOutcome, str] = {
+    **_HEADINGS,
+    RunOutcome.ACTION_REQUIRED: "⏸️ Stopped at a checkpoint, and the quest is paused — not "
+                                "verified yet"}
+"""While the quest is parked: the run stopped where a person decides, and nobody is asked to
+decide until the quest resumes (the comment above says who paused it and why)."""
 ENDED = "The quest has ended; this is what its last run found."
+AT_CHECKPOINT = ("This is a checkpoint, as planned: the agent stopped so that a person decides "
+                 "before it goes on. Still to come:")
+"""A run that stopped for a decision is a normal step, not a failure: it says what comes
+after the decision, and still never that anything is verified."""
+_LATER = {"no change was applied": "the change comes after the plan is approved",
+          "no checks were executed": "the checks run on the change, once there is one"}
 
 
-def _heading(bundle: EvidenceBundle, ended: bool) -> list[str]:
+PAUSED_AT_CHECKPOINT = ("The agent stopped at a checkpoint; a person decides once the quest "
+                        "resumes. Still to come:")
+
+
+def _waiting(result: TaskResult, paused: bool = False) -> list[str]:
+    """What a run stopped at a checkpoint has not done yet, as the steps still to come (``*``
+    items, as the gaps below: the facts' ``-`` list after them would otherwise continue it,
+    ``bot.words.gates.BULLET``)."""
+    gaps = [g for g in result.verification_gaps() if not g.startswith("the run ")]
+    return [PAUSED_AT_CHECKPOINT if paused else AT_CHECKPOINT,
+            *(f"* {_LATER.get(g, plain(g))}" for g in gaps)]
+
+
+def _heading(bundle: EvidenceBundle, ended: bool, paused: bool = False) -> list[str]:
     result = bundle.result
     outcome = outcome_of(result)
-    lines = [f"### {(_ENDED_HEADINGS if ended else _HEADINGS)[outcome]}", ""]
+    headings = _ENDED_HEADINGS if ended else _PAUSED_HEADINGS if paused else _HEADINGS
+    lines = [f"### {headings[outcome]}", ""]
     if ended:
         lines += [ENDED, ""]
+    if outcome is RunOutcome.ACTION_REQUIRED and not ended:
+        if result.reason and not paused:  # paused, nobody is asked: the pause says why
+            lines += [f"Reason: {plain(result.reason)}", ""]
+        return lines + _waiting(result, paused)
     if outcome is RunOutcome.SUCCESS:
         count = len(result.checks)
         lines.append(
@@ -72,7 +103,7 @@ def _heading(bundle: EvidenceBundle, ended: bool) -> list[str]:
             lines.append(f"Reason: {plain(result.reason)}")
             lines.append("")
         lines.append("Why this is not verified:")
-        lines.extend(f"- {plain(gap)}" for gap in result.verification_gaps())
+        lines.extend(f"* {plain(gap)}" for gap in result.verification_gaps())
     return lines
 
 
@@ -89,8 +120,8 @@ def _claims(claims: tuple[ClaimVerdict, ...]) -> list[str]:
     for number, item in enumerate(claims, start=1):
         claim = item.claim
         lines.append(
-            f"{number}. **{item.verdict.value}** (confidence {claim.confidence:.2f}) "
-            f"{inline_code(claim.statement)}"
+            f"{number}. **{item.verdict.value}** (the agent is {claim.confidence:.0%} sure): "
+            f"{plain(claim.statement)}"
         )
         lines.extend(_evidence_line(evidence) for evidence in claim.evidence)
         lines.extend(
@@ -128,35 +159,56 @@ def _checks(checks: tuple[CheckRecord, ...]) -> list[str]:
 def _facts(bundle: EvidenceBundle) -> list[str]:
     result = bundle.result
     lines = [
-        f"- run: {RUN_ENDED[result.state]}, attempts: {result.attempts}, "
-        f"risk: {result.risk.value}"
+        f"- the agent's run {RUN_ENDED[result.state]}"
+        + (f" after {result.attempts} tries" if result.attempts > 1 else "")
+        + f"; risk {result.risk.value}"
     ]
     if result.change is not None:
         files = ", ".join(inline_code(path, limit=120) for path in result.change.files[:20])
         more = len(result.change.files) - 20
-        span = f"{inline_code(result.change.base[:12])}..{inline_code(result.change.head[:12])}"
         suffix = f" and {more} more" if more > 0 else ""
-        lines.append(f"- change: {span} touching {files}{suffix}")
+        # no commits named: the run's own may never reach GitHub (the status comment and the
+        # pull request name the fix's commit there)
+        lines.append(f"- change: touching {files}{suffix}")
     else:
-        lines.append("- change: none applied")
-    if bundle.proof_digest is not None:
-        lines.append(f"- proof digest: {inline_code(bundle.proof_digest)}")
+        waiting = outcome_of(result) is RunOutcome.ACTION_REQUIRED
+        lines.append("- change: none yet" if waiting else "- change: none")
     return lines
 
 
-def render_markdown(bundle: EvidenceBundle, *, ended: bool = False) -> str:
+def render_markdown(bundle: EvidenceBundle, *, ended: bool = False,
+                    paused: bool = False) -> str:
     """The bundle as GitHub Markdown; pure, and never shows success for an unverified result.
-    ``ended``: the quest has ended, so nothing the run stopped for still waits."""
+    ``ended``: the quest has ended, so nothing the run stopped for still waits; ``paused``:
+    the quest is parked, so nobody is asked to decide until it resumes."""
     sections = [
-        _heading(bundle, ended),
+        _heading(bundle, ended, paused),
         _facts(bundle),
-        ["#### Hypothesis", "", code_block(bundle.hypothesis)],
+        ["#### Hypothesis", "", *_quoted(bundle.hypothesis)],
         ["#### Claims", "", *_claims(bundle.claims)],
         ["#### Reproduction", "", *_reproduction(bundle.reproduction)],
-        ["#### Plan", "", code_block(bundle.plan) if bundle.plan else "No plan was recorded."],
+        ["#### Plan", "", *(_quoted(bundle.plan, by_line=True) if bundle.plan
+                            else ["No plan was recorded."])],
         ["#### Checks", "", *_checks(bundle.checks)],
     ]
     return "\n\n".join("\n".join(section) for section in sections) + "\n"
+
+
+def _quoted(text: str, limit: int = 4000, *, by_line: bool = False) -> list[str]:
+    """Untrusted prose as a block quote that wraps: each paragraph (``by_line``: each line, as
+    a plan's numbered steps) escaped (``plain``)."""
+    parts = text.strip().split("\n" if by_line else "\n\n")
+    paragraphs = [" ".join(p.split()) for p in parts if p.strip()]
+    if not paragraphs:
+        return ["*(empty)*"]
+    out: list[str] = []
+    left = limit
+    for paragraph in paragraphs:
+        if left <= 0:
+            break
+        out += [quote(paragraph, limit=left), ">"]
+        left -= len(paragraph)
+    return out[:-1]
 
 
 OUTPUT_LINES = 40

@@ -5,11 +5,11 @@ about a gate than what questbot acts on.
 
 One line per checkpoint: where the quest stands at it, who decides an open one and who decided
 one behind it (from this attempt's record of decisions, ``StatusAndNext.reviews``), what
-evidence it has and lacks, and the version of that evidence a decision applies to. questbot
-fixes a gate's evidence when it is submitted (its seal, ``bot.core.seals``); a decision is
-taken on exactly that version, and the line shows its digest's first twelve characters — what
-``python -m bot status`` prints in full. "Sealed" is our word; the line says "fixed", and the
-open gate's line says once what that means.
+evidence it has and lacks, and whether a decision taken now counts. questbot fixes a gate's
+evidence when it is submitted (its seal, ``bot.core.seals``) and a decision is taken on exactly
+that version; the line says so in a sentence, not with the seal's digest, which only
+``python -m bot status`` prints (an operator's tool). "Seal" and "digest" are our words, not a
+maintainer's: ``tests/words/surface.py`` refuses them in anything questbot writes.
 """
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ EVIDENCE: dict[str, str] = {"hypothesis": "a checked hypothesis",
                             "reproduction": "a reproduction that fails on the base",
                             "plan": "a plan", "patch": "a pushed patch",
                             "proof": "a proof bound to the head"}
-EXPLAINED = " — a decision applies to exactly that"
-"""Said once, on the gate a decision can be taken at: what the digest is for."""
+EXPLAINED = "; a decision applies to it as it is now, and a change to it asks again"
+"""Said once, on the gate a decision can be taken at: what fixing the evidence means."""
 
 
 def _who(gate: Gate, shadow: bool, claimed: bool) -> str:
@@ -75,24 +75,19 @@ def decision(gate: Gate, reviews: tuple[DecisionRecord, ...]) -> DecisionRecord 
     return approved[-1] if approved and gate.position == "passed" else None
 
 
-def _digest(gate: Gate) -> str:
-    assert gate.seal is not None
-    return inline_code(gate.seal.digest[:12])
-
-
 def _earlier(gate: Gate) -> str:
-    return (f"; the evidence fixed for it ({_digest(gate)}) is from an earlier attempt or "
-            "revision and counts only once submitted again")
+    return ("; its evidence is from an earlier attempt or revision and counts only once "
+            "submitted again")
 
 
 def _evidence(gate: Gate) -> str:
     """What the gate a decision can be taken at has, lacks, and which version it is."""
     missing = [EVIDENCE[r] for r in gate.required if r not in gate.present]
-    have = "still missing " + " and ".join(missing) if missing else "its evidence is on record"
+    have = "still missing " + " and ".join(missing) if missing else "its evidence is ready"
     if gate.seal is None:
         return have
     if gate.seal_current:
-        return f"{have} and fixed as {_digest(gate)}{EXPLAINED}"
+        return f"{have}{EXPLAINED}"
     return have + _earlier(gate)
 
 
@@ -113,8 +108,7 @@ def _earlier_pass(head: str, gate: Gate, log: tuple[AttemptRecord, ...]) -> str 
         return None
     taken = decision(gate, record.reviews)
     who = f" — {decided_by(taken)} approved it" if taken is not None else ""
-    return (f"{head}: passed in attempt {seal.attempt}{who}, and stands; its evidence was fixed "
-            f"as {_digest(gate)}")
+    return f"{head}: passed in attempt {seal.attempt}{who}, and stands"
 
 
 def _behind(head: str, gate: Gate, reviews: tuple[DecisionRecord, ...],
@@ -126,9 +120,7 @@ def _behind(head: str, gate: Gate, reviews: tuple[DecisionRecord, ...],
         return earlier
     ended = gate.position == "ended"
     taken = decision(gate, reviews)
-    fixed = ("" if gate.seal is None  # passed with nothing fixed: a quest from before seals
-             else f"; its evidence was fixed as {_digest(gate)}" if gate.seal_current or ended
-             else _earlier(gate))
+    fixed = ("" if gate.seal is None or gate.seal_current or ended else _earlier(gate))
     if taken is None:
         if not ended:
             return f"{head}: passed{fixed}"
@@ -144,7 +136,7 @@ def _behind(head: str, gate: Gate, reviews: tuple[DecisionRecord, ...],
 def gate_line(gate: Gate, shadow: bool, claimed: bool = False,
               reviews: tuple[DecisionRecord, ...] = (),
               log: tuple[AttemptRecord, ...] = ()) -> str:
-    """``A, the hypothesis: passed — `@alice` approved it; its evidence was fixed as `…```:
+    """``A, the hypothesis: passed — `@alice` approved it``:
     one checkpoint (``reviews``: this attempt's decisions, for who decided it; ``log``: the
     attempts that ended, for a gate passed in one of them)."""
     head = f"{gate.name.value}, {WHAT[gate.name]}"
@@ -153,11 +145,10 @@ def gate_line(gate: Gate, shadow: bool, claimed: bool = False,
     if gate.position == "open":
         return f"{head}: **open**, {_who(gate, shadow, claimed)}; {_evidence(gate)}"
     if gate.position == "parked":
-        return f"{head}: open again when the quest resumes; {_evidence(gate)}"
+        return f"{head}: waits until the quest resumes; {_evidence(gate)}"
     who = _who_ahead(gate, shadow)
     if gate.seal is not None and gate.seal_current:  # sent back (``/revise``) before a decision
-        return (f"{head}: to be submitted again ({who}); its evidence was last fixed as "
-                f"{_digest(gate)}")
+        return f"{head}: to be submitted again ({who})"
     return f"{head}: not reached yet ({who})" + (_earlier(gate) if gate.seal else "")
 
 

@@ -72,6 +72,12 @@ def plain(text: str, limit: int = 300) -> str:
     return _MARKDOWN_PUNCT.sub(r"\\\1", flat).replace("@", "@\u200b")
 
 
+def quote(text: str, limit: int = 300) -> str:
+    """``text`` as a Markdown block quote a person reads (and GitHub wraps), escaped like
+    ``plain``: what someone said — a hypothesis, a claim — not code to copy."""
+    return f"> {plain(text, limit)}"
+
+
 def html_text(text: str, limit: int = 120) -> str:
     """``text`` for a raw HTML line (a ``<summary>``), where Markdown's backslash escapes show
     as backslashes: HTML-escaped instead, on one line, with mentions broken."""

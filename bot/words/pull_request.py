@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from bot.agent.commit_words import inert
 from bot.agent.evidence import EvidenceBundle
 from bot.control_chars import one_line
 from bot.core import Quest
@@ -200,3 +201,30 @@ def pull_body(view: PullView) -> str:
               "",
               "### What to do now", "", *_now(view), ""]
     return hide_paths(fit("\n".join(lines), BODY_LIMIT))
+
+
+# --- the revert's pull request (``bot.pulls.rollback``) ----------------------------------
+
+def _about(quest: Quest) -> str:
+    """The quest's failure in one plain line, for a title or a commit message: its title is
+    untrusted (an issue's), and a commit on the default branch saying ``Fixes #1`` would close
+    that issue, so its references are made inert (``bot.agent.commit_words.inert``)."""
+    return inert(one_line(quest.title or "the failure"))[:120] or "the failure"
+
+
+def revert_title(quest: Quest) -> str:
+    """The revert's pull request and merge title: what it undoes and why, in words (not the
+    quest's id, which no maintainer knows it by)."""
+    return f"Revert the fix for {_about(quest)}: the failure came back"[:200]
+
+
+def revert_body(merge_sha: str) -> str:
+    """The revert's description, below its hidden key marker."""
+    return (f"The failure came back after the fix was merged as `{merge_sha[:12]}`, so this "
+            "reverts it. questbot merges this revert, then looks into the failure again on a "
+            "new pull request.\n")
+
+
+def revert_message(quest: Quest, merge_sha: str) -> str:
+    """The revert commit's message."""
+    return f"Revert {merge_sha[:12]}: {_about(quest)} came back after it"

@@ -67,7 +67,7 @@ _ENDED_BECAUSE: dict[Outcome, str] = {
     Outcome.CLOSED: "its fix landed and was watched clean",
     Outcome.KILLED: "someone stopped it",
     Outcome.REJECTED: "a reviewer rejected it",
-    Outcome.IGNORED: "triage chose to ignore the signal",
+    Outcome.IGNORED: "questbot chose to leave this report alone",
     Outcome.DUPLICATE: "it duplicated another quest",
     Outcome.FLAKY: "its failed check passed when re-run",
 }
@@ -93,7 +93,7 @@ def doing(quest: Quest, *, mention: bool = True) -> str:
     questbot rewrites often, names them without notifying."""
     s = quest.state
     if s is State.SENSED:
-        return "questbot is still triaging the signal"
+        return "questbot is still deciding who takes the failure"
     if s is State.TRIAGED:
         return ("the quest waits for a person to start it" if quest.awaiting_person
                 else "research is about to start")

@@ -26,7 +26,7 @@ from bot.words.markdown import inline_code, plain
 from bot.words.refusals import doing
 
 _WORKING = {
-    State.SENSED: "questbot is triaging the signal.",
+    State.SENSED: "questbot is deciding who takes the failure.",
     State.RESEARCHING: "The agent is gathering evidence; a hypothesis comes next (checkpoint A).",
     State.REPRODUCING: "The agent is writing a failing check; a plan comes next (checkpoint B).",
     State.PATCHING: "The agent is writing a fix; proof runs on the pushed head.",
@@ -66,10 +66,35 @@ _ENDED = {
     Outcome.KILLED: "Killed by a person.",
     Outcome.REJECTED: "Rejected at a checkpoint.",
     Outcome.IGNORED: "Ignored by triage; the fingerprint is muted for a while.",
-    Outcome.DUPLICATE: "A duplicate; its signal joined another quest.",
+    Outcome.DUPLICATE: "A duplicate: the same failure is another quest's.",
     Outcome.FLAKY: "Flaky: the failed check passed when re-run on the same commit, so no "
     "agent was run. Nothing to do; a failure on another commit is looked at again.",
 }
+
+
+MEANING: dict[State, str] = {
+    State.SENSED: "A failure was seen; questbot is looking at it.",
+    State.TRIAGED: "questbot has decided who takes it.",
+    State.RESEARCHING: "The agent is looking for the cause.",
+    State.HYPOTHESISED: "The agent has an explanation of the failure. Checkpoint A: a person "
+                        "checks it.",
+    State.REPRODUCING: "The agent is writing a test that shows the failure.",
+    State.PLANNED: "The failure is reproduced and there is a plan to fix it. Checkpoint B: a "
+                   "person checks the plan.",
+    State.PATCHING: "The agent is writing the fix.",
+    State.PROVING: "questbot is running the checks on the fix.",
+    State.READY: "The fix passed its checks. Checkpoint C: a person approves the merge.",
+    State.LANDING: "questbot is merging the approved fix.",
+    State.WATCHING: "Merged; questbot watches the checks in case the failure comes back.",
+    State.CLOSED: "Merged and watched clean. Done.",
+    State.ROLLED_BACK: "The failure came back after the merge, so questbot reverts the fix.",
+    State.PARKED: "Stopped for now, with a reason; it can resume.",
+    State.HANDED_OFF: "A person has claimed the review.",
+    State.ABANDONED: "Ended without a fix.",
+}
+"""What each state means to a maintainer, for the status comment and the check run. The
+design's own words (``bot.core.states.MEANING``: "waiting for the rollback receipt") stay in
+the design's documents."""
 
 
 def state_words(state: State) -> str:
@@ -125,8 +150,8 @@ def next_action(quest: Quest, policy: Policy | None = None) -> str:
     if state is State.WATCHING:
         return f"Landed as {sha(quest.merge_sha)}; watching the checks for regressions."
     if state is State.ROLLED_BACK:
-        return (f"A regression was seen: questbot reverts {sha(quest.merge_sha)}, then "
-                f"research restarts at revision {quest.revision + 1}.")
+        return (f"The failure came back: questbot reverts {sha(quest.merge_sha)}, then looks "
+                "into it again on a new pull request.")
     if state is State.HANDED_OFF:
         return (f"{login(quest.owner)} holds the review and decides; `/release` hands it "
                 "back.")
@@ -178,8 +203,11 @@ def _inbox_line(e: InboxEntry) -> str:
     command = tick_command(q)
     box = f"- [ ] {entry_marker(q.id)} " if command is not None else "- "
     label = f"; {tick_label(command)}" if command is not None else ""
+    said = next_action(q)
+    # a claimed review's next action already says who holds it: not twice in one line
+    now = "" if q.state is State.HANDED_OFF else f"{doing(q, mention=False)}{label}. "
     return (f"{box}{where}{inline_code(q.title or '(untitled)')}, quest {inline_code(q.id)}: "
-            f"{doing(q, mention=False)}{label}. {next_action(q)}")
+            f"{now}{said}")
 
 
 WAITING_SHOWN = 50

@@ -40,7 +40,8 @@ from bot.core.diagram import path_mermaid
 from bot.core.events import SignalKind
 from bot.core.gates import status_and_next
 from bot.core.policy import Policy
-from bot.core.states import CHECKPOINT_AT, MEANING, TERMINAL, State
+from bot.core.quest import ParkReason
+from bot.core.states import CHECKPOINT_AT, TERMINAL, State
 from bot.words import spend as spend_words
 from bot.words.attempts import attempts_lines, attempts_summary
 from bot.words.check_run import ACTIONS
@@ -48,16 +49,17 @@ from bot.words.evidence import render_markdown, render_outputs
 from bot.words.gates import gates_lines
 from bot.words.github_limits import BODY_LIMIT as COMMENT_LIMIT
 from bot.words.github_limits import fit
-from bot.words.markdown import code_block, hide_paths, html_text, inline_code, plain
+from bot.words.markdown import code_block, hide_paths, html_text, inline_code, plain, quote
 from bot.words.may_do import allowed_commands
 from bot.words.render import (
+    MEANING,
     login,
     next_action,
     quest_marker,
     sha,
     state_words,
 )
-from bot.words.timeline import TimelineEntry, line
+from bot.words.timeline import TimelineEntry, timeline_fold
 
 __all__ = ["COMMENT_LIMIT", "FailedRun", "LastWords", "StatusView", "TimelineEntry",
            "cost_line", "status_comment"]
@@ -151,7 +153,7 @@ def _spend(q: Quest, view: StatusView) -> str:
 
 
 def _what_failed(q: Quest, failed: FailedRun | None) -> str:
-    title = plain(q.title or "a signal", limit=200)
+    title = plain(q.title or "a failure", limit=200)
     if failed is None:
         return title
     if q.kind is SignalKind.ISSUE or q.kind is SignalKind.COMMENT:
@@ -167,18 +169,20 @@ def _what_failed(q: Quest, failed: FailedRun | None) -> str:
 
 
 def _thinks(q: Quest, evidence: EvidenceBundle | None) -> str:
+    """What questbot thinks: the rest of the list item's bold lead, and the hypothesis quoted
+    under it (a quote a person reads, wrapped; no blank line, so the list stays tight)."""
     hypothesis = evidence.hypothesis if evidence is not None else q.hypothesis
     if not hypothesis:
-        return "nothing yet: research has not finished"
+        return ":** nothing yet: research has not finished"
     first = hypothesis.strip().splitlines()
-    said = inline_code(first[0] if first else hypothesis, limit=240)
+    said = quote(first[0] if first else hypothesis, limit=240)
     claims = evidence.claims if evidence is not None else ()
     if not claims:
-        return f"{said} (no claims were checked against the code)"
+        return f"** (no claims were checked against the code):\n  {said}"
     mean = sum(c.claim.confidence for c in claims) / len(claims)
     supported = sum(1 for c in claims if c.verdict.value == "supported")
-    return (f"{said} — confidence {mean:.0%} (the agent's, over {len(claims)} claim"
-            f"{'s' if len(claims) != 1 else ''}; {supported} supported by the code)")
+    return (f"** (the agent is {mean:.0%} sure, over {len(claims)} claim"
+            f"{'s' if len(claims) != 1 else ''}; the code supports {supported}):\n  {said}")
 
 
 def _changed(evidence: EvidenceBundle | None, pull_url: str | None) -> str:
@@ -207,9 +211,9 @@ def _proof(q: Quest, evidence: EvidenceBundle | None) -> str:
         ran += ("; the reproduction fails on the base and passes on the head"
                 if repro.confirmed else "; the reproduction does not show the fix")
     if q.proof is not None and q.proof_bound:
-        return f"bound to head {sha(q.head)} (revision {q.revision}): {ran}"
+        return f"on the fix as it is now, {sha(q.head)}: {ran}"
     if q.proof is not None:
-        return f"**not bound** to the current head, so it does not count: {ran}"
+        return f"**on an older version of the fix**, so it does not count: {ran}"
     return f"failed: {ran}"
 
 
@@ -225,14 +229,51 @@ def _commands(q: Quest, view: StatusView) -> list[str]:
     return out
 
 
+def heading(q: Quest) -> str:
+    """The comment's heading: what the quest is about, in the words of its failure (the
+    quest's id is questbot's, and stays in the hidden marker above)."""
+    return f"questbot: {plain(q.title or 'a failure to look into', limit=200)}"
+
+
+def facts(q: Quest) -> str:
+    """Severity, risk and the commits, in a sentence: only what there is to say (no
+    "head *(none)*" before a fix exists, no count of proof attempts until there were two)."""
+    said = [f"severity {q.severity.value}, risk {q.risk.value}"]
+    if q.revision > 1:
+        said.append(f"the failure came back, so this is fix number {q.revision}")
+    if q.base:
+        said.append(f"found on {sha(q.base)}")
+    if q.head:
+        said.append(f"the fix is {sha(q.head)}")
+    if q.merge_sha:
+        said.append(f"merged as {sha(q.merge_sha)}")
+    if q.attempts > 1:
+        said.append(f"a fix was pushed and proved {q.attempts} times")
+    text = "; ".join(said)
+    return text[:1].upper() + text[1:]
+
+
+def _paused_by(q: Quest, timeline: Sequence[TimelineEntry]) -> list[str]:
+    """Who paused a parked quest and why, from the newest pause in its timeline."""
+    if q.state is not State.PARKED or q.park_reason is not ParkReason.PAUSED:
+        return []
+    paused = next((e for e in reversed(timeline) if e.event == "paused"), None)
+    if paused is None:
+        return []
+    who = inline_code("@" + paused.actor) if paused.actor else "a person"
+    return ["", f"**Paused by** {who} on {paused.at:%Y-%m-%d %H:%M} UTC"
+            + (f": {paused.detail}" if paused.detail else "") + "."]
+
+
 def status_comment(view: StatusView) -> str:
     """The single status comment of a quest, edited in place as it moves."""
     q = view.quest
     lines = [
         quest_marker(q.id),
-        f"### questbot quest {inline_code(q.id)}: {inline_code(q.title or '(untitled)')}",
+        f"### {heading(q)}",
         "",
         f"**State:** {state_words(q.state)} — {MEANING[q.state]}",
+        *_paused_by(q, view.timeline),
         "",
         f"**Next:** {next_action(q, view.policy)}",
         "",
@@ -242,13 +283,11 @@ def status_comment(view: StatusView) -> str:
         *gates_lines(status_and_next(q, view.policy or Policy())),
         "",
         f"- **What failed:** {_what_failed(q, view.failed)}",
-        f"- **What questbot thinks:** {_thinks(q, view.evidence)}",
+        f"- **What questbot thinks{_thinks(q, view.evidence)}",
         f"- **What it changed:** {_changed(view.evidence, view.pull_url)}",
         f"- **What the proof ran:** {_proof(q, view.evidence)}",
         f"- **Cost so far:** {cost_line(q)}{_spend(q, view)}",
-        f"- revision {q.revision}, severity {q.severity.value}, risk {q.risk.value}, "
-        f"attempts {q.attempts}; base {sha(q.base)}, head {sha(q.head)}"
-        + (f", merged as {sha(q.merge_sha)}" if q.merge_sha else ""),
+        f"- {facts(q)}",
     ]
     if view.failed is not None and view.failed.printed:
         lines += ["", "<details><summary>What the failed check printed (its last lines)"
@@ -263,9 +302,7 @@ def status_comment(view: StatusView) -> str:
         lines += ["", "**Could not be done:**"]
         lines += [f"- {plain(text)}" for text in view.failures]
     if view.timeline:
-        lines += ["", "<details><summary>Timeline</summary>", ""]
-        lines += [line(entry) for entry in view.timeline]
-        lines += ["", "</details>"]
+        lines += ["", *timeline_fold(view.timeline)]
     tail = ["", "<details><summary>This quest's path</summary>", "", "```mermaid",
             path_mermaid(view.path or (q.state,), q.state), "```", "", "</details>", ""]
     note = (f"\n\n*(cut here: a comment holds {COMMENT_LIMIT:,} characters; {{rest:,}} more "
@@ -277,7 +314,8 @@ def status_comment(view: StatusView) -> str:
                   _fit_blocks(render_outputs(outputs), budget // 2, note), "", "</details>"]
     if view.evidence is not None:
         budget = COMMENT_LIMIT - len("\n".join([*lines, *tail])) - 100
-        evidence = render_markdown(view.evidence, ended=q.state in TERMINAL)
+        evidence = render_markdown(view.evidence, ended=q.state in TERMINAL,
+                                   paused=q.state is State.PARKED)
         lines += ["", "<details><summary>Evidence</summary>", "",
                   fit(evidence, budget, note=note), "</details>"]
     return hide_paths("\n".join([*lines, *tail]))

@@ -10,7 +10,7 @@ people without pinging them each time the comment is edited.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -30,6 +30,9 @@ class TimelineEntry:
     actor: str | None = None
     words: str = ""
     """What happened, in people's words, without who did it (``actor`` says that)."""
+    detail: str = ""
+    """The reason a person gave (a pause's), escaped: the status comment of a parked quest
+    says who paused it and why."""
 
 
 def _sha(value: object) -> str:
@@ -97,7 +100,7 @@ def _decided(e: Any) -> str:
 
 
 WORDS: dict[str, Callable[[Any], str]] = {
-    "signal_sensed": lambda e: f"saw {plain(e.title or 'a signal', limit=120)}",
+    "signal_sensed": lambda e: f"saw {plain(e.title or 'a failure', limit=120)}",
     "triaged": lambda e: f"routed it {_ROUTE.get(e.route.value, 'on')}",
     "rerun_requested": lambda e: f"re-ran the failed check on {_sha(e.sha)} to see if it is "
                                  "flaky",
@@ -120,7 +123,8 @@ WORDS: dict[str, Callable[[Any], str]] = {
     "checkpoint_decided": _decided,
     "claimed": lambda e: "claimed the review",
     "released": lambda e: "released the review",
-    "paused": lambda e: "paused the quest",
+    "paused": lambda e: "paused the quest" + (f": {plain(e.reason, limit=200)}"
+                                              if e.reason else ""),
     "resumed": lambda e: "resumed the quest",
     "killed": lambda e: "stopped the quest for good",
     "human_revision": lambda e: f"pushed {_sha(e.head)} to the quest branch",
@@ -155,7 +159,8 @@ def entry_of(event: Event, *, recorded_only: bool = False) -> TimelineEntry:
         words = _review(event, recorded_only)
     if actor is None and not words.startswith(_SUBJECTS):
         words = f"questbot {words}"
-    return TimelineEntry(event.at, event.type, None, actor, words)
+    detail = plain(event.reason, limit=200) if event.type == "paused" and event.reason else ""
+    return TimelineEntry(event.at, event.type, None, actor, words, detail)
 
 
 def line(entry: TimelineEntry) -> str:
@@ -165,3 +170,47 @@ def line(entry: TimelineEntry) -> str:
     if who and words.startswith("questbot "):
         words = words.removeprefix("questbot ")
     return f"- {entry.at:%Y-%m-%d %H:%M} UTC {who}{words}"
+
+
+SHOWN = 10
+"""Timeline entries shown open: the newest. The earlier ones are folded under their count."""
+EARLIER_CHARACTERS = 20_000
+"""The folded entries' share of a status comment (GitHub refuses a body over 65,536
+characters): past it, the oldest few are kept (what failed, how it was routed) and the middle
+is counted, not shown."""
+FIRST_KEPT = 3
+"""Earlier entries always kept first when the fold is cut (within half its share)."""
+
+
+def timeline_fold(entries: Sequence[TimelineEntry], shown: int = SHOWN,
+                  budget: int = EARLIER_CHARACTERS) -> list[str]:
+    """The whole timeline as a collapsed section: the newest ``shown`` entries, and above
+    them, folded again, "N earlier events" — every one, unless they run past ``budget``
+    characters; then the first few and a line counting those left out."""
+    if not entries:
+        return []
+    newest = [line(e) for e in entries[-shown:]]
+    earlier = [line(e) for e in entries[:-shown]] if len(entries) > shown else []
+    out = ["<details><summary>Timeline</summary>", ""]
+    if earlier:
+        count = len(earlier)
+        if sum(len(x) + 1 for x in earlier) > budget:
+            kept: list[str] = []
+            used = 0
+            for x in earlier[:FIRST_KEPT]:  # the oldest, within half the share
+                if used + len(x) + 1 > budget // 2:
+                    break
+                kept.append(x)
+                used += len(x) + 1
+            tail: list[str] = []
+            for x in reversed(earlier[len(kept):]):
+                if used + len(x) + 1 > budget:
+                    break
+                tail.insert(0, x)
+                used += len(x) + 1
+            left = count - len(kept) - len(tail)  # > 0: all of them did not fit
+            earlier = [*kept, f"- *… {left:,} more event{'s' if left != 1 else ''}, left out "
+                       "to keep this comment within GitHub's size limit …*", *tail]
+        out += [f"<details><summary>{count:,} earlier event{'s' if count != 1 else ''}"
+                "</summary>", "", *earlier, "", "</details>", ""]
+    return [*out, *newest, "", "</details>"]

@@ -135,9 +135,16 @@ def shown_texts(stack: Stack) -> list[tuple[str, str]]:
         if where == "body" and isinstance(value, str):
             out.append((str(e.operation_id), value))
         elif where == "output" and isinstance(value, dict):
-            out.append((str(e.operation_id), "\n".join(
+            out.append((str(e.operation_id), "# " + "\n".join(  # the title reads as a heading
                 str(value.get(k) or "") for k in ("title", "summary", "text"))))
+        if isinstance(e.json.get("title"), str):  # a pull request's or an issue's title
+            out.append((str(e.operation_id), "# " + e.json["title"]))
     return out
+
+
+def commits_of(stack: Stack) -> set[str]:
+    """Every commit the fake GitHub holds: the SHAs questbot's text may show as chips."""
+    return {sha for repo in stack.fake.world.repositories.values() for sha in repo.git.commits}
 
 
 @pytest.fixture(autouse=True)
@@ -145,7 +152,8 @@ def people_read_words(request: pytest.FixtureRequest) -> Iterator[None]:
     yield
     stacks = [v for v in request.node.funcargs.values() if isinstance(v, Stack)]
     found = [f"{operation}: {problem}" for stack in stacks
-             for operation, text in shown_texts(stack) for problem in shown_problems(text)]
+             for operation, text in shown_texts(stack)
+             for problem in shown_problems(text, commits_of(stack))]
     if found:
         pytest.fail("what questbot showed people holds its own identifiers or host paths:\n  "
                     + "\n  ".join(sorted(set(found))[:20]))

@@ -46,17 +46,18 @@ async def test_after_research_the_claims_show_with_their_verdicts_and_real_lines
     spec = sample_spec()
     files = sample_files()
     assert "<summary>Evidence</summary>" in status
-    assert "#### Hypothesis" in status and spec.hypothesis in status
+    assert "#### Hypothesis" in status and plain(spec.hypothesis, 4000) in status  # a quote
     for number, claim in enumerate(spec.claims, start=1):
         assert f"{number}. **supported**" in status
-        assert f"`{claim.statement}`" in status
+        assert plain(claim.statement) in status  # prose a person reads, not a code chip
         for evidence in claim.evidence:
             assert evidence.quote is not None
             # the quote is a real line of the file in the repository, and the comment shows it
             assert evidence.quote in files[evidence.path]
             assert f"`{evidence.path}`: `{evidence.quote}`" in status
     # a hypothesis waiting at checkpoint A is not a verified result, and says so
-    assert "✋ Needs a person, not verified" in status
+    assert "✋ Waiting for a person's decision — not verified yet" in status
+    assert "This is a checkpoint, as planned" in status  # a normal step, not a failure
     assert "checkpoint A" in status and SUCCESS not in status
     assert "No reproduction was recorded." in status and "No checks were executed." in status
     text = check_text(stack, story)
@@ -71,7 +72,7 @@ async def test_after_proof_the_checks_show_with_their_exit_codes(stack: Stack) -
     # at B: the reproduction failed on the base (its commit is the branch head), not confirmed
     assert "the reproduction and plan wait for checkpoint B" in status
     assert "`test_questbot_reproduction`" in status and "not confirmed" in status
-    assert sample_spec().plan in status and SUCCESS not in status
+    assert plain(sample_spec().plan) in status and SUCCESS not in status  # quoted
 
     quest = await story.approve("B", State.READY)
     assert quest.proof is not None and quest.head is not None
@@ -80,7 +81,7 @@ async def test_after_proof_the_checks_show_with_their_exit_codes(stack: Stack) -
     assert f"`{CHECK}` passed (exit 0)" in status
     assert "`test_questbot_reproduction` passed (exit 0)" in status
     assert re.search(r"base exit [1-9]\d*, head exit 0: confirmed", status)
-    assert f"proof digest: `{quest.proof.proof_digest}`" in status
+    assert quest.proof.proof_digest[:12] not in status  # a digest is no sentence
     assert "pager.py" in status  # the change the proof saw
     text = check_text(stack, story, quest.head)
     assert SUCCESS in text and f"`{CHECK}` passed (exit 0)" in text
@@ -114,7 +115,7 @@ async def test_a_failing_proof_never_shows_verified(stack: Stack) -> None:
     assert "`test_questbot_reproduction` FAILED (exit 1)" in status
     assert "not confirmed" in status
     assert plain(f"check '{CHECK}' failed (exit 1)") in status  # the gap, in words
-    assert "change: none applied" in status  # the head put back exactly the base's pager.py
+    assert "- change: none\n" in status  # the head put back exactly the base's pager.py
     # the hypothesis and claims of revision 1 still stand: the person only moved the head
     assert "#### Claims" in status and "1. **supported**" in status
     assert SUCCESS not in status
@@ -152,5 +153,5 @@ async def test_a_quest_killed_at_checkpoint_a_shows_what_its_run_found_and_nothi
     for text in (story.status_comment(), check_text(stack, story, quest.head)):
         assert "The quest has ended; this is what its last run found." in text
         assert "⏹️ Stopped for a decision, not verified" in text
-        assert "#### Claims" in text and sample_spec().hypothesis in text  # what it found
+        assert "#### Claims" in text and plain(sample_spec().hypothesis, 4000) in text
         assert not re.search(r"\bwait(s|ing)?\b|needs a person|needs human", text, re.I)

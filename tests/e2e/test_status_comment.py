@@ -6,8 +6,11 @@ questbot's own."""
 
 from __future__ import annotations
 
+import re
+
 from bot.core import State
 from bot.words.github_limits import BODY_LIMIT, OUTPUT_LIMIT
+from bot.words.markdown import plain
 from questbot_testing.sample import sample_spec
 from questbot_testing.scenario import MAINTAINER, REPO, Story, setup_repository
 from questbot_testing.stack import Stack
@@ -44,8 +47,8 @@ async def test_a_maintainer_reads_the_quest_at_each_checkpoint(stack: Stack) -> 
     assert f"[its log]({failing.details_url})" in first
     # what questbot thinks, and how sure: the agent's three claims, 90%, 95% and 80%
     hypothesis = sample_spec().hypothesis
-    assert hypothesis[:60] in first and "confidence 88%" in first
-    assert "3 supported by the code" in first
+    assert f"  > {plain(hypothesis)[:60]}" in first and "the agent is 88% sure" in first
+    assert "the code supports 3" in first
     # what to do, and with what
     assert "`/approve A`" in first and "**Approve** · **Revise** · **Reject**" in first
     assert "**Cost so far:** 1,200 tokens" in first
@@ -60,7 +63,7 @@ async def test_a_maintainer_reads_the_quest_at_each_checkpoint(stack: Stack) -> 
     first = top(status)
     assert ("1 file (+1 line, -1 line): `pager.py` — "
             f"[the diff](https://github.com/{REPO}/pull/{pr.number}/files)") in first
-    assert f"bound to head `{ready.head and ready.head[:12]}`" in first
+    assert f"on the fix as it is now, `{ready.head and ready.head[:12]}`" in first
     assert "the reproduction fails on the base and passes on the head" in first
     assert "**Cost so far:** 3,600 tokens" in first  # three stages, 1,200 tokens each
     # what the proof printed, collapsed; never a bare digest, never the worker's paths
@@ -69,10 +72,13 @@ async def test_a_maintainer_reads_the_quest_at_each_checkpoint(stack: Stack) -> 
     assert "Ran " in printed and "OK" in printed
     assert "test_questbot_reproduction at the base: FAILED" in printed
     # the timeline says who did what
-    timeline = status.split("<summary>Timeline</summary>")[1].split("</details>")[0]
+    timeline = status.split("<summary>Timeline</summary>")[1].split("<summary>What the")[0]
     assert f"`@{MAINTAINER}` approved checkpoint A" in timeline
     assert f"`@{MAINTAINER}` approved checkpoint B" in timeline
     assert "the proof passed on" in timeline
+    # the whole of it: the earlier events folded under their count, the failure among them
+    assert re.search(r"<summary>\d+ earlier events?</summary>", timeline)
+    assert "questbot saw " in timeline and "started research" in timeline
     # the diagram is this quest's path: the states it went through, and no other
     diagram = status.split("```mermaid\n")[1].split("```")[0]
     assert "proving --> ready" in diagram and "class ready current" in diagram

@@ -116,7 +116,8 @@ async def test_a_models_words_ping_nobody_and_link_nowhere(
         (quest,) = await stack.quests(REPO)
         story = Story(stack, quest_id=quest.id)
         await story.step("research", State.HYPOTHESISED)
-        assert "`page_count divides with //" in story.status_comment()  # shown, in code
+        # shown as a quote a person reads, escaped (``plain``): nothing in it pings or links
+        assert "  > page\\_count divides with //" in story.status_comment()
         await story.approve("A", State.PLANNED)
         await story.approve("B", State.PARKED)
         assert server.turns_of("hostile-pings-patch") == [1]

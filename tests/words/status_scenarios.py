@@ -111,7 +111,7 @@ def _view(b: JournalBuilder) -> AtState:
     quest = b.quest
     assert quest is not None
     return AtState(quest, status.StatusView(
-        quest, [entry_of(e) for e in b.events[-10:]], evidence(quest), PULL,
+        quest, [entry_of(e) for e in b.events], evidence(quest), PULL,
         path=path(b.events, b.policy), failed=FAILED, check_url=CHECK))
 
 

@@ -1,12 +1,16 @@
 """What no text questbot shows people on GitHub may hold: an identifier of its own (a state or
-event name with an underscore, ``rolled_back``, ``usage_recorded``) or a path of the host it
-runs on. Shared by the status comment's tests and the end-to-end guard."""
+event name with an underscore, ``rolled_back``, ``usage_recorded``), a path of the host it
+runs on, its jargon ("seal", "signal", "receipt", "digest"), a digest shown as a code chip
+(a hex chip that is no commit's), or a quest's id in a heading. Shared by the words' tests
+and the end-to-end guard (``tests/e2e/conftest.py``), so what issue 24 took out cannot come
+back."""
 
 from __future__ import annotations
 
 import re
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from bot.agent.machine import RunState
@@ -37,8 +41,46 @@ STORE_KEYS = re.compile(r"\bq:\{")
 _HIDDEN = re.compile(r"<!--.*?-->", re.S)
 
 
-def problems(text: str) -> list[str]:
-    """Every internal identifier and host path in ``text`` (hidden markers aside)."""
+JARGON = re.compile(r"\b(seal(?:s|ed|ing)?|signals?|receipts?|digests?)\b", re.I)
+"""questbot's design words, which a maintainer does not use: "the rollback receipt", "the
+seal", "the signal". Looked for in questbot's prose, not in code (a log may say "signal 9")."""
+_FENCED = re.compile(r"^(`{3,}|~{3,}).*?^\1[ \t]*$", re.S | re.M)
+_CODE_SPAN = re.compile(r"(`+)(.+?)\1", re.S)
+_LINK = re.compile(r"\[[^\]\n]*\]\([^)\s]*\)")
+HEX_CHIP = re.compile(r"^[0-9a-f]{7,64}$")
+"""A code span of hex alone: a commit's SHA, or a digest (a seal's, a proof's), which tells a
+person nothing. Allowed only as a commit questbot's text can point to (``commits``)."""
+QUEST_ID = re.compile(r"\bq[0-9a-f]{10}\b")
+"""A quest's id (``bot.quests.desk.new_quest_id``): fine in a command, not in a heading."""
+_HEADING = re.compile(r"^ {0,3}#{1,6}\s.*$|<summary>.*?</summary>", re.M)
+
+
+def _prose(text: str) -> str:
+    """``text`` without its code (fenced blocks, spans): what questbot says in words."""
+    return _CODE_SPAN.sub(" ", _FENCED.sub("", text))
+
+
+def words_problems(text: str, commits: Iterable[str] = ()) -> list[str]:
+    """Jargon in prose, digest-like hex chips outside links (unless a prefix of one of
+    ``commits``), and a quest's id in a heading."""
+    shown = _HIDDEN.sub("", text)
+    found = [f"jargon {m.group(1)!r}: {_prose(shown)[max(m.start() - 40, 0):m.end() + 40]!r}"
+             for m in JARGON.finditer(_prose(shown))]
+    known = [c.lower() for c in commits]
+    unlinked = _LINK.sub(" ", _FENCED.sub("", shown))
+    for m in _CODE_SPAN.finditer(unlinked):
+        chip = m.group(2).strip()
+        if HEX_CHIP.match(chip) and not any(c.startswith(chip) for c in known):
+            found.append(f"a digest-like chip `{chip}` (no commit's): "
+                         f"{unlinked[max(m.start() - 60, 0):m.end() + 20]!r}")
+    found += [f"a quest's id in a heading: {m.group(0)[:120]!r}"
+              for m in _HEADING.finditer(shown) if QUEST_ID.search(m.group(0))]
+    return found
+
+
+def problems(text: str, commits: Iterable[str] | None = None) -> list[str]:
+    """Every internal identifier and host path in ``text`` (hidden markers aside); with
+    ``commits`` (the SHAs the text may name), also what ``words_problems`` finds."""
     shown = _HIDDEN.sub("", text)
     found = [f"internal name {m.group(1)!r}" for m in INTERNAL_NAMES.finditer(shown)]
     found += [f"store key at {m.start()}: {shown[m.start():m.end() + 40]!r}"
@@ -48,4 +90,6 @@ def problems(text: str) -> list[str]:
     for own in (sys.executable, str(Path.home()), tempfile.gettempdir(), str(Path.cwd())):
         if len(own) > 4 and own in shown:
             found.append(f"the host's own path {own!r}")
+    if commits is not None:
+        found += words_problems(text, commits)
     return found

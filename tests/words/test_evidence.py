@@ -23,7 +23,7 @@ def test_verified_renders_as_success() -> None:
     assert "all 1 check passed" in text
     assert "`test` passed (exit 0)" in text
     assert "confirmed: fails on the base, passes on the head" in text
-    assert "**rejected** (confidence 0.30)" in text
+    assert "**rejected** (the agent is 30% sure)" in text
     assert "no such file: 'x\\.py' does not exist" in text
 
 
@@ -35,7 +35,19 @@ def test_unverified_never_renders_as_success(name: str) -> None:
     assert "✅" not in text
     assert not POSITIVE.search(text), POSITIVE.search(text)
     assert "not verified" in text.splitlines()[0]
-    assert "Why this is not verified:" in text
+    if name == "needs_human":  # a checkpoint is a normal step: what comes after it, not a fault
+        assert "This is a checkpoint, as planned" in text and "Still to come:" in text
+        assert "did not complete" not in text
+    else:
+        assert "Why this is not verified:" in text
+
+
+def test_a_run_stopped_at_a_checkpoint_of_a_paused_quest_does_not_say_it_waits() -> None:
+    result = UNVERIFIED["needs_human"]
+    text = render_markdown(bundle(result), paused=True)
+    assert "the quest is paused" in text.splitlines()[0]
+    assert "not verified" in text.splitlines()[0]
+    assert "Reason:" not in text and "waits for" not in text
 
 
 def test_failing_check_is_named() -> None:

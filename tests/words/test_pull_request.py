@@ -40,6 +40,7 @@ def markdown(view: pr.PullView) -> str:
 @pytest.mark.parametrize("state", list(State), ids=lambda s: s.value)
 def test_the_pull_request_at_each_state_matches_its_snapshot(state: State) -> None:
     snapshot(f"pull-{state.value.replace('_', '-')}.md", markdown(view_at(state)))
+    assert problems(markdown(view_at(state)), commits=()) == []
 
 
 @pytest.mark.parametrize("state", list(State), ids=lambda s: s.value)
@@ -125,3 +126,15 @@ def test_any_outside_text_stays_within_limits_and_inert(title: str, hypothesis: 
     assert len(body) <= BODY_LIMIT
     for line in body.split("### The plan", 1)[1].split("###", 1)[0].strip().splitlines():
         assert line.startswith(">") or line.startswith("None yet")
+
+
+def test_the_revert_says_what_it_undoes_in_words_and_closes_nothing() -> None:
+    quest = STATES[State.ROLLED_BACK].quest.evolve({"title": "Fixes #1 for @octo-org/admins"})
+    title = pr.revert_title(quest)
+    assert title.startswith("Revert the fix for ") and title.endswith("the failure came back")
+    assert quest.id not in title and problems("# " + title, commits=()) == []
+    message = pr.revert_message(quest, "merge1abcdef012")
+    assert message.startswith("Revert merge1abcdef: ") and "#1" not in message
+    assert "@octo-org" not in message and "#1" not in title
+    body = pr.revert_body("merge1abcdef012")
+    assert "`merge1abcdef`" in body and problems(body, commits=()) == []

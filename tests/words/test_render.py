@@ -6,7 +6,7 @@ from bot.core import State
 from bot.words import check_run as checks
 from bot.words import render
 from bot.words import status_comment as status
-from bot.words.markdown import inline_code
+from bot.words.markdown import plain
 from bot.words.may_do import allowed_commands, lifecycle_mermaid
 from questbot_testing.journals import JournalBuilder
 
@@ -49,9 +49,9 @@ def test_untrusted_text_neither_pings_nor_claims_success() -> None:
     b.add("killed", actor="mallory", reason="@everyone look")
     assert b.quest is not None
     body = status.status_comment(status.StatusView(b.quest))
-    title = inline_code(b.quest.title)
-    assert title.startswith("`@octo-org") and "(check mark)" in title
-    assert title in body and "@octo-org" not in body.replace(title, "")
+    title = plain(b.quest.title, limit=200)  # the heading: prose, escaped, mentions broken
+    assert "check mark" in title and "\\*\\*merged" in title
+    assert f"### questbot: {title}" in body and "@octo-org" not in body
     assert "✅" not in body
     check = checks.check_run(b.quest)
     assert check.conclusion is not None and check.conclusion.value == "cancelled"

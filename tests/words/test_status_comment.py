@@ -82,9 +82,9 @@ def test_the_check_run_at_each_state_matches_its_snapshot(state: State) -> None:
 def test_what_people_read_has_no_internal_name_or_host_path(state: State) -> None:
     at = STATES[state]
     check = checks.check_run(at.quest, at.view.evidence).body()["output"]
-    for text in (status.status_comment(at.view), check["title"], check["summary"],
+    for text in (status.status_comment(at.view), "# " + check["title"], check["summary"],
                  check.get("text", "")):
-        assert problems(text) == []
+        assert problems(text, commits=()) == []  # no jargon, digest chip or id heading either
 
 
 def _after_checkpoints(text: str) -> tuple[str, str]:
@@ -117,7 +117,9 @@ def test_the_comment_answers_the_ten_second_questions_at_checkpoint_c() -> None:
     top = body.split("<details>")[0]  # what is read without opening anything
     assert "[the failed check](https://github.com/octo/demo/runs/11)" in top
     assert "[its log](https://ci.example.com/octo/demo/jobs/11)" in top
-    assert "`pages() rounds down, so the last partial page is lost` — confidence 80%" in top
+    assert ("**What questbot thinks** (the agent is 80% sure, over 2 claims; the code "
+            "supports 1):\n  > pages\\(\\) rounds down, so the last partial page is "
+            "lost\n") in top  # a quote a person reads, not a code chip
     assert f"1 file (+1 line, -1 line): `pager.py` — [the diff]({PULL}/files)" in top
     assert "1 of 1 checks passed" in top and "fails on the base and passes on the head" in top
     assert "`/approve C`" in top and "**Approve** · **Revise** · **Reject**" in top

@@ -3,7 +3,7 @@ reviewer roles questbot runs itself, its effects and outcomes, and where it keep
 
 from __future__ import annotations
 
-from tests.words.surface import problems
+from tests.words.surface import problems, words_problems
 
 
 def test_the_guard_finds_the_reviewers_effects_outcomes_and_store_keys() -> None:
@@ -17,3 +17,22 @@ def test_the_guard_leaves_words_and_the_roles_a_maintainer_types_alone() -> None
     for text in ("the reflection reviewer passed it", "ended badly",
                  "`python -m bot review request q1 --role design_reviewer`"):
         assert problems(text) == [], text
+
+
+def test_the_guard_finds_the_jargon_digests_and_ids_issue_24_took_out() -> None:
+    """Each of these was on GitHub once (issue 24): they cannot come back."""
+    for text in ("waiting for the rollback receipt", "its seal is current", "Sealed as before",
+                 "A signal arrived.", "the proof digest",
+                 "its evidence is on record and fixed as `fdd8f5f60e10`",
+                 "### questbot quest `q1f38d17fd2`: `check tests failed`",
+                 "<details><summary>quest q1f38d17fd2</summary>"):
+        assert words_problems(text) != [], text
+        assert problems(text, commits=()) != [], text
+
+
+def test_the_guard_leaves_commits_links_code_and_commands_alone() -> None:
+    commit = "4f1c2a9e0b7d4c3a2f1e0d9c8b7a6f5e4d3c2b1a"
+    for text in (f"merged as `{commit[:12]}`", "[`fdd8f5f60e10`](https://github.com/o/r/pull/1)",
+                 "```text\nkilled by signal 9\n```", "it printed `SIGNAL 9`",
+                 "`/approve A` on quest q1f38d17fd2", "### questbot: check tests failed"):
+        assert words_problems(text, [commit]) == [], text
