@@ -127,6 +127,9 @@ class ForgeMemory:
         pairs = [part for name, value in fields.items() for part in (name, str(value))]
         await atomic(self.client, [key], ("HSET", key, *pairs), ("HDEL", key, clear))
 
+    async def clear_quest_field(self, quest_id: str, name: str) -> None:
+        await self.client.hdel(quest_gh_key(quest_id), name)
+
     async def set_quest_field(self, quest_id: str, name: str, value: str | int) -> None:
         await self.client.hset(quest_gh_key(quest_id), name, str(value))
 
