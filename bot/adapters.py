@@ -75,10 +75,11 @@ GitHosts = Callable[[str], Awaitable[GitHost]]
 """Repository full name → its ``GitHost``."""
 
 
-FailingLogs = Callable[[str, str], Awaitable[str | None]]
-"""Repository full name and the run that reported a failure (``SignalSensed.run``) → the
-failed CI job's log as the CI keeps it (untrusted text), or ``None`` when there is none to
-read. ``bot.github`` supplies it (``Forges.failing_log``: GitHub Actions)."""
+FailingLogs = Callable[[str, str, str | None], Awaitable[str | None]]
+"""Repository full name, the run that reported a failure (``SignalSensed.run``) and the App
+that made it when its webhook said (``ForgeMemory.run_app``) → the failed CI job's log as the
+CI keeps it (untrusted text), or ``None`` when there is none to read. ``bot.github`` supplies
+it (``Forges.failing_log``: GitHub Actions)."""
 
 
 class GitHostError(PermanentError):

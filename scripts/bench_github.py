@@ -46,12 +46,16 @@ from questbot_testing.stack import Stack, unpaced
 CHECKOUT_ROUNDS = 3
 """Cold checkouts timed per repository, the best reported: writing thousands of files swings
 with whatever else the shared machine's disk is doing."""
-GOAL = 55
-"""At most 55 API requests from the failing check to closed on the demo. Issue 11 set 40, on a
-harness that wrote a quest's views only when each agent stage had ended; since issue 24 each
-stage is shown as it starts, as the worker always did in production (its projection runs
-beside the effects), and the pull request's description is kept current at A, B, C and the
-merge (docs/decisions.md, "A sign within seconds")."""
+GOAL = 50
+"""At most 50 API requests from the failing check to closed on the demo. Issue 11 set 40, on a
+harness that wrote a quest's views only when each agent stage had ended; issue 24 showed each
+stage as it starts and kept the pull request's description current at A, B, C and the merge
+(55, docs/decisions.md, "A sign within seconds"); then a new quest's branch, status comment
+and first check run were made without looking for them first: a branch questbot makes is new,
+and so are its pull request and first commit; the failed check's App was taken from its
+webhook, so triage reads no check run and another App's check is not asked for an Actions log
+(50, "Fewer writes: what is left"). Issue 24's "≤ 30" is not met: docs/performance.md says
+where each of the 50 goes and why."""
 
 
 def generated(files: int) -> dict[str, str | bytes]:

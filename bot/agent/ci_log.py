@@ -28,6 +28,7 @@ from bot.agent.task import Stage
 from bot.core import Quest
 from bot.journal import PermanentError
 from bot.journal.keys import ci_log_key
+from bot.journal.memory import ForgeMemory
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +69,7 @@ async def _read(ctx: AdapterContext, quest: Quest, run: str) -> str:
     if kept is not None:
         return kept.decode() if isinstance(kept, bytes) else str(kept)
     try:
-        raw = await ctx.logs(quest.repo, run)
+        raw = await ctx.logs(quest.repo, run, await ForgeMemory(client).run_app(quest.id, run))
     except PermanentError as exc:
         log.info("quest %s: the log of %s could not be read: %s", quest.id, run, exc)
         raw = None

@@ -106,6 +106,8 @@ class FailureIntake:
             event = await self._failure_event(qid, quest, f, delivery_id)
             if event is None:
                 return
+            if f.app and f.run.startswith("check_run:"):
+                await self.memory.remember_run_app(qid, f.run, f.app)
             result = await apply(event, f.repo)
             if not isinstance(result, InvalidTransition):
                 return

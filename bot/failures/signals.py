@@ -46,6 +46,9 @@ class Failure:
     details_url: str = ""
     """Where the CI that reported it says to look (a check run's ``details_url``: for Actions
     the job and its log); ``source`` is GitHub's own page of the run (``html_url``)."""
+    app: str = ""
+    """The slug of the App that made the check run (its ``app.slug`` in the webhook): whether
+    questbot can re-run it is known without reading the run again (``Rerun.attempt_of``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +89,7 @@ def _group(suite_id: object) -> str:
 
 def _outcome(out: Sink, data: dict[str, Any], *, branch: object, conclusion: object,
              fingerprint: str, title: str, source: str, sha: str, group: str,
-             run: str, details_url: str = "") -> None:
+             run: str, details_url: str = "", app: str = "") -> None:
     """A completed run on the default branch: a failure, a success, or nothing for questbot
     (cancelled, skipped, neutral, or on another branch)."""
     repo = repo_of(data)
@@ -96,7 +99,7 @@ def _outcome(out: Sink, data: dict[str, Any], *, branch: object, conclusion: obj
         out.items.append(Passed(repo, fingerprint, sha, group, run, source))
     elif text(conclusion) in FAILED:
         out.items.append(Failure(repo, fingerprint, title, source, sha, group, run,
-                                 details_url))
+                                 details_url, app))
 
 
 def _run_of(kind: str, number: object, *more: object) -> str:
@@ -116,7 +119,7 @@ async def _check_run(event: sansio.Event, out: Sink) -> None:
              fingerprint=f"check:{name}", title=f"check {name} failed",
              source=text(run.get("html_url")), sha=text(run.get("head_sha")),
              group=_group(suite.get("id")), run=_run_of("check_run", run.get("id")),
-             details_url=text(run.get("details_url")))
+             details_url=text(run.get("details_url")), app=slug_of(run))
 
 
 @failures.register("check_suite", action="completed")

@@ -131,6 +131,17 @@ class ForgeMemory:
         pairs = [part for name, value in fields.items() for part in (name, str(value))]
         await atomic(self.client, [key], ("HSET", key, *pairs), ("HDEL", key, clear))
 
+    async def remember_run_app(self, quest_id: str, run: str, app: str) -> None:
+        """For triage: the App that made the check run ``run`` reported to the quest, as its
+        webhook said — so whether questbot may re-run it needs no read of the run."""
+        await self.set_quest_field(quest_id, f"app:{run}", app)
+
+    async def run_app(self, quest_id: str, run: str) -> str | None:
+        return await self.quest(quest_id, f"app:{run}")
+
+    async def clear_quest_field(self, quest_id: str, name: str) -> None:
+        await self.client.hdel(quest_gh_key(quest_id), name)
+
     async def set_quest_field(self, quest_id: str, name: str, value: str | int) -> None:
         await self.client.hset(quest_gh_key(quest_id), name, str(value))
 

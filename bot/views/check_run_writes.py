@@ -28,6 +28,10 @@ log = logging.getLogger(__name__)
 
 _HEAD_LOOKBACK = 50
 """Events searched, newest first, for the reproduction's commit (research to B is a few)."""
+CHECK_NONE_ON = "check_none_on"
+"""The quest's first commit, made by ``Projection.ensure_pull`` with its branch: no check run
+can be on it, so its first is created without listing (the reservation below then stands in
+for the record, should the create die unrecorded)."""
 CREATING_CHECK = "check_creating"
 """The head a check run is being created on, until the run is recorded."""
 
@@ -113,7 +117,10 @@ class CheckRunWrites:
                     await self._supersede(forge, orphan.id, head)
         if run_id is not None and pending is None and not (done and reopening):
             return await forge.update_check_run(run_id, body)
-        runs = [] if recorded and pending is None else await self._runs(forge, quest, head)
+        new_head = (pending is None
+                    and await self.memory.quest(quest.id, CHECK_NONE_ON) == head)
+        runs = ([] if (recorded or new_head) and pending is None
+                else await self._runs(forge, quest, head))
         keep = runs[0] if runs and not (runs[0].status == "completed" and reopening) else None
         for stale in runs:
             if stale is not keep and stale.status != "completed":

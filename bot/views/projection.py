@@ -48,7 +48,7 @@ from bot.github.forge.graphql import GraphQLRefused
 from bot.journal import PermanentError
 from bot.journal.memory import ForgeMemory, digest
 from bot.runner import REDIS_AWAY, failures
-from bot.views.check_run_writes import CheckRunWrites
+from bot.views.check_run_writes import CHECK_NONE_ON, CheckRunWrites
 from bot.views.last_words import last_words
 from bot.views.quest_story import read_story
 from bot.words import pull_request as pull_words
@@ -61,6 +61,9 @@ log = logging.getLogger(__name__)
 EvidenceLookup = Callable[[Quest], Awaitable[EvidenceBundle | None]]
 _NO_PR_YET = ("no commits between", "no commits")
 _NO_DRAFTS = "draft pull requests are not supported"
+STATUS_NONE_ON = "status_none_on"
+"""The pull request the quest opened on a branch it made, while it has no status comment
+there: its first is posted without looking for one (dropped before the post)."""
 
 
 def quest_branch(quest_id: str) -> str:
@@ -165,23 +168,59 @@ class Projection:
             if number is not None:  # opened by the path that held the lease before us
                 return number
             branch = quest.branch
-            head = await forge.git.branch_head(branch)
-            # a pull request questbot opened and did not record has its branch: with none,
-            # there is nothing to find (and a 422 "already exists" still finds one)
-            pull = (await forge.find_pull(branch, author=self.ctx.bot_login)
-                    if head is not None else None)
-            if pull is None:
-                pull = await self._open_pull(quest, forge, branch, head)
+            pull, fresh = await self._open_on_new_branch(quest, forge, branch)
+            if not fresh:
+                head = await forge.git.branch_head(branch)
+                # a pull request questbot opened and did not record has its branch: with
+                # none, there is nothing to find (and a 422 "already exists" still finds one)
+                pull = (await forge.find_pull(branch, author=self.ctx.bot_login)
+                        if head is not None else None)
+                if pull is None:
+                    pull = await self._open_pull(quest, forge, branch, head)
             if pull is None:
                 return None
             earlier = await self._earlier_pull(quest, branch)
+            # on a branch this path made, the pull request and its head are new: no status
+            # comment and no check run of questbot's can be there yet, so the first of each
+            # is made without looking (each record is dropped before its create: a path that
+            # dies after the create leaves the look-up to the next one)
+            empty: dict[str, str | int] = (
+                {STATUS_NONE_ON: pull.number, CHECK_NONE_ON: pull.head_sha} if fresh else {})
             await self.memory.set_quest(quest.id, pr=pull.number, pr_url=pull.html_url,
                                         pr_head=pull.head_sha, pr_branch=branch,
                                         pr_draft=int(pull.draft), pr_node=pull.node_id,
                                         pr_text=self._opened_text.pop(quest.id, ""),
-                                        **earlier)
+                                        **earlier, **empty)
             await self.memory.remember_pull(quest.repo, pull.number, quest.id)
             return pull.number
+
+    async def _open_on_new_branch(self, quest: Quest, forge: Forge,
+                                  branch: str) -> tuple[Pull | None, bool]:
+        """Make ``branch`` on questbot's first commit and open the pull request from it,
+        without reading the branch first (``GitData.create_branch``: the create is its own
+        look-up). ``(pull, True)`` when this call made the branch — a pull request opened
+        and not recorded by a path that died would have left the branch, so there is none to
+        find; ``(None, False)`` when the branch was there (or the quest already has a head
+        of its own), for ``ensure_pull`` to look."""
+        default = await self.memory.default_branch(quest.repo)
+        base_sha = quest.base or await forge.git.branch_head(default)
+        if base_sha is None or (quest.head and quest.head != base_sha):
+            return None, False  # ``_open_pull`` says what is wrong, or starts at the head
+        first = await forge.git.create_commit(
+            tree=await forge.git.commit_tree(base_sha), parents=[base_sha],
+            message=first_commit_message(quest))
+        if not await forge.git.create_branch(branch, first):
+            return None, False  # the unreferenced commit left behind is harmless
+        return await self._open_text(quest, forge, branch, default), True
+
+    async def _open_text(self, quest: Quest, forge: Forge, branch: str,
+                         default: str) -> Pull | None:
+        """``pulls/create`` from ``branch`` with the quest's title and description."""
+        view = await self.pull_view(quest, None, None, await self._earlier_pull(quest, branch))
+        title, body = pull_words.pull_title(view), pull_words.pull_body(view)
+        self._opened_text[quest.id] = digest(title, body)
+        return await open_pull(forge, head=branch, base=default, title=title, body=body,
+                               draft=self.draft_pulls, author=self.ctx.bot_login)
 
     async def _open_pull(self, quest: Quest, forge: Forge, branch: str,
                          head: str | None) -> Pull | None:
@@ -201,11 +240,7 @@ class Projection:
                 tree=await forge.git.commit_tree(base_sha), parents=[base_sha],
                 message=first_commit_message(quest))
             await forge.git.set_branch(branch, first, exists=head is not None)
-        view = await self.pull_view(quest, None, None, await self._earlier_pull(quest, branch))
-        title, body = pull_words.pull_title(view), pull_words.pull_body(view)
-        self._opened_text[quest.id] = digest(title, body)
-        return await open_pull(forge, head=branch, base=default, title=title, body=body,
-                               draft=self.draft_pulls, author=self.ctx.bot_login)
+        return await self._open_text(quest, forge, branch, default)
 
     async def _earlier_pull(self, quest: Quest, branch: str) -> dict[str, str | int]:
         """The pull request of the quest's earlier revision, when a new one opens on ``branch``
@@ -399,6 +434,11 @@ class Projection:
                                      f"now lives on #{target}.\n")
             comment_id = None
         comment = await forge.edit_comment(comment_id, body) if comment_id else None
+        if comment is None and await self.memory.quest(quest.id, STATUS_NONE_ON) == str(target):
+            # a pull request this quest just opened: nothing to find; the record goes first,
+            # so a path that dies after posting leaves the look-up below to the next one
+            await self.memory.clear_quest_field(quest.id, STATUS_NONE_ON)
+            comment = await forge.comment(target, body)
         if comment is None:  # none recorded here: one posted by a path that died unrecorded?
             found = await forge.find_comment(target, marker, author=self.ctx.bot_login)
             if found is not None and found.body != body:

@@ -188,7 +188,7 @@ class Coordination:
         forge = await self.forges.for_repo(quest.repo)
         rerun = Rerun(forge)
         try:
-            attempt = await rerun.attempt_of(run)
+            attempt = await rerun.attempt_of(run, app=await self.memory.run_app(quest.id, run))
             if isinstance(attempt, str):
                 return unavailable(attempt)
             done = f"rerun:{attempt.run_id}:{attempt.attempt}"

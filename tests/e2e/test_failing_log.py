@@ -98,3 +98,16 @@ async def test_when_the_first_log_is_gone_the_re_run_s_is_read(stack: Stack) -> 
     (log,) = asked_logs(stack)[:1]
     assert log is not None and log.startswith("##[group]Run tests")
     assert "##[error]Process completed with exit code 1." in log
+
+
+async def test_another_apps_check_is_researched_without_asking_actions_for_a_log(
+        stack: Stack) -> None:
+    """The demo's CI is another App: its webhook says so, and only Actions jobs have logs
+    there, so nothing is asked of GitHub (it would answer 404; issue 24, item 8)."""
+    main = await setup_repository(stack)
+    await stack.fake.fail_check(REPO, main, name="tests")
+    await stack.settle()
+    (quest,) = await stack.quests(REPO)
+    assert quest.state is State.HYPOTHESISED
+    assert asked_logs(stack)[:1] == [None]
+    assert stack.fake.calls("actions/download-job-logs-for-workflow-run") == []

@@ -119,3 +119,4 @@ async def test_another_apps_check_cannot_be_rerun_and_is_researched_saying_why(
     assert rerun is not None and rerun.result == "unavailable" and rerun.second is None
     assert "only that App can re-run it" in rerun.reason
     assert stack.calls("checks/rerequest-run") == []
+    assert stack.calls("checks/get") == []  # the webhook named the App: no read of the run

@@ -74,6 +74,69 @@ async def test_a_pull_request_opened_by_a_worker_that_died_is_found_not_refused(
     assert comment.issue_number == pr.number
 
 
+async def researching(world: World, quest_id: str = "q-1") -> JournalBuilder:
+    """A quest triage just gave the agent: no branch, no pull request, no view yet."""
+    b = JournalBuilder(quest_id, repo=REPO).sense(base=world.main_sha)
+    await world.record(b)
+    return b
+
+
+async def test_a_new_quest_opens_its_pull_request_comment_and_run_without_looking(
+        world: World) -> None:
+    """The branch questbot makes is new, so are its pull request and first commit: nothing
+    of questbot's can be there to find (issue 24, item 8)."""
+    await researching(world)
+    await world.effects.sync(await now(world))
+    (pr,) = pulls(world)
+    (comment,) = status_comments(world)
+    (run,) = runs(world)
+    assert comment.issue_number == pr.number and run.head_sha == pr.head_sha
+    for lookup in ("git/get-ref", "pulls/list", "issues/list-comments", "checks/list-for-ref"):
+        assert world.calls(lookup) == 0, lookup
+
+
+async def test_a_first_status_comment_posted_by_a_worker_that_died_is_found_not_doubled(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    b = await researching(world)
+    dies_after(monkeypatch, Forge, "comment")
+    with pytest.raises(Died):
+        await world.effects.sync(await now(world))
+    b.add("hypothesis_written", summary="off-by-one in pager")  # the view moves on
+    await world.ctx.journal.apply(b.events[-1], b.policy)
+    await world.effects.sync(await now(world))
+    assert len(status_comments(world)) == 1
+    assert world.calls("issues/create-comment") == 1
+    assert world.calls("issues/list-comments") == 1  # looked, since the post went unrecorded
+
+
+async def test_a_first_check_run_created_by_a_worker_that_died_is_found_not_doubled(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    b = await researching(world)
+    dies_after(monkeypatch, Forge, "create_check_run")
+    with pytest.raises(Died):
+        await world.effects.sync(await now(world))
+    b.add("hypothesis_written", summary="off-by-one in pager")
+    await world.ctx.journal.apply(b.events[-1], b.policy)
+    await world.effects.sync(await now(world))
+    assert len(runs(world)) == 1
+    assert world.calls("checks/create") == 1
+
+
+async def test_a_quest_whose_branch_a_dead_worker_made_finds_its_pull_request(
+        world: World, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The branch is there, so a pull request may be: the lookups come back."""
+    await researching(world)
+    dies_after(monkeypatch, Forge, "create_pull")
+    with pytest.raises(Died):
+        await world.effects.sync(await now(world))
+    await world.effects.sync(await now(world))
+    (pr,) = pulls(world)
+    (comment,) = status_comments(world)
+    assert comment.issue_number == pr.number
+    assert world.calls("pulls/create") == 1 and world.calls("git/create-ref") == 1
+    assert world.calls("issues/list-comments") == 1  # not opened by this path: looked
+
+
 async def test_the_projection_and_a_checkpoint_at_once_open_one_pull_request(
         world: World, monkeypatch: pytest.MonkeyPatch) -> None:
     b = await ready(world)

@@ -60,6 +60,14 @@ async def test_another_apps_check_is_not_rerun(world: World) -> None:
     assert world.fake.calls("actions/re-run-workflow-failed-jobs") == []
 
 
+async def test_a_check_whose_app_the_webhook_named_is_not_read_again(world: World) -> None:
+    f = await forge(world)
+    check = await world.fake.fail_check(REPO, world.main_sha, name="tests")
+    why = await Rerun(f).attempt_of(f"check_run:{check.id}", app="circleci-checks")
+    assert isinstance(why, str) and "circleci-checks" in why
+    assert world.fake.calls("checks/get") == []
+
+
 async def test_a_scripted_rerun_finishes_and_sends_githubs_webhooks(world: World) -> None:
     run = ci.actions_run(world.fake, REPO, world.main_sha, RED)
     ci.script_rerun(run, {"tests (3.11)": "success", "tests (3.12)": "failure"})

@@ -62,9 +62,9 @@ class Forges:
                          base_url=git_base_url(self.clients.base_url), token=token,
                          renew=renew)
 
-    async def failing_log(self, repo: str, run: str) -> str | None:
+    async def failing_log(self, repo: str, run: str, app: str | None = None) -> str | None:
         """``AdapterContext.logs``: the log of the failed Actions job ``run`` names."""
-        return await JobLogs(await self.for_repo(repo)).failing_log(run)
+        return await JobLogs(await self.for_repo(repo)).failing_log(run, app=app)
 
     async def remember_installation(self, repo: str, installation_id: int) -> None:
         await self.clients.remember_installation(repo, installation_id)

@@ -105,6 +105,22 @@ class GitData:
                           "check that the commit exists and questbot may write contents") from exc
         return str(data["object"]["sha"])
 
+    async def create_branch(self, branch: str, sha: str) -> bool:
+        """``git/create-ref`` without reading first: ``True`` if this call made the branch,
+        ``False`` if it was there already (GitHub's 422 "Reference already exists", the branch
+        read back to tell it from another refusal). *Why not look first:* a branch name is
+        unique on GitHub, so the create is its own look-up, one request instead of two for
+        the usual case of a branch that is not there yet."""
+        try:
+            await self.gh.post(f"{self.base}/git/refs",
+                               data={"ref": f"refs/heads/{branch}", "sha": sha})
+        except gidgethub.BadRequest as exc:
+            if status_of(exc) == 422 and await self.branch_head(branch) is not None:
+                return False
+            raise refused(exc, f"create branch {branch} at {sha[:12]} in {self.repo}",
+                          "check that the commit exists and questbot may write contents") from exc
+        return True
+
     async def set_branch(self, branch: str, sha: str, *, force: bool = False,
                          exists: bool | None = None) -> None:
         """Point ``branch`` at ``sha``: ``git/update-ref``, or ``git/create-ref`` if missing

@@ -22,6 +22,7 @@ import gidgethub
 
 from bot.github.forge.refusals import is_permanent, status_of
 from bot.github.forge.repository import Forge
+from bot.github.forge.watch import ACTIONS
 
 log = logging.getLogger(__name__)
 
@@ -38,8 +39,14 @@ class JobLogs:
     def __init__(self, forge: Forge) -> None:
         self.forge = forge
 
-    async def failing_log(self, run: str) -> str | None:
-        """The log of the failed job ``run`` names (see the module docs), or ``None``."""
+    async def failing_log(self, run: str, *, app: str | None = None) -> str | None:
+        """The log of the failed job ``run`` names (see the module docs), or ``None``.
+        ``app``: the App that made a check run, when its webhook said — another App's check
+        has no Actions job, so nothing is asked (GitHub would answer 404)."""
+        if run.startswith("check_run:") and app and app != ACTIONS:
+            log.info("no log for %s of %s: a check of the App %s, not an Actions job", run,
+                     self.forge.repo, app)
+            return None
         try:
             job = await self._failed_job(run)
             if job is None:

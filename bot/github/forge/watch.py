@@ -67,11 +67,12 @@ class Rerun:
     def __init__(self, forge: Forge) -> None:
         self.forge = forge
 
-    async def attempt_of(self, run: str) -> WorkflowAttempt | str:
+    async def attempt_of(self, run: str, *, app: str | None = None) -> WorkflowAttempt | str:
         """The Actions workflow attempt to re-run for ``run`` (``workflow_run:<id>:<attempt>``
         or ``check_run:<id>``), or why there is none: another App's check, which questbot
         cannot re-run, or a check suite, re-run through its workflow run and its jobs, which
-        report the same failure."""
+        report the same failure. ``app``: the slug of the App that made a check run, when
+        its webhook said (``checks/get`` otherwise)."""
         kind, _, rest = run.partition(":")
         ident, _, more = rest.partition(":")
         if kind == "check_suite":
@@ -81,7 +82,7 @@ class Rerun:
             return f"{run} names no run questbot knows how to re-run"
         if kind == "workflow_run":
             return WorkflowAttempt(int(ident), int(more) if more.isdigit() else 1)
-        app = await self._app_of(f"check-runs/{ident}", f"check run {ident}")
+        app = app or await self._app_of(f"check-runs/{ident}", f"check run {ident}")
         if app != ACTIONS:
             return (f"{run} is a check of the App {app or 'unknown'}: only that App can re-run "
                     "it, so questbot waits for its next result on the same commit")
