@@ -29,7 +29,7 @@ end
 local snap = redis.call('HMGET', KEYS[1], 'v', 'p', 'z')
 if snap[3] then
   -- compacted (bot.journal.compaction): the journal brings its keys back and applies again
-  return {'compacted', 0, 0}
+  return {ok = 'compacted 0 0'}
 end
 local cur = tonumber(snap[1] or '0')
 if cur ~= tonumber(ARGV[1]) then

@@ -270,6 +270,8 @@ class Journal(JournalReads):
                     it.conflicts += 1
                 if status == "dup":
                     it.conflicts += 1  # read before the next try, even for a first event
+                if status not in {"compacted", "dup", "conflict"}:  # never loop on it
+                    raise RuntimeError(f"the apply script answered {reply!r}")
                 if status == "conflict":
                     it.conflicts += 1
                     if it.conflicts > self.max_conflicts:
