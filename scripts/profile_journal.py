@@ -17,16 +17,11 @@ import argparse
 import asyncio
 import cProfile
 import pstats
-import sys
 import time
-from pathlib import Path
 from typing import Any
 
 import redis.asyncio
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-
-from bench_journal import bench_apply, bench_xadd, workload
+from bench_journal import bench_apply, bench_xadd, workload  # scripts/, run as a script
 
 from bot.journal import wire
 from questbot_testing.redis_server import RedisServer

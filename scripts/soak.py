@@ -59,14 +59,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from chaos import APP_ID, SECRET, model_agent, wait_http  # scripts/, run as a script
+
 from questbot_testing.chaos.processes import Proc, Redis, Supervisor, python_env
 from questbot_testing.chaos.story import Fake, QuestRun, Story, reader_client
 from questbot_testing.redis_server import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "scripts"))
-
-from chaos import APP_ID, SECRET, model_agent, wait_http  # noqa: E402
 
 CLOSED = "closed"
 

@@ -48,6 +48,7 @@ from functools import lru_cache
 import redis.asyncio
 
 from bot.core import Effect, Event, InvalidTransition, Policy, Quest, step, steps
+from bot.errors import InternalError
 from bot.journal.answers import Applied, JournalEntry
 from bot.journal.compaction import thaw
 from bot.journal.durability import Durability
@@ -271,7 +272,7 @@ class Journal(JournalReads):
                 if status == "dup":
                     it.conflicts += 1  # read before the next try, even for a first event
                 if status not in {"compacted", "dup", "conflict"}:  # never loop on it
-                    raise RuntimeError(f"the apply script answered {reply!r}")
+                    raise InternalError(f"the apply script answered {reply!r}")
                 if status == "conflict":
                     it.conflicts += 1
                     if it.conflicts > self.max_conflicts:
