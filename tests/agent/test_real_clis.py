@@ -47,7 +47,9 @@ ROOT = Path(__file__).resolve().parents[2]
 CLIS = Path(os.environ.get("QUESTBOT_CACHE", ROOT / ".cache")) / "clis"
 KEY = "sk-questbot-test"
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.timeout(600),
+              # the CLIs are installed once into one cache: its tests on one worker
+              pytest.mark.xdist_group("clis")]
 
 
 @pytest.fixture(scope="module")

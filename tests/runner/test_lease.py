@@ -49,8 +49,12 @@ def test_the_figures_are_checked() -> None:
 
 async def test_a_slow_adapter_keeps_its_lease_and_its_doorbells(
         journal: Journal, recorder: Recorder, redis_async: redis.asyncio.Redis) -> None:
-    """An adapter that runs six leases long is delivered once: its runner's heartbeat keeps
-    the lease and the doorbell, so a second runner polling all along takes nothing over."""
+    """An adapter that runs four leases long is delivered once: its runner's heartbeat keeps
+    the lease and the doorbell, so a second runner polling all along takes nothing over.
+    (Leases of 1.5 s, beaten every 0.1 s: a heartbeat late by more than a lease is a lease
+    honestly lost, and QUICK's 0.5 s was lost so on a loaded machine running the suite in
+    parallel.)"""
+    leases = Leases(lease_s=1.5, heartbeat_s=0.1, claim_idle_s=1.8, sweep_s=3600)
     b = JournalBuilder("q-1").sense()
     await journal.apply_many(b.events, POLICY)
     slow_key = b.effects[0].key
@@ -59,12 +63,12 @@ async def test_a_slow_adapter_keeps_its_lease_and_its_doorbells(
     async def slow(effect: Effect) -> Sequence[Event] | None:
         if effect.key == slow_key:
             started.set()
-            await asyncio.sleep(6 * QUICK.lease_s)
+            await asyncio.sleep(4 * leases.lease_s)
         return await recorder(effect)
 
     one = EffectRunner(journal, Adapters({t: slow for t in EffectType}), POLICY,
-                       consumer="one", leases=QUICK)
-    two = EffectRunner(journal, recorder.adapters(), POLICY, consumer="two", leases=QUICK)
+                       consumer="one", leases=leases)
+    two = EffectRunner(journal, recorder.adapters(), POLICY, consumer="two", leases=leases)
     first = asyncio.create_task(one.run_once())
     await started.wait()
     claimed = 0
