@@ -176,6 +176,7 @@ class Lives(Sending):
         (``removed_first``: that one first; GitHub documents no order)."""
         repo = self.repo(full_name)
         del self.world.repositories[full_name.lower()]
+        self.world.deleted[repo.id] = repo
         for old in [n for n, rid in self.world.renamed.items() if rid == repo.id]:
             del self.world.renamed[old]  # a deleted repository's old names redirect nowhere
         installation = self.world.installations.get(repo.installation_id)
