@@ -1,8 +1,8 @@
 """The repository's own life under a live quest, end to end on the whole stack (issue 26):
 archived, removed from the App, the App suspended or uninstalled, the quest's branch deleted,
-the repository deleted outright, renamed, its default branch renamed. A change questbot cannot work through parks the quest
-with a note people read (what happened, what sets it right); nothing is retried for ever; the
-change that undoes it takes the quest up again."""
+the repository deleted outright, renamed, its default branch renamed. A change questbot cannot
+work through parks the quest with a note people read (what happened, what sets it right);
+nothing is retried for ever; the change that undoes it takes the quest up again."""
 
 from __future__ import annotations
 
