@@ -190,7 +190,7 @@ async def test_status_pause_resume_and_kill_by_comment(stack: Stack) -> None:
     number = story.pr_number()
     await stack.fake.comment(REPO, number, "/status", user=READER)  # anyone may ask
     await stack.settle()
-    assert any("checkpoint A is open" in r and "`/approve A`" in r for r in replies(stack, number))
+    assert any("Checkpoint A is open" in r and "`/approve A`" in r for r in replies(stack, number))
     await stack.fake.comment(REPO, number, "/pause waiting for the release", user=MAINTAINER)
     await stack.settle()
     assert (await stack.quest(story.quest_id)).state is State.PARKED
