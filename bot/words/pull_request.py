@@ -35,9 +35,8 @@ from bot.core.states import State
 from bot.words.github_limits import BODY_LIMIT, fit
 from bot.words.markdown import hide_paths, plain
 from bot.words.render import quest_marker
-from bot.words.status_comment import FailedRun, link, what_failed
+from bot.words.status_comment import FailedRun, link, proof_sentence, what_failed
 from bot.words.status_comment import changed as changed_words
-from bot.words.status_comment import proof_sentence
 
 TITLE_LIMIT = 120
 """Characters of a title: GitHub takes 256, a list of pull requests shows about this many."""
