@@ -21,14 +21,15 @@ from __future__ import annotations
 
 from bot.core import Effect, EffectType, InvalidTransition, Quest, Refusal, effect_key
 from bot.core.gates import status_and_next
-from bot.core.policy import Policy
+from bot.core.policy import Checkpoint, Policy
 from bot.core.rules.budget import waits_for_spend
-from bot.core.states import CHECKPOINT_AT
+from bot.core.states import CHECKPOINT_AT, TERMINAL, State
 from bot.journal.keys import thread_trail
 from bot.words.commands import Command
 from bot.words.gates import gates_lines
 from bot.words.markdown import inline_code
 from bot.words.refusals import Precheck, doing, now_commands, refusal_words
+from bot.words.render import next_action
 
 SEEN = "eyes"
 """The reaction to every command questbot read."""
@@ -147,27 +148,44 @@ def reopen_refused_text(actor: str, number: int) -> str:
             "to comment `/resume`.")
 
 
+_APPROVING_LETS = {
+    Checkpoint.A: "write a test that fails because of the bug, and a plan",
+    Checkpoint.B: "make the change and run your checks on it",
+    Checkpoint.C: "merge exactly that commit, then watch the branch for a while",
+}
+"""What a decision at each checkpoint sets going, as the README's table says it."""
+
+
 def status_text(quest: Quest | None, policy: Policy | None = None) -> str:
-    """The reply to ``/status``: where the quest stands, its checkpoints (``status_and_next``
-    under ``policy``, the repository's) and the commands it takes now."""
+    """The reply to ``/status``: what the quest is doing, what happens next and who does it,
+    its checkpoints (``status_and_next`` under ``policy``, the repository's) and the commands
+    it takes now. No id or revision: the person asking is on the quest's own thread, and
+    those are questbot's bookkeeping (the hidden marker and ``questbot status`` have them)."""
     if quest is None:
         return ("There is no quest on this thread. On an issue, `/quest fix` starts one (or "
                 "`/quest research`); a quest's own pull request answers `/status` with it.")
-    open_cp = CHECKPOINT_AT.get(quest.checkpoint_state)
-    lines = [f"Quest `{quest.id}`, revision {quest.revision}: {doing(quest, mention=False)}."]
-    if open_cp is not None:
-        lines.append(f"Checkpoint {open_cp.value} is open: `/approve`, `/revise <why>`, "
-                     "`/reject <why>` or `/claim`.")
-    if quest.owner:
-        lines.append(f"The review is claimed by {inline_code(quest.owner)}.")  # not pinged
-    if waits_for_spend(quest):
+    if quest.state is State.HANDED_OFF and quest.owner:
+        now = f"the review is claimed by {inline_code(quest.owner)}"  # named, not pinged
+    else:
+        now = doing(quest, mention=False)
+    following = "" if quest.state in TERMINAL else next_action(quest, policy)
+    lines = [f"**Now:** {now[:1].upper()}{now[1:]}."]
+    checkpoint = CHECKPOINT_AT.get(quest.state)
+    if checkpoint is not None:
+        lines[0] += f" Approving it lets questbot {_APPROVING_LETS[checkpoint]}."
+    if following:
+        lines += ["", f"**Next:** {following}"]
+    lines.append("")
+    if waits_for_spend(quest) and "/approve spend" not in following:
         lines.append("Its budget is spent: `/approve spend` pays for the next stage, "
                      "`/deny spend` keeps it parked.")
     if quest.last_failure:
         what, _, error = quest.last_failure.partition(": ")
         lines.append(f"questbot could not {what.replace('_', ' ')} the last time it tried: "
                      f"`{error.replace('_', ' ')}`.")
-    lines += ["", "Checkpoints:", *gates_lines(status_and_next(quest, policy or Policy())), ""]
+    if lines[-1]:
+        lines.append("")
+    lines += ["Checkpoints:", *gates_lines(status_and_next(quest, policy or Policy())), ""]
     lines.append("Commands it takes now: "
                  + ", ".join(f"`{usage}`" for usage in now_commands(quest)) + ".")
     return "\n".join(lines)

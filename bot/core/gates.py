@@ -171,6 +171,10 @@ class StatusAndNext(Model):
     """The decisions taken during this attempt."""
     attempt_log: tuple[AttemptRecord, ...] = ()
     """The attempts that ended, oldest first, with their evidence and reviews."""
+    park_note: str | None = None
+    """Why a parked quest parked, in people's words, when it says more than its reason: for
+    a repository deleted under it, the only place left that says so (its pull request and
+    the inbox went with the repository)."""
 
     def as_json(self) -> dict[str, Any]:
         return self.model_dump(mode="json")
@@ -202,6 +206,8 @@ class StatusAndNext(Model):
             said = "; ".join(a.says for a in actions) if actions else "nothing"
             lines.append(f"  {ROLE_WORDS[role]}: {said}")
         lines += middle
+        if self.park_note:
+            lines += ["", f"why it is parked: {self.park_note}"]
         who = ROLE_WORDS[self.next_action.role] if self.next_action.role else "nobody"
         lines += ["", f"next: {who} — {self.next_action.says}"]
         return "\n".join(lines)
@@ -312,4 +318,5 @@ def status_and_next(quest: Quest, policy: Policy) -> StatusAndNext:
         revision=quest.revision, attempts=quest.attempts, gates=gates(quest, policy),
         allowed_actions=allowed_actions(quest), next_action=next_action(quest, policy),
         shadow=policy.shadow, attempt_number=quest.attempt_number,
-        reviews=quest.attempt_reviews, attempt_log=quest.attempt_log)
+        reviews=quest.attempt_reviews, attempt_log=quest.attempt_log,
+        park_note=quest.park_note if quest.state is State.PARKED else None)

@@ -20,6 +20,13 @@
   redirect and sends the new name in every later webhook. The quest follows the repository
   by id (``bot.repository.names``, before any router reads the delivery): nothing parks, and
   questbot asks GitHub under the new name from then on.
+* **Deleted outright:** GitHub sends ``repository`` ``deleted`` and
+  ``installation_repositories`` ``removed``, in either order, and answers 404 from then on.
+  Each live quest parks with a note saying so — read through ``python -m bot status``,
+  since the pull request, the issue and the inbox went with the repository — and questbot
+  forgets the installation, so every write still owed for it (an effect, a view) fails at
+  once for good instead of being retried. A quest the removal parked first keeps that note;
+  it is marked as parked by the deletion, so no later ``added`` takes it up by itself.
 * Made private, or its default branch renamed: nothing to park. GitHub retargets open pull
   requests to the renamed branch, and the worker records the new default branch from every
   webhook (``bot.intake.intake``).
@@ -56,7 +63,7 @@ class RepositoryIntake:
         repos = await self._repos(c)
         log.info("repositories %s: %s%s", ", ".join(repos) or "(none known)", c.change.value,
                  f" (was {c.old})" if c.old else "")
-        if c.change in {Change.REMOVED, Change.UNINSTALLED}:
+        if c.change in {Change.REMOVED, Change.UNINSTALLED, Change.DELETED}:
             for repo in repos:
                 await self.forges.forget_installation(repo)
         if c.change in PARKS:
@@ -83,6 +90,12 @@ class RepositoryIntake:
             if c.change is Change.BRANCH_DELETED and quest.branch != c.branch:
                 continue
             if quest.state not in ACTIVE:
+                if (c.change is Change.DELETED and quest.state is State.PARKED
+                        and quest.park_reason is ParkReason.REPOSITORY_CHANGED):
+                    # parked by the repository's removal from the App, which GitHub may send
+                    # before the deletion: no longer undone by the App getting access again
+                    await self.memory.set_quest_field(quest.id, PARKED_BY_REPOSITORY,
+                                                      c.change.value)
                 continue  # parked already (or handed to a person who paused it): it waits
             result = await desk.apply(Paused(
                 id=f"{desk.delivery_id}:repository:{quest.id}", quest_id=quest.id,

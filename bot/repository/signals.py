@@ -2,7 +2,8 @@
 
 GitHub tells an App about its repositories' lives in three events (docs:
 webhook-events-and-payloads): ``repository`` (``archived``, ``unarchived``, ``renamed``,
-``transferred``, ``privatized``, ``publicized``, ``edited`` with ``changes.default_branch``),
+``transferred``, ``privatized``, ``publicized``, ``deleted``, ``edited`` with
+``changes.default_branch``),
 ``installation`` (``deleted``, ``suspend``, ``unsuspend``: the whole installation) and
 ``installation_repositories`` (``removed``, ``added``: some of its repositories). A push that
 deletes a ``quest/…`` branch (``deleted: true``, an all-zero ``after``) is read here too: the
@@ -38,7 +39,7 @@ class RepositoryChanged:
 
 _REPOSITORY = {"archived": Change.ARCHIVED, "unarchived": Change.UNARCHIVED,
                "renamed": Change.RENAMED, "transferred": Change.TRANSFERRED,
-               "privatized": Change.PRIVATIZED}
+               "privatized": Change.PRIVATIZED, "deleted": Change.DELETED}
 _INSTALLATION = {"created": Change.ADDED, "deleted": Change.UNINSTALLED,
                  "suspend": Change.SUSPENDED, "unsuspend": Change.UNSUSPENDED}
 

@@ -44,6 +44,8 @@ def listed_text(listed: Listed) -> str:
         who = ROLE_WORDS[s.next_action.role] if s.next_action.role else "nobody"
         lines.append(f"  {s.quest_id}  {s.state.value}, revision {s.revision}, attempt "
                      f"{s.attempt_number} — next: {who}: {s.next_action.says}")
+        if s.park_note:
+            lines.append(f"      why it is parked: {s.park_note}")
     return "\n".join(lines)
 
 

@@ -54,6 +54,7 @@ from bot.views.quest_story import read_story
 from bot.words import pull_request as pull_words
 from bot.words import render
 from bot.words import status_comment as status
+from bot.words.commits import first_commit_message
 from bot.words.failed_effects import could_not
 
 log = logging.getLogger(__name__)
@@ -113,15 +114,6 @@ def source_issue_of(quest: Quest) -> int | None:
         if source.startswith(prefix) and source[len(prefix):].isdigit():
             return int(source[len(prefix):])
     return None
-
-
-def first_commit_message(quest: Quest) -> str:
-    """The message of the quest branch's first commit, which changes no file."""
-    return (f"Start questbot quest {quest.id}\n\n"
-            f"{(quest.title or quest.id)[:200]}\n\n"
-            "This commit changes no file. GitHub opens a pull request only for a branch with a "
-            "commit of its own, and this quest's pull request is where it is reviewed from "
-            "research on.\n")
 
 
 def reviewable(quest: Quest) -> bool:

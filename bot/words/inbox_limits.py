@@ -81,8 +81,8 @@ def limits_lines(waiting: Sequence[Waiting], wave: Wave, max_live_quests: int) -
             where = f"{w.where} " if w.where else ""
             why = (REFLECTION_ABOVE if w.reason is Hold.REFLECTION and wave.due
                    else plain(HOLD_WORDS[w.reason], limit=1000))
-            lines.append(f"- {where}{inline_code(w.title or '(untitled)')}, quest "
-                         f"{inline_code(w.quest_id)}: {why}.")
+            title = plain(w.title or "a failure to look into", limit=200)
+            lines.append(f"- {where}**{title}**: {why}.")  # named as it is, not by its id
         if len(waiting) > WAITING_SHOWN:
             lines.append(f"- and {len(waiting) - WAITING_SHOWN} newer ones")
     if not wave.due:

@@ -35,9 +35,8 @@ from bot.core.states import State
 from bot.words.github_limits import BODY_LIMIT, fit
 from bot.words.markdown import hide_paths, plain
 from bot.words.render import quest_marker
-from bot.words.status_comment import FailedRun, link, what_failed
+from bot.words.status_comment import FailedRun, link, proof_sentence, what_failed
 from bot.words.status_comment import changed as changed_words
-from bot.words.status_comment import proof as proof_words
 
 TITLE_LIMIT = 120
 """Characters of a title: GitHub takes 256, a list of pull requests shows about this many."""
@@ -196,7 +195,7 @@ def pull_body(view: PullView) -> str:
     lines += _quote(q.plan) if q.plan else ["None yet: a plan follows the hypothesis."]
     lines += ["", "### The change", "", _change(view), "",
               "### The proof", "",
-              (proof_words(q, view.evidence) if q.proof is not None or q.merge_sha
+              (proof_sentence(q, view.evidence) if q.proof is not None or q.merge_sha
                else "None yet: questbot proves the change before it asks you to approve it."),
               "",
               "### What to do now", "", *_now(view), ""]

@@ -206,8 +206,13 @@ def _inbox_line(e: InboxEntry) -> str:
     said = next_action(q)
     # a claimed review's next action already says who holds it: not twice in one line
     now = "" if q.state is State.HANDED_OFF else f"{doing(q, mention=False)}{label}. "
-    return (f"{box}{where}{inline_code(q.title or '(untitled)')}, quest {inline_code(q.id)}: "
-            f"{now}{said}")
+    return f"{box}{where}{_named(q)}: {now}{said}"
+
+
+def _named(q: Quest) -> str:
+    """A quest as the inbox names it, beside its pull request or issue: what failed, in
+    words (its id is questbot's, kept in the entry's hidden marker)."""
+    return f"**{plain(q.title or 'a failure to look into', limit=200)}**"
 
 
 WAITING_SHOWN = 50
@@ -239,7 +244,7 @@ def _waiting_lines(entries: Sequence[InboxEntry]) -> list[str]:
     named: list[str] = []
     for e in rest:
         name = (e.where if e.where and e.where.startswith("#")
-                else f"quest {inline_code(e.quest.id)}")
+                else plain(e.quest.title or "a failure to look into", limit=80))
         if sum(len(n) + 2 for n in named) + len(name) > REST_CHARACTERS:
             break
         named.append(name)
@@ -269,8 +274,7 @@ def inbox_body(entries: Sequence[InboxEntry], flaky: Sequence[InboxEntry] = (),
         for e in flaky:  # newest first
             q = e.quest
             where = f"{e.where} " if e.where else ""
-            lines.append(f"- {where}{inline_code(q.title or '(untitled)')}, quest "
-                         f"{inline_code(q.id)}: {next_action(q)}")
+            lines.append(f"- {where}{_named(q)}: {next_action(q)}")
     agreed, compared = agreement
     if compared:
         times = "time" if compared == 1 else "times"

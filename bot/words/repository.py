@@ -24,10 +24,11 @@ class Change(StrEnum):
     SUSPENDED = "App suspended"
     UNSUSPENDED = "App unsuspended"
     BRANCH_DELETED = "quest branch deleted"
+    DELETED = "deleted"
 
 
 PARKS: frozenset[Change] = frozenset({Change.ARCHIVED, Change.REMOVED, Change.UNINSTALLED,
-                                      Change.SUSPENDED, Change.BRANCH_DELETED})
+                                      Change.SUSPENDED, Change.BRANCH_DELETED, Change.DELETED})
 """Changes after which questbot cannot go on with a quest of the repository: it parks."""
 
 UNDOES: dict[Change, frozenset[Change]] = {
@@ -66,6 +67,12 @@ def parked_note(change: Change, repo: str, *, actor: str = "", branch: str = "")
         return (f"The quest's branch {branch} was deleted{_by(actor)}, and its pull request "
                 "with it. Restore the branch (the Restore branch button on the closed pull "
                 "request), reopen the pull request and /resume the quest; or /kill it.")
+    if change is Change.DELETED:
+        return (f"{repo} was deleted{_by(actor)}, and its pull requests, issues and questbot's "
+                "inbox with it, so questbot cannot go on and has nowhere on GitHub to say so. "
+                "The quest stays parked, and nothing of it is tried again. If the repository "
+                "is restored, give questbot's App access to it again and /resume the quest "
+                "on its pull request.")
     return f"{repo}: {change.value}{_by(actor)}."
 
 

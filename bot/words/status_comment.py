@@ -217,6 +217,33 @@ def _proof(q: Quest, evidence: EvidenceBundle | None) -> str:
     return f"failed: {ran}"
 
 
+def proof_sentence(q: Quest, evidence: EvidenceBundle | None) -> str:
+    """The proof as a sentence of its own, for the pull request's description, where it
+    stands under its heading rather than after a label: where it ran, what passed, and
+    what the new test showed."""
+    checks = evidence.checks if evidence is not None else ()
+    if q.proof is None and not (evidence and evidence.outputs):
+        return "None yet: questbot proves the change before it asks you to approve it."
+    passed = sum(1 for c in checks if c.passed)
+    if not checks:
+        said = "no check ran"
+    elif len(checks) == 1:
+        said = "your one check passed" if passed else "your one check failed"
+    elif passed == len(checks):
+        said = f"all {len(checks)} of your checks passed"
+    else:
+        said = f"{passed} of your {len(checks)} checks passed"
+    repro = evidence.reproduction if evidence is not None else None
+    if repro is not None:
+        said += (", and the new test fails on the base and passes with the fix"
+                 if repro.confirmed else ", but the new test does not show the fix")
+    if q.proof is not None and q.proof_bound:
+        return f"On the fix as it is now ({sha(q.head)}), {said}."
+    if q.proof is not None:
+        return f"This proof ran on **an older version of the fix**, so it does not count: {said}."
+    return f"The proof failed: {said}."
+
+
 def _commands(q: Quest, view: StatusView) -> list[str]:
     commands = [f"`{c.usage}`" + (f" (only {login(c.only)})" if c.only else "")
                 for c in allowed_commands(q)]

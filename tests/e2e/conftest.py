@@ -143,8 +143,11 @@ def shown_texts(stack: Stack) -> list[tuple[str, str]]:
 
 
 def commits_of(stack: Stack) -> set[str]:
-    """Every commit the fake GitHub holds: the SHAs questbot's text may show as chips."""
-    return {sha for repo in stack.fake.world.repositories.values() for sha in repo.git.commits}
+    """Every commit the fake GitHub holds (in a deleted repository too: questbot wrote of it
+    before): the SHAs questbot's text may show as chips."""
+    world = stack.fake.world
+    return {sha for repo in [*world.repositories.values(), *world.deleted.values()]
+            for sha in repo.git.commits}
 
 
 @pytest.fixture(autouse=True)

@@ -92,7 +92,8 @@ async def test_a_spent_budget_stops_the_quest_and_an_approval_pays_for_the_stage
     assert inbox and "The budget is spent" in inbox[0].body  # it waits for a person
     await stack.fake.comment(REPO, number, "/status", user=READER)
     await stack.settle()
-    assert any("Its budget is spent" in r for r in _replies(stack, number))
+    assert any("The budget is spent" in r and "`/approve spend`" in r
+               for r in _replies(stack, number))
     served = len(server.served)
 
     # a reader may not pay: refused, and nothing runs

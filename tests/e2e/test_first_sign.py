@@ -51,6 +51,8 @@ async def test_a_model_that_never_answers_leaves_the_first_sign_as_it_is(
         assert pull.draft and runs[-1].status == "in_progress"
         title = repo.issues[pull.number].title
         assert title.startswith("Check tests failed on ") and "questbot:" not in title
+        first = repo.git.commits[pull.head_sha]  # the empty commit the pull request needs
+        assert first.message.startswith("questbot: start work on the failing `tests` check\n")
         # …and the model has not answered: the sign did not wait for it
         deadline = time.monotonic() + 10
         while server.requests == 0 and time.monotonic() < deadline:

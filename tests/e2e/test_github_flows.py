@@ -190,7 +190,7 @@ async def test_status_pause_resume_and_kill_by_comment(stack: Stack) -> None:
     number = story.pr_number()
     await stack.fake.comment(REPO, number, "/status", user=READER)  # anyone may ask
     await stack.settle()
-    assert any("checkpoint A is open" in r and "`/approve A`" in r for r in replies(stack, number))
+    assert any("Checkpoint A is open" in r and "`/approve A`" in r for r in replies(stack, number))
     await stack.fake.comment(REPO, number, "/pause waiting for the release", user=MAINTAINER)
     await stack.settle()
     assert (await stack.quest(story.quest_id)).state is State.PARKED
@@ -238,7 +238,7 @@ async def test_a_labelled_issue_waits_for_a_person_who_starts_it_with_quest_fix(
     (quest,) = await stack.quests(REPO)
     assert quest.state is State.TRIAGED and quest.awaiting_person  # issues: human by default
     inbox = [i for i in stack.fake.repo(REPO).issues.values() if i.title == "questbot inbox"]
-    assert len(inbox) == 1 and quest.id in (inbox[0].body or "")
+    assert len(inbox) == 1 and f"#{issue.number} **" in (inbox[0].body or "")
     await stack.fake.comment(REPO, issue.number, "/quest fix", user=MAINTAINER)
     await stack.settle()
     quest = await stack.quest(quest.id)

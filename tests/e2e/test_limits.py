@@ -97,7 +97,8 @@ async def test_the_eighth_live_quest_waits_in_the_inbox_and_starts_when_a_slot_f
     assert eighth.held is Hold.SLOT and eighth.fingerprint == f"issue:{issues[7].number}"
     body = words(inbox(stack).body or "")
     assert "### Waiting to start" in body and "At most 7 quests are worked on at once" in body
-    assert f"`{eighth.id}`: waits for a free slot" in body and not SNAKE.search(body)
+    assert f"- #{issues[7].number} **{eighth.title}**: waits for a free slot" in body
+    assert eighth.id not in body and not SNAKE.search(body)
     await stack.fake.comment(REPO, issues[0].number, "/kill not worth it", user=MAINTAINER)
     await stack.settle()
     started = await stack.quest(eighth.id)

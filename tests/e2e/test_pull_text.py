@@ -52,7 +52,9 @@ async def test_the_pull_request_explains_itself_at_each_checkpoint(stack: Stack)
     assert section(b.body, "The plan").startswith("> ")
     assert "Checkpoint B" in section(b.body, "What to do now")
     assert f"/pull/{c.number}/files" in section(c.body, "The change")
-    assert "checks passed" in section(c.body, "The proof")
+    proof = section(c.body, "The proof")
+    assert proof.startswith("On the fix as it is now (") and proof.endswith(".")
+    assert "passed" in proof and "the new test fails on the base" in proof
     assert "Checkpoint C" in section(c.body, "What to do now")
     assert "the fix is merged" in section(closed.body, "What to do now")
     # written when a checkpoint brought facts, not at every event

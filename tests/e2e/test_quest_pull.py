@@ -17,7 +17,7 @@ from questbot_testing.stack import Stack
 from tests.e2e.test_github_flows import at_checkpoint_a
 
 
-async def test_the_pr_opens_at_research_on_an_empty_first_commit_naming_the_quest(
+async def test_the_pr_opens_at_research_on_an_empty_first_commit_saying_what_it_is_for(
         stack: Stack) -> None:
     story = await at_checkpoint_a(stack)
     repo = stack.fake.repo(REPO)
@@ -26,7 +26,8 @@ async def test_the_pr_opens_at_research_on_an_empty_first_commit_naming_the_ques
     first = repo.git.commits[pr.head_sha]
     main = repo.git.commits[repo.refs["refs/heads/main"]]
     assert first.parents == (main.sha,) and first.tree == main.tree  # changes no file
-    assert f"quest {story.quest_id}" in first.message
+    assert first.message.startswith("questbot: start work on the failing `tests` check\n\n")
+    assert story.quest_id not in first.message  # what it is for, not questbot's bookkeeping
     (create,) = stack.calls("pulls/create")
     assert create.status == 201 and create.json["draft"] is True  # the first try, not a retry
     (run,) = [r for r in repo.check_runs.values() if r.name == "questbot"]

@@ -1,12 +1,16 @@
 """The repository's own life under a live quest, end to end on the whole stack (issue 26):
 archived, removed from the App, the App suspended or uninstalled, the quest's branch deleted,
-renamed, its default branch renamed. A change questbot cannot work through parks the quest
-with a note people read (what happened, what sets it right); nothing is retried for ever; the
-change that undoes it takes the quest up again."""
+the repository deleted outright, renamed, its default branch renamed. A change questbot cannot
+work through parks the quest with a note people read (what happened, what sets it right);
+nothing is retried for ever; the change that undoes it takes the quest up again."""
 
 from __future__ import annotations
 
-from bot.core import ParkReason, State
+import pytest
+
+from bot.core import ParkReason, Policy, State
+from bot.journal.memory import PARKED_BY_REPOSITORY
+from bot.tools.quests import listed_text, live_quests
 from bot.words.render import INBOX_TITLE
 from questbot_testing.scenario import MAINTAINER, REPO, Story
 from questbot_testing.stack import Stack
@@ -117,6 +121,43 @@ async def test_a_deleted_quest_branch_parks_the_quest_and_the_inbox_says_so(
     assert f"#{story.pr_number()}" in entry and "deleted by maya" in entry
     assert "Restore the branch" in entry
     assert "why:" not in (inbox.body or "")  # said once, on the entry
+
+
+@pytest.mark.parametrize("removed_first", [False, True], ids=["deleted-first", "removed-first"])
+async def test_a_deleted_repository_parks_its_quests_says_why_where_it_can_and_retries_nothing(
+        stack: Stack, removed_first: bool) -> None:
+    """Deleted outright, the repository takes its pull requests, issues and inbox with it:
+    GitHub answers 404 from then on. Its quests park, the command line's ``status`` says why
+    (the only place left), and nothing owed to GitHub for it — effects, views — is tried
+    again. GitHub sends ``repository`` ``deleted`` and ``installation_repositories``
+    ``removed`` in no documented order: either way the quest parks and stays parked."""
+    story = await at_checkpoint_a(stack)
+    worker = stack.runtime.worker
+    since = len(stack.fake.requests)
+    await stack.fake.delete_repository(REPO, user=MAINTAINER, removed_first=removed_first)
+    await stack.settle()
+    quest = await stack.quest(story.quest_id)
+    assert (quest.state, quest.park_reason) == (State.PARKED, ParkReason.REPOSITORY_CHANGED)
+    assert quest.resume_state is State.HYPOTHESISED
+    assert await worker.intake.memory.quest(quest.id, PARKED_BY_REPOSITORY) == "deleted"
+    if not removed_first:  # the removal came second and found the quest parked: it stays so
+        assert f"{REPO} was deleted by {MAINTAINER}" in (quest.park_note or "")
+        assert "If the repository is restored" in (quest.park_note or "")
+        listed = listed_text(await live_quests(stack.web_client, REPO, Policy()))
+        assert f"why it is parked: {REPO} was deleted by {MAINTAINER}" in listed, listed
+    await stack.advance(60)
+    views = worker.projector.views
+    assert views is not None
+    assert await views.due(older_than_s=0) == []  # no view owed for it
+    assert await worker.projector.owed() == 0
+    await stack.advance(60)
+    asked = [(e.method, e.path, e.status) for e in stack.fake.requests[since:]
+             if e.path.startswith(f"/repos/{REPO}/") or e.path.startswith(f"/{REPO}.git")]
+    assert asked == []  # forgotten with its installation before anything was asked of it
+    before = len(stack.fake.requests)
+    await stack.advance(60)
+    assert stack.fake.requests[before:] == []
+    assert (await stack.quest(story.quest_id)).state is State.PARKED
 
 
 async def test_a_renamed_repository_keeps_its_quest_which_follows_it_by_id(

@@ -101,7 +101,8 @@ async def test_each_stage_outcome_reaches_github(served: ModelServer, redis_url:
         assert case.says in story.status_comment().replace("\\", "")
         inbox = [i for i in stack.fake.repo(REPO).issues.values()
                  if i.title == "questbot inbox"]
-        assert len(inbox) == 1 and quest.id in inbox[0].body  # it waits for a person
+        entry = f"#{story.pr_number()} **"  # named by its pull request and what failed
+        assert len(inbox) == 1 and entry in inbox[0].body  # it waits for a person
 
         name, turns = case.turns
         assert tuple(served.turns_of(name)) == turns

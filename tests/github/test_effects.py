@@ -10,6 +10,7 @@ from bot.core.events import Landed, PatchPushed, RollbackConfirmed
 from bot.github.forge import Forge
 from bot.journal import PermanentError
 from bot.journal.keys import quest_gh_key
+from bot.words.inbox_marks import entry_marker
 from questbot_testing.journals import JournalBuilder
 from tests.github.conftest import REPO, World, last
 
@@ -215,7 +216,7 @@ async def test_notify_inbox_opens_one_issue_and_lists_the_quest(world: World) ->
     assert world.calls("issues/update") == 0
     (issue,) = world.fake.repo(REPO).issues.values()
     assert issue.title == "questbot inbox"
-    assert "`q-9`" in (issue.body or "") and "/quest fix" in (issue.body or "")
+    assert entry_marker("q-9") in (issue.body or "") and "/quest fix" in (issue.body or "")
 
 
 async def test_reply_comment_once_on_the_source_issue_before_a_pr(world: World) -> None:

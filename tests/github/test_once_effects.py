@@ -14,6 +14,7 @@ from bot.core.events import Landed, RollbackConfirmed
 from bot.github.forge import Forge, GitData
 from bot.journal.keys import quest_gh_key, repo_gh_key
 from bot.words import render
+from bot.words.inbox_marks import entry_marker
 from questbot_testing.fakegithub.state import Issue, PullRequest
 from questbot_testing.journals import JournalBuilder
 from tests.github.conftest import REPO, Died, World, dies_after, last, meet_at
@@ -41,7 +42,7 @@ async def test_the_projection_and_notify_inbox_at_once_open_one_inbox(
     await asyncio.gather(world.effects.sync(quest),
                          world.effects.notify_inbox(last(b, EffectType.NOTIFY_INBOX)))
     (inbox,) = inboxes(world)
-    assert "`q-9`" in (inbox.body or "")
+    assert entry_marker("q-9") in (inbox.body or "")
     assert world.calls("issues/create") == 1
 
 
@@ -73,7 +74,7 @@ async def test_an_inbox_a_person_closed_is_reopened_and_single_when_its_record_i
     await world.effects.notify_inbox(last(b2, EffectType.NOTIFY_INBOX))
     assert inboxes(world) == [inbox]
     assert inbox.state == "open"  # found by its marker among questbot's issues, and reopened
-    assert "`q-8`" in (inbox.body or "") and "`q-9`" in (inbox.body or "")
+    assert entry_marker("q-8") in (inbox.body or "") and entry_marker("q-9") in (inbox.body or "")
 
 
 async def test_an_issue_a_person_wrote_with_the_inbox_marker_is_not_the_inbox(
@@ -106,7 +107,7 @@ async def test_with_three_issues_pinned_the_inbox_stays_unpinned_and_the_log_say
     with caplog.at_level(logging.WARNING, logger="bot.inbox.issue"):
         await world.effects.notify_inbox(last(b, EffectType.NOTIFY_INBOX))
     (inbox,) = inboxes(world)
-    assert not inbox.pinned_at and "`q-9`" in (inbox.body or "")
+    assert not inbox.pinned_at and entry_marker("q-9") in (inbox.body or "")
     assert [n for n, i in repo.issues.items() if i.pinned_at] == [200, 201, 202]
     assert any("unpinned" in r.getMessage() and "at most three" in r.getMessage()
                for r in caplog.records)

@@ -39,6 +39,11 @@ async def test_archived_and_unarchived() -> None:
     assert back.change is Change.UNARCHIVED
 
 
+async def test_deleted() -> None:
+    (deleted,) = await changes("repository", "privatized.payload.json", action="deleted")
+    assert (deleted.change, deleted.repos, deleted.actor) == (Change.DELETED, (REPO,), "maya")
+
+
 async def test_renamed_and_transferred_name_where_the_repository_was() -> None:
     (renamed,) = await changes("repository", "renamed.payload.json",
                                changes={"repository": {"name": {"from": "old-name"}}})

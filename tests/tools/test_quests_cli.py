@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from pathlib import Path
 
 import pytest
 import redis
@@ -67,3 +68,23 @@ def test_a_repository_without_quests_and_a_bad_combination(
     assert capsys.readouterr().out == "octo/empty: no live quest\n"
     assert main(["status", "q-1", "--repo", "octo/demo", "--redis", redis_url]) == 2
     assert "name no quest or journal with it" in capsys.readouterr().err
+
+
+def test_a_quest_parked_by_its_repository_says_why_on_the_command_line(
+        redis_sync: redis.Redis, redis_url: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A repository deleted under a quest takes its pull request and inbox with it: the
+    command line is where the note is read, for one quest and for the repository's list."""
+    note = "octo/demo was deleted by maya, and its pull requests with it."
+    b = at_b("q-gone")
+    b.add("paused", repository=note)
+    journal = tmp_path / "q-gone.jsonl"
+    journal.write_text("".join(e.model_dump_json() + "\n" for e in b.inputs))
+    assert main(["status", "--journal", str(journal)]) == 0
+    assert f"\nwhy it is parked: {note}\n" in capsys.readouterr().out
+    store(redis_url, (b, Policy()))
+    assert main(["status", "--repo", "octo/demo", "--redis", redis_url]) == 0
+    assert f"\n      why it is parked: {note}" in capsys.readouterr().out
+    assert main(["status", "--repo", "octo/demo", "--redis", redis_url, "--json"]) == 0
+    (listed,) = json.loads(capsys.readouterr().out)["quests"]
+    assert listed["park_note"] == note

@@ -1,7 +1,8 @@
 """What no text questbot shows people on GitHub may hold: an identifier of its own (a state or
 event name with an underscore, ``rolled_back``, ``usage_recorded``), a path of the host it
 runs on, its jargon ("seal", "signal", "receipt", "digest"), a digest shown as a code chip
-(a hex chip that is no commit's), or a quest's id in a heading. Shared by the words' tests
+(a hex chip that is no commit's), a quest's id in a heading, or a quest named by its id where
+a person looks for what it is about (``OLD_FORMS``). Shared by the words' tests
 and the end-to-end guard (``tests/e2e/conftest.py``), so what issue 24 took out cannot come
 back."""
 
@@ -52,6 +53,16 @@ HEX_CHIP = re.compile(r"^[0-9a-f]{7,64}$")
 person nothing. Allowed only as a commit questbot's text can point to (``commits``)."""
 QUEST_ID = re.compile(r"\bq[0-9a-f]{10}\b")
 """A quest's id (``bot.quests.desk.new_quest_id``): fine in a command, not in a heading."""
+OLD_FORMS = re.compile(
+    r"\bquest `[^`\n]+`, revision \d+"  # the /status reply's first line, before issue 24
+    r"|`[^`\n]*`, quest `[^`\n]+`:"  # an inbox entry: its title in a chip, then its id
+    r"|\bStart questbot quest\b",  # the quest branch's first commit
+    re.I)
+"""Forms issue 24 took out, which named a quest by questbot's id where a person looks for
+what it is about: "Quest `q1f38d17fd2`, revision 1: …" in a ``/status`` reply, "#7 `check
+tests failed`, quest `q-7`: …" in the inbox, "Start questbot quest q…" as a commit's subject.
+(A quest's id after the word elsewhere — a lesson's source, a parent quest — has no other
+name yet, and stays.)"""
 _HEADING = re.compile(r"^ {0,3}#{1,6}\s.*$|<summary>.*?</summary>", re.M)
 
 
@@ -75,6 +86,8 @@ def words_problems(text: str, commits: Iterable[str] = ()) -> list[str]:
                          f"{unlinked[max(m.start() - 60, 0):m.end() + 20]!r}")
     found += [f"a quest's id in a heading: {m.group(0)[:120]!r}"
               for m in _HEADING.finditer(shown) if QUEST_ID.search(m.group(0))]
+    found += [f"a quest named by its id, as before issue 24: {m.group(0)[:120]!r}"
+              for m in OLD_FORMS.finditer(shown)]
     return found
 
 

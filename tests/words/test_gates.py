@@ -127,7 +127,7 @@ def test_the_status_reply_names_whoever_claimed_the_review_without_pinging_them(
     quest = quest_in(State.HANDED_OFF)
     assert quest.owner
     said = status_text(quest)
-    assert f"The review is claimed by `{quest.owner}`." in said
+    assert f"**Now:** The review is claimed by `{quest.owner}`." in said
     assert f"@{quest.owner}" not in said  # every /status would notify them again
 
 

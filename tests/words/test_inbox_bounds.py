@@ -17,6 +17,7 @@ from bot.words.github_limits import BODY_LIMIT, fit
 from bot.words.inbox_lessons import SHOWN, lessons_lines
 from bot.words.inbox_limits import Waiting, Wave, limits_lines
 from bot.words.inbox_marks import boxes, lesson_boxes
+from bot.words.markdown import plain
 from bot.words.render import WAITING_SHOWN, InboxEntry, inbox_body
 from tests.core.quests import quest_in
 from tests.words.surface import problems
@@ -86,7 +87,8 @@ def test_long_entries_are_fewer_and_still_leave_room_for_the_rest() -> None:
     (more,) = [line for line in body.splitlines() if line.startswith("- and ")
                and "more waiting for a person" in line]
     assert more.startswith(f"- and {300 - shown} more waiting for a person")
-    assert f"quest `q{shown:04}`" in more  # no pull request or issue: named by its quest
+    assert plain(LONG, limit=80) in more  # no pull request or issue: named by what failed
+    assert f"q{shown:04}" not in more
     assert problems(body) == []
 
 

@@ -72,7 +72,7 @@ def test_each_sentence_of_the_section_is_a_paragraph_not_the_tail_of_a_quest() -
                  Wave(False, 2, 24, None, passed)):
         lines = limits_lines(waiting, wave, 7)
         assert _glued(lines) == [], lines
-        assert problems("\n".join(lines)) == []
+        assert problems("\n".join(lines), commits=()) == []
     text = "\n".join(limits_lines(waiting, Wave(False, 2, 24, None, passed), 7))
     assert text.index("### Reflections") < text.index("The last reflection")
 
@@ -97,7 +97,8 @@ def test_many_held_quests_are_bounded_and_say_why_once() -> None:
 
     waiting = [Waiting(f"q{n}", f"bug {n}", Hold.REFLECTION) for n in range(WAITING_SHOWN + 30)]
     text = "\n".join(limits_lines(waiting, Wave(True, 2, 24), 7))
-    assert "`q0`" in text and f"`q{WAITING_SHOWN}`" not in text
+    assert "**bug 0**" in text and f"**bug {WAITING_SHOWN}**" not in text
+    assert "`q0`" not in text  # named by what failed, not by questbot's id
     assert "- and 30 newer ones" in text
     assert "several quests ended badly of late" not in text  # the section above says it
     assert text.count("waits for a reflection to pass") == WAITING_SHOWN

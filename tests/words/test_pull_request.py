@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from bot.core import Quest, State
 from bot.core.events import SignalKind
+from bot.core.proof import CheckRecord
 from bot.words import pull_request as pr
 from bot.words.github_limits import BODY_LIMIT
 from tests.words.status_scenarios import FAILED, PULL, every_state
@@ -138,3 +139,33 @@ def test_the_revert_says_what_it_undoes_in_words_and_closes_nothing() -> None:
     assert "@octo-org" not in message and "#1" not in title
     body = pr.revert_body("merge1abcdef012")
     assert "`merge1abcdef`" in body and problems(body, commits=()) == []
+
+
+def test_the_proof_reads_as_a_sentence_whatever_it_found() -> None:
+    """Under "The proof" the description says where the proof ran and what it found in a
+    sentence of its own (issue 24, item 3), not a fragment after a missing label."""
+    view = view_at(State.READY)
+    assert view.evidence is not None
+    one = view.evidence.checks[0]
+    failing = one.model_copy(update={"name": "lint", "exit_code": 1})
+
+    def with_checks(*checks: CheckRecord, confirmed: bool = True) -> str:
+        ev = view.evidence
+        assert ev is not None and ev.reproduction is not None
+        result = ev.result.model_copy(update={"checks": checks})
+        repro = ev.reproduction.model_copy(update={"head_exit_code": 0 if confirmed else 1})
+        shown = pr.pull_body(replace(view, evidence=ev.model_copy(
+            update={"result": result, "reproduction": repro})))
+        return shown.split("### The proof\n\n", 1)[1].split("\n", 1)[0]
+
+    head = f"`{view.quest.head and view.quest.head[:12]}`"
+    assert with_checks(one) == (f"On the fix as it is now ({head}), your one check passed, and "
+                                "the new test fails on the base and passes with the fix.")
+    assert with_checks(one, one).startswith(f"On the fix as it is now ({head}), all 2 of "
+                                             "your checks passed, and")
+    assert "1 of your 2 checks passed, but the new test does not show the fix." in \
+        with_checks(one, failing, confirmed=False)
+    for sentence in (with_checks(one), with_checks(one, failing), with_checks()):
+        assert sentence[:1].isupper() and sentence.endswith(".")
+        assert "reproduction" not in sentence
+        assert problems(sentence, commits=[view.quest.head or ""]) == []

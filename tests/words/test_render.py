@@ -90,7 +90,8 @@ def test_a_flaky_quest_shows_neutral_with_both_runs_and_is_listed_in_the_inbox()
     assert "flaky" in view.summary and "no agent was run" in view.summary
     assert "check_run:1" in view.text and "check_run:7" in view.text
     inbox = render.inbox_body([], [render.InboxEntry(flaky)])
-    assert "### Flaky" in inbox and "q-flaky" in inbox and "check_run:7" in inbox
+    assert "### Flaky" in inbox and "check_run:7" in inbox
+    assert f"**{flaky.title}**" in inbox and "q-flaky" not in inbox  # named by what failed
     assert "Flaky" not in render.inbox_body([])
 
 

@@ -30,6 +30,21 @@ def test_the_guard_finds_the_jargon_digests_and_ids_issue_24_took_out() -> None:
         assert problems(text, commits=()) != [], text
 
 
+def test_the_guard_finds_a_quest_named_by_its_id_where_people_look_for_what_it_is() -> None:
+    """The old ``/status`` reply, inbox entry and first commit (issue 24, item 3)."""
+    for text in ("Quest `q1f38d17fd2`, revision 1: checkpoint A is open.",
+                 "Quest `q-7`, revision 2: the quest has ended.",
+                 "- #7 `check tests failed`, quest `q-7`: checkpoint A is open.",
+                 "- [ ] <!-- questbot:inbox-entry=q-8 --> #8 `x`, quest `q-8`: parked.",
+                 "Start questbot quest q1f38d17fd2\n\ncheck tests failed"):
+        assert words_problems(text) != [], text
+    for text in ("**Now:** Checkpoint A is open: the hypothesis waits for a decision.",
+                 "- #7 **check tests failed**: checkpoint A is open.",
+                 "questbot: start work on the failing `tests` check",
+                 "a lesson (quest `q-0`, landed, then rolled back after a regression)"):
+        assert words_problems(text) == [], text
+
+
 def test_the_guard_leaves_commits_links_code_and_commands_alone() -> None:
     commit = "4f1c2a9e0b7d4c3a2f1e0d9c8b7a6f5e4d3c2b1a"
     for text in (f"merged as `{commit[:12]}`", "[`fdd8f5f60e10`](https://github.com/o/r/pull/1)",

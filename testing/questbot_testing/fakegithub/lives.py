@@ -17,6 +17,13 @@ answers from then on, and sending the webhooks GitHub sends for it (BEHAVIOUR.md
 * **The default branch renamed:** its commits and protection move to the new name, open
   pull requests into it are retargeted there; ``repository`` ``edited`` with
   ``changes.default_branch.from``.
+* **Deleted:** the repository is gone: every API request for it answers 404 ``Not Found``,
+  git over HTTP 404 ``Repository not found.``, and its old names redirect nowhere. GitHub's
+  docs say an App is not sent ``repository`` ``deleted``; an App's author who deleted a
+  repository received both it and ``installation_repositories`` ``removed``
+  (https://github.com/github/docs/issues/36991, acknowledged by GitHub's docs team;
+  atlassian/github-for-jira#767 relies on the former), in no documented order — so the fake
+  sends both, in the order a test asks for.
 * **A branch deleted:** ``push`` with ``deleted: true`` and an all-zero ``after``; an open
   pull request from it is closed by GitHub (``pull_request`` ``closed``, sent by whoever
   deleted the branch).
@@ -159,6 +166,36 @@ class Lives(Sending):
                 pr.base_ref = name
         await self.deliver(repo, "repository", "edited.with-default_branch-edit.payload.json",
                            {"changes": {"default_branch": {"from": old}}}, sender=user)
+
+    # -- deleted ---------------------------------------------------------------------------
+
+    async def delete_repository(self, full_name: str, *, user: str,
+                                removed_first: bool = False) -> None:
+        """A person deletes ``full_name`` outright: it answers 404 from now on, and the App
+        is sent ``repository`` ``deleted`` and ``installation_repositories`` ``removed``
+        (``removed_first``: that one first; GitHub documents no order)."""
+        repo = self.repo(full_name)
+        del self.world.repositories[full_name.lower()]
+        self.world.deleted[repo.id] = repo
+        for old in [n for n, rid in self.world.renamed.items() if rid == repo.id]:
+            del self.world.renamed[old]  # a deleted repository's old names redirect nowhere
+        installation = self.world.installations.get(repo.installation_id)
+        sends = [self._deleted(repo, user), self._removed(repo, installation, user)]
+        for send in reversed(sends) if removed_first else sends:
+            await send
+
+    async def _deleted(self, repo: Repository, user: str) -> None:
+        await self.deliver(repo, "repository", "privatized.payload.json",
+                           {"action": "deleted"}, sender=user)
+
+    async def _removed(self, repo: Repository, installation: Installation | None,
+                       user: str) -> None:
+        if installation is None:
+            return  # the App did not cover it: nothing to remove
+        await self._about_installation(
+            "installation_repositories", "removed.payload.json", installation,
+            {"repositories_removed": [self._listed(repo)], "repositories_added": [],
+             "repository_selection": "selected"}, sender=user)
 
     # -- a branch deleted -----------------------------------------------------------------
 

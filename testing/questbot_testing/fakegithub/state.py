@@ -306,6 +306,9 @@ class World:
     renamed: dict[str, int] = field(default_factory=dict)
     """A renamed repository's old full name (lowercased) → its id: the old name redirects
     (BEHAVIOUR §23)."""
+    deleted: dict[int, Repository] = field(default_factory=dict)
+    """Deleted repositories by id: answered by no name (404), kept as GitHub keeps them a
+    while to be restored — and for tests to read what was there."""
     suites: dict[tuple[int, str, str], int] = field(default_factory=dict)
     """(repository id, App slug, commit) → check suite id (``suite_id``)."""
 

@@ -4,6 +4,7 @@ changes in GitHub's answers, and the webhook each sends, checked against GitHub'
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
@@ -195,4 +196,48 @@ async def test_a_renamed_default_branch_keeps_its_commits_and_retargets_pull_req
     assert sent["changes"] == {"default_branch": {"from": "main"}}
     assert sent["repository"]["default_branch"] == "trunk"
     assert _problems("repository", sent) == []
+    fake.assert_clean()
+
+
+async def test_a_deleted_repository_answers_404_everywhere_and_tells_the_app_twice(
+        fake: FakeGitHub) -> None:
+    """GitHub's docs say an App is not sent ``repository`` ``deleted``; an App's author who
+    deleted a repository was sent both it and ``installation_repositories`` ``removed``
+    (github/docs#36991, acknowledged). From then on the repository is not there: 404 for
+    every API call (``Not Found``, GitHub's error envelope), 404 for git over HTTP, and a
+    name it once had redirects nowhere."""
+    repo = fake.repo(REPO)
+    installation = repo.installation_id
+    auth = "token " + fake.installation_token(installation)
+    issue = await fake.open_issue(REPO, "bug")
+    await fake.rename(REPO, "gone", user="alice")
+    await fake.delete_repository("octo-org/gone", user="alice")
+    deleted = _last(fake, "repository")
+    assert (deleted["action"], deleted["repository"]["id"]) == ("deleted", repo.id)
+    assert deleted["installation"]["id"] == installation
+    assert _problems("repository", deleted) == []
+    removed = _last(fake, "installation_repositories")
+    assert [r["full_name"] for r in removed["repositories_removed"]] == ["octo-org/gone"]
+    assert _problems("installation_repositories", removed) == []
+    events = [d.delivery.event for d in fake.deliveries][-2:]
+    assert events == ["repository", "installation_repositories"]
+    for method, path in (("GET", "/repos/octo-org/gone"),
+                         ("POST", f"/repos/octo-org/gone/issues/{issue.number}/comments"),
+                         ("GET", BASE)):  # the old name: no redirect to a deleted repository
+        status, body, where = await _send(fake, method, path, {"body": "x"}, auth=auth,
+                                          follow=False)
+        assert (status, body["message"], where) == (404, "Not Found", ""), (method, path)
+    basic = base64.b64encode(f"x-access-token:{auth.removeprefix('token ')}".encode()).decode()
+    async with aiohttp.ClientSession() as session, session.get(
+            f"{fake.url}/octo-org/gone.git/info/refs?service=git-upload-pack",
+            headers={"Authorization": f"Basic {basic}"}) as reply:
+        assert (reply.status, await reply.text()) == (404, "Repository not found.\n")
+    fake.assert_clean()
+
+
+async def test_a_deleted_repository_may_tell_the_app_in_either_order(fake: FakeGitHub) -> None:
+    await fake.delete_repository(REPO, user="alice", removed_first=True)
+    events = [d.delivery.event for d in fake.deliveries][-2:]
+    assert events == ["installation_repositories", "repository"]
+    assert _last(fake, "repository")["action"] == "deleted"
     fake.assert_clean()
