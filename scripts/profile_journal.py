@@ -10,7 +10,8 @@ it in each tree, alternating). Steadier still, ``--instructions`` counts instruc
 valgrind's callgrind (Debian's ``valgrind``), which no other load changes: redis-server's per
 event (run under callgrind, its ``serverCron`` left out, as it runs by the clock and valgrind
 slows the clock's work down), and this process's per event (the difference between two runs of
-different sizes under callgrind, so start-up and imports cancel out). A few minutes.
+different sizes under callgrind, so start-up and imports cancel out, less the same difference
+for building the workload alone). Several minutes.
 
     .venv/bin/python scripts/profile_journal.py [--quests 600] [--profile]
     .venv/bin/python scripts/profile_journal.py --instructions [--quests 150]
@@ -127,10 +128,10 @@ def _inclusive(dump: str, function: str) -> int:
 
 
 async def _run(url: str, mode: str, quests: int, prefix: str, batch: int, tasks: int) -> None:
-    events = workload(quests, prefix)
+    events = workload(quests, prefix)  # built by stepping each quest's journal: "none" counts it
     if mode == "apply":
         await bench_apply(url, events, batch, tasks)
-    else:
+    elif mode == "xadd":
         await bench_xadd(url, events, batch, tasks)
 
 
@@ -178,7 +179,7 @@ def instructions(args: argparse.Namespace) -> None:
     client: dict[str, float] = {}
     try:
         small = args.quests // 3
-        for mode in ("apply", "xadd"):
+        for mode in ("none", "apply", "xadd"):
             totals = []
             for quests in (small, args.quests):
                 dump = f"{work}/client.{mode}.{quests}"
@@ -190,6 +191,8 @@ def instructions(args: argparse.Namespace) -> None:
             client[mode] = (totals[1] - totals[0]) / ((args.quests - small) * 12)
     finally:
         redis_server.cleanup()
+    for mode in ("apply", "xadd"):
+        client[mode] -= client["none"]  # what building the workload cost
     for mode in ("apply", "xadd"):
         print(f"{mode:6}: instructions per event: client {client[mode]:9.0f}  "
               f"server {server[mode]:9.0f}  total {client[mode] + server[mode]:9.0f}")
