@@ -300,7 +300,8 @@ class Journal(JournalReads):
         # is whole milliseconds: a small sorted set is a listpack, where Redis parses every
         # fractional score it walks past with strtod, so a member cost ~8 µs among 40 members
         # with a score like 1764670000123.456 and ~2 µs with 1764670000123 (issue 26, item 5).
-        # A sync's ``begin`` score keeps its random fraction, so the two never compare equal.
+        # A sync's ``begin`` score keeps its random fraction, so the two all but never compare
+        # equal (as with the fractional scores before).
         owed = int(time.time() * 1000)
         views: dict[str, list[str | int]] = {}
         doorbells: dict[str, list[str]] = {}
