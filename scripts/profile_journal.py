@@ -6,9 +6,15 @@ a cProfile of the client side of the applies (sorted by own time).
 
 CPU time, unlike ``bench_journal.py``'s wall-clock rates, holds roughly still when other work
 shares the machine, so this is the figure to compare two versions of the apply path by (run
-it in each tree, alternating).
+it in each tree, alternating). Steadier still, ``--instructions`` counts instructions with
+valgrind's callgrind (Debian's ``valgrind``), which no other load changes: redis-server's per
+event (run under callgrind, its ``serverCron`` left out, as it runs by the clock and valgrind
+slows the clock's work down), and this process's per event (the difference between two runs of
+different sizes under callgrind, so start-up and imports cancel out, less the same difference
+for building the workload alone). Several minutes.
 
     .venv/bin/python scripts/profile_journal.py [--quests 600] [--profile]
+    .venv/bin/python scripts/profile_journal.py --instructions [--quests 150]
 """
 
 from __future__ import annotations
@@ -16,15 +22,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import glob
+import os
 import pstats
+import shutil
+import subprocess
+import sys
+import tempfile
 import time
+from pathlib import Path
 from typing import Any
 
 import redis.asyncio
 from bench_journal import bench_apply, bench_xadd, workload  # scripts/, run as a script
 
 from bot.journal import wire
-from questbot_testing.redis_server import RedisServer
+from questbot_testing.redis_server import RedisServer, free_port
 
 
 async def server_stats(client: redis.asyncio.Redis) -> dict[str, Any]:
@@ -98,14 +111,119 @@ async def main(args: argparse.Namespace) -> None:
         server.cleanup()
 
 
+def _total(dump: str) -> int:
+    for line in Path(dump).read_text().splitlines():
+        if line.startswith(("summary:", "totals:")):
+            return int(line.split()[1])
+    raise RuntimeError(f"{dump} holds no total")
+
+
+def _inclusive(dump: str, function: str) -> int:
+    out = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", dump],
+                         capture_output=True, text=True, check=True).stdout
+    for line in out.splitlines():
+        if f":{function} " in line and line.rstrip().endswith("]"):
+            return int(line.split()[0].replace(",", ""))
+    return 0
+
+
+async def _run(url: str, mode: str, quests: int, prefix: str, batch: int, tasks: int) -> None:
+    events = workload(quests, prefix)  # built by stepping each quest's journal: "none" counts it
+    if mode == "apply":
+        await bench_apply(url, events, batch, tasks)
+    elif mode == "xadd":
+        await bench_xadd(url, events, batch, tasks)
+
+
+def _ping(port: int) -> None:
+    deadline = time.monotonic() + 120  # valgrind starts slowly
+    while time.monotonic() < deadline:
+        done = subprocess.run(["redis-cli", "-p", str(port), "ping"], capture_output=True)
+        if done.stdout.strip() == b"PONG":
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"redis-server did not answer on port {port}")
+
+
+def instructions(args: argparse.Namespace) -> None:
+    for tool in ("valgrind", "callgrind_control", "callgrind_annotate", "redis-cli"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"{tool} is not installed (Debian: apt-get install valgrind)")
+    work = tempfile.mkdtemp(prefix="questbot-callgrind-")
+    n = args.quests * 12
+    server: dict[str, float] = {}
+    for mode in ("apply", "xadd"):
+        port = free_port()
+        url = f"redis://127.0.0.1:{port}/0"
+        proc = subprocess.Popen(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={work}/server.{mode}.%p",
+             "redis-server", "--port", str(port), "--bind", "127.0.0.1", "--dir", work,
+             "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            _ping(port)
+            asyncio.run(_run(url, "apply", 20, "warm", args.batch, args.tasks))  # scripts
+            subprocess.run(["callgrind_control", "-z", str(proc.pid)], capture_output=True,
+                           check=True)
+            asyncio.run(_run(url, mode, args.quests, "p", args.batch, args.tasks))
+            subprocess.run(["callgrind_control", "-d", str(proc.pid)], capture_output=True,
+                           check=True)
+            (dump,) = glob.glob(f"{work}/server.{mode}.{proc.pid}.*")
+            server[mode] = (_total(dump) - _inclusive(dump, "serverCron")) / n
+        finally:
+            subprocess.run(["redis-cli", "-p", str(port), "shutdown", "nosave"],
+                           capture_output=True)
+            proc.wait()
+    redis_server = RedisServer(appendonly=False)
+    redis_server.start()
+    client: dict[str, float] = {}
+    try:
+        small = args.quests // 3
+        for mode in ("none", "apply", "xadd"):
+            totals = []
+            for quests in (small, args.quests):
+                dump = f"{work}/client.{mode}.{quests}"
+                subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={dump}",
+                                sys.executable, __file__, "--client-run", mode, redis_server.url,
+                                str(quests)], check=True, stderr=subprocess.DEVNULL,
+                               env={**os.environ, "PYTHONHASHSEED": "0"})
+                totals.append(_total(dump))
+            client[mode] = (totals[1] - totals[0]) / ((args.quests - small) * 12)
+    finally:
+        redis_server.cleanup()
+    for mode in ("apply", "xadd"):
+        client[mode] -= client["none"]  # what building the workload cost
+    for mode in ("apply", "xadd"):
+        print(f"{mode:6}: instructions per event: client {client[mode]:9.0f}  "
+              f"server {server[mode]:9.0f}  total {client[mode] + server[mode]:9.0f}")
+    ratio = (client["xadd"] + server["xadd"]) / (client["apply"] + server["apply"])
+    print(f"instruction ratio (xadd's client + server / apply's): {ratio:.3f}")
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def cli() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--quests", type=int, default=600, help="12 events each")
+    p.add_argument("--quests", type=int, default=None, help="12 events each (600; 150 with "
+                   "--instructions)")
     p.add_argument("--batch", type=int, default=500)
     p.add_argument("--tasks", type=int, default=4)
     p.add_argument("--profile", action="store_true", help="cProfile the client side")
     p.add_argument("--top", type=int, default=25)
-    asyncio.run(main(p.parse_args()))
+    p.add_argument("--instructions", action="store_true",
+                   help="count instructions with callgrind (valgrind) instead of timing")
+    p.add_argument("--client-run", nargs=3, metavar=("MODE", "URL", "QUESTS"),
+                   help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.client_run:  # one side of --instructions' client count, run under callgrind
+        mode, url, quests = args.client_run
+        asyncio.run(_run(url, mode, int(quests), f"c{quests}", args.batch, args.tasks))
+        return
+    if args.instructions:
+        args.quests = args.quests or 150
+        instructions(args)
+        return
+    args.quests = args.quests or 600
+    asyncio.run(main(args))
 
 
 if __name__ == "__main__":

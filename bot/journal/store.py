@@ -148,7 +148,7 @@ class Journal(JournalReads):
                      results: list[Applied | InvalidTransition | None],
                      wait: bool) -> list[_Item]:
         retry: list[_Item] = []
-        follow_up: list[tuple[Quest | None, Quest, tuple[Effect, ...], bool, int]] = []
+        follow_up: list[tuple[Quest | None, Quest, tuple[Effect, ...], bool, bool]] = []
         # 1. read the snapshots we do not hold (with the dedupe check and the outbox length)
         # a quest's first event needs no read: it is stepped on "no quest, version 0", and the
         # script's version check sends it back here if the quest exists after all
@@ -186,7 +186,7 @@ class Journal(JournalReads):
                 if seen_at is not None and quest is not None:
                     results[it.index] = Applied(it.event.id, quest, (), int(seen_at),
                                                 duplicate=True)
-                    follow_up.append((None, quest, (), True, int(outbox_len)))
+                    follow_up.append((None, quest, (), True, int(outbox_len) > 0))
                     it.version = -1  # done
                 else:
                     it.version, it.before = version, quest
@@ -252,7 +252,7 @@ class Journal(JournalReads):
                     continue
                 if isinstance(reply, Exception):
                     raise reply
-                status, version_, outbox_ = text(reply).split()
+                status, version_, *_ = text(reply).split()
                 if status == "ok":
                     assert it.transition_quest is not None
                     version = int(version_)
@@ -261,8 +261,9 @@ class Journal(JournalReads):
                     results[it.index] = Applied(it.event.id, it.transition_quest, it.effects,
                                                 version - len(it.follow_ups),
                                                 absorbed=it.absorbed)
+                    # the script appended the effects, so the outbox holds them: ring if any
                     follow_up.append((it.before, it.transition_quest, it.effects, False,
-                                      int(outbox_)))
+                                      bool(it.effects)))
                     continue
                 # conflict, or a duplicate the cache hid: redo on a fresh snapshot
                 self._cache.pop(qid, None)
@@ -288,24 +289,29 @@ class Journal(JournalReads):
         return retry
 
     async def _follow_up(
-            self, follow_up: list[tuple[Quest | None, Quest, tuple[Effect, ...], bool, int]]
+            self, follow_up: list[tuple[Quest | None, Quest, tuple[Effect, ...], bool, bool]]
     ) -> None:
         """The round's index writes, owed views and doorbells, in one round trip: one ``ZADD``
         and one ``scripts.RING`` per shard rather than a command a quest, since each command
         is a reply to read (issue 26, item 5: ~2 of the ~3 replies an apply read)."""
         indexes = IndexWrites()
         now = self.clock()
-        owed = repr(time.time() * 1000)
-        # its GitHub view is owed until a projector wrote it (``bot.journal.views``)
-        views: dict[str, list[str]] = {}
+        # its GitHub view is owed until a projector wrote it (``bot.journal.views``); the score
+        # is whole milliseconds: a small sorted set is a listpack, where Redis parses every
+        # fractional score it walks past with strtod, so a member cost ~8 µs among 40 members
+        # with a score like 1764670000123.456 and ~2 µs with 1764670000123 (issue 26, item 5).
+        # A sync's ``begin`` score keeps its random fraction, so the two all but never compare
+        # equal (as with the fractional scores before).
+        owed = int(time.time() * 1000)
+        views: dict[str, list[str | int]] = {}
         doorbells: dict[str, list[str]] = {}
-        for before, after, effects, full, outbox_len in follow_up:
+        for before, after, effects, full, outbox_full in follow_up:
             shard = shard_of(after.id, self.shards)
             views.setdefault(views_key(shard), []).extend((owed, after.id))
             indexes.transition(before, after, effects, now, full=full)
             # ring on every apply that adds effects, even to an outbox that held some
             # (whoever was told of those may be gone), and on a redelivery
-            if outbox_len and (full or effects):
+            if outbox_full and (full or effects):
                 doorbells.setdefault(doorbell_key(shard), []).append(after.id)
         batch = Batch()
         for command in indexes.commands():

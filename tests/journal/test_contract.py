@@ -199,6 +199,25 @@ async def test_a_redelivery_rings_the_doorbell_after_a_flush(
     assert entries[-1][1] == {b"q": b"q-1"}
 
 
+async def test_an_apply_rings_the_doorbell_exactly_when_it_adds_effects(
+        journal: Journal, redis_async: redis.asyncio.Redis) -> None:
+    """The apply script answers no outbox length when it succeeds (issue 26, item 5): the
+    journal rings because the apply added effects, which the outbox then holds, and not for
+    one that added none."""
+    b = main_line("q-1")
+    bell = doorbell_key(shard_of("q-1", journal.shards))
+    outbox = quest_keys("q-1").outbox
+    rang_without = rang_with = 0
+    for event in b.inputs:
+        queued, rung = await redis_async.xlen(outbox), await redis_async.xlen(bell)
+        await journal.apply(event, b.policy)
+        added = await redis_async.xlen(outbox) - queued
+        assert await redis_async.xlen(bell) - rung == (1 if added else 0), event.type
+        rang_with += bool(added)
+        rang_without += not added
+    assert rang_with and rang_without  # both cases met
+
+
 async def test_durable_apply_falls_back_or_waits(journal: Journal) -> None:
     b = JournalBuilder("q-1").sense()
     result = await journal.apply(b.events[0], POLICY, durable=True)

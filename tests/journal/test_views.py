@@ -5,10 +5,12 @@ looks after the grace period; a sync begun later keeps its claim against an earl
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 import redis.asyncio
 
+from bot.journal.keys import shard_of
 from bot.journal.views import OwedViews, views_key
 
 pytestmark = pytest.mark.cluster_too
@@ -68,3 +70,27 @@ async def test_every_apply_leaves_the_quests_view_owed(redis_async: redis.asynci
     await asyncio.sleep(0.01)
     views = OwedViews(redis_async, 4)
     assert await views.due(older_than_s=0.0) == ["q-7"]
+
+
+async def test_the_applys_mark_is_whole_milliseconds_and_a_sync_still_claims_over_it(
+        redis_async: redis.asyncio.Redis) -> None:
+    """The apply notes the view owed at whole milliseconds: a small sorted set is a listpack,
+    where Redis parses every fractional score it walks past, ~4x the cost of an integer one
+    (issue 26, item 5; ``docs/performance.md``). A sync's ``begin`` keeps its random fraction,
+    so its ``done`` never takes the apply's mark for its own."""
+    from bot.journal import Journal
+    from questbot_testing.journals import main_line
+
+    journal = Journal(redis_async, shards=4)
+    builder = main_line("q-7")
+    key = views_key(shard_of("q-7", 4))
+    before = time.time() * 1000
+    await journal.apply(builder.events[0], builder.policy)
+    marked = await redis_async.zscore(key, "q-7")
+    assert marked is not None and marked == int(marked)
+    assert before - 1 <= marked <= time.time() * 1000
+    views = OwedViews(redis_async, 4)
+    score = await views.begin("q-7")
+    await journal.apply(builder.events[1], builder.policy)  # applied while the sync runs
+    await views.done("q-7", score)
+    assert await redis_async.zscore(key, "q-7") not in (None, score)  # still owed
