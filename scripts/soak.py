@@ -50,7 +50,6 @@ import asyncio
 import contextlib
 import json
 import shutil
-import signal
 import statistics
 import sys
 import tempfile
@@ -62,6 +61,7 @@ from typing import Any
 from chaos import APP_ID, SECRET, model_agent, wait_http  # scripts/, run as a script
 
 from questbot_testing.chaos.processes import Proc, Redis, Supervisor, python_env
+from questbot_testing.chaos.signals import until_signalled
 from questbot_testing.chaos.story import Fake, QuestRun, Story, reader_client
 from questbot_testing.redis_server import free_port
 
@@ -95,9 +95,17 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                    help="Redis bytes an ended quest may keep (issue 26: compacted, <= 4 KB)")
     p.add_argument("--ended-keys", type=float, default=1.0,
                    help="Redis keys an ended quest may keep (compacted: one record)")
+    p.add_argument("--flat-tolerance", type=float, default=0.05,
+                   help="share of its level a figure may grow over the last half (its slope)")
+    p.add_argument("--compact-after", type=float, default=10.0, metavar="S",
+                   help="real seconds after a quest ends before the workers compact it "
+                        "(QUESTBOT_COMPACT_AFTER_HOURS on their fast clock); 0: never")
     p.add_argument("--timeout", type=float, default=180.0, metavar="S",
                    help="how long the last quests may take to close after the driving ends")
     p.add_argument("--keep", action="store_true", help="keep the run's directory and logs")
+    p.add_argument("--tracemalloc", type=float, metavar="S",
+                   help="the workers trace their allocations and write a snapshot every S "
+                        "seconds into the run's directory (kept): what grows, and where")
     return p.parse_args(argv)
 
 
@@ -223,6 +231,15 @@ def repo_name(n: int, owners: int) -> str:
     return f"soak{(n - 1) % owners + 1}/sample-{n}"
 
 
+def compact_after_hours(args: argparse.Namespace) -> str:
+    """``--compact-after`` real seconds as the workers' setting: hours on their clock, which
+    runs ``--speed`` times faster (10 s at 30 times is 0.0833 hours, five minutes on their clock;
+    never below the setting's least, 0.001)."""
+    if args.compact_after <= 0:
+        return "0"
+    return f"{max(0.001, args.compact_after * args.speed / 3600):.4f}"
+
+
 def first_writes(state: dict[str, Any]) -> dict[str, float]:
     """Repository → when questbot first wrote to GitHub about it (the fake's clock)."""
     first: dict[str, float] = {}
@@ -283,6 +300,69 @@ def series(soak: Soak, t0: float, t1: float, kinds: dict[str, str],
                                / 2**20, 1),
             "redis_mb": round(s.used_memory / 2**20, 2), "lasting_keys": s.lasting,
             "ended": sum(1 for q in soak.quests if q.ended is not None and q.ended <= s.at)})
+    return out
+
+
+FIGURES = {
+    "rss_worker_mb": ("the workers' memory", "MB"),
+    "rss_web_mb": ("the web processes' memory", "MB"),
+    "redis_used_mb": ("Redis's used_memory", "MB"),
+    "redis_lasting_keys": ("Redis's keys without an expiry", "keys"),
+}
+
+
+def figure(s: Sample, name: str, kinds: dict[str, str]) -> float:
+    """One sample's value of one of ``FIGURES``."""
+    if name.startswith("rss_"):
+        kind = name.split("_")[1]
+        return sum(v for k, v in s.rss.items() if kinds[k] == kind) / 2**20
+    if name == "redis_used_mb":
+        return s.used_memory / 2**20
+    return float(s.lasting)
+
+
+def slope(points: list[tuple[float, float]]) -> float:
+    """The least-squares slope of ``(x, y)`` points (0 for fewer than two distinct x)."""
+    if len({x for x, _ in points}) < 2:
+        return 0.0
+    mx = statistics.fmean(x for x, _ in points)
+    my = statistics.fmean(y for _, y in points)
+    return (sum((x - mx) * (y - my) for x, y in points)
+            / sum((x - mx) ** 2 for x, _ in points))
+
+
+def flatness(args: argparse.Namespace, soak: Soak, t0: float, t1: float, first: dict[str, Any],
+             last: dict[str, Any], kinds: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Each figure's start (the first window's median), end (the last window's) and its
+    slope over the last half of the driving time, fitted to every sample there: a leak shows
+    as a slope that does not fall to nothing once the warm-up is over, where the two windows'
+    medians alone could hide it in noise or a step. Flat: the slope over the last half adds
+    at most ``--flat-tolerance`` of the figure's level, plus for Redis what the quests that
+    ended in that half may keep (``--ended-bytes``, ``--ended-keys`` each)."""
+    half = (t0 + t1) / 2
+    inside = [s for s in soak.samples if half <= s.at <= t1]
+    ended = sum(1 for q in soak.quests if q.ended is not None and half <= q.ended <= t1)
+    out: dict[str, dict[str, Any]] = {}
+    for name in FIGURES:
+        points = [((s.at - half) / 60, figure(s, name, kinds)) for s in inside]
+        per_minute = slope(points)
+        grown = per_minute * (t1 - half) / 60
+        level = statistics.fmean(y for _, y in points) if points else 0.0
+        allowed = args.flat_tolerance * level
+        if name == "redis_used_mb":
+            allowed += args.ended_bytes * ended / 2**20
+        elif name == "redis_lasting_keys":
+            allowed += args.ended_keys * ended
+        out[name] = {
+            "start": first[name], "end": last[name],
+            "last_half_per_minute": round(per_minute, 3),
+            "last_half_growth": round(grown, 3),
+            "last_half_growth_share": round(grown / level, 4) if level else None,
+            "last_half_per_ended_quest": round(grown / ended, 4) if ended else None,
+            "allowed": round(allowed, 3), "flat": grown <= allowed,
+        }
+    out["last_half"] = {"from_s": round(half - t0, 1), "samples": len(inside),
+                        "quests_ended": ended}
     return out
 
 
@@ -347,6 +427,11 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
             for n, port in enumerate(web_ports)]
     # Every repository a soak can make is named up front: the scripted agent is given the
     # sample's script for each (``QUESTBOT_CHAOS_REPOS``).
+    traced: dict[str, str] = {}
+    if args.tracemalloc:
+        (workdir / "trace").mkdir()
+        traced = {"QUESTBOT_CHAOS_TRACEMALLOC": str(workdir / "trace"),
+                  "QUESTBOT_CHAOS_TRACEMALLOC_S": str(args.tracemalloc)}
     most = args.quests or 100_000
     repos = ",".join(repo_name(n + 1, args.owners) for n in range(min(most, 5_000)))
     workers = [Proc(f"worker-{n + 1}", "worker",
@@ -354,7 +439,9 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
                     {**env, **model_env, "QUESTBOT_CHAOS_REPOS": repos,
                      "QUESTBOT_CHAOS_EPOCH": str(started),
                      "QUESTBOT_CHAOS_SPEED": str(args.speed),
-                     "QUESTBOT_CHAOS_CONSUMER": f"worker-{n + 1}"}, workdir / f"worker-{n + 1}.log")
+                     "QUESTBOT_COMPACT_AFTER_HOURS": compact_after_hours(args),
+                     "QUESTBOT_CHAOS_CONSUMER": f"worker-{n + 1}", **traced},
+                    workdir / f"worker-{n + 1}.log")
                for n in range(args.workers)]
     supervisor = Supervisor([fake_proc])
     supervisor.start()
@@ -402,6 +489,13 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
     first = window(soak, w0, w0 + args.window * span, latency, kinds)
     last = window(soak, t1 - args.window * span, t1, latency, kinds)
     problems, growth = judge(args, first, last)
+    flat = flatness(args, soak, t0, t1, first, last, kinds)
+    for name, (what, unit) in FIGURES.items():
+        row = flat[name]
+        if not row["flat"]:
+            problems.append(f"{what} is not flat: it grew {row['last_half_growth']:g} {unit} "
+                            f"over the last half ({row['last_half_per_minute']:g} {unit} a "
+                            f"minute), more than the {row['allowed']:g} {unit} allowed")
     runs = [q.run for q in soak.quests]
     stuck = [r for r in runs if r is None or r.state != CLOSED]
     problems += [f"quest of {r.repo} stopped at {r.state}: {r.error}" for r in stuck if r]
@@ -418,17 +512,21 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         "first": {k: v for k, v in first.items() if not k.startswith("_")},
         "last": {k: v for k, v in last.items() if not k.startswith("_")},
         "growth": growth,
+        "flatness": flat,
+        "flat": all(flat[name]["flat"] for name in FIGURES),
         "series": series(soak, t0, t1, kinds),
         "latency_p50_ms": round((percentile(all_waits, 0.5) or 0) * 1000),
         "latency_p95_ms": round((percentile(all_waits, 0.95) or 0) * 1000),
         "api_requests": len(state["requests"]),
         "tolerance": {"rss": args.rss_tolerance, "redis": args.redis_tolerance,
-                      "ended_bytes": args.ended_bytes, "ended_keys": args.ended_keys},
+                      "ended_bytes": args.ended_bytes, "ended_keys": args.ended_keys,
+                      "flat": args.flat_tolerance},
+        "compact_after_s": args.compact_after,
         "keys_at_end": breakdown,
         "problems": len(problems),
     }
     summary["ok"] = not problems
-    if args.keep or crashes:
+    if args.keep or args.tracemalloc or crashes:
         notes.append(f"run directory {workdir}")
     else:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -459,6 +557,15 @@ def readable(summary: dict[str, Any]) -> list[str]:
                f"KB, worker RSS {g['rss_worker_kb_per_ended_quest']} KB, Redis "
                f"{g['redis_bytes_per_ended_quest']} bytes and {g['redis_keys_per_ended_quest']} "
                "keys without an expiry")
+    flat = summary["flatness"]
+    out.append(f"over the last half ({flat['last_half']['from_s']} s on, "
+               f"{flat['last_half']['quests_ended']} quests ended), start → end, slope:")
+    for name, (what, unit) in FIGURES.items():
+        row = flat[name]
+        out.append(f"  {what:34}{row['start']!s:>9} →{row['end']!s:>9} {unit:5}"
+                   f"{row['last_half_per_minute']:+9.3f} a minute, "
+                   f"{'flat' if row['flat'] else 'NOT FLAT'} (allowed "
+                   f"{row['allowed']:g} over the half, grew {row['last_half_growth']:g})")
     closed = max(summary["closed"], 1)
     out.append("Redis at the end, a closed quest's share of each kind of key "
                "(keys, bytes, share of the keys expiring):")
@@ -468,20 +575,10 @@ def readable(summary: dict[str, Any]) -> list[str]:
     return out
 
 
-async def run_until_signalled(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
-    """``run``, cancelled by SIGTERM or SIGINT, so that its ``finally`` stops every process."""
-    task = asyncio.current_task()
-    assert task is not None
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, task.cancel)
-    return await run(args)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     try:
-        summary, lines = asyncio.run(run_until_signalled(args))
+        summary, lines = asyncio.run(until_signalled(lambda: run(args)))
     except asyncio.CancelledError:
         print("soak: stopped by a signal; every process it started was stopped", file=sys.stderr)
         return 130

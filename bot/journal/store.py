@@ -47,7 +47,7 @@ from functools import lru_cache
 
 import redis.asyncio
 
-from bot.core import Effect, Event, InvalidTransition, Policy, Quest, step, steps
+from bot.core import TERMINAL, Effect, Event, InvalidTransition, Policy, Quest, step, steps
 from bot.errors import InternalError
 from bot.journal.answers import Applied, JournalEntry
 from bot.journal.compaction import thaw
@@ -333,6 +333,14 @@ class Journal(JournalReads):
                 await self.scripts.call(self.client, "ring", [key], list(quests))
 
     def _remember(self, quest_id: str, version: int, quest: Quest) -> None:
+        if quest.state in TERMINAL:
+            # An ended quest is written again only if it lives again (a regression, rare),
+            # which reads its snapshot once; kept, every ended quest would hold a place among
+            # ``cache_size`` (with its policy digest) for nothing until thousands had ended —
+            # a worker's memory growing with each quest it closed (``docs/performance.md``,
+            # the soak).
+            self.forget(quest_id)
+            return
         self._cache[quest_id] = (version, quest)
         self._cache.move_to_end(quest_id)
         while len(self._cache) > self.cache_size:

@@ -34,9 +34,12 @@ BATCH = 100
 class CompactionSweep:
     def __init__(self, client: RedisClient, after_s: float, *,
                  clock: Callable[[], datetime] = utcnow, export_dir: Path | None = None,
-                 export_after_s: float = 30 * 86_400.0) -> None:
+                 export_after_s: float = 30 * 86_400.0, poll_s: float = POLL_S) -> None:
         self.client = client
         self.after_s = after_s
+        self.poll_s = poll_s
+        """Real seconds between two passes: a minute against ``after_s`` of days; a soak of
+        minutes on a fast clock (``questbot_testing.chaos.worker``) passes more often."""
         self.clock = clock
         self.export_dir = export_dir
         """Where records go once compacted ``export_after_s`` ago (``bot.journal.export``);
@@ -90,4 +93,4 @@ class CompactionSweep:
     async def step(self, stop: asyncio.Event) -> None:
         """One pass, then the pause: the worker's ``compaction`` loop (``Outage.guard``)."""
         await self.sweep_once()
-        await pause(stop, POLL_S)
+        await pause(stop, self.poll_s)
