@@ -256,8 +256,9 @@ class Journal(JournalReads):
                 if status == "ok":
                     assert it.transition_quest is not None
                     version = int(version_)
+                    if it.transition_quest.state not in TERMINAL:  # ``_remember`` says why
+                        self._policies.stored(qid, it.digest)
                     self._remember(qid, version, it.transition_quest)
-                    self._policies.stored(qid, it.digest)
                     results[it.index] = Applied(it.event.id, it.transition_quest, it.effects,
                                                 version - len(it.follow_ups),
                                                 absorbed=it.absorbed)
@@ -345,6 +346,11 @@ class Journal(JournalReads):
         self._cache.move_to_end(quest_id)
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
+
+    def held(self) -> tuple[int, int]:
+        """How many quests' snapshots and stored policy digests this journal holds in memory:
+        the live quests it writes, not every quest it ever did (a test of the bound reads it)."""
+        return len(self._cache), self._policies.held()
 
     def forget(self, quest_id: str | None = None) -> None:
         """Drop cached snapshots (all, or one quest's); the next apply reads Redis."""

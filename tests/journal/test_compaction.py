@@ -17,6 +17,8 @@ import redis.asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.agent.transcript import Ending, Kind, TranscriptStore, Turn
+from bot.agent.transcript import Recorder as TranscriptRecorder
 from bot.core import TERMINAL, Policy, State, fold
 from bot.journal import Journal
 from bot.journal.compaction import Outcome, backfill, compact, due, read_compacted, thaw
@@ -29,6 +31,7 @@ from bot.journal.keys import (
     quest_gh_key,
     quest_keys,
     shard_of,
+    transcript_key,
 )
 from bot.journal.recovery import read_recorded, rebuild
 from bot.journal.views import views_key
@@ -138,6 +141,37 @@ async def test_a_closed_quest_compacted_reopens_on_a_regression(
     # it lives again: no longer due for compaction, and compaction leaves it be
     assert await redis_async.zscore(compaction_due_key(), "q-back") is None
     assert await compact(redis_async, "q-back", shards=4) is Outcome.LIVE
+
+
+async def test_a_closed_quests_transcripts_are_compacted_and_read_from_its_record(
+        redis_async: redis.asyncio.Redis) -> None:
+    """The model's conversations (``bot.agent.transcript``, ~19 KB a demo quest) go into the
+    record with the rest, are read from it, and come back whole when the quest lives again:
+    kept apart, they were most of what an ended quest left in Redis (the soak)."""
+    journal = Journal(redis_async, shards=4)
+    b = main_line("q-said")
+    await journal.apply_many(b.events, POLICY)
+    await delivered_all(journal, Recorder())
+    store = TranscriptStore(redis_async)
+    said = [Turn(kind=Kind.TEXT, text="the log says the parser drops the last line " * 20)]
+    await TranscriptRecorder(store, "q-said", 1).keep(stage="research", ended=Ending.ANSWERED,
+                                                      turns=said)
+    await TranscriptRecorder(store, "q-said", 1).keep(stage="plan", ended=Ending.ANSWERED,
+                                                      turns=said)
+    before = await store.transcripts("q-said")
+    raw = await redis_async.hgetall(transcript_key("q-said"))
+    assert [t.stage for t in before] == ["research", "plan"]
+
+    assert await compact(redis_async, "q-said", shards=4) is Outcome.COMPACTED
+    assert await redis_async.exists(transcript_key("q-said")) == 0
+    assert await store.transcripts("q-said") == before
+    latest = await store.latest("q-said")
+    assert latest is not None and latest.stage == "plan"
+
+    regression = b.add("reopened", fingerprint="fp-1", source="check_run:2",
+                       severity="high", base="base9")
+    await journal.apply(regression, POLICY)
+    assert await redis_async.hgetall(transcript_key("q-said")) == raw
 
 
 async def test_a_first_event_never_writes_over_a_compacted_quest(
