@@ -69,6 +69,7 @@ from typing import Any
 
 from chaos import APP_ID, SECRET, model_agent, wait_http  # scripts/, run as a script
 
+from bot.journal.keys import compaction_due_key
 from questbot_testing.chaos.processes import Proc, Redis, Supervisor, python_env
 from questbot_testing.chaos.signals import until_signalled
 from questbot_testing.chaos.story import Fake, QuestRun, Story, reader_client
@@ -259,6 +260,21 @@ def repo_name(n: int, owners: int) -> str:
     return f"soak{(n - 1) % owners + 1}/sample-{n}"
 
 
+async def settle(args: argparse.Namespace, reader: Any) -> float | None:
+    """After the last quest closed: wait until the workers have compacted every ended quest
+    (the due list empty), at most ``--compact-after`` three times over plus a minute; how
+    long it took, ``None`` if they did not (or compaction is off). The figures ``at_end``
+    are then Redis's with nothing left to compact: what the run's quests keep for good."""
+    if args.compact_after <= 0:
+        return None
+    start = time.time()
+    while time.time() < start + 3 * args.compact_after + 60:
+        if not await reader.zcard(compaction_due_key()):
+            return round(time.time() - start, 1)
+        await asyncio.sleep(1)
+    return None
+
+
 def compact_after_hours(args: argparse.Namespace) -> str:
     """``--compact-after`` real seconds as the workers' setting: hours on their clock, which
     runs ``--speed`` times faster (10 s at 30 times is 0.0833 hours, five minutes on their clock;
@@ -375,13 +391,16 @@ def flatness(args: argparse.Namespace, soak: Soak, t0: float, t1: float,
     windows' medians alone could hide it in noise or a step. Flat: the slope over the last
     half adds at most ``--flat-tolerance`` of the figure's level, plus for Redis what the
     quests that ended in that half may keep (``--ended-bytes``, ``--ended-keys`` each)."""
-    end = soak.last_start if soak.last_start > t0 else t1
+    # a run too short to have a steady part of a few samples (a test's) is taken whole
+    end = soak.last_start if soak.last_start - t0 >= 4 * args.sample else t1
     span = end - t0
     half = t0 + span / 2
     inside = [s for s in soak.samples if half <= s.at <= end]
     start_at = t0 + args.warmup * span
-    early = [s for s in soak.samples if start_at <= s.at <= start_at + args.window * span]
-    late = [s for s in soak.samples if end - args.window * span <= s.at <= end]
+    early = [s for s in soak.samples if start_at <= s.at <= start_at + args.window * span] or [
+        min(soak.samples, key=lambda s: abs(s.at - start_at))]
+    late = [s for s in soak.samples if end - args.window * span <= s.at <= end] or [
+        min(soak.samples, key=lambda s: abs(s.at - end))]
     ended = sum(1 for q in soak.quests if q.ended is not None and half <= q.ended <= end)
     out: dict[str, dict[str, Any]] = {}
     for name in FIGURES:
@@ -395,10 +414,8 @@ def flatness(args: argparse.Namespace, soak: Soak, t0: float, t1: float,
         elif name == "redis_lasting_keys":
             allowed += args.ended_keys * ended
         out[name] = {
-            "start": round(statistics.median(figure(s, name, kinds) for s in early), 2)
-            if early else None,
-            "end": round(statistics.median(figure(s, name, kinds) for s in late), 2)
-            if late else None,
+            "start": round(statistics.median(figure(s, name, kinds) for s in early), 2),
+            "end": round(statistics.median(figure(s, name, kinds) for s in late), 2),
             "last_half_per_minute": round(per_minute, 3),
             "last_half_growth": round(grown, 3),
             "last_half_growth_share": round(grown / level, 4) if level else None,
@@ -518,6 +535,8 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         await drive(args, story, soak, t0 + driving_s)
         t1 = time.time()
         soak.samples.append(await sample(reader, [*webs, *workers]))
+        settled = await settle(args, reader)
+        soak.samples.append(await sample(reader, [*webs, *workers]))
         stop.set()
         await measuring
         state = await fake.state()
@@ -570,6 +589,7 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         "repository_keys": repository_keys(soak),
         "at_end": {"redis_used_mb": round(soak.samples[-1].used_memory / 2**20, 2),
                    "redis_lasting_keys": soak.samples[-1].lasting,
+                   "compacted_within_s": settled,
                    "quests_ended": sum(1 for q in soak.quests if q.ended is not None)},
         "series": series(soak, t0, t1, kinds),
         "latency_p50_ms": round((percentile(all_waits, 0.5) or 0) * 1000),
@@ -624,6 +644,15 @@ def readable(summary: dict[str, Any]) -> list[str]:
                    f"{row['last_half_per_minute']:+9.3f} a minute, "
                    f"{'flat' if row['flat'] else 'NOT FLAT'} (allowed "
                    f"{row['allowed']:g} over the half, grew {row['last_half_growth']:g})")
+    end, repos = summary["at_end"], summary["repository_keys"]
+    compacted = ("every ended quest compacted "
+                 f"{end['compacted_within_s']} s after the last closed"
+                 if end["compacted_within_s"] is not None else "compaction not caught up")
+    out.append(f"at the end ({compacted}): Redis used_memory {end['redis_used_mb']} MB, "
+               f"{end['redis_lasting_keys']} keys without an expiry, of which "
+               f"{repos['keys']} are the {repos['repositories']} repositories' "
+               f"({repos['keys_per_repository']} keys, {repos['bytes_per_repository']} bytes "
+               "each)")
     closed = max(summary["closed"], 1)
     out.append("Redis at the end, a closed quest's share of each kind of key "
                "(keys, bytes, share of the keys expiring):")

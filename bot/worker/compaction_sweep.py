@@ -29,6 +29,11 @@ log = logging.getLogger(__name__)
 
 POLL_S = 60.0
 BATCH = 100
+RETRY_S = 3600.0
+"""A quest found busy (its last effects still going out) or changed is looked at again this
+long after, or after ``after_s`` if shorter: a soak compacting minutes after a quest ends
+(``scripts/soak.py``) would otherwise keep every quest whose last comment was still being
+written an hour of its clock."""
 
 
 class CompactionSweep:
@@ -63,7 +68,8 @@ class CompactionSweep:
                 log.exception("could not compact ended quest %s; it is kept as it is and "
                               "looked at again in an hour", quest_id)
                 outcome = Outcome.CHANGED
-            await settle(self.client, quest_id, outcome, now, self.after_s)
+            await settle(self.client, quest_id, outcome, now, self.after_s,
+                         retry_s=min(RETRY_S, self.after_s))
             if outcome is Outcome.COMPACTED and self.export_dir is not None:
                 await note_compacted(self.client, quest_id, now)
             done += outcome is Outcome.COMPACTED

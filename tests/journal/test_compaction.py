@@ -210,6 +210,36 @@ async def test_only_ended_idle_quests_are_compacted(redis_async: redis.asyncio.R
     assert await compact(redis_async, "q-view", shards=4) is Outcome.COMPACTED
 
 
+async def test_a_busy_quest_is_tried_again_after_the_delay_when_that_is_under_an_hour(
+        redis_async: redis.asyncio.Redis) -> None:
+    """A quest whose last effects are still going out when it falls due is looked at again an
+    hour later, or after the compaction delay if that is shorter: a soak compacting minutes
+    after quests end (``scripts/soak.py``) compacts it minutes later, not an hour."""
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    journal = Journal(redis_async, shards=4, clock=lambda: now)
+    b = main_line("q-late")
+    await journal.apply_many(b.events, POLICY)  # its effects not delivered yet: busy
+    sweep = CompactionSweep(redis_async, 300, clock=lambda: now + timedelta(seconds=301))
+    sweep.backfilled = True
+    assert await sweep.sweep_once() == 0
+    await delivered_all(journal, Recorder())
+    sweep.clock = lambda: now + timedelta(seconds=301 + 299)
+    assert await sweep.sweep_once() == 0  # not yet: the delay again from the busy look
+    sweep.clock = lambda: now + timedelta(seconds=301 + 300)
+    assert await sweep.sweep_once() == 1
+    # with a delay of days, an hour
+    b = main_line("q-later")
+    await journal.apply_many(b.events, POLICY)
+    days = CompactionSweep(redis_async, 3 * 86_400, clock=lambda: now + timedelta(days=3))
+    days.backfilled = True
+    assert await days.sweep_once() == 0
+    await delivered_all(journal, Recorder())
+    days.clock = lambda: now + timedelta(days=3, minutes=59)
+    assert await days.sweep_once() == 0
+    days.clock = lambda: now + timedelta(days=3, hours=1)
+    assert await days.sweep_once() == 1
+
+
 async def test_a_repair_brings_a_compacted_quest_back_first(
         redis_async: redis.asyncio.Redis) -> None:
     journal = Journal(redis_async, shards=4)
