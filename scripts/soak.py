@@ -18,7 +18,7 @@ been started); then the last ones are driven to closed. Every ``--sample`` secon
 each web and worker process (``/proc/<pid>/status``) and Redis's ``used_memory`` and key count
 are read, and the repositories' keys apart (``repo:{…}``: the soak makes a fresh repository for
 every quest, whose keys stay as long as it does; a deployment has few). The workers compact an
-ended quest ``--compact-after`` seconds after it ends (10: ``QUESTBOT_COMPACT_AFTER_HOURS`` set
+ended quest ``--compact-after`` seconds after it ends (30: ``QUESTBOT_COMPACT_AFTER_HOURS`` set
 to that on their fast clock), as a deployment does hours later. The run is cut in three: a
 warm-up (``--warmup``, a share of the driving time: the
 first imports, connection pools, caches and pymalloc's arenas filling), then the **first
@@ -107,7 +107,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                    help="Redis keys an ended quest may keep (compacted: one record)")
     p.add_argument("--flat-tolerance", type=float, default=0.05,
                    help="share of its level a figure may grow over the last half (its slope)")
-    p.add_argument("--compact-after", type=float, default=10.0, metavar="S",
+    p.add_argument("--compact-after", type=float, default=30.0, metavar="S",
                    help="real seconds after a quest ends before the workers compact it "
                         "(QUESTBOT_COMPACT_AFTER_HOURS on their fast clock); 0: never")
     p.add_argument("--timeout", type=float, default=180.0, metavar="S",
@@ -277,7 +277,7 @@ async def settle(args: argparse.Namespace, reader: Any) -> float | None:
 
 def compact_after_hours(args: argparse.Namespace) -> str:
     """``--compact-after`` real seconds as the workers' setting: hours on their clock, which
-    runs ``--speed`` times faster (10 s at 30 times is 0.0833 hours, five minutes on their clock;
+    runs ``--speed`` times faster (30 s at 30 times is 0.25 hours, fifteen minutes on their clock;
     never below the setting's least, 0.001)."""
     if args.compact_after <= 0:
         return "0"

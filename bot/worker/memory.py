@@ -1,14 +1,14 @@
 """The worker hands the C heap's free memory back to the system once a minute.
 
 Why. A soak of a few hundred quests (``scripts/soak.py``, ``docs/performance.md``) showed the
-workers' resident memory climbing 0.5 to 1 MB for every quest that ended while the Python heap
-did not: ``tracemalloc`` counted the traced objects flat after the warm-up (caches full), and
-glibc's own count (``mallinfo2``) showed the growth as memory the C allocator held **free**
-— freed buffers (the model's conversations, GitHub's and Redis's answers, the sandbox's output:
-objects over 512 bytes, which CPython takes from ``malloc``) left in the heap between live
-ones, which glibc gives back to the system only from the heap's top. ``malloc_trim(0)`` gives
-back every free page wherever it lies (glibc 2.8+, ``MADV_DONTNEED``); it costs a walk of
-the heap, milliseconds for a worker's, so once a minute is nothing.
+workers' resident memory climbing with every quest that ended while the Python heap did not
+(``tracemalloc`` flat after the warm-up). Part of it is memory glibc holds **free**
+(``mallinfo2``): freed buffers over 512 bytes (the model's conversations, GitHub's and Redis's
+answers, the sandbox's output, which CPython takes from ``malloc``) left between live ones,
+which glibc gives back to the system only from the heap's top. ``malloc_trim(0)`` gives back
+every free page wherever it lies (glibc 2.8+, ``MADV_DONTNEED``); it costs a walk of the
+heap, milliseconds for a worker's, so once a minute is nothing. It does not end the growth
+the soak measures, most of which is memory in use (``docs/decisions.md``).
 
 Elsewhere than glibc (musl, macOS) there is no ``malloc_trim`` and this does nothing.
 """
