@@ -7,8 +7,9 @@ workers' resident memory climbing with every quest that ended while the Python h
 answers, the sandbox's output, which CPython takes from ``malloc``) left between live ones,
 which glibc gives back to the system only from the heap's top. ``malloc_trim(0)`` gives back
 every free page wherever it lies (glibc 2.8+, ``MADV_DONTNEED``); it costs a walk of the
-heap, milliseconds for a worker's, so once a minute is nothing. It does not end the growth
-the soak measures, most of which is memory in use (``docs/decisions.md``).
+heap, milliseconds for a worker's, so once a minute is nothing. It was not what ended the
+growth the soak measured — an HTTP client made for every model conversation was
+(``bot.agent.model.steady.http_client``, ``docs/decisions.md``).
 
 Elsewhere than glibc (musl, macOS) there is no ``malloc_trim`` and this does nothing.
 """
