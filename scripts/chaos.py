@@ -57,6 +57,7 @@ import aiohttp
 
 from bot.runner.inbound import Inbound
 from questbot_testing.chaos.processes import ClusterRedis, Proc, Redis, Supervisor, python_env
+from questbot_testing.chaos.signals import until_signalled
 from questbot_testing.chaos.story import Fake, QuestRun, Story, reader_client
 from questbot_testing.chaos.verdict import diagnose, judge
 from questbot_testing.redis_server import free_port
@@ -370,21 +371,10 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
     return summary, problems + notes
 
 
-async def run_until_signalled(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
-    """``run``, cancelled by SIGTERM or SIGINT (a CI timeout, a ``kill``, Ctrl-C), so that its
-    ``finally`` stops every process it started instead of leaving them to run on."""
-    task = asyncio.current_task()
-    assert task is not None
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, task.cancel)
-    return await run(args)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     try:
-        summary, lines = asyncio.run(run_until_signalled(args))
+        summary, lines = asyncio.run(until_signalled(lambda: run(args)))
     except asyncio.CancelledError:
         print("chaos: stopped by a signal; every process it started was stopped", file=sys.stderr)
         return 130

@@ -16,7 +16,11 @@ leaves behind is what the soak measures.
 ``--parallel`` quests are kept in flight until ``--minutes`` have passed (or ``--quests`` have
 been started); then the last ones are driven to closed. Every ``--sample`` seconds the RSS of
 each web and worker process (``/proc/<pid>/status``) and Redis's ``used_memory`` and key count
-are read. The run is cut in three: a warm-up (``--warmup``, a share of the driving time: the
+are read, and the repositories' keys apart (``repo:{…}``: the soak makes a fresh repository for
+every quest, whose keys stay as long as it does; a deployment has few). The workers compact an
+ended quest ``--compact-after`` seconds after it ends (30: ``QUESTBOT_COMPACT_AFTER_HOURS`` set
+to that on their fast clock), as a deployment does hours later. The run is cut in three: a
+warm-up (``--warmup``, a share of the driving time: the
 first imports, connection pools, caches and pymalloc's arenas filling), then the **first
 window** and the **last window** (``--window`` of the driving time each, the last ending when
 the driving does). Each window's figure is the median of its samples; its latency is that of the
@@ -30,17 +34,22 @@ The verdict, printed as problems and in the JSON line (the last line), exit stat
   (arenas of 256 KiB, the allocator's free lists, the sandbox's and the model client's buffers),
   a few per cent between two samples of an idle process; 15% of ~100 MB is far more than that
   noise and far less than what a leak of even 50 KB a quest would add over a few hundred;
-* **Redis**: ``used_memory`` may grow by ``--redis-tolerance`` (15%) of the first window's plus
-  ``--ended-bytes`` (4,096: issue 26's goal for a compacted ended quest) for every quest that
-  ended between the windows, and the key count by 15% plus ``--ended-keys`` (1) a quest. Until
-  ended quests are compacted (``bot/journal/compaction.py``, on another branch) an ended quest
-  keeps every key it had (~43 KB, a dozen keys), so today this check fails and says by how much:
-  the figures it prints are the ones compaction must bring down;
+* **Redis**, without the repositories' keys: ``used_memory`` may grow by ``--redis-tolerance``
+  (15%) of the first window's plus ``--ended-bytes`` (4,096: issue 26's goal for a compacted
+  ended quest) for every quest that ended between the windows, and the keys without an expiry
+  by 15% plus ``--ended-keys`` (1: the compacted record) a quest;
+* **flat**: over the last half of the steady part (from the first quest to the last started,
+  ``--parallel`` in flight throughout; the draining after it left out), each of the workers'
+  RSS, the web processes' RSS, Redis's ``used_memory`` and its keys without an expiry (both
+  without the repositories') has a least-squares slope that adds at most ``--flat-tolerance``
+  (5%) of its level over that half, plus for Redis ``--ended-bytes`` and ``--ended-keys`` for
+  each quest that ended in it. The JSON line's ``flatness`` holds each figure's start, end,
+  slope a minute and per quest ended;
 * **quests**: every quest driven reached closed.
 
     scripts/soak.py                         # ten minutes, 6 in flight, the recorded model
     scripts/soak.py --minutes 3             # the figures in docs/performance.md
-    scripts/soak.py --minutes 1 --quests 8  # a short run (tests/e2e/test_soak.py)
+    scripts/soak.py --minutes 1 --quests 3 --parallel 3 --agent scripted  # tests/test_soak.py
 """
 
 from __future__ import annotations
@@ -50,7 +59,6 @@ import asyncio
 import contextlib
 import json
 import shutil
-import signal
 import statistics
 import sys
 import tempfile
@@ -61,7 +69,9 @@ from typing import Any
 
 from chaos import APP_ID, SECRET, model_agent, wait_http  # scripts/, run as a script
 
+from bot.journal.keys import compaction_due_key
 from questbot_testing.chaos.processes import Proc, Redis, Supervisor, python_env
+from questbot_testing.chaos.signals import until_signalled
 from questbot_testing.chaos.story import Fake, QuestRun, Story, reader_client
 from questbot_testing.redis_server import free_port
 
@@ -95,9 +105,17 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                    help="Redis bytes an ended quest may keep (issue 26: compacted, <= 4 KB)")
     p.add_argument("--ended-keys", type=float, default=1.0,
                    help="Redis keys an ended quest may keep (compacted: one record)")
+    p.add_argument("--flat-tolerance", type=float, default=0.05,
+                   help="share of its level a figure may grow over the last half (its slope)")
+    p.add_argument("--compact-after", type=float, default=30.0, metavar="S",
+                   help="real seconds after a quest ends before the workers compact it "
+                        "(QUESTBOT_COMPACT_AFTER_HOURS on their fast clock); 0: never")
     p.add_argument("--timeout", type=float, default=180.0, metavar="S",
                    help="how long the last quests may take to close after the driving ends")
     p.add_argument("--keep", action="store_true", help="keep the run's directory and logs")
+    p.add_argument("--tracemalloc", type=float, metavar="S",
+                   help="the workers trace their allocations and write a snapshot every S "
+                        "seconds into the run's directory (kept): what grows, and where")
     return p.parse_args(argv)
 
 
@@ -110,6 +128,12 @@ class Sample:
     keys: int
     lasting: int
     """Keys without an expiry: what stays unless something deletes it."""
+    repo_lasting: int = 0
+    """Of those, the repositories' keys (``repo:{…}:…``): each quest's repository is a fresh
+    one in a soak, and its keys (quests, fingerprints, lessons, GitHub record) stay as long as
+    the repository does — a deployment's few repositories keep them once, not per quest."""
+    repo_bytes: int = 0
+    """What those keys take (``MEMORY USAGE``)."""
 
 
 @dataclass
@@ -125,6 +149,9 @@ class Started:
 class Soak:
     samples: list[Sample] = field(default_factory=list)
     quests: list[Started] = field(default_factory=list)
+    last_start: float = 0.0
+    """When the last quest was started: the steady part of the run (quests kept in flight)
+    ends there and the draining of the last ones begins."""
 
 
 def rss_of(proc: Proc) -> int:
@@ -144,8 +171,17 @@ async def sample(reader: Any, procs: list[Proc]) -> Sample:
     info = await reader.info("memory")
     space = (await reader.info("keyspace")).get("db0", {"keys": 0, "expires": 0})
     keys, expiring = int(space["keys"]), int(space["expires"])
+    repo_keys = [k async for k in reader.scan_iter(match="repo:*", count=1000)]
+    async with reader.pipeline(transaction=False) as pipe:
+        for k in repo_keys:
+            pipe.ttl(k)
+            pipe.memory_usage(k)
+        answers = await pipe.execute()
+    lasting = [(ttl, size) for ttl, size in zip(answers[::2], answers[1::2], strict=True)
+               if int(ttl) == -1]
     return Sample(time.time(), {p.name: rss_of(p) for p in procs},
-                  int(info["used_memory"]), keys, keys - expiring)
+                  int(info["used_memory"]), keys, keys - expiring, len(lasting),
+                  sum(int(size or 0) for _, size in lasting))
 
 
 async def sampling(reader: Any, procs: list[Proc], soak: Soak, every: float,
@@ -181,6 +217,7 @@ async def drive(args: argparse.Namespace, story: Story, soak: Soak, until: float
         await story.setup(repo)
         started = Started(repo, time.time())
         soak.quests.append(started)
+        soak.last_start = started.at
         tasks.append(asyncio.create_task(one(started)))
     await asyncio.gather(*tasks)
 
@@ -217,10 +254,34 @@ async def key_breakdown(reader: Any) -> dict[str, dict[str, int]]:
 def repo_name(n: int, owners: int) -> str:
     """The ``n``-th quest's repository: a fresh one, under one of ``owners`` accounts. The fake
     GitHub installs the App once per account, so the installations (and what a worker keeps
-    for each: its token, its ETag cache of up to 500 answers, its pacing) stop growing once
+    for each: its token, its pacing) stop growing once
     every account has one — as in a deployment, where installations are few and repositories
     many. One account would hold every write to one installation's pacing (a write a second)."""
     return f"soak{(n - 1) % owners + 1}/sample-{n}"
+
+
+async def settle(args: argparse.Namespace, reader: Any) -> float | None:
+    """After the last quest closed: wait until the workers have compacted every ended quest
+    (the due list empty), at most ``--compact-after`` three times over plus a minute; how
+    long it took, ``None`` if they did not (or compaction is off). The figures ``at_end``
+    are then Redis's with nothing left to compact: what the run's quests keep for good."""
+    if args.compact_after <= 0:
+        return None
+    start = time.time()
+    while time.time() < start + 3 * args.compact_after + 60:
+        if not await reader.zcard(compaction_due_key()):
+            return round(time.time() - start, 1)
+        await asyncio.sleep(1)
+    return None
+
+
+def compact_after_hours(args: argparse.Namespace) -> str:
+    """``--compact-after`` real seconds as the workers' setting: hours on their clock, which
+    runs ``--speed`` times faster (30 s at 30 times is 0.25 hours, fifteen minutes on their clock;
+    never below the setting's least, 0.001)."""
+    if args.compact_after <= 0:
+        return "0"
+    return f"{max(0.001, args.compact_after * args.speed / 3600):.4f}"
 
 
 def first_writes(state: dict[str, Any]) -> dict[str, float]:
@@ -264,8 +325,10 @@ def window(soak: Soak, start: float, end: float, latency: dict[str, float],
         "latency_quests": len(waits),
         "latency_p50_ms": None if p50 is None else round(p50 * 1000),
         "latency_p95_ms": None if p95 is None else round(p95 * 1000),
-        "_rss": rss, "_used": statistics.median(s.used_memory for s in inside),
-        "_keys": statistics.median(s.lasting for s in inside),
+        "redis_repository_keys": int(statistics.median(s.repo_lasting for s in inside)),
+        # judged without the repositories' keys (``Sample.repo_lasting``)
+        "_rss": rss, "_used": statistics.median(s.used_memory - s.repo_bytes for s in inside),
+        "_keys": statistics.median(s.lasting - s.repo_lasting for s in inside),
     }
 
 
@@ -284,6 +347,93 @@ def series(soak: Soak, t0: float, t1: float, kinds: dict[str, str],
             "redis_mb": round(s.used_memory / 2**20, 2), "lasting_keys": s.lasting,
             "ended": sum(1 for q in soak.quests if q.ended is not None and q.ended <= s.at)})
     return out
+
+
+FIGURES = {
+    "rss_worker_mb": ("the workers' memory", "MB"),
+    "rss_web_mb": ("the web processes' memory", "MB"),
+    "redis_used_mb": ("Redis's used_memory but the repositories' keys", "MB"),
+    "redis_lasting_keys": ("Redis's keys without an expiry but the repositories'", "keys"),
+}
+"""The figures judged flat. Redis's are taken without the repositories' keys, which a soak
+makes afresh for every quest (``Sample.repo_lasting``) and reports apart
+(``repository_keys``)."""
+
+
+def figure(s: Sample, name: str, kinds: dict[str, str]) -> float:
+    """One sample's value of one of ``FIGURES``."""
+    if name.startswith("rss_"):
+        kind = name.split("_")[1]
+        return sum(v for k, v in s.rss.items() if kinds[k] == kind) / 2**20
+    if name == "redis_used_mb":
+        return (s.used_memory - s.repo_bytes) / 2**20
+    return float(s.lasting - s.repo_lasting)
+
+
+def slope(points: list[tuple[float, float]]) -> float:
+    """The least-squares slope of ``(x, y)`` points (0 for fewer than two distinct x)."""
+    if len({x for x, _ in points}) < 2:
+        return 0.0
+    mx = statistics.fmean(x for x, _ in points)
+    my = statistics.fmean(y for _, y in points)
+    return (sum((x - mx) * (y - my) for x, y in points)
+            / sum((x - mx) ** 2 for x, _ in points))
+
+
+def flatness(args: argparse.Namespace, soak: Soak, t0: float, t1: float,
+             kinds: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """Each figure at the start of the steady part (the median of the samples of its first
+    ``--window``, after the warm-up), at its end (of its last ``--window``) and its slope over
+    its last half, fitted to every sample there. The steady part runs from the first quest to
+    the last one started (``Soak.last_start``), ``--parallel`` in flight throughout; the
+    draining of the last quests after it is left out, as it would flatten any slope. A leak
+    shows as a slope that does not fall to nothing once the warm-up is over, where two
+    windows' medians alone could hide it in noise or a step. Flat: the slope over the last
+    half adds at most ``--flat-tolerance`` of the figure's level, plus for Redis what the
+    quests that ended in that half may keep (``--ended-bytes``, ``--ended-keys`` each)."""
+    # a run too short to have a steady part of a few samples (a test's) is taken whole
+    end = soak.last_start if soak.last_start - t0 >= 4 * args.sample else t1
+    span = end - t0
+    half = t0 + span / 2
+    inside = [s for s in soak.samples if half <= s.at <= end]
+    start_at = t0 + args.warmup * span
+    early = [s for s in soak.samples if start_at <= s.at <= start_at + args.window * span] or [
+        min(soak.samples, key=lambda s: abs(s.at - start_at))]
+    late = [s for s in soak.samples if end - args.window * span <= s.at <= end] or [
+        min(soak.samples, key=lambda s: abs(s.at - end))]
+    ended = sum(1 for q in soak.quests if q.ended is not None and half <= q.ended <= end)
+    out: dict[str, dict[str, Any]] = {}
+    for name in FIGURES:
+        points = [((s.at - half) / 60, figure(s, name, kinds)) for s in inside]
+        per_minute = slope(points)
+        grown = per_minute * (t1 - half) / 60
+        level = statistics.fmean(y for _, y in points) if points else 0.0
+        allowed = args.flat_tolerance * level
+        if name == "redis_used_mb":
+            allowed += args.ended_bytes * ended / 2**20
+        elif name == "redis_lasting_keys":
+            allowed += args.ended_keys * ended
+        out[name] = {
+            "start": round(statistics.median(figure(s, name, kinds) for s in early), 2),
+            "end": round(statistics.median(figure(s, name, kinds) for s in late), 2),
+            "last_half_per_minute": round(per_minute, 3),
+            "last_half_growth": round(grown, 3),
+            "last_half_growth_share": round(grown / level, 4) if level else None,
+            "last_half_per_ended_quest": round(grown / ended, 4) if ended else None,
+            "allowed": round(allowed, 3), "flat": grown <= allowed,
+        }
+    out["last_half"] = {"from_s": round(half - t0, 1), "to_s": round(end - t0, 1),
+                        "samples": len(inside), "quests_ended": ended}
+    return out
+
+
+def repository_keys(soak: Soak) -> dict[str, Any]:
+    """The repositories' keys without an expiry at the end, and their share a quest: what a
+    soak's fresh repository for every quest leaves, apart from the quests'."""
+    s, n = soak.samples[-1], max(len(soak.quests), 1)
+    return {"keys": s.repo_lasting, "bytes": s.repo_bytes, "repositories": len(soak.quests),
+            "keys_per_repository": round(s.repo_lasting / n, 1),
+            "bytes_per_repository": round(s.repo_bytes / n)}
 
 
 def judge(args: argparse.Namespace, first: dict[str, Any],
@@ -312,7 +462,7 @@ def judge(args: argparse.Namespace, first: dict[str, Any],
             f"Redis grew {used / 1024:.0f} KB while {ended} quests ended "
             f"({used / max(ended, 1) / 1024:.1f} KB a quest), more than "
             f"{args.redis_tolerance:.0%} plus {args.ended_bytes / 1024:.0f} KB an ended quest "
-            f"({allowed / 1024:.0f} KB): ended quests are not compacted")
+            f"({allowed / 1024:.0f} KB): ended quests are not compacted in time")
     keys, allowed_keys = last["_keys"] - first["_keys"], (
         args.redis_tolerance * first["_keys"] + args.ended_keys * ended)
     growth["redis_keys"] = int(keys)
@@ -347,6 +497,11 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
             for n, port in enumerate(web_ports)]
     # Every repository a soak can make is named up front: the scripted agent is given the
     # sample's script for each (``QUESTBOT_CHAOS_REPOS``).
+    traced: dict[str, str] = {}
+    if args.tracemalloc:
+        (workdir / "trace").mkdir()
+        traced = {"QUESTBOT_CHAOS_TRACEMALLOC": str(workdir / "trace"),
+                  "QUESTBOT_CHAOS_TRACEMALLOC_S": str(args.tracemalloc)}
     most = args.quests or 100_000
     repos = ",".join(repo_name(n + 1, args.owners) for n in range(min(most, 5_000)))
     workers = [Proc(f"worker-{n + 1}", "worker",
@@ -354,7 +509,9 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
                     {**env, **model_env, "QUESTBOT_CHAOS_REPOS": repos,
                      "QUESTBOT_CHAOS_EPOCH": str(started),
                      "QUESTBOT_CHAOS_SPEED": str(args.speed),
-                     "QUESTBOT_CHAOS_CONSUMER": f"worker-{n + 1}"}, workdir / f"worker-{n + 1}.log")
+                     "QUESTBOT_COMPACT_AFTER_HOURS": compact_after_hours(args),
+                     "QUESTBOT_CHAOS_CONSUMER": f"worker-{n + 1}", **traced},
+                    workdir / f"worker-{n + 1}.log")
                for n in range(args.workers)]
     supervisor = Supervisor([fake_proc])
     supervisor.start()
@@ -377,6 +534,8 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         t0 = time.time()
         await drive(args, story, soak, t0 + driving_s)
         t1 = time.time()
+        soak.samples.append(await sample(reader, [*webs, *workers]))
+        settled = await settle(args, reader)
         soak.samples.append(await sample(reader, [*webs, *workers]))
         stop.set()
         await measuring
@@ -402,6 +561,13 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
     first = window(soak, w0, w0 + args.window * span, latency, kinds)
     last = window(soak, t1 - args.window * span, t1, latency, kinds)
     problems, growth = judge(args, first, last)
+    flat = flatness(args, soak, t0, t1, kinds)
+    for name, (what, unit) in FIGURES.items():
+        row = flat[name]
+        if not row["flat"]:
+            problems.append(f"{what} is not flat: it grew {row['last_half_growth']:g} {unit} "
+                            f"over the last half ({row['last_half_per_minute']:g} {unit} a "
+                            f"minute), more than the {row['allowed']:g} {unit} allowed")
     runs = [q.run for q in soak.quests]
     stuck = [r for r in runs if r is None or r.state != CLOSED]
     problems += [f"quest of {r.repo} stopped at {r.state}: {r.error}" for r in stuck if r]
@@ -418,17 +584,26 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         "first": {k: v for k, v in first.items() if not k.startswith("_")},
         "last": {k: v for k, v in last.items() if not k.startswith("_")},
         "growth": growth,
+        "flatness": flat,
+        "flat": all(flat[name]["flat"] for name in FIGURES),
+        "repository_keys": repository_keys(soak),
+        "at_end": {"redis_used_mb": round(soak.samples[-1].used_memory / 2**20, 2),
+                   "redis_lasting_keys": soak.samples[-1].lasting,
+                   "compacted_within_s": settled,
+                   "quests_ended": sum(1 for q in soak.quests if q.ended is not None)},
         "series": series(soak, t0, t1, kinds),
         "latency_p50_ms": round((percentile(all_waits, 0.5) or 0) * 1000),
         "latency_p95_ms": round((percentile(all_waits, 0.95) or 0) * 1000),
         "api_requests": len(state["requests"]),
         "tolerance": {"rss": args.rss_tolerance, "redis": args.redis_tolerance,
-                      "ended_bytes": args.ended_bytes, "ended_keys": args.ended_keys},
+                      "ended_bytes": args.ended_bytes, "ended_keys": args.ended_keys,
+                      "flat": args.flat_tolerance},
+        "compact_after_s": args.compact_after,
         "keys_at_end": breakdown,
         "problems": len(problems),
     }
     summary["ok"] = not problems
-    if args.keep or crashes:
+    if args.keep or args.tracemalloc or crashes:
         notes.append(f"run directory {workdir}")
     else:
         shutil.rmtree(workdir, ignore_errors=True)
@@ -459,6 +634,25 @@ def readable(summary: dict[str, Any]) -> list[str]:
                f"KB, worker RSS {g['rss_worker_kb_per_ended_quest']} KB, Redis "
                f"{g['redis_bytes_per_ended_quest']} bytes and {g['redis_keys_per_ended_quest']} "
                "keys without an expiry")
+    flat = summary["flatness"]
+    out.append(f"steady part, start → end and the slope over its last half "
+               f"({flat['last_half']['from_s']}-{flat['last_half']['to_s']} s, "
+               f"{flat['last_half']['quests_ended']} quests ended in it):")
+    for name, (what, unit) in FIGURES.items():
+        row = flat[name]
+        out.append(f"  {what:34}{row['start']!s:>9} →{row['end']!s:>9} {unit:5}"
+                   f"{row['last_half_per_minute']:+9.3f} a minute, "
+                   f"{'flat' if row['flat'] else 'NOT FLAT'} (allowed "
+                   f"{row['allowed']:g} over the half, grew {row['last_half_growth']:g})")
+    end, repos = summary["at_end"], summary["repository_keys"]
+    compacted = ("every ended quest compacted "
+                 f"{end['compacted_within_s']} s after the last closed"
+                 if end["compacted_within_s"] is not None else "compaction not caught up")
+    out.append(f"at the end ({compacted}): Redis used_memory {end['redis_used_mb']} MB, "
+               f"{end['redis_lasting_keys']} keys without an expiry, of which "
+               f"{repos['keys']} are the {repos['repositories']} repositories' "
+               f"({repos['keys_per_repository']} keys, {repos['bytes_per_repository']} bytes "
+               "each)")
     closed = max(summary["closed"], 1)
     out.append("Redis at the end, a closed quest's share of each kind of key "
                "(keys, bytes, share of the keys expiring):")
@@ -468,20 +662,10 @@ def readable(summary: dict[str, Any]) -> list[str]:
     return out
 
 
-async def run_until_signalled(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
-    """``run``, cancelled by SIGTERM or SIGINT, so that its ``finally`` stops every process."""
-    task = asyncio.current_task()
-    assert task is not None
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, task.cancel)
-    return await run(args)
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     try:
-        summary, lines = asyncio.run(run_until_signalled(args))
+        summary, lines = asyncio.run(until_signalled(lambda: run(args)))
     except asyncio.CancelledError:
         print("soak: stopped by a signal; every process it started was stopped", file=sys.stderr)
         return 130

@@ -382,10 +382,30 @@ def test_the_worker_and_redelivery_settings(env: dict[str, str]) -> None:
          "72; set it to how many hours back"),
         ("QUESTBOT_REDELIVERY_MAX", "0", "QUESTBOT_REDELIVERY_MAX=0: is not between 1 and 1000"),
         ("GITHUB_APP_SLUG", "my app", "GITHUB_APP_SLUG=my app: is not an App slug"),
+        ("QUESTBOT_COMPACT_AFTER_HOURS", "1e3", "QUESTBOT_COMPACT_AFTER_HOURS=1e3: is not a "
+         "number"),
+        ("QUESTBOT_COMPACT_AFTER_HOURS", "nan", "QUESTBOT_COMPACT_AFTER_HOURS=nan: is not a "
+         "number"),
+        ("QUESTBOT_COMPACT_AFTER_HOURS", "-1", "QUESTBOT_COMPACT_AFTER_HOURS=-1: is not a "
+         "number"),
+        ("QUESTBOT_COMPACT_AFTER_HOURS", "1.2.3", "QUESTBOT_COMPACT_AFTER_HOURS=1.2.3: is not a "
+         "number"),
+        ("QUESTBOT_COMPACT_AFTER_HOURS", "0.0001", "QUESTBOT_COMPACT_AFTER_HOURS=0.0001: is below "
+         "0.001 hours"),
+        ("QUESTBOT_COMPACT_AFTER_HOURS", "90000", "QUESTBOT_COMPACT_AFTER_HOURS=90000: is not "
+         "between 0 and 87600"),
     ],
 )
 def test_malformed_settings(env: dict[str, str], name: str, value: str, expected: str) -> None:
     assert only_problem(env | {name: value}).startswith(expected)
+
+
+@pytest.mark.parametrize(("value", "hours"), [("72", 72.0), ("0", 0.0), ("0.05", 0.05),
+                                              (".5", 0.5), ("2.", 2.0)])
+def test_compaction_takes_a_fraction_of_an_hour(env: dict[str, str], value: str,
+                                                hours: float) -> None:
+    """A soak of minutes (``scripts/soak.py``) compacts the quests it ends: ``0.05`` hours."""
+    assert load_config(env | {"QUESTBOT_COMPACT_AFTER_HOURS": value}).compact_after_hours == hours
 
 
 @pytest.mark.parametrize("url", ["redis://:hunter2@cache:99999/0", "rediss://u:hunter2@c/x"])

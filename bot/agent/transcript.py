@@ -30,7 +30,8 @@ quest's hash tag, its Redis Cluster slot): ``<revision>:<stage>`` → the stage'
 ``StageTranscript`` as JSON (a stage run again at the same revision — a repair, a revise,
 ``/resume`` — replaces it; a repair's conversation holds the earlier one whole), and ``seq``
 numbering them, so the newest is known. A quest's transcripts are bounded by its stages and
-revisions, each by ``MAX_CHARS``.
+revisions, each by ``MAX_CHARS``. Once the quest has ended and is compacted
+(``bot.journal.compaction``) the hash is folded into the quest's record and read from there.
 
 Only the ``model`` agent keeps one: a ``command`` agent's conversation is its CLI's own, and
 what it printed is in its failure's reason.
@@ -44,11 +45,14 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from redis.exceptions import RedisError
 
 from bot.control_chars import for_terminal
+from bot.journal.compaction import read_compacted
+from bot.journal.errors import CorruptJournal
 from bot.journal.keys import transcript_key
 from bot.journal.wire import RedisClient
 from bot.observe.logs import redact
@@ -174,7 +178,15 @@ class TranscriptStore:
 
     async def transcripts(self, quest_id: str) -> list[StageTranscript]:
         """Every kept transcript of the quest, oldest first."""
-        raw = await self.client.hgetall(transcript_key(quest_id))
+        raw: dict[Any, Any] = await self.client.hgetall(transcript_key(quest_id))
+        if not raw:  # an ended quest compacted: its transcripts are in its record
+            try:
+                record = await read_compacted(self.client, quest_id)
+            except CorruptJournal as exc:
+                log.warning("quest %s's transcripts are in a record that cannot be read: %s",
+                            quest_id, exc)
+                return []
+            raw = record.hash("transcript") if record is not None else {}
         found = []
         for name, value in raw.items():
             field = name.decode() if isinstance(name, bytes) else str(name)

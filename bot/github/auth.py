@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import weakref
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
@@ -140,7 +141,11 @@ class InstallationTokens:
         self._cache: TLRUCache[int, InstallationToken] = TLRUCache(
             maxsize=maxsize, ttu=self._use_until, timer=self._timestamp
         )
-        self._locks: dict[int, asyncio.Lock] = {}
+        self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = (
+            weakref.WeakValueDictionary())
+        """One fetch at a time per installation: a lock lives while a caller holds or awaits
+        it, and goes with the last one, so a worker that served many installations does not
+        keep a lock for each."""
 
     def __repr__(self) -> str:
         return f"InstallationTokens(app_id={self._app_id!r}, cached={len(self._cache)})"
@@ -157,13 +162,23 @@ class InstallationTokens:
         cached = self._cache.get(installation_id)
         if cached is not None:
             return cached.token.get_secret_value()
-        lock = self._locks.setdefault(installation_id, asyncio.Lock())
+        lock = self._lock(installation_id)
         async with lock:
             cached = self._cache.get(installation_id)
             if cached is None:
                 cached = await self._fetch(installation_id)
                 self._cache[installation_id] = cached
             return cached.token.get_secret_value()
+
+    def _lock(self, installation_id: int) -> asyncio.Lock:
+        lock = self._locks.get(installation_id)
+        if lock is None:
+            lock = self._locks[installation_id] = asyncio.Lock()
+        return lock
+
+    def held(self) -> tuple[int, int]:
+        """Tokens and locks held in memory (a test of their bound reads it)."""
+        return len(self._cache), len(self._locks)
 
     def forget(self, installation_id: int) -> None:
         """Drop a cached token, so the next ``token`` call fetches a fresh one."""
@@ -174,7 +189,7 @@ class InstallationTokens:
         before its ``expires_at``, the App reinstalled): ``stale`` is dropped and a new one
         fetched — unless another caller already replaced it, whose token is returned, so a
         burst of requests refused at once fetches one token, not one each."""
-        lock = self._locks.setdefault(installation_id, asyncio.Lock())
+        lock = self._lock(installation_id)
         async with lock:
             cached = self._cache.get(installation_id)
             if cached is not None and cached.token.get_secret_value() != stale:

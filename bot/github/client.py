@@ -23,7 +23,6 @@ from datetime import datetime
 from typing import Any
 
 import aiohttp
-from cachetools import LRUCache
 from gidgethub.aiohttp import GitHubAPI
 from pydantic import SecretStr
 
@@ -31,6 +30,7 @@ from bot.adapters import AppIdentity
 from bot.errors import PermanentError
 from bot.github.auth import InstallationTokens
 from bot.github.errors import GitHubAdapterError
+from bot.github.etags import Etags
 from bot.github.identity import read_identity
 from bot.github.ratelimit import PacedGitHubAPI, RateLimits
 from bot.journal.keys import REPOSITORY_IDS_KEY, REPOSITORY_NAMES_KEY
@@ -84,9 +84,10 @@ class GitHubClients:
         self.redis = redis_client
         self.base_url = base_url.rstrip("/")
         self.limits = limits or RateLimits()
-        self._etags: dict[int, LRUCache[Any, Any]] = {}
-        """Per installation: gidgethub's cache of ETags, so repeated reads are conditional
-        (a 304 does not count against the rate limit)."""
+        self.etags = Etags()
+        """gidgethub's cache of answers with an ETag, so repeated reads are conditional (a
+        304 does not count against the rate limit): kept per installation, bounded in all
+        (``bot.github.etags``)."""
         self._app = PacedGitHubAPI(session, USER_AGENT, limits=self.limits,
                                    base_url=self.base_url)
         if clock is None:
@@ -158,7 +159,7 @@ class GitHubClients:
 
     async def for_installation(self, installation_id: int) -> GitHubAPI:
         token = await self.tokens.token(installation_id)
-        cache = self._etags.setdefault(installation_id, LRUCache(maxsize=500))
+        cache = self.etags.of(installation_id)
         return InstallationAPI(self.session, USER_AGENT, limits=self.limits,
                                tokens=self.tokens, installation_id=installation_id,
                                oauth_token=token, base_url=self.base_url, cache=cache)

@@ -33,6 +33,7 @@ import asyncio
 import contextlib
 import logging
 import time
+import weakref
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -76,13 +77,23 @@ class RateLimits:
     held: float = 0.0
     """Real seconds during which some request was held back — waiting for its turn, its
     slot or a back-off — however many were (for the demo's split of its time)."""
-    _turns: dict[int, asyncio.Lock] = field(default_factory=dict)
+    _turns: weakref.WeakValueDictionary[int, asyncio.Lock] = field(
+        default_factory=weakref.WeakValueDictionary)
+    """Each installation's turn while some write holds or awaits it, gone with the last: a
+    worker that served many installations keeps none for those it is not writing to."""
     _holding: int = 0
     _since: float = 0.0
 
     def turn(self, installation_id: int) -> asyncio.Lock:
         """Held around each write of the installation: one write at a time (in this process)."""
-        return self._turns.setdefault(installation_id, asyncio.Lock())
+        lock = self._turns.get(installation_id)
+        if lock is None:
+            lock = self._turns[installation_id] = asyncio.Lock()
+        return lock
+
+    def turns_held(self) -> int:
+        """Installations with a turn in memory: those being written to now."""
+        return len(self._turns)
 
     @contextlib.contextmanager
     def holding(self) -> Iterator[None]:

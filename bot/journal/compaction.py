@@ -41,7 +41,8 @@ than the setting, and the worker's sweep (``bot.worker.compaction_sweep``) compa
 Kept in the record: the snapshot hash (its quest left out where the fold of the journal writes
 exactly its bytes, as it does unless the journal predates recorded policies), the journal
 stream (entry ids and fields), the policies, the delivered-effect record, failures, children,
-the quest's GitHub record, evidence and reviews; event ids are rebuilt from the journal (kept
+the quest's GitHub record, evidence, reviews and its model transcripts (``bot.agent.transcript``,
+read from the record once the quest is compacted); event ids are rebuilt from the journal (kept
 only if they differ). Dropped: the outbox (empty), retry bookkeeping of an empty outbox, the
 lease (absent), the agent-run memo (``outcomes``: a memo for a redelivered effect, and no
 effect is left) and the cached CI log. A per-quest key added to ``keys`` must be added to
@@ -89,6 +90,7 @@ from bot.journal.keys import (
     reviews_key,
     shard_of,
     thread_trail,
+    transcript_key,
 )
 from bot.journal.lessons import lesson_trail
 from bot.journal.policies import parse_policies
@@ -108,7 +110,7 @@ Raw = bytes | str
 # is the THAW script's KEYS after the snapshot.
 _SECTIONS: tuple[tuple[str, str], ...] = (
     ("events", "x"), ("ids", "h"), ("policies", "h"), ("done", "h"), ("failures", "x"),
-    ("children", "s"), ("gh", "h"), ("evidence", "h"), ("reviews", "h"),
+    ("children", "s"), ("gh", "h"), ("evidence", "h"), ("reviews", "h"), ("transcript", "h"),
 )
 _DROPPED = ("outbox", "tries", "retry_at", "lease", "outcomes", "ci_log")
 
@@ -118,20 +120,22 @@ def _section_keys(quest_id: str) -> dict[str, str]:
     return {"snap": k.snap, "events": k.events, "ids": k.ids, "policies": k.policies,
             "done": k.done, "failures": k.failures, "children": k.children,
             "gh": quest_gh_key(quest_id), "evidence": evidence_key(quest_id),
-            "reviews": reviews_key(quest_id), "outbox": k.outbox, "tries": k.tries,
+            "reviews": reviews_key(quest_id), "transcript": transcript_key(quest_id),
+            "outbox": k.outbox, "tries": k.tries,
             "retry_at": k.retry_at, "lease": k.lease, "outcomes": outcomes_key(quest_id),
             "ci_log": ci_log_key(quest_id)}
 
 
 COMPACT = """
 -- KEYS: snap, then the kept keys (events, ids, policies, done, failures, children, gh,
---   evidence, reviews), then the dropped ones (outbox, tries, retry, lease, outcomes, ci_log)
+--   evidence, reviews, transcript), then the dropped ones (outbox, tries, retry, lease,
+--   outcomes, ci_log)
 -- ARGV: version read, the record, then each kept key's length as read
 -- Writes the record and deletes the rest only if nothing changed since they were read.
 local snap = redis.call('HMGET', KEYS[1], 'v', 'quest', 'z')
 if snap[3] then return 'already' end
 if (not snap[2]) or snap[1] ~= ARGV[1] then return 'changed' end
-local kinds = {'x', 'h', 'h', 'h', 'x', 's', 'h', 'h', 'h'}
+local kinds = {'x', 'h', 'h', 'h', 'x', 's', 'h', 'h', 'h', 'h'}
 for i = 1, #kinds do
   local n
   if kinds[i] == 'h' then n = redis.call('HLEN', KEYS[i + 1])
@@ -139,7 +143,7 @@ for i = 1, #kinds do
   else n = redis.call('SCARD', KEYS[i + 1]) end
   if n ~= tonumber(ARGV[i + 2]) then return 'changed' end
 end
-if redis.call('XLEN', KEYS[11]) ~= 0 or redis.call('EXISTS', KEYS[14]) == 1 then
+if redis.call('XLEN', KEYS[12]) ~= 0 or redis.call('EXISTS', KEYS[15]) == 1 then
   return 'busy'
 end
 redis.call('HSET', KEYS[1], 'z', ARGV[2])
@@ -159,7 +163,7 @@ if redis.call('HGET', KEYS[1], 'z') ~= ARGV[1] then return 'gone' end
 if redis.call('EXISTS', KEYS[2]) == 1 or redis.call('EXISTS', KEYS[6]) == 1 then
   return 'mixed'
 end
-local kinds = {'h', 'x', 'h', 'h', 'h', 'x', 's', 'h', 'h', 'h'}
+local kinds = {'h', 'x', 'h', 'h', 'h', 'x', 's', 'h', 'h', 'h', 'h'}
 local i = 2
 local function chunked(command, key, first, count, width)
   local step = 500 * width
@@ -303,7 +307,8 @@ class Compacted:
         return parse_policies(self.hashes.get("policies", {}), self.quest_id)
 
     def hash(self, name: str) -> dict[str, bytes]:
-        """A kept hash (``gh``, ``evidence``, ``reviews``, ``done``, ``policies``)."""
+        """A kept hash (``gh``, ``evidence``, ``reviews``, ``transcript``, ``done``,
+        ``policies``)."""
         return dict(self.hashes.get(name, {}))
 
     def dump(self, *, parse: bool = True) -> bytes:
@@ -543,7 +548,7 @@ async def thaw(client: RedisClient, quest_id: str) -> bool:
         _put_hash(args, record.hashes.get(name, {}))
     _put_rows(args, record.failures)
     args += [len(record.children), *record.children]
-    for name in ("gh", "evidence", "reviews"):
+    for name in ("gh", "evidence", "reviews", "transcript"):
         _put_hash(args, record.hashes.get(name, {}))
     answer = await run_script(client, THAW, [keys["snap"], *(keys[n] for n, _ in _SECTIONS)],
                            args)

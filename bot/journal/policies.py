@@ -56,6 +56,10 @@ class PolicyMemo:
         while len(self._stored) > self.quests:
             self._stored.popitem(last=False)
 
+    def held(self) -> int:
+        """How many quests' stored digests are held."""
+        return len(self._stored)
+
     def forget(self, quest_id: str | None = None) -> None:
         if quest_id is None:
             self._stored.clear()

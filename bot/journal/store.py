@@ -47,7 +47,7 @@ from functools import lru_cache
 
 import redis.asyncio
 
-from bot.core import Effect, Event, InvalidTransition, Policy, Quest, step, steps
+from bot.core import TERMINAL, Effect, Event, InvalidTransition, Policy, Quest, step, steps
 from bot.errors import InternalError
 from bot.journal.answers import Applied, JournalEntry
 from bot.journal.compaction import thaw
@@ -256,8 +256,9 @@ class Journal(JournalReads):
                 if status == "ok":
                     assert it.transition_quest is not None
                     version = int(version_)
+                    if it.transition_quest.state not in TERMINAL:  # ``_remember`` says why
+                        self._policies.stored(qid, it.digest)
                     self._remember(qid, version, it.transition_quest)
-                    self._policies.stored(qid, it.digest)
                     results[it.index] = Applied(it.event.id, it.transition_quest, it.effects,
                                                 version - len(it.follow_ups),
                                                 absorbed=it.absorbed)
@@ -339,10 +340,23 @@ class Journal(JournalReads):
                 await self.scripts.call(self.client, "ring", [key], list(quests))
 
     def _remember(self, quest_id: str, version: int, quest: Quest) -> None:
+        if quest.state in TERMINAL:
+            # An ended quest is written again only if it lives again (a regression, rare),
+            # which reads its snapshot once; kept, every ended quest would hold a place among
+            # ``cache_size`` (with its policy digest) for nothing until thousands had ended —
+            # a worker's memory growing with each quest it closed (``docs/performance.md``,
+            # the soak).
+            self.forget(quest_id)
+            return
         self._cache[quest_id] = (version, quest)
         self._cache.move_to_end(quest_id)
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
+
+    def held(self) -> tuple[int, int]:
+        """How many quests' snapshots and stored policy digests this journal holds in memory:
+        the live quests it writes, not every quest it ever did (a test of the bound reads it)."""
+        return len(self._cache), self._policies.held()
 
     def forget(self, quest_id: str | None = None) -> None:
         """Drop cached snapshots (all, or one quest's); the next apply reads Redis."""

@@ -29,14 +29,22 @@ log = logging.getLogger(__name__)
 
 POLL_S = 60.0
 BATCH = 100
+RETRY_S = 3600.0
+"""A quest found busy (its last effects still going out) or changed is looked at again this
+long after, or after ``after_s`` if shorter: a soak compacting minutes after a quest ends
+(``scripts/soak.py``) would otherwise keep every quest whose last comment was still being
+written an hour of its clock."""
 
 
 class CompactionSweep:
     def __init__(self, client: RedisClient, after_s: float, *,
                  clock: Callable[[], datetime] = utcnow, export_dir: Path | None = None,
-                 export_after_s: float = 30 * 86_400.0) -> None:
+                 export_after_s: float = 30 * 86_400.0, poll_s: float = POLL_S) -> None:
         self.client = client
         self.after_s = after_s
+        self.poll_s = poll_s
+        """Real seconds between two passes: a minute against ``after_s`` of days; a soak of
+        minutes on a fast clock (``questbot_testing.chaos.worker``) passes more often."""
         self.clock = clock
         self.export_dir = export_dir
         """Where records go once compacted ``export_after_s`` ago (``bot.journal.export``);
@@ -60,7 +68,8 @@ class CompactionSweep:
                 log.exception("could not compact ended quest %s; it is kept as it is and "
                               "looked at again in an hour", quest_id)
                 outcome = Outcome.CHANGED
-            await settle(self.client, quest_id, outcome, now, self.after_s)
+            await settle(self.client, quest_id, outcome, now, self.after_s,
+                         retry_s=min(RETRY_S, self.after_s))
             if outcome is Outcome.COMPACTED and self.export_dir is not None:
                 await note_compacted(self.client, quest_id, now)
             done += outcome is Outcome.COMPACTED
@@ -90,4 +99,4 @@ class CompactionSweep:
     async def step(self, stop: asyncio.Event) -> None:
         """One pass, then the pause: the worker's ``compaction`` loop (``Outage.guard``)."""
         await self.sweep_once()
-        await pause(stop, POLL_S)
+        await pause(stop, self.poll_s)

@@ -49,6 +49,7 @@ from bot.runner import REDIS_AWAY, Adapters, EffectRunner, Failure, Leases, Outa
 from bot.runner.inbound import Inbound
 from bot.runner.inbound_entries import InboundDelivery
 from bot.runner.outbox import Adapter
+from bot.worker import memory
 from bot.worker.compaction_sweep import CompactionSweep
 from bot.worker.coordination import Coordination
 from bot.worker.owed_sweep import OwedSweep
@@ -151,6 +152,9 @@ class Worker:
     compaction: CompactionSweep | None = None
     """Ended quests compacted a while after they end (``bot.worker.compaction_sweep``);
     ``None``: never (tests and the demo, which drive time, call it themselves)."""
+    trim_s: float = memory.TRIM_S
+    """Seconds between two returns of the C heap's free memory to the system
+    (``bot.worker.memory``); 0: never."""
 
     async def handle(self, delivery: InboundDelivery) -> None:
         try:
@@ -253,6 +257,8 @@ class Worker:
         if self.compaction is not None:
             compaction = self.compaction
             loops.append(self.outage.guard("compaction", lambda: compaction.step(stop), stop))
+        if self.trim_s:
+            loops.append(memory.trimming(stop, self.trim_s))
         await asyncio.gather(*loops)
 
 

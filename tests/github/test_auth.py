@@ -234,6 +234,20 @@ async def test_concurrent_callers_share_one_fetch(
     assert fake.calls == [7]
 
 
+async def test_many_installations_leave_their_tokens_bounded_and_no_locks(
+    gh: GitHubAPI, key_pem: str, clock: Clock, fake: FakeTokens
+) -> None:
+    """A worker that served 300 installations keeps at most ``maxsize`` tokens and no lock
+    for an installation nobody is fetching for (the soak, ``docs/performance.md``)."""
+    tokens = InstallationTokens(gh, app_id=APP_ID, private_key=SecretStr(key_pem), clock=clock,
+                                maxsize=50)
+    fake.delay = 0.001
+    for start in range(0, 300, 30):  # thirty at a time, each with its own lock while fetching
+        await asyncio.gather(*(tokens.token(n) for n in range(start, start + 30)))
+    assert tokens.held() == (50, 0)
+    assert len(fake.calls) == 300
+
+
 async def test_forget_fetches_a_fresh_token(tokens: InstallationTokens, fake: FakeTokens) -> None:
     await tokens.token(7)
     tokens.forget(7)

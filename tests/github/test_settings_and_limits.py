@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import aiohttp
 import gidgethub
 import pytest
@@ -124,3 +126,22 @@ async def test_a_secondary_limit_on_a_write_is_waited_out_and_holds_the_installa
     blocked = [e.status for e in fake.calls("issues/create")]
     assert blocked == [201, 201, 201, 403, 403, 201, 201]
     fake.secondary.hits.clear()
+
+
+async def test_an_installation_turn_is_kept_only_while_a_write_holds_or_awaits_it() -> None:
+    """One write at a time per installation, and no turn kept for the installations a worker
+    wrote to once (the soak, ``docs/performance.md``)."""
+    limits = RateLimits()
+    order: list[tuple[int, str]] = []
+
+    async def write(installation: int) -> None:
+        async with limits.turn(installation):
+            order.append((installation, "in"))
+            await asyncio.sleep(0.001)
+            order.append((installation, "out"))
+
+    await asyncio.gather(*(write(n % 100) for n in range(300)))
+    for installation in range(100):  # each installation's writes one after another
+        mine = [step for n, step in order if n == installation]
+        assert mine == ["in", "out"] * 3
+    assert limits.turns_held() == 0

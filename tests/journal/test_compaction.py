@@ -17,6 +17,8 @@ import redis.asyncio
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.agent.transcript import Ending, Kind, TranscriptStore, Turn
+from bot.agent.transcript import Recorder as TranscriptRecorder
 from bot.core import TERMINAL, Policy, State, fold
 from bot.journal import Journal
 from bot.journal.compaction import Outcome, backfill, compact, due, read_compacted, thaw
@@ -29,6 +31,7 @@ from bot.journal.keys import (
     quest_gh_key,
     quest_keys,
     shard_of,
+    transcript_key,
 )
 from bot.journal.recovery import read_recorded, rebuild
 from bot.journal.views import views_key
@@ -140,6 +143,37 @@ async def test_a_closed_quest_compacted_reopens_on_a_regression(
     assert await compact(redis_async, "q-back", shards=4) is Outcome.LIVE
 
 
+async def test_a_closed_quests_transcripts_are_compacted_and_read_from_its_record(
+        redis_async: redis.asyncio.Redis) -> None:
+    """The model's conversations (``bot.agent.transcript``, ~19 KB a demo quest) go into the
+    record with the rest, are read from it, and come back whole when the quest lives again:
+    kept apart, they were most of what an ended quest left in Redis (the soak)."""
+    journal = Journal(redis_async, shards=4)
+    b = main_line("q-said")
+    await journal.apply_many(b.events, POLICY)
+    await delivered_all(journal, Recorder())
+    store = TranscriptStore(redis_async)
+    said = [Turn(kind=Kind.TEXT, text="the log says the parser drops the last line " * 20)]
+    await TranscriptRecorder(store, "q-said", 1).keep(stage="research", ended=Ending.ANSWERED,
+                                                      turns=said)
+    await TranscriptRecorder(store, "q-said", 1).keep(stage="plan", ended=Ending.ANSWERED,
+                                                      turns=said)
+    before = await store.transcripts("q-said")
+    raw = await redis_async.hgetall(transcript_key("q-said"))
+    assert [t.stage for t in before] == ["research", "plan"]
+
+    assert await compact(redis_async, "q-said", shards=4) is Outcome.COMPACTED
+    assert await redis_async.exists(transcript_key("q-said")) == 0
+    assert await store.transcripts("q-said") == before
+    latest = await store.latest("q-said")
+    assert latest is not None and latest.stage == "plan"
+
+    regression = b.add("reopened", fingerprint="fp-1", source="check_run:2",
+                       severity="high", base="base9")
+    await journal.apply(regression, POLICY)
+    assert await redis_async.hgetall(transcript_key("q-said")) == raw
+
+
 async def test_a_first_event_never_writes_over_a_compacted_quest(
         redis_async: redis.asyncio.Redis) -> None:
     """A ``signal_sensed`` is stepped on "no quest" without a read; on a compacted quest the
@@ -174,6 +208,36 @@ async def test_only_ended_idle_quests_are_compacted(redis_async: redis.asyncio.R
     assert await compact(redis_async, "q-view", shards=4) is Outcome.BUSY
     await redis_async.zrem(views_key(shard_of("q-view", 4)), "q-view")
     assert await compact(redis_async, "q-view", shards=4) is Outcome.COMPACTED
+
+
+async def test_a_busy_quest_is_tried_again_after_the_delay_when_that_is_under_an_hour(
+        redis_async: redis.asyncio.Redis) -> None:
+    """A quest whose last effects are still going out when it falls due is looked at again an
+    hour later, or after the compaction delay if that is shorter: a soak compacting minutes
+    after quests end (``scripts/soak.py``) compacts it minutes later, not an hour."""
+    now = datetime(2030, 1, 1, tzinfo=UTC)
+    journal = Journal(redis_async, shards=4, clock=lambda: now)
+    b = main_line("q-late")
+    await journal.apply_many(b.events, POLICY)  # its effects not delivered yet: busy
+    sweep = CompactionSweep(redis_async, 300, clock=lambda: now + timedelta(seconds=301))
+    sweep.backfilled = True
+    assert await sweep.sweep_once() == 0
+    await delivered_all(journal, Recorder())
+    sweep.clock = lambda: now + timedelta(seconds=301 + 299)
+    assert await sweep.sweep_once() == 0  # not yet: the delay again from the busy look
+    sweep.clock = lambda: now + timedelta(seconds=301 + 300)
+    assert await sweep.sweep_once() == 1
+    # with a delay of days, an hour
+    b = main_line("q-later")
+    await journal.apply_many(b.events, POLICY)
+    days = CompactionSweep(redis_async, 3 * 86_400, clock=lambda: now + timedelta(days=3))
+    days.backfilled = True
+    assert await days.sweep_once() == 0
+    await delivered_all(journal, Recorder())
+    days.clock = lambda: now + timedelta(days=3, minutes=59)
+    assert await days.sweep_once() == 0
+    days.clock = lambda: now + timedelta(days=3, hours=1)
+    assert await days.sweep_once() == 1
 
 
 async def test_a_repair_brings_a_compacted_quest_back_first(

@@ -54,6 +54,7 @@ import json
 import logging
 import time
 import uuid
+import weakref
 from collections.abc import Sequence
 from typing import Any, cast
 
@@ -99,8 +100,8 @@ class Steady(WrapperModel):
         self.name = name
         self._built: tuple[Adaptation, Model] | None = None
         self._provider = _provider(endpoint)
-        """One provider, so one HTTP client, whatever the adaptation: entered and closed with
-        the first model built on it (``async with``)."""
+        """One provider whatever the adaptation, on the HTTP client every conversation at the
+        endpoint shares (``http_client``), which entering and leaving it does not close."""
         self._ratio = 1.0
         """How many tokens the endpoint counted per token estimated, at most (≥ 1)."""
         self._counted: tuple[int, int] | None = None
@@ -357,14 +358,44 @@ def _text_of(part: object) -> str:
     return content if isinstance(content, str) else json.dumps(content, default=str)
 
 
+_HTTP: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, Any]] = (
+    weakref.WeakKeyDictionary())
+
+
+def http_client(base_url: str) -> Any | None:
+    """The one HTTP client the conversations at ``base_url`` share in this event loop
+    (``None`` outside one: the provider then makes its own).
+
+    Why. A provider makes an HTTP client of its own when given none, and a conversation
+    builds a provider (``Steady``), so every conversation made a client — its connection
+    pool, its TLS context — and closed it after. A worker's memory grew with them: a loop of
+    conversations on a stub endpoint (``scripts/probe_model_memory.py``) climbed 20 MB over
+    the first fifty and ~28 KB a conversation after, and stayed flat with one client shared
+    (``docs/performance.md``, the soak). A client handed to a provider is never closed by it,
+    so this one lives as long as its loop; it is kept per loop because a client's connections
+    belong to the loop that made them (the tests run many)."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        return None
+    from pydantic_ai.models import create_async_httpx2_client
+
+    clients = _HTTP.setdefault(loop, {})
+    client = clients.get(base_url)
+    if client is None or client.is_closed:
+        client = clients[base_url] = create_async_httpx2_client()
+    return client
+
+
 def _provider(endpoint: ModelEndpoint) -> Any:
     from pydantic_ai.providers.anthropic import AnthropicProvider
     from pydantic_ai.providers.openai import OpenAIProvider
 
     key = endpoint.api_key.get_secret_value() if endpoint.api_key is not None else NO_KEY
-    if endpoint.wire is Wire.ANTHROPIC:
+    if endpoint.wire is Wire.ANTHROPIC:  # its SDK takes another client: one a conversation
         return AnthropicProvider(api_key=key, base_url=endpoint.base_url)
-    return OpenAIProvider(base_url=endpoint.base_url, api_key=key)
+    return OpenAIProvider(base_url=endpoint.base_url, api_key=key,
+                          http_client=http_client(endpoint.base_url))
 
 
 def _build(endpoint: ModelEndpoint, name: str, chosen: Adaptation, provider: Any) -> Model:

@@ -33,7 +33,7 @@ questbot that cannot check signatures must not start at all.
 | ``QUESTBOT_REDELIVERY_HOURS`` | ``24`` | how far back a pass looks (GitHub keeps three days) |
 | ``QUESTBOT_REDELIVERY_MAX`` | ``50`` | redeliveries asked for in one pass, at most |
 | ``QUESTBOT_PUBLIC_URL`` | unset | the web process's address for reviewers (``review request``) |
-| ``QUESTBOT_COMPACT_AFTER_HOURS`` | ``72`` | hours after a quest ends to compact it; ``0`` never |
+| ``QUESTBOT_COMPACT_AFTER_HOURS`` | ``72`` | hours (or less: ``0.05``) to compact ended quests |
 | ``QUESTBOT_EXPORT_DIR`` | unset | compacted records exported to files there |
 | ``QUESTBOT_EXPORT_AFTER_DAYS`` | ``30`` | days after compaction a record is exported |
 
@@ -100,9 +100,12 @@ class Config(SandboxConfig, ModelConfig):
     public_url: str | None = Field(default=None, validation_alias="QUESTBOT_PUBLIC_URL")
     """The web process's address as reviewers reach it (``https://HOST``): where ``review
     request``'s prompt sends a reviewer's session."""
-    compact_after_hours: int = Field(default=72, validation_alias="QUESTBOT_COMPACT_AFTER_HOURS")
+    compact_after_hours: float = Field(default=72,
+                                       validation_alias="QUESTBOT_COMPACT_AFTER_HOURS")
     """Hours after a quest ends before its keys are compacted (``bot.journal.compaction``);
-    0: never."""
+    0: never. A fraction is taken (``0.05``: three minutes) so that a soak of minutes
+    (``scripts/soak.py``) compacts the quests it ends, as a deployment does over days; a
+    deployment keeps it above GitHub's three days of redeliveries."""
     export_dir: Path | None = Field(default=None, validation_alias="QUESTBOT_EXPORT_DIR")
     """Where compacted records go beyond ``export_after_days`` (``bot.journal.export``)."""
     export_after_days: int = Field(default=30, validation_alias="QUESTBOT_EXPORT_AFTER_DAYS")
@@ -251,8 +254,11 @@ class Config(SandboxConfig, ModelConfig):
 
     @field_validator("compact_after_hours", mode="before")
     @classmethod
-    def _compact_after(cls, value: object) -> int:
-        return checks.whole(value, 0, 87_600)
+    def _compact_after(cls, value: object) -> float:
+        hours = checks.decimal(value, 0, 87_600)
+        if 0 < hours < 0.001:  # 3.6 s: a smaller value is a typo, not a choice
+            raise ValueError("is below 0.001 hours (3.6 seconds); 0 turns compaction off")
+        return hours
 
     @field_validator("export_after_days", mode="before")
     @classmethod

@@ -51,6 +51,20 @@ def whole(value: object, low: int, high: int) -> int:
     return number
 
 
+def decimal(value: object, low: float, high: float) -> float:
+    """A number from ``low`` to ``high`` written with digits and at most one point (``0.05``,
+    ``72``): no sign, exponent, ``nan`` or ``inf``, which ``float`` alone would take."""
+    text = str(value).strip()
+    whole_part, _, fraction = text.partition(".")
+    if not (whole_part or fraction) or not (whole_part + fraction).isdigit() or (
+            whole_part and not whole_part.isdigit()) or (fraction and not fraction.isdigit()):
+        raise ValueError("is not a number")
+    number = float(text)
+    if not low <= number <= high:
+        raise ValueError(f"is not between {low:g} and {high:g}")
+    return number
+
+
 def _split(value: str, schemes: Collection[str], kind: str) -> SplitResult:
     if any(c.isspace() for c in value):
         raise ValueError("has a space or a line break in it")

@@ -1,0 +1,35 @@
+"""A journal keeps in memory the snapshots of the quests it writes while they live, not of every
+quest it ever wrote: a worker's memory must not grow with the quests it closed (the soak,
+``docs/performance.md``; ``Journal._remember``)."""
+
+from __future__ import annotations
+
+import pytest
+import redis.asyncio
+
+from bot.core import State
+from bot.journal import Journal
+from questbot_testing.journals import main_line
+from tests.journal.conftest import POLICY
+
+pytestmark = pytest.mark.cluster_too
+
+
+async def test_closed_quests_leave_nothing_behind_in_the_journal(
+        redis_async: redis.asyncio.Redis) -> None:
+    journal = Journal(redis_async, shards=4)
+    live = main_line("q-live")
+    live.events = live.events[:6]  # still on its way
+    await journal.apply_many(live.events, POLICY)
+    for n in range(60):
+        b = main_line(f"q-{n}")
+        await journal.apply_many(b.events, POLICY)
+        assert b.quest is not None and b.quest.state is State.CLOSED
+    assert journal.held() == (1, 1)  # the live one only
+    # a closed quest written again (a regression) is read from Redis, and is held while live
+    again = main_line("q-0")
+    reopened = again.add("reopened", fingerprint="fp-1", source="check_run:2",
+                         severity="high", base="base9")
+    applied = await journal.apply(reopened, POLICY)
+    assert applied.quest.state is not State.CLOSED
+    assert journal.held() == (2, 2)
