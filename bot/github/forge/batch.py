@@ -25,6 +25,7 @@ a comment's, an issue's, a pull request's).
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -131,6 +132,9 @@ def document(mutations: list[Mutation]) -> tuple[str, dict[str, Any]]:
 
 Answer = dict[str, Any] | GraphQLRefused
 """A mutation's payload, or why GitHub refused it."""
+Recording = Callable[[Sequence[Answer]], Awaitable[None]]
+"""What a planned write records once the batch is answered: given every answer of the batch,
+it records its own if GitHub made it, and leaves it owed (for the REST path) if not."""
 
 
 class MutationBatch:
