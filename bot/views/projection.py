@@ -408,7 +408,13 @@ class Projection:
             failed: Exception | None = None
             pr = await self.recorded_pull(quest)
             if pr is not None:
-                await self._batched(quest, forge, pr, evidence, also)
+                try:
+                    await self._batched(quest, forge, pr, evidence, also)
+                except (gidgethub.GitHubException, OSError, TimeoutError) as exc:
+                    # GitHub refused or dropped the request as a whole (a 403 or 429 limit, a
+                    # 502): each view by REST, as before batching, the run first
+                    log.warning("the view edits of quest %s in one request failed (%s); "
+                                "writing each on its own", quest.id, exc)
                 # The check run first: on a pull request its details link to the pull request,
                 # and the comment links the pull request's checks.
                 try:
