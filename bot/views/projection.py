@@ -470,7 +470,7 @@ class Projection:
                 plans.append(plan)
             if self._wants_pull(quest) and reviewable(quest):
                 await held("ready")
-                if (plan := await self._plan_ready(quest, batch)) is not None:
+                if (plan := await self._plan_ready(quest, forge, batch)) is not None:
                     plans.append(plan)
             for part in also:
                 if (plan := await part.plan(quest, batch, leases)) is not None:
@@ -489,7 +489,8 @@ class Projection:
             if first is not None:
                 raise first
 
-    async def _plan_ready(self, quest: Quest, batch: MutationBatch) -> Recording | None:
+    async def _plan_ready(self, quest: Quest, forge: Forge,
+                          batch: MutationBatch) -> Recording | None:
         """``markPullRequestReadyForReview`` in ``batch`` for the draft questbot opened and
         has not marked yet (``ready`` lease held); refused, ``mark_ready`` after looks."""
         draft, node = await self.memory.quest_fields(quest.id, "pr_draft", "pr_node")
@@ -499,9 +500,14 @@ class Projection:
             node, f"mark quest {quest.id}'s pull request ready for review"))
 
         async def record(answers: Sequence[Answer]) -> None:
-            if not isinstance(answers[index], GraphQLRefused):
-                log.info("marked the pull request of quest %s ready for review", quest.id)
-                await self.memory.set_quest(quest.id, pr_draft=0)
+            if isinstance(answers[index], GraphQLRefused):
+                # GitHub may refuse to mark one that is not a draft: a person marked it ready
+                # meanwhile, which is as good (as ``_mark_ready``); a draft still is owed
+                number = await self.recorded_pull(quest)
+                if number is None or (await forge.pull(number)).draft:
+                    return
+            log.info("marked the pull request of quest %s ready for review", quest.id)
+            await self.memory.set_quest(quest.id, pr_draft=0)
         return record
 
     @staticmethod
