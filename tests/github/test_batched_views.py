@@ -13,12 +13,15 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.core import Quest
 from bot.github.forge import CHECK_NAME
-from bot.github.forge.batch import MutationBatch, edit_comment, edit_issue
+from bot.github.forge.batch import MutationBatch, check_run_input, edit_comment, edit_issue
 from bot.github.forge.graphql import GraphQLRefused
 from bot.journal.keys import quest_gh_key
+from questbot_testing.fakegithub.graphql_resolvers import _rest_check_body
 from questbot_testing.fakegithub.state import CheckRun, Comment
 from questbot_testing.journals import JournalBuilder
 from tests.github.conftest import REPO, World
@@ -155,3 +158,34 @@ async def test_a_record_without_global_ids_takes_the_rest_path(world: World,
     assert not any("createCheckRun" in w for w in done)
     assert len(runs(world)) == 2
     world.fake.assert_clean()
+
+
+REST_STATUSES = ("queued", "in_progress", "completed")
+CONCLUSIONS = ("success", "failure", "neutral", "action_required", "cancelled", "skipped")
+
+
+@settings(max_examples=60, deadline=None)
+@given(status=st.sampled_from(REST_STATUSES), conclusion=st.none() | st.sampled_from(CONCLUSIONS),
+       text=st.text(max_size=80), details=st.none() | st.just("https://github.com/o/r/pull/1"),
+       actions=st.lists(st.builds(lambda label: {"label": label, "description": "d",
+                                                 "identifier": label.lower()},
+                                  st.sampled_from(["Approve", "Revise", "Claim"])),
+                        max_size=3))
+def test_a_check_run_body_reads_the_same_as_graphql_input(
+        status: str, conclusion: str | None, text: str, details: str | None,
+        actions: list[dict[str, str]]) -> None:
+    """The REST body questbot renders a run into, as ``CreateCheckRunInput`` and read back as
+    the fake's REST handler takes it, is the body it was: the same run either way."""
+    body: dict[str, Any] = {"name": CHECK_NAME, "head_sha": "a" * 40, "external_id": "q-1",
+                            "status": status, "output": {"title": "t", "summary": "s",
+                                                         "text": text}, "actions": actions}
+    if conclusion is not None:
+        body["conclusion"] = conclusion
+    if details is not None:
+        body["details_url"] = details
+    created = check_run_input("R_1", body)
+    assert created["status"] == status.upper() and "checkRunId" not in created
+    assert _rest_check_body(created) == body
+    updated = check_run_input("R_1", body, run_id="CR_9")
+    assert updated["checkRunId"] == "CR_9" and "headSha" not in updated
+    assert _rest_check_body(updated) == {k: v for k, v in body.items() if k != "head_sha"}
