@@ -7,7 +7,7 @@ one logged exchange into the REST exchanges it stands for: a REST one as it is, 
 mutation of a GraphQL one that has a REST twin as that twin's operation with a REST-shaped body,
 answered 200 (201 for a create) if GitHub made it and 422 if it refused it. A mutation with no
 REST twin (``markPullRequestReadyForReview``, ``pinIssue``) keeps its GraphQL name, alone, with
-``{"input": …}`` as its body.
+its input added to the body as ``input``.
 """
 
 from __future__ import annotations
@@ -75,7 +75,7 @@ def as_rest(exchange: Exchange) -> list[Exchange]:
         made = isinstance(data, dict) and data.get(alias) is not None
         if field not in TWINS:
             out.append(dataclasses.replace(exchange, operation_id=f"graphql/{field}",
-                                           json={"input": given},
+                                           json={**(exchange.json or {}), "input": given},
                                            status=exchange.status if made else 422))
             continue
         operation, status = TWINS[field]
