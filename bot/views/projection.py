@@ -475,9 +475,7 @@ class Projection:
             for part in also:
                 if (plan := await part.plan(quest, batch, leases)) is not None:
                     plans.append(plan)
-            if not len(batch):
-                return
-            answers = await batch.send()
+            answers = await batch.send() if len(batch) else []  # nothing to send: records only
             first: Exception | None = None
             for plan in plans:  # every answer recorded, even if one record fails
                 try:
