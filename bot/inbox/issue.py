@@ -27,13 +27,17 @@ questbot's reflection runs used so far (``bot.journal.model_use``).
 
 from __future__ import annotations
 
+import contextlib
 import logging
+from collections.abc import Sequence
 
 from bot.adapters import AdapterContext
 from bot.core import Quest, State
 from bot.core.quest import Outcome
 from bot.core.states import CHECKPOINT_AT
 from bot.github.forge import Forge, Forges
+from bot.github.forge import batch as batch_mutations
+from bot.github.forge.batch import Answer, MutationBatch, Recording
 from bot.github.forge.graphql import GraphQLRefused
 from bot.github.forge.records import Issue
 from bot.journal import Indexes
@@ -78,17 +82,55 @@ class Inbox:
             blocking = policy.blocking(checkpoint) or policy.shadow
         return render.waits_for_person(quest, blocking)
 
-    async def sync_quest(self, quest: Quest) -> None:
-        """Refresh the inbox if this quest started or stopped waiting for a person, or waits
-        differently (a checkpoint, then parked: its entry and box change)."""
+    async def _shown(self, quest: Quest) -> str:
+        """How the inbox lists ``quest`` now, as ``inbox_listed`` records it."""
         shown = (f"{quest.state.value}:{quest.park_reason or ''}:{quest.revision}:"
                  f"{quest.owner or ''}" if await self._waits(quest) else "0")
         if quest.held is not None and quest.state is State.SENSED:
             shown = f"held:{quest.held.value}"  # waiting to start (``bot.core.limits``)
+        return shown
+
+    async def sync_quest(self, quest: Quest) -> None:
+        """Refresh the inbox if this quest started or stopped waiting for a person, or waits
+        differently (a checkpoint, then parked: its entry and box change)."""
+        shown = await self._shown(quest)
         listed = await self.memory.quest(quest.id, "inbox_listed") or "0"
         if shown != listed:
             await self.refresh(quest.repo)
             await self.memory.set_quest_field(quest.id, "inbox_listed", shown)
+
+    async def plan(self, quest: Quest, batch: MutationBatch,
+                   leases: contextlib.AsyncExitStack) -> Recording | None:
+        """The inbox's edit in the quest's one request (``bot.views.projection.BatchPart``):
+        when ``quest``'s entry changed and the inbox is recorded, with its global id, and
+        pinned, its ``updateIssue`` (reopening it, as the REST edit does) goes in ``batch``
+        under the repository's ``inbox`` lease, held in ``leases`` until it is recorded.
+        ``None``: nothing changed, or ``sync_quest`` after writes it by REST (opens, finds or
+        pins it)."""
+        shown = await self._shown(quest)
+        if shown == (await self.memory.quest(quest.id, "inbox_listed") or "0"):
+            return None
+        repo = quest.repo
+        number = await self.memory.repo(repo, "inbox")
+        node = await self.memory.repo(repo, "inbox_node")
+        if number is None or not node or await self.memory.repo(repo, "inbox_pinned") != number:
+            return None
+        await leases.enter_async_context(self.memory.repo_creating(repo, "inbox"))
+        if await self.memory.repo(repo, "inbox") != number:
+            return None  # another path changed the record meanwhile: the REST path looks
+        body = await self._body(repo)
+        new_digest = digest(body)
+        index = (None if await self.memory.repo(repo, "inbox_digest") == new_digest
+                 else batch.add(batch_mutations.edit_issue(
+                     node, body, f"rewrite the inbox #{number}", reopen=True)))
+
+        async def record(answers: Sequence[Answer]) -> None:
+            if index is not None:
+                if isinstance(answers[index], GraphQLRefused):
+                    return  # gone or refused: ``sync_quest`` writes it by REST
+                await self.memory.set_repo(repo, "inbox_digest", new_digest)
+            await self.memory.set_quest_field(quest.id, "inbox_listed", shown)
+        return record
 
     async def note_reason(self, quest: Quest, reason: str) -> None:
         """Why ``quest`` waits, as its inbox entry says, for as long as it waits so: kept with
@@ -187,6 +229,8 @@ class Inbox:
         if issue is None:
             issue = await forge.create_issue(render.INBOX_TITLE, body)
         await self.memory.set_repo(repo, "inbox", str(issue.number))
+        if issue.node_id:
+            await self.memory.set_repo(repo, "inbox_node", issue.node_id)
         await self._pin(repo, forge, issue)  # before the digest: a retry pins what failed
         await self.memory.set_repo(repo, "inbox_digest", digest(body))
         return issue.number

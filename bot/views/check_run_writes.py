@@ -11,6 +11,7 @@ two paths at once leaves two runs (``bot.journal.memory`` explains the lease).
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from bot.adapters import AdapterContext
@@ -18,6 +19,15 @@ from bot.agent.evidence import EvidenceBundle
 from bot.core import Quest
 from bot.core.events import Reopened, Reproduced
 from bot.github.forge import CHECK_NAME, CheckRun, Forge
+from bot.github.forge.batch import (
+    Answer,
+    MutationBatch,
+    Recording,
+    create_check_run,
+    permanent,
+    update_check_run,
+)
+from bot.github.forge.graphql import GraphQLRefused
 from bot.journal import PermanentError, quest_keys
 from bot.journal.memory import ForgeMemory, digest
 from bot.journal.records import load_event
@@ -65,8 +75,71 @@ class CheckRunWrites:
             run = await self._check_run_on(quest, forge, head, view, body)
             await self.memory.record_quest(quest.id, clear=CREATING_CHECK, check_run=run.id,
                                            check_head=head, check_url=run.html_url,
+                                           check_node=run.node_id,
                                            check_done=int(view.status == "completed"),
                                            check_digest=new_digest)
+
+    async def plan(self, quest: Quest, forge: Forge, evidence: EvidenceBundle | None,
+                   batch: MutationBatch, repository_id: str) -> Recording | None:
+        """Queue the run's write in ``batch`` (``Projection.sync_with`` holds the ``check``
+        lease around planning, sending and recording); ``None`` when there is nothing to write
+        or it needs the REST path — a create left unrecorded (``CREATING_CHECK``: its head is
+        listed first), a run recorded before node ids were, a quest whose record was lost.
+
+        The same writes as ``_check_run_on`` where it lists nothing: the recorded run
+        updated in place; or, on a new head (or a finished run to follow), the old run
+        superseded if unfinished and a new one created — reserved before the request, as
+        every create is, so a request that dies leaves the reservation for the next path."""
+        head = quest.head or await self._pr_head(quest) or quest.base
+        if head is None:
+            return None
+        view = checks.check_run(quest, evidence,
+                                (await self.ctx.settings.settings(quest.repo)).to_policy())
+        body = view.body(await self.memory.quest(quest.id, "pr_url"))
+        new_digest = digest(head, body)
+        run_id, node, check_head, done, pending, shown, none_on = await self.memory.quest_fields(
+            quest.id, "check_run", "check_node", "check_head", "check_done", CREATING_CHECK,
+            "check_digest", CHECK_NONE_ON)
+        if pending is not None or (shown == new_digest) or (run_id is not None and not node):
+            return None
+        reopening = view.status != "completed"
+        what = f"the questbot check run of quest {quest.id}"
+        old: tuple[int, int] | None = None
+        if run_id is not None and check_head == head and not (done == "1" and reopening):
+            assert node is not None
+            index = batch.add(update_check_run(repository_id, node, body, f"update {what}"))
+            create = False
+        elif run_id is not None or none_on == head:
+            if run_id is not None and node and check_head != head and done != "1":
+                old = (int(run_id), batch.add(update_check_run(
+                    repository_id, node, checks.superseded_check_run(head).body(),
+                    f"finish {what} on {str(check_head)[:12]} as superseded")))
+            await self.memory.set_quest_field(quest.id, CREATING_CHECK, head)
+            index = batch.add(create_check_run(repository_id, {
+                "name": CHECK_NAME, "head_sha": head, "external_id": quest.id, **body},
+                f"create {what} on {head[:12]}"))
+            create = True
+        else:
+            return None
+
+        async def record(answers: Sequence[Answer]) -> None:
+            if old is not None and isinstance(answers[old[1]], GraphQLRefused):
+                refusal = answers[old[1]]
+                if not permanent(refusal):  # not finished: the REST write finishes it
+                    await self._supersede(forge, old[0], head)
+                else:
+                    log.warning("could not mark check run %s superseded: %s", old[0], refusal)
+            answer = answers[index]
+            if isinstance(answer, GraphQLRefused):
+                log.info("%s; the REST path writes it (%s)", answer, "create" if create
+                         else "update")
+                return
+            run = answer.get("checkRun") or {}
+            await self.memory.record_quest(
+                quest.id, clear=CREATING_CHECK, check_run=int(run["databaseId"]),
+                check_node=str(run["id"]), check_head=head, check_url=str(run["url"]),
+                check_done=int(view.status == "completed"), check_digest=new_digest)
+        return record
 
     async def _pr_head(self, quest: Quest) -> str | None:
         """Where the quest's branch points while the quest has no head of its own (research

@@ -32,9 +32,11 @@ and GitHub will not merge a draft, so ``land`` says so. A repository whose plan 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
 
 import gidgethub
 
@@ -44,6 +46,8 @@ from bot.core import Quest
 from bot.core.events import Route
 from bot.core.states import State
 from bot.github.forge import Forge, Forges, Pull, refused
+from bot.github.forge import batch as batch_mutations
+from bot.github.forge.batch import Answer, MutationBatch, Recording
 from bot.github.forge.graphql import GraphQLRefused
 from bot.journal import PermanentError
 from bot.journal.memory import ForgeMemory, digest
@@ -65,6 +69,16 @@ _NO_DRAFTS = "draft pull requests are not supported"
 STATUS_NONE_ON = "status_none_on"
 """The pull request the quest opened on a branch it made, while it has no status comment
 there: its first is posted without looking for one (dropped before the post)."""
+
+
+class BatchPart(Protocol):
+    """Another view whose edit goes in the quest's one request (``Projection._batched``):
+    the inbox (``bot.inbox.issue``)."""
+
+    async def plan(self, quest: Quest, batch: MutationBatch,
+                   leases: contextlib.AsyncExitStack) -> Recording | None:
+        """Queue the edit (holding its lease in ``leases``) and say how to record it, or
+        ``None``: nothing to write, or the part writes it by its own path after."""
 
 
 def quest_branch(quest_id: str) -> str:
@@ -181,6 +195,7 @@ class Projection:
             await self.memory.set_quest(quest.id, pr=pull.number, pr_url=pull.html_url,
                                         pr_head=pull.head_sha, pr_branch=branch,
                                         pr_draft=int(pull.draft), pr_node=pull.node_id,
+                                        repo_node=pull.repo_node,
                                         pr_text=self._opened_text.pop(quest.id, ""),
                                         **earlier, **empty)
             await self.memory.remember_pull(quest.repo, pull.number, quest.id)
@@ -267,6 +282,14 @@ class Projection:
         return pull_words.PullView(quest, story.failed, evidence, pull_url, fix,
                                    await self.source_issue(quest))
 
+    async def _pull_text(self, quest: Quest,
+                         evidence: EvidenceBundle | None) -> tuple[str, str, str]:
+        """The pull request's title, description and their digest, as they should read."""
+        pull_url = await self.memory.quest(quest.id, "pr_url")
+        view = await self.pull_view(quest, evidence, pull_url)
+        title, body = pull_words.pull_title(view), pull_words.pull_body(view)
+        return title, body, digest(title, body)
+
     async def upsert_pull_text(self, quest: Quest, forge: Forge,
                                evidence: EvidenceBundle | None = None) -> None:
         """Keep the pull request's title and description current (``bot.words.pull_request``):
@@ -275,10 +298,7 @@ class Projection:
         number = await self.recorded_pull(quest)
         if number is None:
             return
-        pull_url = await self.memory.quest(quest.id, "pr_url")
-        view = await self.pull_view(quest, evidence, pull_url)
-        title, body = pull_words.pull_title(view), pull_words.pull_body(view)
-        new_digest = digest(title, body)
+        title, body, new_digest = await self._pull_text(quest, evidence)
         if await self.memory.quest(quest.id, "pr_text") == new_digest:
             return
         async with self.memory.quest_creating(quest.id, "pr_text"):
@@ -286,6 +306,24 @@ class Projection:
                 return  # written meanwhile by the path that held the lease
             await forge.edit_pull(number, title=title, body=body)
             await self.memory.set_quest_field(quest.id, "pr_text", new_digest)
+
+    async def _plan_pull_text(self, quest: Quest, evidence: EvidenceBundle | None,
+                              batch: MutationBatch) -> Recording | None:
+        """``updatePullRequest`` in ``batch`` when the text changed (``pr_text`` lease held)."""
+        node, shown = await self.memory.quest_fields(quest.id, "pr_node", "pr_text")
+        if not node:
+            return None
+        title, body, new_digest = await self._pull_text(quest, evidence)
+        if shown == new_digest:
+            return None
+        index = batch.add(batch_mutations.edit_pull(
+            node, title, body, f"edit the title and description of quest {quest.id}'s pull "
+            "request"))
+
+        async def record(answers: Sequence[Answer]) -> None:
+            if not isinstance(answers[index], GraphQLRefused):
+                await self.memory.set_quest_field(quest.id, "pr_text", new_digest)
+        return record
 
     async def mark_ready(self, quest: Quest, forge: Forge, pull: Pull | None = None) -> bool:
         """Mark the quest's pull request ready for review, if questbot opened it as a draft
@@ -330,33 +368,47 @@ class Projection:
 
     # -- sync ------------------------------------------------------------------------------
 
-    async def sync(self, quest: Quest) -> None:
-        """Make the status comment and check run show ``quest``; open the PR once it works."""
+    async def sync(self, quest: Quest, also: Sequence[BatchPart] = ()) -> None:
+        """Make the status comment and check run show ``quest``; open the PR once it works.
+        ``also``: other views whose edits go in the same request (the inbox)."""
         forge = await self.forges.for_repo(quest.repo)
         if self._wants_pull(quest):
             await self.ensure_pull(quest, forge)
-            if reviewable(quest):
-                await self.mark_ready(quest, forge)
-        await self.sync_with(quest, forge)
+        await self.sync_with(quest, forge, also)
+        if self._wants_pull(quest) and reviewable(quest):
+            await self.mark_ready(quest, forge)  # done in the batch unless it was refused
 
-    async def sync_with(self, quest: Quest, forge: Forge) -> None:
+    async def sync_with(self, quest: Quest, forge: Forge,
+                        also: Sequence[BatchPart] = ()) -> None:
         """Bring the status comment and check run in line with the quest as it is *now*.
 
         Every worker projects the quests whose events it applied, so two may project one quest
         at once, each holding a different version of it; the one that writes last would win.
         So one projects at a time (a lease per quest), and each shows the snapshot it reads
         inside the lease, not the copy it was handed: an older view never overwrites a newer
-        one (a chaos run showed a stale sync reopen a closed quest's check run)."""
+        one (a chaos run showed a stale sync reopen a closed quest's check run).
+
+        On the quest's pull request the edits go first as one GraphQL request
+        (``_batched``); whatever it did not write — a first create, a record to look for, a
+        refusal — then takes the REST path below, which finds the rest written (their
+        digests) and sends nothing for them."""
         async with self.memory.quest_creating(quest.id, "view"):
             _version, latest = await self.ctx.journal.snapshot(quest.id)
             quest = latest if latest is not None else quest
             evidence = await self.evidence(quest) if self.evidence else None
             comment_url: str | None = None
             failed: Exception | None = None
-            if await self.recorded_pull(quest) is not None:
+            pr = await self.recorded_pull(quest)
+            if pr is not None:
+                try:
+                    await self._batched(quest, forge, pr, evidence, also)
+                except (gidgethub.GitHubException, OSError, TimeoutError) as exc:
+                    # GitHub refused or dropped the request as a whole (a 403 or 429 limit, a
+                    # 502): each view by REST, as before batching, the run first
+                    log.warning("the view edits of quest %s in one request failed (%s); "
+                                "writing each on its own", quest.id, exc)
                 # The check run first: on a pull request its details link to the pull request,
-                # and the comment links the check run — written second, it names the run of
-                # this head at once instead of being edited again once the run exists.
+                # and the comment links the pull request's checks.
                 try:
                     await self.upsert_check_run(quest, forge, None, evidence)
                 except REDIS_AWAY:
@@ -381,11 +433,101 @@ class Projection:
             if failed is not None:
                 raise failed
 
+    async def _batched(self, quest: Quest, forge: Forge, pr: int,
+                       evidence: EvidenceBundle | None, also: Sequence[BatchPart]) -> None:
+        """The quest's edits on its pull request as one GraphQL request
+        (``bot.github.forge.batch``): the check run (updated, or superseded and followed),
+        the title and description, the status comment, the draft marked ready at C, and
+        ``also``'s (the inbox's entry). Each is planned under its own lease, as its REST
+        write is, and the leases are held until the answers are recorded: a write is recorded
+        only after GitHub answered it, and one GitHub refused is left to the REST path."""
+        repository_id = await self.memory.quest(quest.id, "repo_node")
+        async with contextlib.AsyncExitStack() as leases:
+            batch = MutationBatch(forge.graphql)
+            plans: list[Recording] = []
+
+            async def held(name: str) -> None:
+                await leases.enter_async_context(self.memory.quest_creating(quest.id, name))
+
+            if repository_id:
+                await held("check")
+                if (plan := await self.check_runs.plan(quest, forge, evidence, batch,
+                                                       repository_id)) is not None:
+                    plans.append(plan)
+            await held("pr_text")
+            if (plan := await self._plan_pull_text(quest, evidence, batch)) is not None:
+                plans.append(plan)
+            await held("status")
+            if (plan := await self._plan_status(quest, pr, evidence, batch)) is not None:
+                plans.append(plan)
+            if self._wants_pull(quest) and reviewable(quest):
+                await held("ready")
+                if (plan := await self._plan_ready(quest, forge, batch)) is not None:
+                    plans.append(plan)
+            for part in also:
+                if (plan := await part.plan(quest, batch, leases)) is not None:
+                    plans.append(plan)
+            answers = await batch.send() if len(batch) else []  # nothing to send: records only
+            first: Exception | None = None
+            for plan in plans:  # every answer recorded, even if one record fails
+                try:
+                    await plan(answers)
+                except REDIS_AWAY:
+                    raise
+                except Exception as exc:
+                    first = first or exc
+            if first is not None:
+                raise first
+
+    async def _plan_ready(self, quest: Quest, forge: Forge,
+                          batch: MutationBatch) -> Recording | None:
+        """``markPullRequestReadyForReview`` in ``batch`` for the draft questbot opened and
+        has not marked yet (``ready`` lease held); refused, ``mark_ready`` after looks."""
+        draft, node = await self.memory.quest_fields(quest.id, "pr_draft", "pr_node")
+        if draft != "1" or not node:
+            return None
+        index = batch.add(batch_mutations.mark_ready(
+            node, f"mark quest {quest.id}'s pull request ready for review"))
+
+        async def record(answers: Sequence[Answer]) -> None:
+            if isinstance(answers[index], GraphQLRefused):
+                # GitHub may refuse to mark one that is not a draft: a person marked it ready
+                # meanwhile, which is as good (as ``_mark_ready``); a draft still is owed
+                number = await self.recorded_pull(quest)
+                if number is None or (await forge.pull(number)).draft:
+                    return
+            log.info("marked the pull request of quest %s ready for review", quest.id)
+            await self.memory.set_quest(quest.id, pr_draft=0)
+        return record
+
     @staticmethod
     def _wants_pull(quest: Quest) -> bool:
         return (quest.route in (Route.AUTO_FIX, Route.RESEARCH_ONLY)
                 and quest.state not in (State.SENSED, State.TRIAGED, State.CLOSED,
                                         State.ABANDONED))
+
+    async def _status_text(self, quest: Quest, target: int, pr: int | None,
+                           evidence: EvidenceBundle | None) -> tuple[str, str]:
+        """The status comment's body on ``target`` and its digest. On a pull request it
+        links the pull request's checks (``…/pull/7/checks``), where GitHub shows the
+        newest ``questbot`` run of its head with its buttons: a link that stays right when
+        a new run is made in the same request as the comment's edit
+        (``bot.github.forge.batch``), which a run's own address cannot be."""
+        settings = await self.ctx.settings.settings(quest.repo)
+        policy = settings.to_policy()
+        story = await read_story(self.ctx.journal, quest, policy, timeline=self.timeline)
+        pull_url = await self.memory.quest(quest.id, "pr_url") if pr is not None else None
+        view = status.StatusView(
+            quest, story.timeline, evidence, pull_url,
+            [could_not(f.effect_type, f.error) for f in
+             (await failures(self.ctx.journal.client, quest.id))[-3:]],
+            path=story.path, failed=story.failed,
+            check_url=(f"{pull_url}/checks" if pull_url
+                       else await self.memory.quest(quest.id, "check_url")),
+            budget=(policy.budget_cents, policy.budget_tokens), policy=policy,
+            last_words=await last_words(self.ctx.journal.client, quest))
+        body = status.status_comment(view)
+        return body, digest(target, body)
 
     async def upsert_status(self, quest: Quest, forge: Forge,
                             evidence: EvidenceBundle | None = None) -> str | None:
@@ -395,24 +537,35 @@ class Projection:
         target = pr if pr is not None else await self.source_issue(quest)
         if target is None:
             return None
-        settings = await self.ctx.settings.settings(quest.repo)
-        policy = settings.to_policy()
-        story = await read_story(self.ctx.journal, quest, policy, timeline=self.timeline)
-        view = status.StatusView(
-            quest, story.timeline, evidence,
-            await self.memory.quest(quest.id, "pr_url") if pr is not None else None,
-            [could_not(f.effect_type, f.error) for f in
-             (await failures(self.ctx.journal.client, quest.id))[-3:]],
-            path=story.path, failed=story.failed,
-            check_url=await self.memory.quest(quest.id, "check_url"),
-            budget=(policy.budget_cents, policy.budget_tokens), policy=policy,
-            last_words=await last_words(self.ctx.journal.client, quest))
-        body = status.status_comment(view)
-        new_digest = digest(target, body)
+        body, new_digest = await self._status_text(quest, target, pr, evidence)
         if await self.memory.quest(quest.id, "status_digest") == new_digest:
             return await self.memory.quest(quest.id, "status_url")
         async with self.memory.quest_creating(quest.id, "status"):
             return await self._write_status(quest, forge, target, body, new_digest)
+
+    async def _plan_status(self, quest: Quest, pr: int, evidence: EvidenceBundle | None,
+                           batch: MutationBatch) -> Recording | None:
+        """``updateIssueComment`` in ``batch`` when the comment recorded on the pull request
+        should read otherwise (``status`` lease held); a first comment, or one on another
+        thread, takes the REST path."""
+        comment_id, node, target, shown = await self.memory.quest_fields(
+            quest.id, "status_comment", "status_node", "status_target", "status_digest")
+        if comment_id is None or not node or target != str(pr):
+            return None
+        body, new_digest = await self._status_text(quest, pr, pr, evidence)
+        if shown == new_digest:
+            return None
+        index = batch.add(batch_mutations.edit_comment(
+            node, body, f"edit the status comment of quest {quest.id}"))
+
+        async def record(answers: Sequence[Answer]) -> None:
+            answer = answers[index]
+            if isinstance(answer, GraphQLRefused):
+                return  # gone (a person deleted it) or refused: the REST path after says
+            comment = answer.get("issueComment") or {}
+            await self.memory.set_quest(quest.id, status_digest=new_digest,
+                                        status_url=str(comment.get("url") or ""))
+        return record
 
     async def _write_status(self, quest: Quest, forge: Forge, target: int, body: str,
                             new_digest: str) -> str:
@@ -437,7 +590,8 @@ class Projection:
                 found = await forge.edit_comment(found.id, body)
             comment = found or await forge.comment(target, body)
         await self.memory.set_quest(quest.id, status_comment=comment.id, status_target=target,
-                                    status_digest=new_digest, status_url=comment.html_url)
+                                    status_node=comment.node_id, status_digest=new_digest,
+                                    status_url=comment.html_url)
         return comment.html_url
 
     async def upsert_check_run(self, quest: Quest, forge: Forge, details_url: str | None,

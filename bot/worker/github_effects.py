@@ -81,8 +81,8 @@ class GitHubEffects:
 
     async def sync(self, quest: Quest) -> None:
         """After every applied event: status comment, check run and inbox in line."""
-        await self.projection.sync(quest)
-        await self.inbox.sync_quest(quest)
+        await self.projection.sync(quest, also=[self.inbox])
+        await self.inbox.sync_quest(quest)  # what the batch left: a first inbox, a refusal
 
     async def _note(self, effect: Effect, why: str) -> None:
         log.info("effect %s: %s", effect.key, why)
@@ -102,9 +102,10 @@ class GitHubEffects:
         quest = await self.ctx.quest(effect.quest_id)
         forge = await self.forges.for_repo(quest.repo)
         number = await self.projection.ensure_pull(quest, forge)
+        # one request for the views (the draft marked ready at C among them), then what it left
+        await self.projection.sync_with(quest, forge, also=[self.inbox])
         if number is not None and reviewable(quest):  # asking at C: the draft is ready now
             await self.projection.mark_ready(quest, forge)
-        await self.projection.sync_with(quest, forge)
         await self.inbox.sync_quest(quest)
         still_open = (CHECKPOINT_AT.get(quest.state) is not None
                       and CHECKPOINT_AT[quest.state].value == effect.payload.get("checkpoint")
@@ -282,7 +283,7 @@ class GitHubEffects:
         (``bot.words.spend``). The check run's buttons come with the projection."""
         quest = await self.ctx.quest(effect.quest_id)
         forge = await self.forges.for_repo(quest.repo)
-        await self.projection.sync_with(quest, forge)
+        await self.projection.sync_with(quest, forge, also=[self.inbox])
         await self.inbox.sync_quest(quest)
         if "spent_cents" not in effect.payload:
             return None  # a request of another kind: nothing of the budget's to say

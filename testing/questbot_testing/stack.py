@@ -142,7 +142,9 @@ class Stack:
         return found
 
     def calls(self, operation_id: str) -> list[Any]:
-        return self.fake.calls(operation_id)
+        """The exchanges of one REST operation, the GraphQL mutations that stand for it
+        among them (``FakeGitHub.as_rest``): questbot batches a transition's edits."""
+        return self.fake.as_rest(operation_id)
 
 
 def virtual_pacing() -> tuple[RateLimits, PaceTime]:

@@ -125,9 +125,10 @@ SHOWN = {"issues/create-comment": "body", "issues/update-comment": "body",
 
 
 def shown_texts(stack: Stack) -> list[tuple[str, str]]:
-    """``(operation, text)`` of every comment and check run questbot wrote."""
+    """``(operation, text)`` of every comment and check run questbot wrote, by REST or in a
+    batch of GraphQL mutations (``FakeGitHub.as_rest``)."""
     out: list[tuple[str, str]] = []
-    for e in stack.fake.requests:
+    for e in stack.fake.as_rest():
         where = SHOWN.get(e.operation_id or "")
         if where is None or not isinstance(e.json, dict):
             continue

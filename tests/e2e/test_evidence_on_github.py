@@ -34,7 +34,7 @@ def check_text(stack: Stack, story: Story, head: str | None = None) -> str:
 
 def status_bodies(stack: Stack) -> list[str]:
     """Every status comment body questbot ever wrote (creates and edits), in order."""
-    return [str(e.json["body"]) for e in stack.fake.requests
+    return [str(e.json["body"]) for e in stack.fake.as_rest()
             if e.operation_id in ("issues/create-comment", "issues/update-comment")
             and isinstance(e.json, dict) and "questbot:status" in str(e.json.get("body"))]
 

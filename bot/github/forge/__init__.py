@@ -1,9 +1,10 @@
 """The Forge: questbot's one way to GitHub, like gidgethub's one ``_request``.
 
 Every write questbot makes on GitHub — git data, pull requests, merges, check runs, comments,
-replies, reactions, issues, review requests — is a method of a ``Forge`` (``repository.py``) or
-of its ``git`` (``git.py``, refs and the few commits questbot makes through the API), and so
-are the reads the adapters need; the agent's checkouts and pushes go over git itself
+replies, reactions, issues, review requests — is a method of a ``Forge`` (``repository.py``),
+of its ``git`` (``git.py``, refs and the few commits questbot makes through the API) or of its
+``graphql`` (``graphql.py``; several edits in one request: ``batch.py``), and so are the reads
+the adapters need; the agent's checkouts and pushes go over git itself
 (``bot.github.gitremote``, the ``GitHost``). No module outside ``bot/github`` holds a raw client
 or a token: the worker and the agent get a Forge, or a ``GitHost``, from ``Forges``, and
 ``refusals.py`` turns GitHub's permanent refusals into ``PermanentError`` in one place.

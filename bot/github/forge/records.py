@@ -33,6 +33,9 @@ class Pull:
     """The repository the head branch is in (``head.repo.full_name``): another one's for a
     pull request from a fork; empty when GitHub gives none (the fork was deleted)."""
     assignees: tuple[str, ...] = ()
+    repo_node: str = ""
+    """The base repository's global id (``base.repo.node_id``): what GraphQL's check-run
+    mutations take as ``repositoryId``."""
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Pull:
@@ -54,6 +57,7 @@ class Pull:
             mergeable_state=str(data.get("mergeable_state") or "unknown"),
             head_repo=str((data["head"].get("repo") or {}).get("full_name") or ""),
             assignees=tuple(str(u.get("login") or "") for u in data.get("assignees") or ()),
+            repo_node=str((data["base"].get("repo") or {}).get("node_id") or ""),
         )
 
 
@@ -89,12 +93,15 @@ class CheckRun:
     external_id: str
     html_url: str
     name: str = ""
+    node_id: str = ""
+    """The global id GraphQL's ``updateCheckRun`` takes (``bot.github.forge.batch``)."""
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> CheckRun:
         return cls(int(data["id"]), str(data["head_sha"]), str(data["status"]),
                    data.get("conclusion"), str(data.get("external_id") or ""),
-                   str(data.get("html_url") or ""), str(data.get("name") or ""))
+                   str(data.get("html_url") or ""), str(data.get("name") or ""),
+                   str(data.get("node_id") or ""))
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,11 +110,14 @@ class Comment:
     html_url: str
     body: str = ""
     author: str = ""
+    node_id: str = ""
+    """The global id GraphQL's ``updateIssueComment`` takes (``bot.github.forge.batch``)."""
 
     @classmethod
     def of(cls, data: dict[str, Any]) -> Comment:
         return cls(int(data["id"]), str(data.get("html_url") or ""), str(data.get("body") or ""),
-                   str((data.get("user") or {}).get("login") or ""))
+                   str((data.get("user") or {}).get("login") or ""),
+                   str(data.get("node_id") or ""))
 
 
 @dataclass(frozen=True, slots=True)

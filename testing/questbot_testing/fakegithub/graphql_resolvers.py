@@ -19,6 +19,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from questbot_testing.fakegithub import nodes
+from questbot_testing.fakegithub.calls import GitHubError
 from questbot_testing.fakegithub.graphql import Model, Refused, not_found
 from questbot_testing.fakegithub.render import mergeable_state
 from questbot_testing.fakegithub.state import (
@@ -36,7 +37,8 @@ if TYPE_CHECKING:
 ROOT_FIELDS = ("node", "repository", "markPullRequestReadyForReview",
                "convertPullRequestToDraft", "enablePullRequestAutoMerge",
                "disablePullRequestAutoMerge", "enqueuePullRequest", "dequeuePullRequest",
-               "revertPullRequest", "pinIssue")
+               "revertPullRequest", "pinIssue", "createCheckRun", "updateCheckRun",
+               "updateIssueComment", "updateIssue", "updatePullRequest")
 MAX_PINNED = 3
 """Pinned issues a repository may have at once (BEHAVIOUR §8)."""
 
@@ -47,8 +49,9 @@ def _actor(login: str) -> Model:
                  url=f"https://github.com/{login}")
 
 
-class Roots:
-    """``Query`` and ``Mutation`` fields, for one installation's token."""
+class PullRoots:
+    """``Query`` and ``Mutation`` fields, for one installation's token: the pull request's
+    own (``Roots`` adds REST's edits)."""
 
     def __init__(self, fake: FakeGitHub, installation_id: int) -> None:
         self.fake = fake
@@ -137,7 +140,7 @@ class Roots:
                                            f"of {number}.")
             return self.pull_model(repo, pr)
 
-        return Model(__typename="Repository", id=f"R_kw{repo.id}", databaseId=repo.id,
+        return Model(__typename="Repository", id=f"R_{repo.id}", databaseId=repo.id,
                      name=repo.name, nameWithOwner=repo.full_name,
                      url=f"https://github.com/{repo.full_name}",
                      autoMergeAllowed=repo.allow_auto_merge,
@@ -255,3 +258,131 @@ class Roots:
             issue.pinned_at = max((i.pinned_at for i in pinned), default=0) + 1
         return Model(clientMutationId=input.get("clientMutationId"),
                      issue=self.issue_model(repo, issue))
+
+
+# -- Mutation: the edits REST makes too, batched (issue 24, item 8) -------------------------
+#
+# GitHub runs a document's mutations one after the other, each under its alias; one that
+# fails answers ``null`` with an error whose ``path`` names it, and the others still run (the
+# GraphQL spec, "Mutation"; BEHAVIOUR §16). graphql-core executes a mutation's root fields
+# serially and nulls a failed one, so the fake does the same. Each resolver changes the world
+# through the REST handler's own helper and sends the webhooks that handler sends; a REST
+# refusal becomes GraphQL's (404 ``NOT_FOUND``, 403 ``FORBIDDEN``, 422 ``UNPROCESSABLE``).
+
+_GRAPHQL_TYPES = {404: "NOT_FOUND", 403: "FORBIDDEN", 410: "NOT_FOUND"}
+
+
+def _refused(exc: GitHubError) -> Refused:
+    return Refused(_GRAPHQL_TYPES.get(exc.status, "UNPROCESSABLE"), exc.message)
+
+
+def _plain_id(node_id: object, prefix: str) -> int:
+    """The number in a REST-style node id the fake hands out (``CR_12``, ``IC_7``, ``R_3``)."""
+    text = str(node_id)
+    if not text.startswith(prefix) or not text[len(prefix):].isdigit():
+        raise not_found(node_id)
+    return int(text[len(prefix):])
+
+
+def _rest_check_body(input: dict[str, Any]) -> dict[str, Any]:
+    """``CreateCheckRunInput``/``UpdateCheckRunInput`` as the REST body the handlers take:
+    GitHub's enums in REST's lower case (``IN_PROGRESS`` → ``in_progress``)."""
+    names = {"name": "name", "headSha": "head_sha", "externalId": "external_id",
+             "detailsUrl": "details_url", "startedAt": "started_at",
+             "completedAt": "completed_at"}
+    body: dict[str, Any] = {rest: input[gql] for gql, rest in names.items()
+                            if input.get(gql) is not None}
+    for key in ("status", "conclusion"):
+        if input.get(key) is not None:
+            body[key] = str(input[key]).lower()
+    if input.get("output") is not None:
+        body["output"] = {k: v for k, v in dict(input["output"]).items() if v is not None}
+    if input.get("actions") is not None:
+        body["actions"] = [dict(a) for a in input["actions"]]
+    return body
+
+
+class Roots(PullRoots):
+    """Every root field: the pull request's own, and the mutations of REST's edits — check
+    runs, comments, issues, pull requests."""
+
+    def _repository(self, node_id: object) -> Repository:
+        repo = self._visible(self.world.repository_by_id(_plain_id(node_id, "R_")))
+        if repo is None:
+            raise not_found(node_id)
+        return repo
+
+    def check_run_model(self, repo: Repository, run_id: int) -> Model:
+        return Model(__typename="CheckRun", id=f"CR_{run_id}", databaseId=run_id,
+                     url=f"https://github.com/{repo.full_name}/runs/{run_id}")
+
+    async def createCheckRun(self, input: dict[str, Any]) -> Model:
+        from questbot_testing.fakegithub.routes_checks import make_check_run
+
+        repo = self._repository(input["repositoryId"])
+        try:
+            run = await make_check_run(self.fake, repo, _rest_check_body(input))
+        except GitHubError as exc:
+            raise _refused(exc) from exc
+        return Model(clientMutationId=input.get("clientMutationId"),
+                     checkRun=self.check_run_model(repo, run.id))
+
+    async def updateCheckRun(self, input: dict[str, Any]) -> Model:
+        from questbot_testing.fakegithub.routes_checks import change_check_run
+
+        repo = self._repository(input["repositoryId"])
+        run = repo.check_runs.get(_plain_id(input["checkRunId"], "CR_"))
+        if run is None:
+            raise not_found(input["checkRunId"])
+        try:
+            await change_check_run(self.fake, repo, run, _rest_check_body(input))
+        except GitHubError as exc:
+            raise _refused(exc) from exc
+        return Model(clientMutationId=input.get("clientMutationId"),
+                     checkRun=self.check_run_model(repo, run.id))
+
+    async def updateIssueComment(self, input: dict[str, Any]) -> Model:
+        from questbot_testing.fakegithub.routes_issues import change_comment
+
+        comment_id = _plain_id(input["id"], "IC_")
+        repo = next((r for r in self.world.repositories.values()
+                     if self._visible(r) is not None and comment_id in r.comments), None)
+        if repo is None:
+            raise not_found(input["id"])
+        try:
+            comment = await change_comment(self.fake, repo, comment_id, input["body"],
+                                           self.login)
+        except GitHubError as exc:
+            raise _refused(exc) from exc
+        return Model(clientMutationId=input.get("clientMutationId"), issueComment=Model(
+            __typename="IssueComment", id=f"IC_{comment.id}", databaseId=comment.id,
+            url=f"https://github.com/{repo.full_name}/issues/{comment.issue_number}"
+                f"#issuecomment-{comment.id}"))
+
+    def updateIssue(self, input: dict[str, Any]) -> Model:
+        from questbot_testing.fakegithub.routes_issues import change_issue
+
+        repo, issue = self._issue(input["id"])
+        body = {k: input[k] for k in ("title", "body") if input.get(k) is not None}
+        if input.get("state") is not None:
+            body["state"] = str(input["state"]).lower()
+        try:
+            change_issue(repo, issue, body)
+        except GitHubError as exc:
+            raise _refused(exc) from exc
+        return Model(clientMutationId=input.get("clientMutationId"),
+                     issue=self.issue_model(repo, issue))
+
+    async def updatePullRequest(self, input: dict[str, Any]) -> Model:
+        from questbot_testing.fakegithub.routes_pulls import change_pull
+
+        repo, pr = self._pull(input["pullRequestId"])
+        body = {k: input[k] for k in ("title", "body") if input.get(k) is not None}
+        if input.get("state") is not None:
+            body["state"] = str(input["state"]).lower()
+        try:
+            await change_pull(self.fake, repo, pr, body, self.login)
+        except GitHubError as exc:
+            raise _refused(exc) from exc
+        return Model(clientMutationId=input.get("clientMutationId"),
+                     pullRequest=self.pull_model(repo, pr))

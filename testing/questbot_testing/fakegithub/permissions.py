@@ -119,6 +119,15 @@ GRAPHQL: dict[str, Need] = {
     "dequeuePullRequest": either(("merge_queues", WRITE), ("contents", WRITE)),
     "revertPullRequest": (((("contents", WRITE),), (("pull_requests", WRITE),))),
     "pinIssue": one("issues", WRITE),  # BEHAVIOUR §8: pinning needs write access
+    # the same permissions as the REST operations they stand for (perm-data: checks/create and
+    # checks/update need checks: write; issues/update issues: write; pulls/update
+    # pull_requests: write; a comment's edit issues: write, or pull_requests: write on a pull
+    # request's thread — the fake accepts either, not knowing the thread from the id alone)
+    "createCheckRun": one("checks", WRITE),
+    "updateCheckRun": one("checks", WRITE),
+    "updateIssue": one("issues", WRITE),
+    "updatePullRequest": one("pull_requests", WRITE),
+    "updateIssueComment": either(("issues", WRITE), ("pull_requests", WRITE)),
 }
 """GraphQL root fields; what a query reads inside ``node``/``repository`` is not checked."""
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from typing import TYPE_CHECKING, Any
 
 from questbot_testing.fakegithub import echoes, permissions, rules
 from questbot_testing.fakegithub.calls import (
@@ -15,7 +16,10 @@ from questbot_testing.fakegithub.calls import (
 )
 from questbot_testing.fakegithub.collaborators import get_permission_level
 from questbot_testing.fakegithub.routes_issues import paged, unsupported, with_link
-from questbot_testing.fakegithub.state import CheckRun, CommitStatus, iso
+from questbot_testing.fakegithub.state import CheckRun, CommitStatus, Repository, iso
+
+if TYPE_CHECKING:
+    from questbot_testing.fakegithub.server import FakeGitHub
 
 PERMISSIONS_NOT_GRANTED = "The permissions requested are not granted to this installation."
 
@@ -66,18 +70,24 @@ async def get_repo_installation(call: Call) -> Reply:
 
 
 async def create_check_run(call: Call) -> Reply:
-    repo, body = call.repository, call.body
+    run = await make_check_run(call.fake, call.repository, call.body)
+    return Reply(201, call.render.check_run(call.repository, run))
+
+
+async def make_check_run(fake: FakeGitHub, repo: Repository, body: dict[str, Any]) -> CheckRun:
+    """A new check run from a ``checks/create`` body (REST's, or GraphQL's ``createCheckRun``
+    read into it): the same world and the same ``check_run`` ``completed`` echo either way."""
     if body["head_sha"] not in repo.git.commits:
         raise GitHubError(422, "No commit found for SHA: " + body["head_sha"])
     try:
         rules.conclusion_required(body)
     except GitHubError:
-        call.fake.violations.append("checks/create: a completed run without a conclusion")
+        fake.violations.append("checks/create: a completed run without a conclusion")
         raise
     conclusion = body.get("conclusion")
     status = "completed" if conclusion else body.get("status", "queued")
     run = CheckRun(
-        id=call.world.new_id(),
+        id=fake.world.new_id(),
         head_sha=body["head_sha"],
         name=body["name"],
         status=status,
@@ -88,19 +98,27 @@ async def create_check_run(call: Call) -> Reply:
         details_url=body.get("details_url"),
         output=dict(body.get("output", {})),
         actions=list(body.get("actions", [])),
-        app_slug=call.world.app_slug,
+        app_slug=fake.world.app_slug,
     )
     repo.check_runs[run.id] = run
     if run.status == "completed":
-        await echoes.check_run_completed(call.fake, repo, run)
-    return Reply(201, call.render.check_run(repo, run))
+        await echoes.check_run_completed(fake, repo, run)
+    return run
 
 
 async def update_check_run(call: Call) -> Reply:
-    repo, body = call.repository, call.body
+    repo = call.repository
     run = repo.check_runs.get(call.int_param("check_run_id"))
     if run is None:
         raise not_found()
+    await change_check_run(call.fake, repo, run, call.body)
+    return Reply(200, call.render.check_run(repo, run))
+
+
+async def change_check_run(fake: FakeGitHub, repo: Repository, run: CheckRun,
+                           body: dict[str, Any]) -> None:
+    """A ``checks/update`` body applied to ``run`` (REST's, or GraphQL's ``updateCheckRun``
+    read into it), with the ``check_run`` ``completed`` echo when it completes."""
     was = run.status
     for key in ("name", "external_id", "details_url", "started_at", "completed_at", "status"):
         if key in body:
@@ -115,8 +133,7 @@ async def update_check_run(call: Call) -> Reply:
     if run.status == "completed" and run.completed_at is None:
         run.completed_at = iso()
     if run.status == "completed" and was != "completed":
-        await echoes.check_run_completed(call.fake, repo, run)
-    return Reply(200, call.render.check_run(repo, run))
+        await echoes.check_run_completed(fake, repo, run)
 
 
 async def list_check_runs(call: Call) -> Reply:

@@ -6,12 +6,15 @@ refuses them (``fakegithub.rules``)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlencode
 
 from questbot_testing.fakegithub import echoes, rules
 from questbot_testing.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from questbot_testing.fakegithub.state import Comment, Issue, Label, Repository, iso
+
+if TYPE_CHECKING:
+    from questbot_testing.fakegithub.server import FakeGitHub
 
 BOT_SUFFIX = "[bot]"
 T = TypeVar("T")
@@ -61,8 +64,15 @@ async def create_issue(call: Call) -> Reply:
 
 
 async def update_issue(call: Call) -> Reply:
-    repo, body = call.repository, call.body
+    repo = call.repository
     issue = find_issue(repo, call.int_param("issue_number"))
+    change_issue(repo, issue, call.body)
+    return Reply(200, call.render.issue(repo, issue))
+
+
+def change_issue(repo: Repository, issue: Issue, body: dict[str, Any]) -> None:
+    """An ``issues/update`` body applied (REST's, or GraphQL's ``updateIssue`` read into
+    it); neither sends a webhook in the fake."""
     rules.body_within_limit("Issue", body.get("body"))
     if "title" in body and body["title"] is not None:
         issue.title = str(body["title"])
@@ -73,8 +83,6 @@ async def update_issue(call: Call) -> Reply:
     if "labels" in body:
         issue.labels = label_names({"labels": body["labels"]})
         ensure_labels(repo, issue.labels)
-    out = call.render.issue(repo, issue)
-    return Reply(200, out)
 
 
 async def create_comment(call: Call) -> Reply:
@@ -179,16 +187,26 @@ async def list_issues(call: Call) -> Reply:
 
 async def update_comment(call: Call) -> Reply:
     repo = call.repository
-    comment = repo.comments.get(call.int_param("comment_id"))
+    comment = await change_comment(call.fake, repo, call.int_param("comment_id"),
+                                   call.body["body"], bot_login(call))
+    return Reply(200, call.render.comment(repo, comment))
+
+
+async def change_comment(fake: FakeGitHub, repo: Repository, comment_id: int, body: str,
+                         login: str) -> Comment:
+    """``login`` (the App) edits its comment — REST's ``issues/update-comment`` or GraphQL's
+    ``updateIssueComment`` — with the ``issue_comment`` ``edited`` echo: 404 when it is gone,
+    403 when it is not the App's."""
+    comment = repo.comments.get(comment_id)
     if comment is None:
         raise not_found()
-    if comment.user != bot_login(call):
+    if comment.user != login:
         raise GitHubError(403, "Resource not accessible by integration")
-    rules.body_within_limit("IssueComment", call.body["body"])
-    before, comment.body = comment.body, call.body["body"]
+    rules.body_within_limit("IssueComment", body)
+    before, comment.body = comment.body, body
     comment.updated_at = iso()
-    await echoes.comment_written(call.fake, repo, comment, before=before)
-    return Reply(200, call.render.comment(repo, comment))
+    await echoes.comment_written(fake, repo, comment, before=before)
+    return comment
 
 
 async def create_reaction(call: Call) -> Reply:

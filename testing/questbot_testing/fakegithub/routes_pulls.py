@@ -9,10 +9,15 @@ passed answer 405.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from questbot_testing.fakegithub import rules
 from questbot_testing.fakegithub.calls import Call, GitHubError, Handler, Reply, not_found
 from questbot_testing.fakegithub.routes_issues import bot_login, paged, unsupported, with_link
 from questbot_testing.fakegithub.state import PullRequest, Repository, Review, iso
+
+if TYPE_CHECKING:
+    from questbot_testing.fakegithub.server import FakeGitHub
 
 
 def find_pull(repo: Repository, number: int) -> PullRequest:
@@ -48,11 +53,18 @@ async def create_pull(call: Call) -> Reply:
 
 
 async def update_pull(call: Call) -> Reply:
-    """``pulls/update``: title, body and state (it has no ``draft``: that is GraphQL's). A
-    closed pull request whose branch is gone cannot be reopened (BEHAVIOUR §2); closing or
-    reopening sends its webhook."""
-    repo, body = call.repository, call.body or {}
+    """``pulls/update``: title, body and state (it has no ``draft``: that is GraphQL's)."""
+    repo = call.repository
     pr = find_pull(repo, call.int_param("pull_number"))
+    await change_pull(call.fake, repo, pr, call.body or {}, bot_login(call))
+    return Reply(200, call.render.pull_request(repo, pr))
+
+
+async def change_pull(fake: FakeGitHub, repo: Repository, pr: PullRequest,
+                      body: dict[str, Any], login: str) -> None:
+    """A ``pulls/update`` body applied (REST's, or GraphQL's ``updatePullRequest`` read into
+    it). A closed pull request whose branch is gone cannot be reopened (BEHAVIOUR §2); closing
+    or reopening sends its webhook."""
     issue = repo.issues[pr.number]
     rules.body_within_limit("PullRequest", body.get("body"))
     if "state" in body and pr.merged:
@@ -69,8 +81,7 @@ async def update_pull(call: Call) -> Reply:
     if "body" in body:
         issue.body = body["body"]
     if "state" in body:
-        await call.fake.set_pull_state(repo, pr, body["state"], user=bot_login(call))
-    return Reply(200, call.render.pull_request(repo, pr))
+        await fake.set_pull_state(repo, pr, body["state"], user=login)
 
 
 def pull_state(repo: Repository, pr: PullRequest) -> str:

@@ -87,6 +87,8 @@ class Exchange:
     hidden_status: int | None = None
     """What the handler answered before a ``timeout`` fault replaced it with a 502."""
     at: float = field(default_factory=time.time)
+    answer: Any = None
+    """A GraphQL exchange's answer body (``data`` and ``errors``), for ``as_rest``."""
 
 
 @dataclass
@@ -201,6 +203,17 @@ class FakeGitHub(Credentials, Actions, Landing):
             listing = "\n  ".join(self.secondary.hits)
             raise AssertionError(f"{len(self.secondary.hits)} request(s) over GitHub's "
                                  f"secondary limits:\n  {listing}")
+
+    def as_rest(self, operation_id: str | None = None) -> list[Exchange]:
+        """Logged exchanges with each GraphQL mutation that stands for a REST write
+        (``updatePullRequest``, ``updateIssueComment``, ``createCheckRun``, …) shown as that
+        write — its REST operation, a REST-shaped body, 200/201 if GitHub made it, 422 if
+        not — in arrival order (``fakegithub.graphql_rest``): what a test that reads "every
+        comment questbot edited" reads, however questbot sent it. Optionally one operation."""
+        from questbot_testing.fakegithub.graphql_rest import as_rest
+
+        out = [e for exchange in self.requests for e in as_rest(exchange)]
+        return [e for e in out if operation_id is None or e.operation_id == operation_id]
 
     def calls(
         self, operation_id: str | None = None, *, method: str | None = None
@@ -359,6 +372,7 @@ class FakeGitHub(Credentials, Actions, Landing):
             granted=token.permissions if token is not None else None)
         if fields:
             exchange.operation_id = "graphql/" + ",".join(fields)
+        exchange.answer = reply.body
         reply.headers["x-ratelimit-resource"] = "graphql"
         return reply
 
