@@ -212,10 +212,17 @@ class ForgeMemory:
                                    f"over {wait_s:.0f}s; trying again shortly")
             await asyncio.sleep(pause)
             pause = min(pause * 2, 0.25)
-        heartbeat = asyncio.create_task(self._renew(lease, token, lease_ms))
+        done = asyncio.Event()
+        heartbeat = asyncio.create_task(self._renew(lease, token, lease_ms, done))
         try:
             yield
         finally:
+            # told twice, as the effect runner's lease is (``bot.runner.lease``): on Python 3.11
+            # a cancel that lands as a Redis command's answer arrives can be lost inside
+            # redis-py (CPython gh-86296); a heartbeat that lost it renewed the lease for ever
+            # while this block waited for it to end, and every other path gave up after
+            # ``wait_s`` (``CreationBusy``) or waited for good
+            done.set()
             heartbeat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await heartbeat
@@ -225,9 +232,14 @@ class ForgeMemory:
                 log.warning("could not release the lease %s; it expires in %d ms", lease,
                             lease_ms)
 
-    async def _renew(self, lease: str, token: str, lease_ms: int) -> None:
+    async def _renew(self, lease: str, token: str, lease_ms: int, done: asyncio.Event) -> None:
+        """Renew the lease every third of its life until ``done``, which ends it at once
+        even when its cancel was lost."""
         while True:
-            await asyncio.sleep(lease_ms / 3000)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), lease_ms / 3000)
+            if done.is_set():
+                return
             try:
                 held = await self.client.eval(_RENEW, 1, lease, token, lease_ms)
             except redis.RedisError:

@@ -39,10 +39,11 @@ LESSONS = ("lesson-abandoned", "review-consolidation-unfounded")
 
 
 async def reflection_stack(redis_url: str, model_url: str, prices: Prices | None = None) -> Stack:
-    """The sample's scripted agent works the quests; the model writes and reviews."""
+    """The sample's scripted agent works the quests; the model writes and reviews. An
+    endpoint that is down is tried the default four more times, 10 ms apart (not 2+4+8+16 s)."""
     endpoint = ModelEndpoint(wire=Wire.OPENAI, url=f"{model_url}/v1",
                              api_key=SecretStr("sk-test-not-a-real-key"), model="gpt-4.1-mini",
-                             prices=prices)
+                             prices=prices, retry_wait_seconds=0.01)
     limits, pace_time = virtual_pacing()
     stack = Stack(redis_url, scripted_specs={REPO: sample_spec()}, model=endpoint,
                   limits=limits, pace_time=pace_time)

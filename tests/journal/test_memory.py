@@ -5,6 +5,7 @@ and nobody releases a lease that is not theirs."""
 from __future__ import annotations
 
 import asyncio
+from typing import Any, cast
 
 import pytest
 import redis.asyncio
@@ -12,6 +13,7 @@ import redis.asyncio
 from bot.errors import RetryLater
 from bot.journal.keys import quest_gh_key
 from bot.journal.memory import CreationBusy, ForgeMemory
+from bot.journal.wire import RedisClient
 
 pytestmark = pytest.mark.cluster_too
 
@@ -59,6 +61,53 @@ async def test_a_live_holder_keeps_its_lease_and_others_give_up_for_a_retry(
             async with memory.creating(quest_gh_key("q-1"), "pr", wait_s=0.2):
                 pass
     assert isinstance(caught.value, RetryLater)
+
+
+class CancelLost:
+    """The client as redis-py behaves on Python 3.11 when a cancel lands as a command's answer
+    arrives (CPython gh-86296): the command completes and the cancel is lost. Only the
+    lease's renewals (``PEXPIRE``) are so; ``renewing`` is set while one is under way."""
+
+    def __init__(self, client: redis.asyncio.Redis) -> None:
+        self.client = client
+        self.renewing = asyncio.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    async def eval(self, script: str, numkeys: int, *args: Any) -> Any:
+        if "PEXPIRE" not in script:
+            return await self.client.eval(script, numkeys, *args)
+
+        async def slow() -> Any:
+            await asyncio.sleep(0.1)  # on its way: the block ends meanwhile
+            return await self.client.eval(script, numkeys, *args)
+
+        answer = asyncio.ensure_future(slow())
+        self.renewing.set()
+        try:
+            return await asyncio.shield(answer)
+        except asyncio.CancelledError:
+            return await answer  # the answer came with the cancel, which is lost
+
+
+async def test_a_lease_whose_heartbeat_lost_its_cancel_is_released_at_once(
+        redis_async: redis.asyncio.Redis) -> None:
+    """The heartbeat ends when the block does, told twice: before, one that lost its cancel
+    renewed the lease for good and leaving the block waited for it for ever (a chaos-free
+    CI run: two paths refreshing the inbox, one waiting 60 s for ``CreationBusy``, or an
+    end-to-end test hanging until its timeout on a loaded machine)."""
+    client = CancelLost(redis_async)
+    memory = ForgeMemory(cast(RedisClient, client))
+
+    async def hold() -> None:
+        async with memory.creating(quest_gh_key("q-1"), "pr", lease_ms=600):
+            await client.renewing.wait()  # leaving while a renewal is under way
+
+    # not ``asyncio.timeout``: leaving the block swallows a cancel while it waits
+    left, _ = await asyncio.wait({asyncio.ensure_future(hold())}, timeout=5)
+    assert left, "leaving the block waits for a heartbeat that renews the lease for ever"
+    assert await redis_async.exists(LEASE) == 0
 
 
 async def test_a_lease_taken_over_is_not_released_by_the_old_holder(

@@ -85,8 +85,9 @@ async def test_an_endpoint_that_is_down_raises_for_a_retry() -> None:
     server = await ModelServer([]).start()
     url = server.url
     await server.close()
+    # the default four retries, 10 ms apart rather than 2 + 4 + 8 + 16 s
     down = ModelEndpoint(wire=Wire.OPENAI, url=f"{url}/v1", api_key=SecretStr("sk-test"),
-                         model="gpt-4.1-mini")
+                         model="gpt-4.1-mini", retry_wait_seconds=0.01)
     with pytest.raises(ModelUnavailable):
         await review_reflection(down, "What changes: nothing.", RECORD)
 
