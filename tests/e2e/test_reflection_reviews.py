@@ -169,7 +169,8 @@ async def test_with_the_endpoint_down_the_wave_stays_and_is_tried_again_later(
         assert await limits.passed(REPO) is None and await limits.pending(REPO) is None
         assert await ReflectionAttempts(stack.runtime.redis).attempt(REPO, 0, "1") is None
         body = words(inbox(stack).body or "")
-        assert "A reflection is due" in body and f"`{held}`: waits for a reflection" in body
+        assert "A reflection is due" in body
+        assert f"**{quest.title}**: waits for a reflection" in body and held not in body
         async with ModelServer(recorded("openai", *LIFTED, *LESSONS), port=port) as served:
             await asyncio.sleep(2.5)  # the effect runner's backoff after the failed try
             await stack.settle()
