@@ -30,7 +30,7 @@ from typing import Any
 import redis.asyncio
 
 from bot.core import Policy
-from bot.journal.compaction import Outcome, _section_keys, compact
+from bot.journal.compaction import Outcome, _section_keys
 from bot.journal.keys import (
     compaction_due_key,
     fingerprint_key,
@@ -41,6 +41,7 @@ from bot.journal.keys import (
 )
 from bot.journal.lessons import lesson_trail
 from bot.journal.recovery import replay_recorded
+from bot.worker.compaction_sweep import compact_ended
 from questbot_testing.modelserver.demo import demo_model
 from questbot_testing.redis_server import RedisServer
 from questbot_testing.scenario import Story, main_line
@@ -124,7 +125,7 @@ async def copies(client: redis.asyncio.Redis, template: str, count: int) -> list
 async def compact_all(client: redis.asyncio.Redis, ids: list[str]) -> int:
     done = 0
     for start in range(0, len(ids), 50):
-        outcomes = await asyncio.gather(*(compact(client, q) for q in ids[start:start + 50]))
+        outcomes = await asyncio.gather(*(compact_ended(client, q) for q in ids[start:start + 50]))
         done += sum(o is Outcome.COMPACTED for o in outcomes)
         await client.zrem(compaction_due_key(), *ids[start:start + 50])
     return done

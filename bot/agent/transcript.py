@@ -31,7 +31,9 @@ quest's hash tag, its Redis Cluster slot): ``<revision>:<stage>`` → the stage'
 ``/resume`` — replaces it; a repair's conversation holds the earlier one whole), and ``seq``
 numbering them, so the newest is known. A quest's transcripts are bounded by its stages and
 revisions, each by ``MAX_CHARS``. Once the quest has ended and is compacted
-(``bot.journal.compaction``) the hash is folded into the quest's record and read from there.
+(``bot.journal.compaction``) the conversations of the stages that answered are let go and
+the rest — those that explain an ending — are folded into the quest's record and read from
+there (``keep_what_explains``).
 
 Only the ``model`` agent keeps one: a ``command`` agent's conversation is its CLI's own, and
 what it printed is in its failure's reason.
@@ -232,6 +234,36 @@ class Recorder:
             log.warning("the %s transcript of quest %s could not be kept: %s", stage,
                         self.quest_id, exc)
             return None
+
+
+async def keep_what_explains(client: RedisClient, quest_id: str) -> int:
+    """Before an ended quest is compacted: let go of the conversations of the stages that
+    answered, keeping those that did not (a refusal, a failure, a deadline, the endpoint).
+
+    Why. An answered stage's result is on record as its evidence — the hypothesis, the plan,
+    the change, the proof — and on GitHub; its conversation is worth reading while the quest is
+    recent, and is kept whole until compaction (``QUESTBOT_COMPACT_AFTER_HOURS``, three days by
+    default). A stage that did not answer has nothing else that says what the model did: its
+    conversation is the explanation, so it goes into the quest's record for good. Kept whole,
+    every conversation would more than double an ended quest's record (19 KB a quest on the
+    demo, ~3 KB compressed against a record of ~4 KB). Returns how many were let go."""
+    key = transcript_key(quest_id)
+    raw: dict[Any, Any] = await client.hgetall(key)
+    stages = {(n.decode() if isinstance(n, bytes) else str(n)): v for n, v in raw.items()}
+    stages.pop("seq", None)
+    answered = []
+    for name, value in stages.items():
+        try:
+            ended = StageTranscript.model_validate_json(value).ended
+        except (ValidationError, ValueError):
+            continue  # unreadable: kept as it is, for a person to look at
+        if ended is Ending.ANSWERED:
+            answered.append(name)
+    if len(answered) == len(stages):
+        await client.delete(key)  # nothing left that explains anything: no empty hash kept
+    elif answered:
+        await client.hdel(key, *answered)
+    return len(answered)
 
 
 def as_json(transcripts: Sequence[StageTranscript]) -> str:

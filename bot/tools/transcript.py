@@ -120,7 +120,8 @@ def run(args: argparse.Namespace) -> int:
     if not found:
         which = f"the {args.stage} stage" if args.stage else "any stage"
         say(f"transcript: no model conversation is kept for {which} of quest {args.quest} "
-            "(one is kept when a model agent's stage ends)", err=True)
+            "(one is kept when a model agent's stage ends; once an ended quest is compacted, "
+            "only the stages that did not answer keep theirs)", err=True)
         return 1
     say(as_json(found) if args.json else transcript_text(found))
     return 0

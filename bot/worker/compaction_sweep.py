@@ -19,6 +19,7 @@ from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
 
+from bot.agent.transcript import keep_what_explains
 from bot.journal.compaction import Outcome, backfill, compact, due, settle
 from bot.journal.export import due_exports, export, exported, note_compacted
 from bot.journal.store import utcnow
@@ -34,6 +35,14 @@ RETRY_S = 3600.0
 long after, or after ``after_s`` if shorter: a soak compacting minutes after a quest ends
 (``scripts/soak.py``) would otherwise keep every quest whose last comment was still being
 written an hour of its clock."""
+
+
+async def compact_ended(client: RedisClient, quest_id: str) -> Outcome:
+    """Compact one ended quest as the worker does: the conversations of its stages that
+    answered are let go first (``bot.agent.transcript.keep_what_explains`` says why), then its
+    keys are folded into one record."""
+    await keep_what_explains(client, quest_id)
+    return await compact(client, quest_id)
 
 
 class CompactionSweep:
@@ -61,7 +70,7 @@ class CompactionSweep:
         done = 0
         for quest_id in await due(self.client, now, self.after_s, limit=BATCH):
             try:
-                outcome = await compact(self.client, quest_id)
+                outcome = await compact_ended(self.client, quest_id)
             except REDIS_AWAY:
                 raise  # the loop's guard waits for Redis
             except Exception:  # one quest's damaged record must not stop the others

@@ -30,8 +30,10 @@ from bot.agent.transcript import (
     Turn,
     bounded,
     clean,
+    keep_what_explains,
 )
 from bot.core import EffectType
+from bot.journal.keys import transcript_key
 from bot.journal.wire import RedisClient
 from questbot_testing.modelserver import behaviours as b
 from questbot_testing.modelserver.server import ModelServer, recorded
@@ -152,6 +154,27 @@ async def test_a_stage_run_again_replaces_its_transcript(redis_async: RedisClien
     latest = await store.latest("q-9", revision=1)
     assert latest is not None and latest.turns[0].text == "two"
     assert await store.latest("q-nothing") is None
+
+
+async def test_an_ended_quest_keeps_only_the_conversations_that_explain_an_ending(
+        redis_async: RedisClient) -> None:
+    """Before compaction the answered stages' conversations go (their results are on record);
+    a stage that failed, halted or timed out keeps its own, and the record then holds it."""
+    store = TranscriptStore(redis_async)
+    said = [Turn(kind=Kind.TEXT, text="said")]
+    await Recorder(store, "q-5", 1).keep(stage="research", ended=Ending.ANSWERED, turns=said)
+    await Recorder(store, "q-5", 1).keep(stage="reproduce", ended=Ending.FAILED, turns=said)
+    await Recorder(store, "q-5", 2).keep(stage="research", ended=Ending.TIMED_OUT, turns=said)
+    await Recorder(store, "q-5", 2).keep(stage="reproduce", ended=Ending.ANSWERED, turns=said)
+    assert await keep_what_explains(redis_async, "q-5") == 2
+    left = await store.transcripts("q-5")
+    assert [(t.revision, t.stage, t.ended) for t in left] == [
+        (1, "reproduce", Ending.FAILED), (2, "research", Ending.TIMED_OUT)]
+    # a quest whose every stage answered keeps no key at all, not an empty hash
+    await Recorder(store, "q-6", 1).keep(stage="research", ended=Ending.ANSWERED, turns=said)
+    assert await keep_what_explains(redis_async, "q-6") == 1
+    assert await redis_async.exists(transcript_key("q-6")) == 0
+    assert await keep_what_explains(redis_async, "q-none") == 0
 
 
 # --- what is kept is safe to show ---------------------------------------------------------

@@ -84,7 +84,8 @@ def test_json_and_one_stage(redis_sync: redis.Redis, redis_url: str,
     assert main(["transcript", "q-t", "--redis", redis_url, "--stage", "patch"]) == 1
     err = capsys.readouterr().err
     assert err == ("transcript: no model conversation is kept for the patch stage of quest "
-                   "q-t (one is kept when a model agent's stage ends)\n")
+                   "q-t (one is kept when a model agent's stage ends; once an ended quest is "
+                   "compacted, only the stages that did not answer keep theirs)\n")
 
 
 def test_an_unknown_quest_is_one_line(redis_sync: redis.Redis, redis_url: str,
