@@ -25,19 +25,12 @@ from questbot_testing.fakegithub.graphql_resolvers import _rest_check_body
 from questbot_testing.fakegithub.state import CheckRun, Comment
 from questbot_testing.journals import JournalBuilder
 from tests.github.conftest import REPO, World
+from tests.github.test_once_projection import proving as proving_recorded
 
 
 async def proving(world: World, quest_id: str = "q-1") -> JournalBuilder:
     """A quest proving its first patch: its pull request, comment and run are made by REST."""
-    head = await world.push_quest(quest_id)
-    b = JournalBuilder(quest_id, repo=REPO).sense(base=world.main_sha)
-    b.add("hypothesis_written", summary="off-by-one in pager")
-    b.decide("A")
-    b.add("reproduced", check="test_pager_last_page")
-    b.add("plan_written", summary="fix the bound", risk="low")
-    b.decide("B")
-    b.add("patch_pushed", head=head, pusher="questbot[bot]")
-    await world.record(b)
+    b = await proving_recorded(world, quest_id)
     await world.effects.sync(await world.ctx.quest(quest_id))
     return b
 
