@@ -47,9 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CLIS = Path(os.environ.get("QUESTBOT_CACHE", ROOT / ".cache")) / "clis"
 KEY = "sk-questbot-test"
 
-pytestmark = [pytest.mark.timeout(600),
-              # the CLIs are installed once into one cache: its tests on one worker
-              pytest.mark.xdist_group("clis")]
+pytestmark = pytest.mark.timeout(600)
 
 
 @pytest.fixture(scope="module")

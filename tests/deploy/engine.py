@@ -75,6 +75,14 @@ class Engine:
                                  f"{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
         return done
 
+    def answers(self) -> bool:
+        """Whether the daemon answers yet: a loaded machine may keep ``docker info`` waiting
+        longer than one try's ten seconds while dockerd starts, which is not yet an answer."""
+        try:
+            return self.docker("info", check=False, timeout=10).returncode == 0
+        except subprocess.TimeoutExpired:
+            return False
+
     def has_image(self, name: str) -> bool:
         return self.docker("image", "inspect", name, check=False).returncode == 0
 
@@ -98,7 +106,7 @@ def started() -> Iterator[Engine]:
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     try:
         deadline = time.monotonic() + START_SECONDS
-        while engine.docker("info", check=False, timeout=10).returncode != 0:
+        while not engine.answers():
             if daemon.poll() is not None or time.monotonic() > deadline:
                 raise AssertionError("dockerd did not start:\n"
                                      + engine.log.read_text(errors="replace")[-3000:])

@@ -34,9 +34,7 @@ from questbot_testing.stack import free_port
 from tests.deploy import engine as engines
 from tests.deploy import files, story
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400),
-              # one engine, started once: its tests on one worker of a parallel run
-              pytest.mark.xdist_group("engine")]
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
 
 PROBE = ("import json; from bot.agent.sandbox.policy import SandboxPolicy; "
          "from bot.agent.sandbox.probe import status; s = status(SandboxPolicy()); "

@@ -29,18 +29,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from bot.agent import sandbox
 from bot.agent.sandbox import SandboxPolicy
 
 ROOT = Path(__file__).resolve().parents[2]
 MARKER = "questbot-sandbox-escape-MARKER"
 LIMIT = 64
-
-# a bomb's leftovers are looked for among every process of the host: in a parallel run the
-# bombs go off one after the other, on one worker
-pytestmark = pytest.mark.xdist_group("bombs")
 
 
 def git(repo: Path, *args: str) -> str:
