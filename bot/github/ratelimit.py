@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import logging
 import time
 import weakref
@@ -48,6 +49,23 @@ log = logging.getLogger(__name__)
 
 Sleeper = Callable[[float], Awaitable[None]]
 MUTATING = frozenset({"POST", "PATCH", "PUT", "DELETE"})
+
+WRITES_IN_REQUEST: contextvars.ContextVar[int] = contextvars.ContextVar("writes_in_request",
+                                                                         default=1)
+"""How many writes the request being sent carries: a GraphQL document of several mutations
+(``bot.github.forge.batch``) is one request, but GitHub does not say whether its limit on
+content creation counts it once or per mutation, so the pacing takes the stricter reading and
+gives it a slot per mutation (BEHAVIOUR §15, §16)."""
+
+
+@contextlib.contextmanager
+def carrying(writes: int) -> Iterator[None]:
+    """Requests sent inside this block carry ``writes`` writes each (``WRITES_IN_REQUEST``)."""
+    token = WRITES_IN_REQUEST.set(max(1, writes))
+    try:
+        yield
+    finally:
+        WRITES_IN_REQUEST.reset(token)
 SECONDARY_MESSAGE = b"secondary rate limit"
 """What GitHub's secondary-limit answers say (BEHAVIOUR.md §15), lowercased."""
 SECONDARY_WAIT = 60.0
@@ -189,7 +207,8 @@ class PacedGitHubAPI(GitHubAPI):
         attempt = 0
         while True:
             if writer is not None:
-                await limits.pace_write(writer)
+                for _ in range(WRITES_IN_REQUEST.get()):
+                    await limits.pace_write(writer)
             status, reply_headers, data = await super()._request(method, url, headers, body)
             limits.observe(self.installation_id, reply_headers)
             wait = limits.backoff(status, reply_headers, data, attempt)

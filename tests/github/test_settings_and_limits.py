@@ -8,7 +8,7 @@ import aiohttp
 import gidgethub
 import pytest
 
-from bot.github.ratelimit import PacedGitHubAPI, RateLimits
+from bot.github.ratelimit import PacedGitHubAPI, RateLimits, carrying
 from bot.github.repo_settings import SETTINGS_CHECK, RepoSettings
 from bot.journal.pacing import Pace
 from questbot_testing.fakegithub import FakeGitHub
@@ -100,6 +100,19 @@ async def test_writes_are_paced_per_installation(fake: FakeGitHub) -> None:
             await gh.post(f"/repos/{REPO}/issues", data={"title": f"t{n}"})
         await gh.getitem(f"/repos/{REPO}/git/ref/heads/main")  # reads are not paced
     assert sleeps.calls == [1.0, 1.0]
+
+
+async def test_a_request_carrying_several_writes_takes_a_slot_for_each(fake: FakeGitHub) -> None:
+    """A GraphQL document of several mutations (``bot.github.forge.batch``) is paced as that
+    many writes: whether GitHub counts it once against content creation is not documented."""
+    sleeps = Sleeps()
+    limits = RateLimits(pace=Pace(spacing=1.0, burst=2), sleeper=sleeps, wall=lambda: sleeps.now)
+    async with aiohttp.ClientSession() as session:
+        gh = await paced(fake, session, limits)
+        with carrying(3):
+            await gh.post(f"/repos/{REPO}/issues", data={"title": "three writes' worth"})
+        await gh.post(f"/repos/{REPO}/issues", data={"title": "one"})
+    assert sleeps.calls == [1.0, 1.0]  # the burst of two, then a second for each of the rest
 
 
 @pytest.mark.parametrize(("retry_after", "waits"), [(60, [60.0, 60.0]), (None, [60.0, 120.0])],

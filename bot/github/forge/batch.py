@@ -32,6 +32,7 @@ from typing import Any
 from gidgethub import QueryError
 
 from bot.github.forge.graphql import PERMANENT_TYPES, GraphQLRefused, PullRequestGraphQL
+from bot.github.ratelimit import carrying
 from bot.words.github_limits import fit, fit_check_run
 
 CHECK_FIELDS = "checkRun { id databaseId url }"
@@ -161,7 +162,8 @@ class MutationBatch:
         query, variables = document(self.mutations)
         gh = self.graphql.gh
         try:
-            data = await gh.graphql(query, endpoint=self.graphql.endpoint, **variables)
+            with carrying(len(self.mutations)):  # a write slot per mutation
+                data = await gh.graphql(query, endpoint=self.graphql.endpoint, **variables)
             errors: list[Any] = []
         except QueryError as exc:
             response = exc.response or {}

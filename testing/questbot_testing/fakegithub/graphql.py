@@ -272,3 +272,16 @@ async def answer(fake: FakeGitHub, installation_id: int, raw_body: bytes, *,
     if result.errors:
         body["errors"] = [_executed(e) for e in result.errors]
     return Reply(200, body), fields
+
+
+def mutations_in(query: str) -> int:
+    """How many mutations a document carries (its mutation operations' top-level fields), for
+    the secondary limit on content creation; 1 for a document that does not parse (it is
+    answered with its parse error, and counted as GitHub counts a request)."""
+    try:
+        parsed = parse(query)
+    except GraphQLSyntaxError:
+        return 1
+    return max(1, sum(len(d.selection_set.selections) for d in parsed.definitions
+                      if isinstance(d, OperationDefinitionNode)
+                      and d.operation.value == "mutation"))

@@ -363,7 +363,8 @@ class FakeGitHub(Credentials, Actions, Landing):
         query = exchange.json.get("query") if isinstance(exchange.json, dict) else None
         if isinstance(query, str) and query.lstrip().startswith("mutation"):
             try:
-                self.secondary.take(installation_id, "POST /graphql (a mutation)")
+                self.secondary.take(installation_id, "POST /graphql (a mutation)",
+                                    graphql.mutations_in(query))
             except GitHubError as exc:
                 return exc.reply()
         token = self._token(request)

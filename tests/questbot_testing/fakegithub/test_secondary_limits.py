@@ -56,3 +56,23 @@ async def test_graphql_mutations_count_and_an_hour_holds_500() -> None:
             assert reply.status == 403 and (await reply.json())["message"] == SECONDARY
         assert limits.hits == ["POST /graphql (a mutation): more than 500 content-creating "
                                "requests in 3600 s"]
+
+
+async def test_each_mutation_of_a_document_counts_and_a_document_past_the_limit_is_refused_whole(
+        ) -> None:
+    """GitHub does not say whether a document of several mutations counts once or per
+    mutation against content creation; the fake takes the stricter reading (BEHAVIOUR §16)."""
+    now = [1_000_000.0]
+    async with FakeGitHub(clock=lambda: now[0]) as fake:
+        repo = fake.create_repository(REPO, {"a.txt": "a\n"})
+        limits = fake.secondary
+        for n in range(78):
+            limits.take(repo.installation_id, f"write {n}")
+        auth = {"Authorization": "token " + fake.installation_token(repo.installation_id)}
+        star = 'addStar(input: {starrableId: "x"}) { clientMutationId }'
+        three = {"query": f"mutation {{ a: {star} b: {star} c: {star} }}"}
+        async with aiohttp.ClientSession() as session, session.post(
+                f"{fake.url}/graphql", json=three, headers=auth) as reply:
+            assert reply.status == 403 and (await reply.json())["message"] == SECONDARY
+        assert len(limits.hits) == 1 and len(limits._seen[repo.installation_id]) == 78
+        limits.hits.clear()
