@@ -2,7 +2,9 @@
 archived, removed from the App, the App suspended or uninstalled, the quest's branch deleted,
 the repository deleted outright, renamed, its default branch renamed. A change questbot cannot
 work through parks the quest with a note people read (what happened, what sets it right);
-nothing is retried for ever; the change that undoes it takes the quest up again."""
+nothing is retried for ever; the change that undoes it takes the quest up again. A deleted
+repository's quest waits while GitHub lets it be restored, and is abandoned after; an
+operator ends a parked quest from the command line (``python -m bot abandon``)."""
 
 from __future__ import annotations
 
