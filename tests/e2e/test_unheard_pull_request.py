@@ -5,6 +5,8 @@ refused "no quest on this thread". A person can do exactly that too."""
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from bot.core import State
@@ -38,13 +40,21 @@ async def test_a_command_on_the_pull_request_questbot_has_not_heard_back_about_i
     await stack.fake.comment(REPO, number, "/approve A", user=MAINTAINER)
     await stack.settle()
     quest = await stack.quest(quest.id)
-    assert quest.state is State.PLANNED, quest.state
+    # applied: the quest left checkpoint A (reproducing, or planned already: GitHub still
+    # fails the list, and the worker's settling may stop before the stage is done)
+    assert quest.state in {State.REPRODUCING, State.PLANNED}, quest.state
+    assert quest.decisions == 1
     assert await memory.quest_pull(quest.id, quest.branch) == number
     assert await memory.quest_of_pull(REPO, number) == quest.id
     answers = [c.body for c in stack.fake.repo(REPO).comments.values()
                if c.issue_number == number and NOT_APPLIED in c.body]
     assert answers == []
     stack.fake.faults.aimed.clear()  # GitHub is well again
+    for _ in range(120):  # what failed meanwhile is retried after its backoff, in real seconds
+        await stack.settle()
+        if (await stack.quest(quest.id)).state is State.PLANNED:
+            break
+        await asyncio.sleep(0.25)
     await story.step("GitHub answers again", State.PLANNED)
     assert len(stack.fake.repo(REPO).pulls) == 1  # the retry opened no second one
 
