@@ -1,5 +1,5 @@
 """questbot's command line: ``python -m bot replay|status|proof|serve|worker|register|receive``,
-``review``, ``lessons``, ``model`` and ``transcript``."""
+``review``, ``lessons``, ``model``, ``transcript`` and ``abandon``."""
 
 from __future__ import annotations
 
@@ -399,6 +399,9 @@ def build_parser() -> argparse.ArgumentParser:
     from bot.tools.transcript import add_parser as add_transcript_parser
 
     add_transcript_parser(sub)
+    from bot.tools.abandon import add_parser as add_abandon_parser
+
+    add_abandon_parser(sub)
     return parser
 
 

@@ -162,6 +162,17 @@ class ForgeMemory:
         how questbot knows where to open PRs without a ``repos/get`` per quest."""
         await self.set_repo(repo, "default_branch", branch)
 
+    async def record_pull(self, repo: str, quest_id: str, number: int, *, branch: str,
+                          url: str, head: str, draft: bool, node: str, repo_node: str,
+                          **more: str | int) -> None:
+        """The quest's pull request, as GitHub described it: its fields on the quest, and the
+        repository's record of which quest it is (``remember_pull``). Written by the path
+        that opened it (``bot.views.projection``), or by ``bot.quests.quest_of`` when a person
+        acted on it before that path heard GitHub's answer."""
+        await self.set_quest(quest_id, pr=number, pr_url=url, pr_head=head, pr_branch=branch,
+                             pr_draft=int(draft), pr_node=node, repo_node=repo_node, **more)
+        await self.remember_pull(repo, number, quest_id)
+
     async def remember_pull(self, repo: str, number: int, quest_id: str) -> None:
         """For the worker: the quest a pull request is the quest PR of, so a comment on it
         finds its quest without asking GitHub for the pull request's branch."""

@@ -33,6 +33,10 @@ it lives in this repository).
 When the record of a pull request is lost (a Redis failover drops the last writes), GitHub
 names the pull request's branch and the quest's own record must agree: the same repository, not
 a fork, and the quest's recorded pull request is this one. Then the record is written again.
+When it was never written — GitHub made the pull request and questbot did not hear the answer
+(a timeout), and a person comments before the worker's retry records it — the pull request is
+adopted only if it is questbot's own: opened by the App, open, from the quest's current branch
+in the quest's own repository, and the quest has recorded none for that branch.
 
 Which quest a failure is (``failure``): every report of one red run on one commit — its key is
 the repository, the commit and the check suite — goes to the quest its first report chose: a
@@ -53,7 +57,7 @@ from typing import Protocol
 from bot.adapters import AdapterContext
 from bot.core import Quest, State
 from bot.core.states import LIVE
-from bot.github.forge import Forges
+from bot.github.forge import Forges, Pull
 from bot.journal import Indexes
 from bot.journal.keys import failure_key
 from bot.journal.memory import ForgeMemory
@@ -178,7 +182,8 @@ class QuestOf:
         if quest is not None:
             return Thread(quest)  # questbot's record: its pull request, now or earlier
         pull = await (await self.forges.for_repo(repo)).pull(number)  # the record is lost?
-        quest = await self._recover(repo, number, pull.head_repo, pull.head_ref)
+        quest = (await self._recover(repo, number, pull.head_repo, pull.head_ref)
+                 or await self._adopt(repo, pull))
         if quest is not None:
             return Thread(quest)
         named = await self._here(quest_of_branch(pull.head_ref), repo)
@@ -199,6 +204,29 @@ class QuestOf:
         log.info("%s#%s is quest %s's pull request by its own record; recording it again",
                  repo, number, quest.id)
         await self.memory.remember_pull(repo, number, quest.id)
+        return quest
+
+    async def _adopt(self, repo: str, pull: Pull) -> Quest | None:
+        """The quest of a pull request questbot opened and has not recorded yet: GitHub made
+        it, and the answer to ``pulls/create`` was lost (a timeout) — the worker's retry finds
+        and records it later, and a person may act on it first. Only questbot's own pull
+        request is taken: opened by the App, open, its head the quest's current branch in the
+        quest's own repository (no fork), and the quest has recorded none for that branch."""
+        if (not same_repo(pull.head_repo, repo) or pull.state != "open"
+                or pull.author.lower() != self.ctx.bot_login.lower()):
+            return None
+        quest = await self._here(quest_of_branch(pull.head_ref), repo)
+        if (quest is None or quest.state not in LIVE or pull.head_ref != quest.branch
+                or await self.memory.quest_pull(quest.id, quest.branch) is not None):
+            return None
+        log.info("%s#%s is quest %s's pull request, opened by questbot and not recorded yet; "
+                 "recording it", repo, pull.number, quest.id)
+        before, url = await self.memory.quest_fields(quest.id, "pr", "pr_url")
+        earlier: dict[str, str | int] = (
+            {"earlier_pr": before, "earlier_pr_url": url or ""} if before is not None else {})
+        await self.memory.record_pull(repo, quest.id, pull.number, branch=pull.head_ref,
+                                      url=pull.html_url, head=pull.head_sha, draft=pull.draft,
+                                      node=pull.node_id, repo_node=pull.repo_node, **earlier)
         return quest
 
     # -- issues, pushes, buttons, boxes --------------------------------------------------------

@@ -26,7 +26,10 @@
   since the pull request, the issue and the inbox went with the repository — and questbot
   forgets the installation, so every write still owed for it (an effect, a view) fails at
   once for good instead of being retried. A quest the removal parked first keeps that note;
-  it is marked as parked by the deletion, so no later ``added`` takes it up by itself.
+  it is marked as parked by the deletion either way. It waits while GitHub lets the
+  repository be restored (``bot.repository.restorable``): the repository given back to the
+  App under its old id takes it up again; one made since under the name takes up nothing;
+  after the window the worker abandons it with the reason.
 * Made private, or its default branch renamed: nothing to park. GitHub retargets open pull
   requests to the renamed branch, and the worker records the new default branch from every
   webhook (``bot.intake.intake``).
@@ -45,8 +48,9 @@ from bot.github.forge import Forges
 from bot.journal.memory import PARKED_BY_REPOSITORY, ForgeMemory
 from bot.quests.desk import Desk
 from bot.quests.quest_of import QuestOf
+from bot.repository import restorable
 from bot.repository.signals import RepositoryChanged
-from bot.words.repository import PARKS, UNDOES, Change, parked_note, taken_up_text
+from bot.words.repository import PARKS, UNDOES, Change, parked_note, restored_text, taken_up_text
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +100,7 @@ class RepositoryIntake:
                     # before the deletion: no longer undone by the App getting access again
                     await self.memory.set_quest_field(quest.id, PARKED_BY_REPOSITORY,
                                                       c.change.value)
+                    await self._deleted(c, repo, quest.id)
                 continue  # parked already (or handed to a person who paused it): it waits
             result = await desk.apply(Paused(
                 id=f"{desk.delivery_id}:repository:{quest.id}", quest_id=quest.id,
@@ -103,13 +108,27 @@ class RepositoryIntake:
             if not isinstance(result, InvalidTransition):
                 await self.memory.set_quest_field(quest.id, PARKED_BY_REPOSITORY,
                                                   c.change.value)
+                if c.change is Change.DELETED:
+                    await self._deleted(c, repo, quest.id)
+
+    async def _deleted(self, c: RepositoryChanged, repo: str, quest_id: str) -> None:
+        """The quest waits for its repository to be restored, for as long as GitHub allows."""
+        await restorable.note_deleted(self.memory.client, self.memory, quest_id,
+                                      c.id_of(repo), self.ctx.clock())
 
     async def _resume(self, c: RepositoryChanged, repo: str, desk: Desk) -> None:
         undone = {change.value for change in UNDOES[c.change]}
         for quest in await self.quest_of.live(repo):
             if (quest.state is not State.PARKED
-                    or quest.park_reason is not ParkReason.REPOSITORY_CHANGED
-                    or await self.memory.quest(quest.id, PARKED_BY_REPOSITORY) not in undone):
+                    or quest.park_reason is not ParkReason.REPOSITORY_CHANGED):
+                continue
+            by = await self.memory.quest(quest.id, PARKED_BY_REPOSITORY)
+            came_back = (c.change is Change.ADDED and by == Change.DELETED.value
+                         and await restorable.restored(self.memory, quest.id, c.id_of(repo)))
+            if by not in undone and not came_back:
+                if by == Change.DELETED.value and c.change is Change.ADDED:
+                    log.info("%s given to the App is not the repository deleted under quest "
+                             "%s (another id): the quest waits", repo, quest.id)
                 continue
             cause = f"{desk.delivery_id}:repository:{quest.id}"
             result = await desk.apply(Resumed(id=cause, quest_id=quest.id,
@@ -117,8 +136,11 @@ class RepositoryIntake:
             if isinstance(result, InvalidTransition):
                 continue
             await self.memory.set_quest_field(quest.id, PARKED_BY_REPOSITORY, "")
+            if came_back:
+                await restorable.let_go(self.memory.client, quest.id)
+            said = (restored_text(repo, c.actor) if came_back
+                    else taken_up_text(c.change, repo, c.actor))
             number = await self.memory.quest_pull(quest.id, quest.branch)
             if number is not None:
                 await desk.say(repo, number, [conversation.reply(
-                    repo, number, f"repository-{cause}",
-                    taken_up_text(c.change, repo, c.actor))])
+                    repo, number, f"repository-{cause}", said)])

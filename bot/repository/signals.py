@@ -35,6 +35,12 @@ class RepositoryChanged:
     installation_id: int | None = None
     old: str = ""
     branch: str = ""
+    ids: tuple[tuple[str, int], ...] = ()
+    """Each repository's GitHub id, where the webhook gave one: a repository deleted and
+    restored keeps its id, one made since under its name has another."""
+
+    def id_of(self, repo: str) -> int | None:
+        return next((rid for name, rid in self.ids if name.lower() == repo.lower()), None)
 
 
 _REPOSITORY = {"archived": Change.ARCHIVED, "unarchived": Change.UNARCHIVED,
@@ -77,7 +83,13 @@ async def _repository(event: sansio.Event, out: Sink) -> None:
         login = login_of(owner.get("user")) or login_of(owner.get("organization"))
         old = f"{login}/{repo.split('/', 1)[1]}" if login else ""
     inst = ident(obj(data.get("installation")).get("id"))
-    out.items.append(RepositoryChanged(change, (repo,), _actor(data), inst, old=old))
+    out.items.append(RepositoryChanged(change, (repo,), _actor(data), inst, old=old,
+                                       ids=_ids([obj(data.get("repository"))])))
+
+
+def _ids(listed: list[dict[str, object]]) -> tuple[tuple[str, int], ...]:
+    return tuple((name, rid) for r in listed
+                 if (name := text(r.get("full_name"))) and (rid := ident(r.get("id"))))
 
 
 @lives.register("installation")
@@ -87,9 +99,9 @@ async def _installation(event: sansio.Event, out: Sink) -> None:
     inst = ident(obj(data.get("installation")).get("id"))
     if change is None or inst is None:
         return
-    repos = tuple(name for r in items(data.get("repositories"))
-                  if (name := text(r.get("full_name"))))
-    out.items.append(RepositoryChanged(change, repos, _actor(data), inst))
+    listed = items(data.get("repositories"))
+    repos = tuple(name for r in listed if (name := text(r.get("full_name"))))
+    out.items.append(RepositoryChanged(change, repos, _actor(data), inst, ids=_ids(listed)))
 
 
 @lives.register("installation_repositories")
@@ -103,7 +115,8 @@ async def _installation_repositories(event: sansio.Event, out: Sink) -> None:
     repos = tuple(name for r in listed if (name := text(r.get("full_name"))))
     if repos:
         change = Change.REMOVED if action == "removed" else Change.ADDED
-        out.items.append(RepositoryChanged(change, repos, _actor(data), inst))
+        out.items.append(RepositoryChanged(change, repos, _actor(data), inst,
+                                           ids=_ids(listed)))
 
 
 @lives.register("push")

@@ -121,7 +121,7 @@ class Lease:
         finally:
             # told twice: on Python 3.11 a cancellation that lands as a Redis command finishes
             # is lost inside redis-py's wait_for (CPython gh-86296), and the beat must end all
-            # the same, at its next wake-up
+            # the same — at once: it waits on ``done`` and looks at it after each renewal
             done.set()
             beat.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -129,8 +129,13 @@ class Lease:
 
     async def _beat(self, also: Callable[[], Awaitable[None]] | None,
                     done: asyncio.Event) -> None:
-        while not done.is_set():
-            await asyncio.sleep(self.leases.heartbeat_s)
+        """Renew every ``heartbeat_s`` until ``done``, which wakes it at once — between two
+        beats as during one, whatever became of its cancel (``bot.journal.memory``'s
+        create-once lease waits the same way): a renewal whose cancel was lost returns, and
+        the beat ends there rather than refresh the doorbells of a block that is over."""
+        while True:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), self.leases.heartbeat_s)
             if done.is_set():
                 return
             try:
@@ -139,6 +144,8 @@ class Lease:
                                 "stalled longer than %g s?); stopping its delivery",
                                 self.quest_id, self.leases.lease_s)
                     return
+                if done.is_set():
+                    return  # the block ended while the lease was renewed
                 if also is not None:
                     await also()
             except REDIS_AWAY as exc:

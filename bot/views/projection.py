@@ -192,13 +192,12 @@ class Projection:
             # dies after the create leaves the look-up to the next one)
             empty: dict[str, str | int] = (
                 {STATUS_NONE_ON: pull.number, CHECK_NONE_ON: pull.head_sha} if fresh else {})
-            await self.memory.set_quest(quest.id, pr=pull.number, pr_url=pull.html_url,
-                                        pr_head=pull.head_sha, pr_branch=branch,
-                                        pr_draft=int(pull.draft), pr_node=pull.node_id,
-                                        repo_node=pull.repo_node,
-                                        pr_text=self._opened_text.pop(quest.id, ""),
-                                        **earlier, **empty)
-            await self.memory.remember_pull(quest.repo, pull.number, quest.id)
+            await self.memory.record_pull(quest.repo, quest.id, pull.number, branch=branch,
+                                          url=pull.html_url, head=pull.head_sha,
+                                          draft=pull.draft, node=pull.node_id,
+                                          repo_node=pull.repo_node,
+                                          pr_text=self._opened_text.pop(quest.id, ""),
+                                          **earlier, **empty)
             return pull.number
 
     async def _open_on_new_branch(self, quest: Quest, forge: Forge,

@@ -71,8 +71,10 @@ def parked_note(change: Change, repo: str, *, actor: str = "", branch: str = "")
         return (f"{repo} was deleted{_by(actor)}, and its pull requests, issues and questbot's "
                 "inbox with it, so questbot cannot go on and has nowhere on GitHub to say so. "
                 "The quest stays parked, and nothing of it is tried again. If the repository "
-                "is restored, give questbot's App access to it again and /resume the quest "
-                "on its pull request.")
+                "is restored, give questbot's App access to it again and the quest takes up "
+                "again where it stopped; if it is not, questbot abandons the quest once GitHub "
+                "no longer lets it be restored (an operator may end it sooner: python -m bot "
+                "abandon).")
     return f"{repo}: {change.value}{_by(actor)}."
 
 
@@ -86,3 +88,20 @@ def taken_up_text(change: Change, repo: str, actor: str = "") -> str:
     by = f" (by {login(actor)})" if actor else ""
     return (f"{repo} was {parked}, so questbot parked this quest. It is {undone} now{by}, and "
             "questbot took the quest up again where it stopped.")
+
+
+def restored_text(repo: str, actor: str = "") -> str:
+    """Said on the quest's pull request when its deleted repository was restored and given
+    back to the App: nothing could be said while it was gone."""
+    by = f" (by {login(actor)})" if actor else ""
+    return (f"{repo} was deleted, so questbot parked this quest. It was restored and given "
+            f"back to questbot's App now{by}, and questbot took the quest up again where it "
+            "stopped.")
+
+
+def gone_reason(repo: str, days: float) -> str:
+    """Why questbot abandoned a quest whose repository was deleted (the ``killed`` event's
+    reason, read in ``replay`` and the journal)."""
+    return (f"{repo} was deleted and not restored within {days:g} days, as long as GitHub "
+            "lets an owner restore a deleted repository: the quest, parked since, cannot go "
+            "on, and questbot abandoned it.")

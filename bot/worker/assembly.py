@@ -184,6 +184,8 @@ async def _serve(config: Config) -> None:
         durable=config.durable_acks, redelivery=redelivery_policy(config),
         app_slug=config.github_app_slug, model=endpoint_from(config),
         probe_model=config.model_probe)
+    if runtime.worker.restorable is not None:  # ``bot.repository.restorable``
+        runtime.worker.restorable.days = config.restorable_days
     if config.compact_after_hours:  # ended quests compacted (``bot.worker.compaction_sweep``)
         runtime.worker.compaction = CompactionSweep(
             runtime.redis, config.compact_after_hours * 3600.0, export_dir=config.export_dir,

@@ -36,6 +36,7 @@ from bot.github.client import NotInstalled
 from bot.github.forge import Forges
 from bot.intake.intake import Intake
 from bot.journal import Indexes, Journal, PermanentError
+from bot.journal.memory import ForgeMemory
 from bot.journal.records import NewerRecord
 from bot.journal.views import OwedViews
 from bot.journal.wire import RedisClient
@@ -45,6 +46,7 @@ from bot.observe.metrics import Metrics
 from bot.quests.policybook import PolicyBook
 from bot.reflection.runs import ReflectionModel, ReflectionRuns
 from bot.reflection.waves import Reflections
+from bot.repository.restorable import RestorableSweep
 from bot.runner import REDIS_AWAY, Adapters, EffectRunner, Failure, Leases, Outage, Timers
 from bot.runner.inbound import Inbound
 from bot.runner.inbound_entries import InboundDelivery
@@ -149,6 +151,9 @@ class Worker:
     consumer: str = field(default_factory=lambda: f"worker-{socket.gethostname()}")
     owed: OwedSweep | None = None
     """The look at runs repositories still owe (``bot.worker.owed_sweep``)."""
+    restorable: RestorableSweep | None = None
+    """Quests parked by their repository's deletion abandoned once GitHub no longer lets it be
+    restored (``bot.repository.restorable``)."""
     compaction: CompactionSweep | None = None
     """Ended quests compacted a while after they end (``bot.worker.compaction_sweep``);
     ``None``: never (tests and the demo, which drive time, call it themselves)."""
@@ -243,6 +248,8 @@ class Worker:
             busy += await self.projector.drain()
             if self.owed is not None:
                 busy += await self.owed.sweep_once()
+            if self.restorable is not None:
+                busy += await self.restorable.sweep_once()
             if not busy:
                 return
 
@@ -254,6 +261,9 @@ class Worker:
         if self.owed is not None:
             owed = self.owed
             loops.append(self.outage.guard("owed", lambda: owed.step(stop), stop))
+        if self.restorable is not None:
+            restorable = self.restorable
+            loops.append(self.outage.guard("restorable", lambda: restorable.step(stop), stop))
         if self.compaction is not None:
             compaction = self.compaction
             loops.append(self.outage.guard("compaction", lambda: compaction.step(stop), stop))
@@ -346,4 +356,6 @@ def build_worker(client: RedisClient, forges: Forges, settings: SettingsSource,
     intake.reflections = Reflections(ctx, coordination.limits, coordination.release,
                                      runs=runs)
     return Worker(journal, Inbound(client, durable=durable), intake, runner, timers, projector,
-                  timings, outage, owed=OwedSweep(ctx))
+                  timings, outage, owed=OwedSweep(ctx),
+                  restorable=RestorableSweep(journal, ForgeMemory(client),
+                                             clock=lambda: ctx.clock()))

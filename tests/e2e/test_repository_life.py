@@ -2,14 +2,24 @@
 archived, removed from the App, the App suspended or uninstalled, the quest's branch deleted,
 the repository deleted outright, renamed, its default branch renamed. A change questbot cannot
 work through parks the quest with a note people read (what happened, what sets it right);
-nothing is retried for ever; the change that undoes it takes the quest up again."""
+nothing is retried for ever; the change that undoes it takes the quest up again. A deleted
+repository's quest waits while GitHub lets it be restored, and is abandoned after; an
+operator ends a parked quest from the command line (``python -m bot abandon``)."""
 
 from __future__ import annotations
 
+import asyncio
+from datetime import timedelta
+
 import pytest
 
-from bot.core import ParkReason, Policy, State
+from bot.__main__ import main
+from bot.core import Outcome, ParkReason, Policy, State
+from bot.core.events import Killed
+from bot.journal import Indexes
+from bot.journal.compaction import due as compaction_due
 from bot.journal.memory import PARKED_BY_REPOSITORY
+from bot.repository.restorable import waiting
 from bot.tools.quests import listed_text, live_quests
 from bot.words.render import INBOX_TITLE
 from questbot_testing.scenario import MAINTAINER, REPO, Story
@@ -270,3 +280,126 @@ async def test_a_force_pushed_base_sends_proved_work_back_to_be_rebased(stack: S
     assert quest.resume_state is State.PATCHING and quest.rebasing
     (inbox,) = [i for i in repo.issues.values() if i.title == INBOX_TITLE]
     assert "could not rebase" in (inbox.body or "")
+
+
+# A deleted repository can come back for GitHub's 90 days, and not after (issue 26, item 2)
+
+
+async def deleted_under_a_parked_quest(stack: Stack) -> Story:
+    story = await at_checkpoint_a(stack)
+    await stack.fake.delete_repository(REPO, user=MAINTAINER)
+    await stack.settle()
+    quest = await stack.quest(story.quest_id)
+    assert (quest.state, quest.park_reason) == (State.PARKED, ParkReason.REPOSITORY_CHANGED)
+    assert [q for q, _ in await waiting(stack.web_client)] == [story.quest_id]
+    return story
+
+
+async def test_a_deleted_repository_restored_and_given_back_takes_its_quest_up_again(
+        stack: Stack) -> None:
+    """GitHub sends nothing for the restore itself; the repository given back to the App
+    (``installation_repositories`` ``added``, its old id) is what arrives, and the quest takes
+    up where it stopped, its pull request told what happened."""
+    story = await deleted_under_a_parked_quest(stack)
+    restored = stack.fake.restore_repository(REPO, user=MAINTAINER)
+    await stack.advance(60)
+    assert (await stack.quest(story.quest_id)).state is State.PARKED  # nothing arrived yet
+    installation = stack.fake.world.installation_for("octo").id
+    await stack.fake.add_to_installation(REPO, installation, user=MAINTAINER)
+    await story.step("restored and given back", State.HYPOTHESISED)
+    assert restored.pulls[story.pr_number()].number == story.pr_number()
+    (told,) = said(stack, story.pr_number(), "took the quest up again")
+    assert f"{REPO} was deleted" in told and "restored" in told
+    assert await waiting(stack.web_client) == []
+    await story.approve("A", State.PLANNED)
+
+
+async def test_a_repository_made_under_a_deleted_ones_name_takes_up_nothing(
+        stack: Stack) -> None:
+    """Quests follow a repository by its id: a new repository under the old name, given to
+    the App, is not the one deleted, and the quest keeps waiting for that one."""
+    story = await deleted_under_a_parked_quest(stack)
+    made = stack.fake.create_repository(REPO, {"README.md": "another"})
+    await stack.fake.add_to_installation(REPO, made.installation_id, user=MAINTAINER)
+    await stack.settle()
+    quest = await stack.quest(story.quest_id)
+    assert (quest.state, quest.park_reason) == (State.PARKED, ParkReason.REPOSITORY_CHANGED)
+    assert [q for q, _ in await waiting(stack.web_client)] == [story.quest_id]
+
+
+async def test_a_quest_whose_deleted_repository_is_not_restored_is_abandoned_after_90_days(
+        stack: Stack) -> None:
+    """It waits parked while GitHub lets the repository be restored; then it is abandoned
+    with its reason, leaves the live index, and compaction takes it."""
+    story = await deleted_under_a_parked_quest(stack)
+    await stack.advance(89 * 24 * 60)
+    assert (await stack.quest(story.quest_id)).state is State.PARKED
+    assert story.quest_id in await Indexes(stack.web_client).live_quests(REPO)
+    await stack.advance(2 * 24 * 60)
+    quest = await stack.quest(story.quest_id)
+    assert (quest.state, quest.outcome) == (State.ABANDONED, Outcome.KILLED)
+    killed = (await stack.runtime.worker.journal.events(story.quest_id))[-1]
+    assert isinstance(killed, Killed) and killed.actor is None
+    assert f"{REPO} was deleted and not restored within 90 days" in killed.reason
+    assert story.quest_id not in await Indexes(stack.web_client).live_quests(REPO)
+    assert await waiting(stack.web_client) == []
+    later = stack.clock() + timedelta(days=30)
+    assert story.quest_id in await compaction_due(stack.web_client, later, 72 * 3600.0)
+
+
+async def test_the_window_is_the_operators_to_set(stack: Stack) -> None:
+    story = await deleted_under_a_parked_quest(stack)
+    sweep = stack.runtime.worker.restorable
+    assert sweep is not None and sweep.days == 90
+    sweep.days = 2
+    await stack.advance(2 * 24 * 60 + 1)
+    killed = (await stack.runtime.worker.journal.events(story.quest_id))[-1]
+    assert isinstance(killed, Killed) and "within 2 days" in killed.reason
+
+
+async def test_an_operator_abandons_a_parked_quest_from_the_command_line(
+        stack: Stack, capsys: pytest.CaptureFixture[str]) -> None:
+    """Nobody can ``/kill`` a quest whose repository is gone; an operator ends it with
+    ``python -m bot abandon``, journaled like any other event, its reason kept."""
+    story = await deleted_under_a_parked_quest(stack)
+    code = await asyncio.to_thread(main, [
+        "abandon", story.quest_id, "--reason", "the team moved to another repository",
+        "--by", "olga", "--redis", stack.redis_url])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert f"quest {story.quest_id} of {REPO} is abandoned" in out
+    assert f"{REPO} was deleted by {MAINTAINER}" in out  # what it waited for
+    quest = await stack.quest(story.quest_id)
+    assert (quest.state, quest.outcome) == (State.ABANDONED, Outcome.KILLED)
+    killed = (await stack.runtime.worker.journal.events(story.quest_id))[-1]
+    assert isinstance(killed, Killed)
+    assert killed.reason == ("abandoned by olga from the command line: the team moved to "
+                             "another repository")
+    assert story.quest_id not in await Indexes(stack.web_client).live_quests(REPO)
+    await stack.advance(91 * 24 * 60)  # the sweep lets it go; nothing is ended twice
+    assert (await stack.runtime.worker.journal.events(story.quest_id))[-1] == killed
+    assert await waiting(stack.web_client) == []
+
+
+async def test_abandon_refuses_a_quest_that_is_not_parked_and_says_what_to_do(
+        stack: Stack, capsys: pytest.CaptureFixture[str]) -> None:
+    story = await at_checkpoint_a(stack)
+
+    async def abandon(quest_id: str) -> tuple[int, str]:
+        code = await asyncio.to_thread(main, ["abandon", quest_id, "--reason", "done with it",
+                                              "--redis", stack.redis_url])
+        return code, capsys.readouterr().err
+
+    code, err = await abandon(story.quest_id)
+    assert code == 1 and "hypothesised, not parked" in err and "/kill" in err, err
+    assert (await stack.quest(story.quest_id)).state is State.HYPOTHESISED
+    code, err = await abandon("q-nope")
+    assert code == 1 and "there is no quest q-nope" in err, err
+    await stack.fake.comment(REPO, story.pr_number(), "/kill not worth it", user=MAINTAINER)
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.ABANDONED
+    code, err = await abandon(story.quest_id)
+    assert code == 1 and "has ended already (abandoned)" in err, err
+    code = await asyncio.to_thread(main, ["abandon", story.quest_id, "--reason", "  ",
+                                          "--redis", stack.redis_url])
+    assert code == 2 and "--reason" in capsys.readouterr().err

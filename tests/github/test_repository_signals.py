@@ -44,6 +44,19 @@ async def test_deleted() -> None:
     assert (deleted.change, deleted.repos, deleted.actor) == (Change.DELETED, (REPO,), "maya")
 
 
+async def test_the_ids_of_a_deleted_repository_and_of_one_given_to_the_app() -> None:
+    """A deleted repository restored keeps its id; one made since under its name has
+    another: what ``bot.repository.restorable`` tells them apart by."""
+    (deleted,) = await changes("repository", "privatized.payload.json", action="deleted",
+                               repository={"id": 77, "full_name": REPO})
+    assert deleted.ids == ((REPO, 77),) and deleted.id_of(REPO.upper()) == 77
+    (added,) = await changes("installation_repositories", "added.payload.json", named=False,
+                             repositories_added=[{"id": 78, "full_name": REPO,
+                                                  "name": "sample", "node_id": "R_78",
+                                                  "private": False}])
+    assert added.id_of(REPO) == 78 and added.id_of("octo/other") is None
+
+
 async def test_renamed_and_transferred_name_where_the_repository_was() -> None:
     (renamed,) = await changes("repository", "renamed.payload.json",
                                changes={"repository": {"name": {"from": "old-name"}}})

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any, cast
 
 import pytest
 import redis.asyncio
@@ -13,6 +14,8 @@ import redis.asyncio
 from bot.core import Effect, EffectType, Event
 from bot.journal import Journal
 from bot.journal.keys import doorbell_key, quest_keys
+from bot.journal.scripts import ScriptSet
+from bot.journal.wire import RedisClient
 from bot.runner import Adapters, EffectRunner, Leases, delivered
 from bot.runner.doorbells import sweep
 from bot.runner.lease import Lease
@@ -245,3 +248,77 @@ async def test_a_doorbell_for_a_quest_in_hand_waits_its_turn_without_spinning(
     assert set(recorder.calls) == {e.key for e in b.effects}
     assert set(recorder.calls.values()) == {1}
     assert await pending_doorbells(redis_async) == 0
+
+
+class CancelLost:
+    """The client as redis-py behaves on Python 3.11 when a cancel lands as a command's answer
+    arrives (CPython gh-86296): the command completes and the cancel is lost. Only the
+    lease's renewals (``EVALSHA`` of ``hold``) are so, once the lease is held; ``renewing``
+    is set while one is under way."""
+
+    def __init__(self, client: redis.asyncio.Redis, on: str) -> None:
+        self.client = client
+        self.on = on
+        self.renewing = asyncio.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    async def evalsha(self, sha: str, numkeys: int, *args: Any) -> Any:
+        if sha != self.on:
+            return await self.client.evalsha(sha, numkeys, *args)
+
+        async def slow() -> Any:
+            await asyncio.sleep(0.05)  # on its way: the block ends meanwhile
+            return await self.client.evalsha(sha, numkeys, *args)
+
+        answer = asyncio.ensure_future(slow())
+        self.renewing.set()
+        try:
+            return await asyncio.shield(answer)
+        except asyncio.CancelledError:
+            return await answer  # the answer came with the cancel, which is lost
+
+
+@pytest.mark.parametrize("also", [False, True], ids=["lease", "lease-and-doorbells"])
+async def test_a_heartbeat_that_lost_its_cancel_stops_at_once(
+        redis_async: redis.asyncio.Redis, also: bool) -> None:
+    """Leaving the heartbeat's block while a renewal is under way and its cancel is lost
+    (``bot.journal.memory``'s create-once lease met it): the heartbeat ends as soon as the
+    renewal answers, not a beat later, and renews nothing after the block."""
+    scripts = ScriptSet()
+    leases = Leases(lease_s=20.0, heartbeat_s=0.2, claim_idle_s=24.0, sweep_s=3600)
+    client = CancelLost(redis_async, scripts.sha("hold"))
+    lease = Lease(cast(RedisClient, client), scripts, "q-1", "runner-a", leases)
+    assert await lease.hold()
+    client.renewing.clear()
+    refreshed: list[float] = []
+    loop = asyncio.get_running_loop()
+
+    async def doorbells() -> None:
+        refreshed.append(loop.time())
+
+    async with lease.heartbeat(doorbells if also else None):
+        await client.renewing.wait()  # leaving while a renewal is under way
+        left = loop.time()
+    took = loop.time() - left
+    assert took < leases.heartbeat_s / 2, f"the heartbeat slept {took:.2f} s after the block"
+    assert [t for t in refreshed if t >= left] == []  # nothing kept fresh after the block
+
+
+async def test_the_heartbeat_ends_when_told_even_between_beats_and_without_its_cancel(
+        redis_async: redis.asyncio.Redis) -> None:
+    """A cancel may be lost at any await that ends as it lands (gh-86296); being told the
+    block is over (``done``) ends the beat by itself, at once — not a beat later."""
+    leases = Leases(lease_s=20.0, heartbeat_s=1.0, claim_idle_s=24.0, sweep_s=3600)
+    lease = Lease(cast(RedisClient, redis_async), ScriptSet(), "q-1", "runner-a", leases)
+    assert await lease.hold()
+    done = asyncio.Event()
+    beat = asyncio.ensure_future(lease._beat(None, done))
+    await asyncio.sleep(0.05)  # between two beats
+    loop = asyncio.get_running_loop()
+    told = loop.time()
+    done.set()  # and no cancel
+    finished, _ = await asyncio.wait({beat}, timeout=5)
+    assert finished
+    assert loop.time() - told < 0.2, "the beat slept out its interval before noticing"

@@ -36,6 +36,7 @@ questbot that cannot check signatures must not start at all.
 | ``QUESTBOT_COMPACT_AFTER_HOURS`` | ``72`` | hours (or less: ``0.05``) to compact ended quests |
 | ``QUESTBOT_EXPORT_DIR`` | unset | compacted records exported to files there |
 | ``QUESTBOT_EXPORT_AFTER_DAYS`` | ``30`` | days after compaction a record is exported |
+| ``QUESTBOT_RESTORABLE_DAYS`` | ``90`` | days a quest waits for its deleted repository |
 
 ``.env``. The values of ``./.env`` lie under the process environment, and a variable set in
 the environment wins (``bot.settings.process.environment``).
@@ -109,6 +110,10 @@ class Config(SandboxConfig, ModelConfig):
     export_dir: Path | None = Field(default=None, validation_alias="QUESTBOT_EXPORT_DIR")
     """Where compacted records go beyond ``export_after_days`` (``bot.journal.export``)."""
     export_after_days: int = Field(default=30, validation_alias="QUESTBOT_EXPORT_AFTER_DAYS")
+    restorable_days: float = Field(default=90, validation_alias="QUESTBOT_RESTORABLE_DAYS")
+    """Days a quest parked by its repository's deletion waits for the repository to be
+    restored before it is abandoned (``bot.repository.restorable``): GitHub's 90 by default,
+    as long as it lets an owner restore one."""
 
     _private_key: SecretStr = PrivateAttr()
     _warnings: tuple[str, ...] = PrivateAttr(default=())
@@ -264,6 +269,11 @@ class Config(SandboxConfig, ModelConfig):
     @classmethod
     def _export_after(cls, value: object) -> int:
         return checks.whole(value, 1, 36_500)
+
+    @field_validator("restorable_days", mode="before")
+    @classmethod
+    def _restorable(cls, value: object) -> float:
+        return checks.decimal(value, 0.001, 36_500)
 
     @field_validator("export_dir")
     @classmethod

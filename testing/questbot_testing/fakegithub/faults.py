@@ -22,6 +22,11 @@ with one of these kinds, drawn from the seeded random generator so a run can be 
 
 Nothing under ``/_fake/`` (the fake's own control and log routes) is ever faulted. Every fault
 is recorded in ``injected`` with the request it hit.
+
+A test that needs one fault on one request, rather than a rate, aims it:
+``fake.faults.aim("timeout", "POST", "/repos/octo/sample/pulls")`` gives the next such request
+(its path exactly, the query aside) that fault, whatever the rate — a race the chaos run found
+once by chance, repeated every time.
 """
 
 from __future__ import annotations
@@ -71,6 +76,8 @@ class Faults:
     """How long a ``timeout`` holds its answer (GitHub gives up after about 10 s)."""
     retry_after_s: int = 1
     injected: list[Injected] = field(default_factory=list)
+    aimed: list[tuple[str, str, str]] = field(default_factory=list)
+    """``(kind, method, path)`` for the next requests to fault, in order (``aim``)."""
     _rng: random.Random = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -81,8 +88,19 @@ class Faults:
             raise ValueError(f"the fault rate must be between 0 and 1, got {self.rate}")
         self._rng = random.Random(self.seed)
 
+    def aim(self, kind: str, method: str, path: str, *, times: int = 1) -> None:
+        """Fault the next ``times`` requests ``method path`` with ``kind``."""
+        if kind not in KINDS:
+            raise ValueError(f"unknown fault kind {kind!r}; known: {', '.join(KINDS)}")
+        self.aimed += [(kind, method.upper(), path)] * times
+
     def draw(self, method: str, raw_path: str) -> str | None:
         """The fault this request gets, if any."""
+        path = raw_path.split("?", 1)[0]
+        for i, (kind, aimed_method, aimed_path) in enumerate(self.aimed):
+            if aimed_method == method.upper() and aimed_path == path:
+                del self.aimed[i]
+                return kind
         if self.rate <= 0 or not self.kinds or raw_path.startswith("/_fake/"):
             return None
         if self._rng.random() >= self.rate:

@@ -24,6 +24,12 @@ answers from then on, and sending the webhooks GitHub sends for it (BEHAVIOUR.md
   (https://github.com/github/docs/issues/36991, acknowledged by GitHub's docs team;
   atlassian/github-for-jira#767 relies on the former), in no documented order — so the fake
   sends both, in the order a test asks for.
+* **Restored:** an owner may restore a deleted repository for 90 days (docs:
+  repositories/creating-and-managing-repositories/restoring-a-deleted-repository). It comes
+  back under its name with its id, issues and pull requests. GitHub documents no webhook for
+  it — the ``repository`` schemas have no such action and the REST description no endpoint —
+  so the fake sends none; and since the App was told the repository was removed, its tokens
+  reach it only once it is given access again (``installation_repositories`` ``added``).
 * **A branch deleted:** ``push`` with ``deleted: true`` and an all-zero ``after``; an open
   pull request from it is closed by GitHub (``pull_request`` ``closed``, sent by whoever
   deleted the branch).
@@ -196,6 +202,20 @@ class Lives(Sending):
             "installation_repositories", "removed.payload.json", installation,
             {"repositories_removed": [self._listed(repo)], "repositories_added": [],
              "repository_selection": "selected"}, sender=user)
+
+    def restore_repository(self, full_name: str, *, user: str) -> Repository:
+        """An owner restores the deleted ``full_name``: it is back, id and all, but out of the
+        App's reach until it is added to the installation again; nothing is sent (GitHub
+        documents no event for a restore). ``user`` is who restored it, for the reader."""
+        del user  # GitHub tells the App nothing, so nobody is named anywhere
+        if self.world.repository(full_name) is not None:
+            raise ValueError(f"{full_name} exists: GitHub restores no repository over another")
+        (repo,) = [r for r in self.world.deleted.values()
+                   if r.full_name.lower() == full_name.lower()]
+        del self.world.deleted[repo.id]
+        repo.installation_id = 0  # the App was sent ``removed``: it covers it no more
+        self.world.repositories[repo.full_name.lower()] = repo
+        return repo
 
     # -- a branch deleted -----------------------------------------------------------------
 

@@ -240,3 +240,29 @@ async def test_a_harness_drops_deliveries_and_reads_githubs_log(
             assert r.status == 422
     finally:
         await fake.stop()
+
+
+async def test_an_aimed_timeout_hits_that_request_once_and_the_write_is_done(
+    session: aiohttp.ClientSession,
+) -> None:
+    """A race the chaos run met by chance, repeated on purpose: the next ``POST`` to the
+    aimed path times out after GitHub acted; other requests, and the one after, do not."""
+    fake = await started(Faults(hold_s=0.05))
+    try:
+        fake.faults.aim("timeout", "POST", f"/repos/{REPO}/issues")
+        status, _, _ = await call(session, fake, "GET", f"/repos/{REPO}/issues")
+        assert status == 200
+        status, _, body = await call(session, fake, "POST", f"/repos/{REPO}/issues",
+                                     json={"title": "made anyway"})
+        assert (status, TIMED_OUT.encode() in body) == (502, True)
+        status, _, _ = await call(session, fake, "POST", f"/repos/{REPO}/issues",
+                                  json={"title": "and again"})
+        assert status == 201
+        assert [i.title for i in fake.repo(REPO).issues.values()] == ["made anyway",
+                                                                       "and again"]
+        assert [(f.method, f.kind) for f in fake.faults.injected] == [("POST", "timeout")]
+        assert fake.faults.aimed == []
+        with pytest.raises(ValueError, match="unknown fault kind"):
+            fake.faults.aim("slow", "GET", "/")
+    finally:
+        await fake.stop()
