@@ -98,7 +98,7 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--owners", type=int, default=48,
                    help="accounts the repositories are spread over (one installation each): "
                         "enough that no installation spends its hour's writes (380 at once, "
-                        "then one every 36 s; ~40 a quest) within the run")
+                        "then one every 36 s; ~50 a quest) within the run")
     p.add_argument("--webs", type=int, default=1, help="web processes")
     p.add_argument("--workers", type=int, default=2, help="worker processes")
     p.add_argument("--agent", choices=("scripted", "model"), default="model",
@@ -168,6 +168,11 @@ class Sample:
     answered once). A deployment holds four days of deliveries' worth, a level; a soak of
     minutes only ever adds them, so they are measured apart rather than judged."""
     marker_bytes: int = 0
+    due: int = 0
+    """Ended quests waiting to be compacted (``compact:{compact}``): whether compaction keeps
+    up, a bounded lag, or falls behind while quests keep ending."""
+    exporting: int = 0
+    """Compacted quests waiting to be exported (``compact:{compact}:export``)."""
 
 
 @dataclass
@@ -221,7 +226,9 @@ async def sample(reader: Any, procs: list[Proc]) -> Sample:
     return Sample(time.time(), {p.name: rss_of(p) for p in procs},
                   int(info["used_memory"]), keys, keys - expiring, len(lasting),
                   sum(int(size or 0) for _, size in lasting), len(markers),
-                  sum(int(size or 0) for size in sizes))
+                  sum(int(size or 0) for size in sizes),
+                  int(await reader.zcard(compaction_due_key())),
+                  int(await reader.zcard(compaction_export_key())))
 
 
 async def sampling(reader: Any, procs: list[Proc], soak: Soak, every: float,
@@ -483,6 +490,22 @@ def flatness(args: argparse.Namespace, soak: Soak, t0: float, t1: float,
     return out
 
 
+def backlog(soak: Soak, t0: float) -> dict[str, Any]:
+    """How many ended quests waited for compaction, and compacted ones for export, over the
+    driving: the medians of the first and second half and the most, and when the most was.
+    A lag that keeps growing is Redis growing with it (each waiting quest keeps its keys)."""
+    inside = [s for s in soak.samples if t0 <= s.at <= (soak.last_start or t0)] or soak.samples
+    mid = len(inside) // 2
+    out: dict[str, Any] = {}
+    for name in ("due", "exporting"):
+        values = [getattr(s, name) for s in inside]
+        most = max(inside, key=lambda s: getattr(s, name))
+        out[name] = {"first_half": statistics.median(values[:mid] or values),
+                     "second_half": statistics.median(values[mid:]),
+                     "most": getattr(most, name), "most_at_s": round(most.at - t0)}
+    return out
+
+
 def delivery_markers(soak: Soak) -> dict[str, Any]:
     """The deliveries' seen markers at the end, and their share a quest: what a deployment
     holds four days of (``Sample.markers``)."""
@@ -656,6 +679,7 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         "flat": all(flat[name]["flat"] for name in FIGURES),
         "repository_keys": repository_keys(soak),
         "delivery_markers": delivery_markers(soak),
+        "backlog": backlog(soak, t0),
         "at_end": {"redis_used_mb": round(soak.samples[-1].used_memory / 2**20, 2),
                    "redis_lasting_keys": soak.samples[-1].lasting,
                    "compacted_within_s": settled,
@@ -726,6 +750,11 @@ def readable(summary: dict[str, Any]) -> list[str]:
                f"{repos['keys']} are the {repos['repositories']} repositories' "
                f"({repos['keys_per_repository']} keys, {repos['bytes_per_repository']} bytes "
                "each)")
+    lag = summary["backlog"]
+    out.append("quests waiting for compaction over the steady part (first half, second half, "
+               f"most): {lag['due']['first_half']:g}, {lag['due']['second_half']:g}, "
+               f"{lag['due']['most']}; for export: {lag['exporting']['first_half']:g}, "
+               f"{lag['exporting']['second_half']:g}, {lag['exporting']['most']}")
     marks = summary["delivery_markers"]
     out.append(f"the deliveries' seen markers (each expiring after four days; not judged): "
                f"{marks['keys']} keys, {marks['bytes'] / 2**20:.2f} MB, "

@@ -55,6 +55,8 @@ def test_a_short_soak_closes_its_quests_compacts_them_and_reports_flatness() -> 
     # fraction): Redis keeps where the file is, a few hundred bytes a quest
     assert figures["at_end"]["exported_files"] == 3, done.stdout[-3000:]
     assert kinds["q:*:snap"]["bytes"] <= 3 * 600, kinds["q:*:snap"]
+    # how many quests waited for compaction and export is reported
+    assert figures["backlog"]["due"]["most"] >= 0 and "exporting" in figures["backlog"]
     # the deliveries' seen markers (expiring after four days) are counted apart, not judged
     assert 0 < figures["delivery_markers"]["keys"] <= kinds["inbound:*:seen"]["keys"]
     assert figures["repository_keys"]["repositories"] == 3
