@@ -19,7 +19,11 @@ each web and worker process (``/proc/<pid>/status``) and Redis's ``used_memory``
 are read, and the repositories' keys apart (``repo:{…}``: the soak makes a fresh repository for
 every quest, whose keys stay as long as it does; a deployment has few). The workers compact an
 ended quest ``--compact-after`` seconds after it ends (30: ``QUESTBOT_COMPACT_AFTER_HOURS`` set
-to that on their fast clock), as a deployment does hours later. The run is cut in three: a
+to that on their fast clock), as a deployment does days later, and export its record to a file
+of the run's directory ``--export-after`` seconds after that (30: ``QUESTBOT_EXPORT_DIR``,
+``QUESTBOT_EXPORT_AFTER_DAYS``), as a deployment does weeks later: an ended quest then keeps
+only where its file is in Redis (``--ended-bytes``, 600), so that Redis can be flat while quests
+keep ending, not only once they stop. The run is cut in three: a
 warm-up (``--warmup``, a share of the driving time: the
 first imports, connection pools, caches and pymalloc's arenas filling), then the **first
 window** and the **last window** (``--window`` of the driving time each, the last ending when
@@ -34,22 +38,27 @@ The verdict, printed as problems and in the JSON line (the last line), exit stat
   (arenas of 256 KiB, the allocator's free lists, the sandbox's and the model client's buffers),
   a few per cent between two samples of an idle process; 15% of ~100 MB is far more than that
   noise and far less than what a leak of even 50 KB a quest would add over a few hundred;
-* **Redis**, without the repositories' keys: ``used_memory`` may grow by ``--redis-tolerance``
-  (15%) of the first window's plus ``--ended-bytes`` (4,096: issue 26's goal for a compacted
-  ended quest) for every quest that ended between the windows, and the keys without an expiry
-  by 15% plus ``--ended-keys`` (1: the compacted record) a quest;
+* **Redis**, without the repositories' keys and the deliveries' seen markers (which expire
+  after four days: a deployment's level, a soak's growth; reported apart): ``used_memory`` may
+  grow by ``--redis-tolerance`` (15%) of the first window's plus ``--ended-bytes`` (600 once
+  exported; 4,096, issue 26's goal for a compacted ended quest, without exports) for every
+  quest that ended between the windows, and the keys without an expiry by 15% plus
+  ``--ended-keys`` (1: the record or where its file is) a quest;
 * **flat**: over the last half of the steady part (from the first quest to the last started,
   ``--parallel`` in flight throughout; the draining after it left out), each of the workers'
   RSS, the web processes' RSS, Redis's ``used_memory`` and its keys without an expiry (both
   without the repositories') has a least-squares slope that adds at most ``--flat-tolerance``
   (5%) of its level over that half, plus for Redis ``--ended-bytes`` and ``--ended-keys`` for
-  each quest that ended in it. The JSON line's ``flatness`` holds each figure's start, end,
+  each quest that ended in it — what an ended quest keeps for good (600 bytes and one key
+  once exported; 4 KB with ``--export-after 0``): a deployment's Redis grows by that a
+  quest and by nothing else. The JSON line's ``flatness`` holds each figure's start, end,
   slope a minute and per quest ended;
 * **quests**: every quest driven reached closed.
 
-    scripts/soak.py                         # ten minutes, 6 in flight, the recorded model
+    scripts/soak.py                         # ten minutes, 16 in flight, the recorded model
     scripts/soak.py --minutes 3             # the figures in docs/performance.md
-    scripts/soak.py --minutes 1 --quests 3 --parallel 3 --agent scripted  # tests/test_soak.py
+    scripts/soak.py --minutes 1 --quests 3 --parallel 3 --agent scripted \
+        --compact-after 2 --export-after 2                                 # tests/test_soak.py
 """
 
 from __future__ import annotations
@@ -69,7 +78,7 @@ from typing import Any
 
 from chaos import APP_ID, SECRET, model_agent, wait_http  # scripts/, run as a script
 
-from bot.journal.keys import compaction_due_key
+from bot.journal.keys import compaction_due_key, compaction_export_key
 from questbot_testing.chaos.processes import Proc, Redis, Supervisor, python_env
 from questbot_testing.chaos.signals import until_signalled
 from questbot_testing.chaos.story import Fake, QuestRun, Story, reader_client
@@ -85,9 +94,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--minutes", type=float, default=10.0, help="how long new quests are started")
     p.add_argument("--quests", type=int, help="stop starting quests after this many")
-    p.add_argument("--parallel", type=int, default=6, help="quests in flight at once")
-    p.add_argument("--owners", type=int, default=8,
-                   help="accounts the repositories are spread over (one installation each)")
+    p.add_argument("--parallel", type=int, default=16, help="quests in flight at once")
+    p.add_argument("--owners", type=int, default=48,
+                   help="accounts the repositories are spread over (one installation each): "
+                        "enough that no installation spends its hour's writes (380 at once, "
+                        "then one every 36 s; ~50 a quest) within the run")
     p.add_argument("--webs", type=int, default=1, help="web processes")
     p.add_argument("--workers", type=int, default=2, help="worker processes")
     p.add_argument("--agent", choices=("scripted", "model"), default="model",
@@ -101,8 +112,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                    help="share of the driving time in the first and in the last window")
     p.add_argument("--rss-tolerance", type=float, default=0.15)
     p.add_argument("--redis-tolerance", type=float, default=0.15)
-    p.add_argument("--ended-bytes", type=int, default=4096,
-                   help="Redis bytes an ended quest may keep (issue 26: compacted, <= 4 KB)")
+    p.add_argument("--ended-bytes", type=int,
+                   help="Redis bytes an ended quest may keep: 600 once exported (where its "
+                        "file is), 4096 with --export-after 0 (issue 26: compacted, <= 4 KB)")
     p.add_argument("--ended-keys", type=float, default=1.0,
                    help="Redis keys an ended quest may keep (compacted: one record)")
     p.add_argument("--flat-tolerance", type=float, default=0.05,
@@ -110,13 +122,29 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--compact-after", type=float, default=30.0, metavar="S",
                    help="real seconds after a quest ends before the workers compact it "
                         "(QUESTBOT_COMPACT_AFTER_HOURS on their fast clock); 0: never")
+    p.add_argument("--export-after", type=float, default=30.0, metavar="S",
+                   help="real seconds after a quest is compacted before the workers export its "
+                        "record to a file of the run's directory (QUESTBOT_EXPORT_DIR, "
+                        "QUESTBOT_EXPORT_AFTER_DAYS on their fast clock); 0: never")
     p.add_argument("--timeout", type=float, default=180.0, metavar="S",
                    help="how long the last quests may take to close after the driving ends")
     p.add_argument("--keep", action="store_true", help="keep the run's directory and logs")
     p.add_argument("--tracemalloc", type=float, metavar="S",
                    help="the workers trace their allocations and write a snapshot every S "
                         "seconds into the run's directory (kept): what grows, and where")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.compact_after <= 0:
+        args.export_after = 0.0  # only a compacted record is exported
+    if args.ended_bytes is None:
+        args.ended_bytes = EXPORTED_BYTES if args.export_after > 0 else COMPACTED_BYTES
+    return args
+
+
+COMPACTED_BYTES = 4096
+"""What a compacted ended quest may keep in Redis: issue 26's goal for its record."""
+EXPORTED_BYTES = 600
+"""What an exported ended quest may keep in Redis: its snapshot hash holding its version and
+where its file is, with its digest (``bot.journal.export``; ~250 bytes with a soak's path)."""
 
 
 @dataclass
@@ -134,6 +162,17 @@ class Sample:
     the repository does — a deployment's few repositories keep them once, not per quest."""
     repo_bytes: int = 0
     """What those keys take (``MEMORY USAGE``)."""
+    markers: int = 0
+    """The deliveries' seen markers (``inbound:{…}:seen:<delivery>``, ``bot.runner.inbound``):
+    one a webhook, each expiring four days after (a redelivery within GitHub's three is
+    answered once). A deployment holds four days of deliveries' worth, a level; a soak of
+    minutes only ever adds them, so they are measured apart rather than judged."""
+    marker_bytes: int = 0
+    due: int = 0
+    """Ended quests waiting to be compacted (``compact:{compact}``): whether compaction keeps
+    up, a bounded lag, or falls behind while quests keep ending."""
+    exporting: int = 0
+    """Compacted quests waiting to be exported (``compact:{compact}:export``)."""
 
 
 @dataclass
@@ -179,9 +218,17 @@ async def sample(reader: Any, procs: list[Proc]) -> Sample:
         answers = await pipe.execute()
     lasting = [(ttl, size) for ttl, size in zip(answers[::2], answers[1::2], strict=True)
                if int(ttl) == -1]
+    markers = [k async for k in reader.scan_iter(match="inbound:*:seen:*", count=1000)]
+    async with reader.pipeline(transaction=False) as pipe:
+        for k in markers:
+            pipe.memory_usage(k)
+        sizes = await pipe.execute()
     return Sample(time.time(), {p.name: rss_of(p) for p in procs},
                   int(info["used_memory"]), keys, keys - expiring, len(lasting),
-                  sum(int(size or 0) for _, size in lasting))
+                  sum(int(size or 0) for _, size in lasting), len(markers),
+                  sum(int(size or 0) for size in sizes),
+                  int(await reader.zcard(compaction_due_key())),
+                  int(await reader.zcard(compaction_export_key())))
 
 
 async def sampling(reader: Any, procs: list[Proc], soak: Soak, every: float,
@@ -262,14 +309,16 @@ def repo_name(n: int, owners: int) -> str:
 
 async def settle(args: argparse.Namespace, reader: Any) -> float | None:
     """After the last quest closed: wait until the workers have compacted every ended quest
-    (the due list empty), at most ``--compact-after`` three times over plus a minute; how
-    long it took, ``None`` if they did not (or compaction is off). The figures ``at_end``
-    are then Redis's with nothing left to compact: what the run's quests keep for good."""
+    (the due list empty) and, with ``--export-after``, exported every record (the export list
+    empty), at most both delays three times over plus a minute; how long it took, ``None`` if
+    they did not (or compaction is off). The figures ``at_end`` are then Redis's with nothing
+    left to compact or export: what the run's quests keep for good."""
     if args.compact_after <= 0:
         return None
     start = time.time()
-    while time.time() < start + 3 * args.compact_after + 60:
-        if not await reader.zcard(compaction_due_key()):
+    while time.time() < start + 3 * (args.compact_after + args.export_after) + 60:
+        if not await reader.zcard(compaction_due_key()) and not (
+                args.export_after > 0 and await reader.zcard(compaction_export_key())):
             return round(time.time() - start, 1)
         await asyncio.sleep(1)
     return None
@@ -282,6 +331,17 @@ def compact_after_hours(args: argparse.Namespace) -> str:
     if args.compact_after <= 0:
         return "0"
     return f"{max(0.001, args.compact_after * args.speed / 3600):.4f}"
+
+
+def export_settings(args: argparse.Namespace, directory: Path) -> dict[str, str]:
+    """``--export-after`` real seconds as the workers' settings: the run's export directory
+    and days on their fast clock (30 s at 30 times is 0.0104 days, fifteen minutes on their
+    clock; never below the setting's least, 0.0001); nothing when exporting is off."""
+    if args.export_after <= 0:
+        return {}
+    directory.mkdir(exist_ok=True)
+    days = max(0.0001, args.export_after * args.speed / 86_400)
+    return {"QUESTBOT_EXPORT_DIR": str(directory), "QUESTBOT_EXPORT_AFTER_DAYS": f"{days:.6f}"}
 
 
 def first_writes(state: dict[str, Any]) -> dict[str, float]:
@@ -327,7 +387,8 @@ def window(soak: Soak, start: float, end: float, latency: dict[str, float],
         "latency_p95_ms": None if p95 is None else round(p95 * 1000),
         "redis_repository_keys": int(statistics.median(s.repo_lasting for s in inside)),
         # judged without the repositories' keys (``Sample.repo_lasting``)
-        "_rss": rss, "_used": statistics.median(s.used_memory - s.repo_bytes for s in inside),
+        "_rss": rss, "_used": statistics.median(s.used_memory - s.repo_bytes - s.marker_bytes
+                                                for s in inside),
         "_keys": statistics.median(s.lasting - s.repo_lasting for s in inside),
     }
 
@@ -352,12 +413,14 @@ def series(soak: Soak, t0: float, t1: float, kinds: dict[str, str],
 FIGURES = {
     "rss_worker_mb": ("the workers' memory", "MB"),
     "rss_web_mb": ("the web processes' memory", "MB"),
-    "redis_used_mb": ("Redis's used_memory but the repositories' keys", "MB"),
+    "redis_used_mb": ("Redis's used_memory but the repositories' keys and the deliveries' "
+                      "seen markers", "MB"),
     "redis_lasting_keys": ("Redis's keys without an expiry but the repositories'", "keys"),
 }
 """The figures judged flat. Redis's are taken without the repositories' keys, which a soak
 makes afresh for every quest (``Sample.repo_lasting``) and reports apart
-(``repository_keys``)."""
+(``repository_keys``), and its memory without the deliveries' seen markers, which expire four
+days after (``Sample.markers``, reported apart as ``delivery_markers``)."""
 
 
 def figure(s: Sample, name: str, kinds: dict[str, str]) -> float:
@@ -366,7 +429,7 @@ def figure(s: Sample, name: str, kinds: dict[str, str]) -> float:
         kind = name.split("_")[1]
         return sum(v for k, v in s.rss.items() if kinds[k] == kind) / 2**20
     if name == "redis_used_mb":
-        return (s.used_memory - s.repo_bytes) / 2**20
+        return (s.used_memory - s.repo_bytes - s.marker_bytes) / 2**20
     return float(s.lasting - s.repo_lasting)
 
 
@@ -425,6 +488,31 @@ def flatness(args: argparse.Namespace, soak: Soak, t0: float, t1: float,
     out["last_half"] = {"from_s": round(half - t0, 1), "to_s": round(end - t0, 1),
                         "samples": len(inside), "quests_ended": ended}
     return out
+
+
+def backlog(soak: Soak, t0: float) -> dict[str, Any]:
+    """How many ended quests waited for compaction, and compacted ones for export, over the
+    driving: the medians of the first and second half and the most, and when the most was.
+    A lag that keeps growing is Redis growing with it (each waiting quest keeps its keys)."""
+    inside = [s for s in soak.samples if t0 <= s.at <= (soak.last_start or t0)] or soak.samples
+    mid = len(inside) // 2
+    out: dict[str, Any] = {}
+    for name in ("due", "exporting"):
+        values = [getattr(s, name) for s in inside]
+        most = max(inside, key=lambda s: getattr(s, name))
+        out[name] = {"first_half": statistics.median(values[:mid] or values),
+                     "second_half": statistics.median(values[mid:]),
+                     "most": getattr(most, name), "most_at_s": round(most.at - t0)}
+    return out
+
+
+def delivery_markers(soak: Soak) -> dict[str, Any]:
+    """The deliveries' seen markers at the end, and their share a quest: what a deployment
+    holds four days of (``Sample.markers``)."""
+    s, n = soak.samples[-1], max(len(soak.quests), 1)
+    return {"keys": s.markers, "bytes": s.marker_bytes,
+            "keys_per_quest": round(s.markers / n, 1),
+            "bytes_per_quest": round(s.marker_bytes / n)}
 
 
 def repository_keys(soak: Soak) -> dict[str, Any]:
@@ -510,6 +598,7 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
                      "QUESTBOT_CHAOS_EPOCH": str(started),
                      "QUESTBOT_CHAOS_SPEED": str(args.speed),
                      "QUESTBOT_COMPACT_AFTER_HOURS": compact_after_hours(args),
+                     **export_settings(args, workdir / "export"),
                      "QUESTBOT_CHAOS_CONSUMER": f"worker-{n + 1}", **traced},
                     workdir / f"worker-{n + 1}.log")
                for n in range(args.workers)]
@@ -552,6 +641,8 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         redis.stop()
         if model_server is not None:
             await model_server.close()
+    files = list((workdir / "export").glob("*.qz"))
+    exported_files, exported_bytes = len(files), sum(f.stat().st_size for f in files)
     # The windows are cut from the driving time: from the first quest sent to the last closed.
     span = t1 - t0
     kinds = {p.name: p.kind for p in (*webs, *workers)}
@@ -587,9 +678,13 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         "flatness": flat,
         "flat": all(flat[name]["flat"] for name in FIGURES),
         "repository_keys": repository_keys(soak),
+        "delivery_markers": delivery_markers(soak),
+        "backlog": backlog(soak, t0),
         "at_end": {"redis_used_mb": round(soak.samples[-1].used_memory / 2**20, 2),
                    "redis_lasting_keys": soak.samples[-1].lasting,
                    "compacted_within_s": settled,
+                   "exported_files": exported_files,
+                   "exported_bytes": exported_bytes,
                    "quests_ended": sum(1 for q in soak.quests if q.ended is not None)},
         "series": series(soak, t0, t1, kinds),
         "latency_p50_ms": round((percentile(all_waits, 0.5) or 0) * 1000),
@@ -599,6 +694,7 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
                       "ended_bytes": args.ended_bytes, "ended_keys": args.ended_keys,
                       "flat": args.flat_tolerance},
         "compact_after_s": args.compact_after,
+        "export_after_s": args.export_after,
         "keys_at_end": breakdown,
         "problems": len(problems),
     }
@@ -645,14 +741,27 @@ def readable(summary: dict[str, Any]) -> list[str]:
                    f"{'flat' if row['flat'] else 'NOT FLAT'} (allowed "
                    f"{row['allowed']:g} over the half, grew {row['last_half_growth']:g})")
     end, repos = summary["at_end"], summary["repository_keys"]
-    compacted = ("every ended quest compacted "
-                 f"{end['compacted_within_s']} s after the last closed"
-                 if end["compacted_within_s"] is not None else "compaction not caught up")
+    done = "compacted and exported" if summary["export_after_s"] > 0 else "compacted"
+    compacted = (f"every ended quest {done} {end['compacted_within_s']} s after the last "
+                 "closed" if end["compacted_within_s"] is not None
+                 else f"not every ended quest {done}")
     out.append(f"at the end ({compacted}): Redis used_memory {end['redis_used_mb']} MB, "
                f"{end['redis_lasting_keys']} keys without an expiry, of which "
                f"{repos['keys']} are the {repos['repositories']} repositories' "
                f"({repos['keys_per_repository']} keys, {repos['bytes_per_repository']} bytes "
                "each)")
+    lag = summary["backlog"]
+    out.append("quests waiting for compaction over the steady part (first half, second half, "
+               f"most): {lag['due']['first_half']:g}, {lag['due']['second_half']:g}, "
+               f"{lag['due']['most']}; for export: {lag['exporting']['first_half']:g}, "
+               f"{lag['exporting']['second_half']:g}, {lag['exporting']['most']}")
+    marks = summary["delivery_markers"]
+    out.append(f"the deliveries' seen markers (each expiring after four days; not judged): "
+               f"{marks['keys']} keys, {marks['bytes'] / 2**20:.2f} MB, "
+               f"{marks['keys_per_quest']} keys and {marks['bytes_per_quest']} bytes a quest")
+    if summary["export_after_s"] > 0:
+        out.append(f"exported to files: {end['exported_files']} records, "
+                   f"{end['exported_bytes'] / max(end['exported_files'], 1):.0f} bytes each")
     closed = max(summary["closed"], 1)
     out.append("Redis at the end, a closed quest's share of each kind of key "
                "(keys, bytes, share of the keys expiring):")

@@ -394,6 +394,10 @@ def test_the_worker_and_redelivery_settings(env: dict[str, str]) -> None:
          "0.001 hours"),
         ("QUESTBOT_COMPACT_AFTER_HOURS", "90000", "QUESTBOT_COMPACT_AFTER_HOURS=90000: is not "
          "between 0 and 87600"),
+        ("QUESTBOT_EXPORT_AFTER_DAYS", "1e3", "QUESTBOT_EXPORT_AFTER_DAYS=1e3: is not a number"),
+        ("QUESTBOT_EXPORT_AFTER_DAYS", "0", "QUESTBOT_EXPORT_AFTER_DAYS=0: is below 0.0001 days"),
+        ("QUESTBOT_EXPORT_AFTER_DAYS", "40000", "QUESTBOT_EXPORT_AFTER_DAYS=40000: is not "
+         "between 0 and 36500"),
     ],
 )
 def test_malformed_settings(env: dict[str, str], name: str, value: str, expected: str) -> None:
@@ -406,6 +410,13 @@ def test_compaction_takes_a_fraction_of_an_hour(env: dict[str, str], value: str,
                                                 hours: float) -> None:
     """A soak of minutes (``scripts/soak.py``) compacts the quests it ends: ``0.05`` hours."""
     assert load_config(env | {"QUESTBOT_COMPACT_AFTER_HOURS": value}).compact_after_hours == hours
+
+
+@pytest.mark.parametrize(("value", "days"), [("30", 30.0), ("0.0104", 0.0104), ("2.", 2.0)])
+def test_export_takes_a_fraction_of_a_day(env: dict[str, str], value: str, days: float) -> None:
+    """A soak of minutes exports the quests it compacted: ``0.0104`` days, 15 minutes of its
+    fast clock."""
+    assert load_config(env | {"QUESTBOT_EXPORT_AFTER_DAYS": value}).export_after_days == days
 
 
 @pytest.mark.parametrize("url", ["redis://:hunter2@cache:99999/0", "rediss://u:hunter2@c/x"])

@@ -1,8 +1,8 @@
 """``scripts/soak.py`` end to end, in short: a few quests through the whole stack (separate web
-and worker processes, the fake GitHub sending webhooks, a real Redis), each to closed and
-compacted, and the figures the soak reports at the start and the end with its flatness
-verdict — never how big or fast they were, which the soak itself judges over minutes
-(``docs/performance.md``)."""
+and worker processes, the fake GitHub sending webhooks, a real Redis), each to closed,
+compacted and exported to a file, and the figures the soak reports at the start and the end
+with its flatness verdict — never how big or fast they were, which the soak itself judges
+over minutes (``docs/performance.md``)."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ def test_a_short_soak_closes_its_quests_compacts_them_and_reports_flatness() -> 
     done = subprocess.run(
         [sys.executable, str(ROOT / "scripts" / "soak.py"), "--minutes", "1", "--quests", "3",
          "--parallel", "3", "--sample", "1", "--agent", "scripted", "--timeout", "90",
-         "--compact-after", "2"],
+         "--compact-after", "2", "--export-after", "2"],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, check=False)
     lines = done.stdout.strip().splitlines()
     assert lines, done.stderr[-3000:]
@@ -51,6 +51,14 @@ def test_a_short_soak_closes_its_quests_compacts_them_and_reports_flatness() -> 
     kinds = figures["keys_at_end"]
     assert kinds["q:*:snap"]["keys"] == 3
     assert "q:*:events" not in kinds and "q:*:evidence" not in kinds, kinds
+    # and exported each record to a file of the run (QUESTBOT_EXPORT_DIR, its days as a
+    # fraction): Redis keeps where the file is, a few hundred bytes a quest
+    assert figures["at_end"]["exported_files"] == 3, done.stdout[-3000:]
+    assert kinds["q:*:snap"]["bytes"] <= 3 * 600, kinds["q:*:snap"]
+    # how many quests waited for compaction and export is reported
+    assert figures["backlog"]["due"]["most"] >= 0 and "exporting" in figures["backlog"]
+    # the deliveries' seen markers (expiring after four days) are counted apart, not judged
+    assert 0 < figures["delivery_markers"]["keys"] <= kinds["inbound:*:seen"]["keys"]
     assert figures["repository_keys"]["repositories"] == 3
     assert figures["repository_keys"]["keys"] >= 3
     # The verdict is the soak's: over so short a run only the quests and the processes are

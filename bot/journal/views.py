@@ -23,7 +23,7 @@ import random
 import time
 from collections.abc import Sequence
 
-from bot.journal.keys import shard_of
+from bot.journal.keys import quest_gh_key, shard_of
 from bot.journal.wire import RedisClient, text
 
 _DONE = """
@@ -38,6 +38,12 @@ return 0
 
 def views_key(shard: int) -> str:
     return f"views:{{shard-{shard}}}"
+
+
+def view_lease_key(quest_id: str) -> str:
+    """The lease a worker holds while it writes the quest's view
+    (``ForgeMemory.quest_creating(quest_id, "view")``, ``bot.views.projection``)."""
+    return f"{quest_gh_key(quest_id)}:creating:view"
 
 
 class OwedViews:
@@ -57,7 +63,11 @@ class OwedViews:
                          args=[quest_id, repr(score)])
 
     async def due(self, *, older_than_s: float, limit: int = 100) -> Sequence[str]:
-        """Quests whose view was begun more than ``older_than_s`` ago and not seen done."""
+        """Quests whose view was begun more than ``older_than_s`` ago and not seen done, but
+        those a worker is writing now (it holds the view's lease, ``ForgeMemory.creating``,
+        renewed while it lives): a sync waiting its installation's turn for longer than the
+        grace is not a failed one, and a second worker taking it up would only wait for the
+        lease and write nothing. Its own ``done`` clears it; if it dies, the lease lapses."""
         until = time.time() * 1000 - older_than_s * 1000
         found: list[str] = []
         for shard in range(self.shards):
@@ -66,4 +76,10 @@ class OwedViews:
             found += [text(m) for m in members]
             if len(found) >= limit:
                 break
-        return found
+        if not found:
+            return found
+        async with self.client.pipeline(transaction=False) as pipe:
+            for qid in found:
+                pipe.exists(view_lease_key(qid))
+            writing = await pipe.execute()
+        return [qid for qid, held in zip(found, writing, strict=True) if not held]

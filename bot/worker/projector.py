@@ -75,6 +75,8 @@ class Projector:
     a stage) is shown once, at the state it settles in, not once per state — each write costs
     GitHub's rate limit — while a state that lasts (an agent stage, a checkpoint) is shown
     within about this long of being reached."""
+    parallel: int = 8
+    """How many quests' views ``drain`` writes at once (``drain`` says why)."""
     pending: dict[str, Quest] = field(default_factory=dict)
     wake: asyncio.Event = field(default_factory=asyncio.Event)
     _looked: float = 0.0
@@ -84,14 +86,36 @@ class Projector:
         self.wake.set()
 
     async def drain(self) -> int:
-        """Sync every pending view. A view that fails stays owed (``views``) and is tried
-        again later; while Redis is away it stays pending and the error is raised, for
-        ``run`` to wait until Redis is back."""
+        """Sync every pending view, up to ``parallel`` quests at once. A view that fails stays
+        owed (``views``) and is tried again later; while Redis is away it stays pending and
+        the error is raised, for ``run`` to wait until Redis is back.
+
+        At once, because a sync mostly waits: each write waits for its installation's turn
+        (``bot.journal.pacing``: a second apart once a burst is spent), and one quest's wait
+        must not hold every other installation's views. One after another, a soak of sixteen
+        quests over 48 installations left closed quests' views unwritten for over a minute
+        behind other installations' turns, and their compaction waiting with them."""
         done = 0
-        while self.pending:
-            qid, quest = self.pending.popitem()
-            await self._sync_one(qid, quest)
-            done += 1
+        gate = asyncio.Semaphore(max(1, self.parallel))
+        away: list[BaseException] = []
+
+        async def one(qid: str, quest: Quest) -> None:
+            async with gate:
+                if away:  # Redis went away: the rest stay pending for the next turn
+                    self.pending.setdefault(qid, quest)
+                    return
+                try:
+                    await self._sync_one(qid, quest)
+                except REDIS_AWAY as exc:
+                    away.append(exc)
+
+        while self.pending and not away:
+            batch = list(self.pending.items())
+            self.pending.clear()
+            await asyncio.gather(*(one(qid, quest) for qid, quest in batch))
+            done += len(batch)
+        if away:
+            raise away[0]
         return done
 
     async def catch_up(self, quest_id: str) -> None:

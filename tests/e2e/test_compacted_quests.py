@@ -64,3 +64,40 @@ async def test_a_closed_quest_compacted_replays_and_reopens(stack: Stack,
     assert quest.revision == 2
     assert await read_compacted(client, qid) is None
 
+
+
+async def test_a_closed_quest_exported_to_a_file_replays_and_reopens(
+        stack: Stack, redis_async_url: str, tmp_path: Path) -> None:
+    """Beyond the second age the record leaves Redis for a file (``QUESTBOT_EXPORT_DIR``):
+    ``replay`` and ``status`` read it from there with the same answers, Redis keeps only where
+    the file is, and a regression brings the quest back from the file and reopens it."""
+    story = Story(stack)
+    quest = await main_line(story)
+    assert quest.state is State.CLOSED
+    qid = story.quest_id
+    before = [cli("replay", "--redis", redis_async_url, qid, "--json", url=redis_async_url),
+              cli("status", qid, "--json", url=redis_async_url)]
+    assert all(p.returncode == 0 for p in before), [p.stderr for p in before]
+
+    client = stack.runtime.worker.journal.client
+    later = timedelta(days=2)
+    sweep = CompactionSweep(client, 3600, clock=lambda: stack.clock() + later,
+                            export_dir=tmp_path, export_after_s=600)
+    assert await sweep.sweep_once() == 1
+    later = timedelta(days=2, minutes=11)
+    await sweep.sweep_once()
+    assert [p.suffix for p in tmp_path.iterdir()] == [".qz"]
+    snap = quest_keys(qid).snap
+    assert await client.hget(snap, "z") == b""
+    assert await client.memory_usage(snap) < 600
+    assert {_s(k) async for k in client.scan_iter(match=f"*{qid}*")} == {snap}
+
+    after = [cli("replay", "--redis", redis_async_url, qid, "--json", url=redis_async_url),
+             cli("status", qid, "--json", url=redis_async_url)]
+    assert all(p.returncode == 0 for p in after), [p.stderr for p in after]
+    for old, new in zip(before, after, strict=True):
+        assert json.loads(new.stdout) == json.loads(old.stdout)
+
+    quest = await regression(story)  # the regression brings it back from the file
+    assert quest.revision == 2
+    assert await read_compacted(client, qid) is None

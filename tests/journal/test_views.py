@@ -94,3 +94,21 @@ async def test_the_applys_mark_is_whole_milliseconds_and_a_sync_still_claims_ove
     await journal.apply(builder.events[1], builder.policy)  # applied while the sync runs
     await views.done("q-7", score)
     assert await redis_async.zscore(key, "q-7") not in (None, score)  # still owed
+
+
+async def test_a_view_a_worker_is_writing_is_not_owed_while_its_lease_lives(
+        redis_async: redis.asyncio.Redis) -> None:
+    """A sync that waits its installation's turn past the grace is still writing: taking it up
+    again would only wait for the lease. Once the lease lapses (its worker died) it is owed."""
+    from bot.journal.memory import ForgeMemory
+    from bot.journal.views import view_lease_key
+
+    views = OwedViews(redis_async, 4)
+    memory = ForgeMemory(redis_async)
+    await views.begin("q-1")
+    await views.begin("q-2")
+    await asyncio.sleep(0.01)
+    async with memory.quest_creating("q-1", "view"):
+        assert await redis_async.exists(view_lease_key("q-1"))
+        assert await views.due(older_than_s=0.0) == ["q-2"]
+    assert sorted(await views.due(older_than_s=0.0)) == ["q-1", "q-2"]

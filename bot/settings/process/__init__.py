@@ -35,7 +35,7 @@ questbot that cannot check signatures must not start at all.
 | ``QUESTBOT_PUBLIC_URL`` | unset | the web process's address for reviewers (``review request``) |
 | ``QUESTBOT_COMPACT_AFTER_HOURS`` | ``72`` | hours (or less: ``0.05``) to compact ended quests |
 | ``QUESTBOT_EXPORT_DIR`` | unset | compacted records exported to files there |
-| ``QUESTBOT_EXPORT_AFTER_DAYS`` | ``30`` | days after compaction a record is exported |
+| ``QUESTBOT_EXPORT_AFTER_DAYS`` | ``30`` | days (or less: ``0.01``) after compaction to export |
 | ``QUESTBOT_RESTORABLE_DAYS`` | ``90`` | days a quest waits for its deleted repository |
 
 ``.env``. The values of ``./.env`` lie under the process environment, and a variable set in
@@ -109,7 +109,10 @@ class Config(SandboxConfig, ModelConfig):
     deployment keeps it above GitHub's three days of redeliveries."""
     export_dir: Path | None = Field(default=None, validation_alias="QUESTBOT_EXPORT_DIR")
     """Where compacted records go beyond ``export_after_days`` (``bot.journal.export``)."""
-    export_after_days: int = Field(default=30, validation_alias="QUESTBOT_EXPORT_AFTER_DAYS")
+    export_after_days: float = Field(default=30, validation_alias="QUESTBOT_EXPORT_AFTER_DAYS")
+    """Days after a quest is compacted before its record is exported. A fraction is taken, as
+    ``compact_after_hours`` takes one, so that a soak of minutes exports the quests it ends
+    (``scripts/soak.py --export-after``); a deployment keeps it in days."""
     restorable_days: float = Field(default=90, validation_alias="QUESTBOT_RESTORABLE_DAYS")
     """Days a quest parked by its repository's deletion waits for the repository to be
     restored before it is abandoned (``bot.repository.restorable``): GitHub's 90 by default,
@@ -267,8 +270,12 @@ class Config(SandboxConfig, ModelConfig):
 
     @field_validator("export_after_days", mode="before")
     @classmethod
-    def _export_after(cls, value: object) -> int:
-        return checks.whole(value, 1, 36_500)
+    def _export_after(cls, value: object) -> float:
+        days = checks.decimal(value, 0, 36_500)
+        if days < 0.0001:  # 8.6 s: a smaller value is a typo, not a choice
+            raise ValueError("is below 0.0001 days (8.6 seconds); unset QUESTBOT_EXPORT_DIR "
+                             "to keep records in Redis")
+        return days
 
     @field_validator("restorable_days", mode="before")
     @classmethod
