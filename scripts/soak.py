@@ -55,6 +55,11 @@ The verdict, printed as problems and in the JSON line (the last line), exit stat
   slope a minute and per quest ended;
 * **quests**: every quest driven reached closed.
 
+Beside the verdict: a census of Redis's keys by family at the steady part's start and end
+(``census``: keys, ``MEMORY USAGE`` bytes and what ``used_memory`` grew beyond them, per quest
+ended), and the deliveries' seen markers' whole cost, measured by deleting them once the run
+is over (``delivery_markers.cost_bytes``): what the judged Redis figure leaves out for them.
+
     scripts/soak.py                         # ten minutes, 16 in flight, the recorded model
     scripts/soak.py --minutes 3             # the figures in docs/performance.md
     scripts/soak.py --minutes 1 --quests 3 --parallel 3 --agent scripted \
