@@ -55,6 +55,11 @@ The verdict, printed as problems and in the JSON line (the last line), exit stat
   slope a minute and per quest ended;
 * **quests**: every quest driven reached closed.
 
+Beside the verdict: a census of Redis's keys by family at the steady part's start and end
+(``census``: keys, ``MEMORY USAGE`` bytes and what ``used_memory`` grew beyond them, per quest
+ended), and the deliveries' seen markers' whole cost, measured by deleting them once the run
+is over (``delivery_markers.cost_bytes``): what the judged Redis figure leaves out for them.
+
     scripts/soak.py                         # ten minutes, 16 in flight, the recorded model
     scripts/soak.py --minutes 3             # the figures in docs/performance.md
     scripts/soak.py --minutes 1 --quests 3 --parallel 3 --agent scripted \
@@ -168,6 +173,11 @@ class Sample:
     answered once). A deployment holds four days of deliveries' worth, a level; a soak of
     minutes only ever adds them, so they are measured apart rather than judged."""
     marker_bytes: int = 0
+    marker_cost: int = 0
+    """What the markers cost Redis in all: ``markers`` times the cost of one measured at the
+    end (``measure_markers``: ``used_memory`` given back when they are deleted), which is
+    ``MEMORY USAGE``'s figure plus their entries in the table of expiries and their share of
+    the key tables' growth (~60 bytes a marker that no key's figure shows)."""
     due: int = 0
     """Ended quests waiting to be compacted (``compact:{compact}``): whether compaction keeps
     up, a bounded lag, or falls behind while quests keep ending."""
@@ -223,10 +233,11 @@ async def sample(reader: Any, procs: list[Proc]) -> Sample:
         for k in markers:
             pipe.memory_usage(k)
         sizes = await pipe.execute()
+    marker_bytes = sum(int(size or 0) for size in sizes)
     return Sample(time.time(), {p.name: rss_of(p) for p in procs},
                   int(info["used_memory"]), keys, keys - expiring, len(lasting),
-                  sum(int(size or 0) for _, size in lasting), len(markers),
-                  sum(int(size or 0) for size in sizes),
+                  sum(int(size or 0) for _, size in lasting), len(markers), marker_bytes,
+                  marker_bytes,  # until ``measure_markers`` knows their whole cost
                   int(await reader.zcard(compaction_due_key())),
                   int(await reader.zcard(compaction_export_key())))
 
@@ -239,9 +250,11 @@ async def sampling(reader: Any, procs: list[Proc], soak: Soak, every: float,
             await asyncio.wait_for(stop.wait(), every)
 
 
-async def drive(args: argparse.Namespace, story: Story, soak: Soak, until: float) -> None:
+async def drive(args: argparse.Namespace, story: Story, soak: Soak, until: float,
+                on_last_start: Any = None) -> None:
     """Keep ``--parallel`` quests in flight, each on a fresh repository, until ``until`` (or
-    ``--quests`` started); then wait for the last ones."""
+    ``--quests`` started); then wait for the last ones. ``on_last_start``, a coroutine
+    function, is awaited once no more quests are started (the steady part's end)."""
     gate = asyncio.Semaphore(args.parallel)
     tasks: list[asyncio.Task[None]] = []
 
@@ -266,6 +279,8 @@ async def drive(args: argparse.Namespace, story: Story, soak: Soak, until: float
         soak.quests.append(started)
         soak.last_start = started.at
         tasks.append(asyncio.create_task(one(started)))
+    if on_last_start is not None:
+        await on_last_start()
     await asyncio.gather(*tasks)
 
 
@@ -275,8 +290,11 @@ def key_class(key: str) -> str:
     head, _, rest = key.partition("{")
     if not rest:
         return key.rsplit(":", 1)[0] if key.count(":") > 1 else key
-    tail = rest.partition("}")[2].split(":")
-    return head + "*" + ":".join(tail if head == "q:" else tail[:2])
+    tag, _, after = rest.partition("}")
+    tail = after.split(":")
+    # a conversation's trail (``q:{owner/name#12}:…``) is not a quest: counted apart
+    star = "*#*" if head == "q:" and "#" in tag else "*"
+    return head + star + ":".join(tail if head == "q:" else tail[:2])
 
 
 async def key_breakdown(reader: Any) -> dict[str, dict[str, int]]:
@@ -296,6 +314,67 @@ async def key_breakdown(reader: Any) -> dict[str, dict[str, int]]:
         row["bytes"] += int(size or 0)
         row["expiring"] += int(ttl or -1) > 0
     return dict(sorted(found.items(), key=lambda kv: -kv[1]["bytes"]))
+
+
+@dataclass
+class Census:
+    """Every key of Redis by family at one moment (``key_breakdown``) with its ``used_memory``."""
+
+    at: float
+    used_memory: int
+    families: dict[str, dict[str, int]]
+
+
+async def take_census(reader: Any) -> Census:
+    families = await key_breakdown(reader)
+    info = await reader.info("memory")
+    return Census(time.time(), int(info["used_memory"]), families)
+
+
+def census_growth(start: Census, end: Census, ended: int, t0: float) -> dict[str, Any]:
+    """What each family of keys grew by between two censuses (the steady part's start and
+    end) and per quest ended between them, largest first: which keys an ended quest leaves.
+    ``unaccounted`` is what ``used_memory`` grew beyond the keys' own ``MEMORY USAGE``: the
+    tables of keys and of expiries, the allocator's slack — memory no key's figure shows."""
+    rows: dict[str, dict[str, Any]] = {}
+    for name in sorted(set(start.families) | set(end.families)):
+        a = start.families.get(name, {"keys": 0, "bytes": 0, "expiring": 0})
+        b = end.families.get(name, {"keys": 0, "bytes": 0, "expiring": 0})
+        dk, db = b["keys"] - a["keys"], b["bytes"] - a["bytes"]
+        rows[name] = {"keys": [a["keys"], b["keys"]], "bytes": [a["bytes"], b["bytes"]],
+                      "expiring_at_end": b["expiring"],
+                      "keys_per_ended_quest": round(dk / ended, 2) if ended else None,
+                      "bytes_per_ended_quest": round(db / ended) if ended else None,
+                      "_growth": db}
+    keyed = sum(r["_growth"] for r in rows.values())
+    used = end.used_memory - start.used_memory
+    ordered = sorted(rows.items(), key=lambda kv: -abs(kv[1]["_growth"]))
+    return {"from_s": round(start.at - t0, 1), "to_s": round(end.at - t0, 1),
+            "quests_ended": ended, "used_memory": [start.used_memory, end.used_memory],
+            "used_memory_per_ended_quest": round(used / ended) if ended else None,
+            "keys_bytes_per_ended_quest": round(keyed / ended) if ended else None,
+            "unaccounted_per_ended_quest": round((used - keyed) / ended) if ended else None,
+            "families": {k: {f: v for f, v in r.items() if not f.startswith("_")}
+                         for k, r in ordered}}
+
+
+async def measure_markers(reader: Any, soak: Soak) -> None:
+    """Once the run is over: delete the deliveries' seen markers and read what ``used_memory``
+    gave back once Redis's cron has shrunk its tables (two seconds), the cost of one marker in
+    all; every sample's ``marker_cost`` is its markers at that cost (never below their
+    ``MEMORY USAGE``). Measured, not guessed: what the judged figure leaves out of Redis for the
+    markers is what they take."""
+    markers = [k async for k in reader.scan_iter(match="inbound:*:seen:*", count=1000)]
+    if not markers:
+        return
+    before = int((await reader.info("memory"))["used_memory"])
+    for at in range(0, len(markers), 1000):
+        await reader.delete(*markers[at:at + 1000])
+    await asyncio.sleep(2)
+    given_back = before - int((await reader.info("memory"))["used_memory"])
+    each = given_back / len(markers)
+    for s in soak.samples:
+        s.marker_cost = max(s.marker_bytes, round(s.markers * each))
 
 
 def repo_name(n: int, owners: int) -> str:
@@ -387,7 +466,7 @@ def window(soak: Soak, start: float, end: float, latency: dict[str, float],
         "latency_p95_ms": None if p95 is None else round(p95 * 1000),
         "redis_repository_keys": int(statistics.median(s.repo_lasting for s in inside)),
         # judged without the repositories' keys (``Sample.repo_lasting``)
-        "_rss": rss, "_used": statistics.median(s.used_memory - s.repo_bytes - s.marker_bytes
+        "_rss": rss, "_used": statistics.median(s.used_memory - s.repo_bytes - s.marker_cost
                                                 for s in inside),
         "_keys": statistics.median(s.lasting - s.repo_lasting for s in inside),
     }
@@ -429,7 +508,7 @@ def figure(s: Sample, name: str, kinds: dict[str, str]) -> float:
         kind = name.split("_")[1]
         return sum(v for k, v in s.rss.items() if kinds[k] == kind) / 2**20
     if name == "redis_used_mb":
-        return (s.used_memory - s.repo_bytes - s.marker_bytes) / 2**20
+        return (s.used_memory - s.repo_bytes - s.marker_cost) / 2**20
     return float(s.lasting - s.repo_lasting)
 
 
@@ -510,7 +589,8 @@ def delivery_markers(soak: Soak) -> dict[str, Any]:
     """The deliveries' seen markers at the end, and their share a quest: what a deployment
     holds four days of (``Sample.markers``)."""
     s, n = soak.samples[-1], max(len(soak.quests), 1)
-    return {"keys": s.markers, "bytes": s.marker_bytes,
+    return {"keys": s.markers, "bytes": s.marker_bytes, "cost_bytes": s.marker_cost,
+            "cost_per_marker": round(s.marker_cost / s.markers, 1) if s.markers else None,
             "keys_per_quest": round(s.markers / n, 1),
             "bytes_per_quest": round(s.marker_bytes / n)}
 
@@ -621,7 +701,21 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         measuring = asyncio.create_task(sampling(reader, [*webs, *workers], soak, args.sample,
                                                  stop))
         t0 = time.time()
-        await drive(args, story, soak, t0 + driving_s)
+        censuses: list[Census] = []
+
+        async def census_at_start() -> None:
+            await asyncio.sleep(args.warmup * driving_s)
+            censuses.append(await take_census(reader))
+
+        early_census = asyncio.create_task(census_at_start())
+
+        async def census_at_end() -> None:
+            if early_census.done():
+                censuses.append(await take_census(reader))
+            else:
+                early_census.cancel()
+
+        await drive(args, story, soak, t0 + driving_s, census_at_end)
         t1 = time.time()
         soak.samples.append(await sample(reader, [*webs, *workers]))
         settled = await settle(args, reader)
@@ -630,6 +724,7 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         await measuring
         state = await fake.state()
         breakdown = await key_breakdown(reader)
+        await measure_markers(reader, soak)
     finally:
         supervisor.stop()
         watching.cancel()
@@ -659,6 +754,11 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
             problems.append(f"{what} is not flat: it grew {row['last_half_growth']:g} {unit} "
                             f"over the last half ({row['last_half_per_minute']:g} {unit} a "
                             f"minute), more than the {row['allowed']:g} {unit} allowed")
+    steady_census = None
+    if len(censuses) == 2:
+        a, b = censuses
+        steady_census = census_growth(a, b, sum(
+            1 for q in soak.quests if q.ended is not None and a.at < q.ended <= b.at), t0)
     runs = [q.run for q in soak.quests]
     stuck = [r for r in runs if r is None or r.state != CLOSED]
     problems += [f"quest of {r.repo} stopped at {r.state}: {r.error}" for r in stuck if r]
@@ -696,6 +796,7 @@ async def run(args: argparse.Namespace) -> tuple[dict[str, Any], list[str]]:
         "compact_after_s": args.compact_after,
         "export_after_s": args.export_after,
         "keys_at_end": breakdown,
+        "census": steady_census,
         "problems": len(problems),
     }
     summary["ok"] = not problems
@@ -757,11 +858,24 @@ def readable(summary: dict[str, Any]) -> list[str]:
                f"{lag['exporting']['second_half']:g}, {lag['exporting']['most']}")
     marks = summary["delivery_markers"]
     out.append(f"the deliveries' seen markers (each expiring after four days; not judged): "
-               f"{marks['keys']} keys, {marks['bytes'] / 2**20:.2f} MB, "
+               f"{marks['keys']} keys, {marks['bytes'] / 2**20:.2f} MB by MEMORY USAGE, "
+               f"{marks['cost_bytes'] / 2**20:.2f} MB given back when deleted at the end "
+               f"({marks['cost_per_marker']} bytes each), "
                f"{marks['keys_per_quest']} keys and {marks['bytes_per_quest']} bytes a quest")
     if summary["export_after_s"] > 0:
         out.append(f"exported to files: {end['exported_files']} records, "
                    f"{end['exported_bytes'] / max(end['exported_files'], 1):.0f} bytes each")
+    census = summary["census"]
+    if census is not None:
+        out.append(f"Redis's keys by family over the steady part ({census['from_s']}-"
+                   f"{census['to_s']} s, {census['quests_ended']} quests ended): used_memory "
+                   f"{census['used_memory_per_ended_quest']} bytes a quest ended, of which the "
+                   f"keys' own {census['keys_bytes_per_ended_quest']} and "
+                   f"{census['unaccounted_per_ended_quest']} in no key (tables, expiries); "
+                   "the families that grew most (keys start → end, a quest ended: keys, bytes):")
+        out += [f"  {name:28}{row['keys'][0]:>7} →{row['keys'][1]:>7}"
+                f"{row['keys_per_ended_quest']!s:>8}{row['bytes_per_ended_quest']!s:>9}"
+                for name, row in list(census["families"].items())[:12]]
     closed = max(summary["closed"], 1)
     out.append("Redis at the end, a closed quest's share of each kind of key "
                "(keys, bytes, share of the keys expiring):")

@@ -59,6 +59,11 @@ def test_a_short_soak_closes_its_quests_compacts_them_and_reports_flatness() -> 
     assert figures["backlog"]["due"]["most"] >= 0 and "exporting" in figures["backlog"]
     # the deliveries' seen markers (expiring after four days) are counted apart, not judged
     assert 0 < figures["delivery_markers"]["keys"] <= kinds["inbound:*:seen"]["keys"]
+    # and what they cost in all, measured by deleting them once the run is over, is at least
+    # what MEMORY USAGE shows of them (their expiries and the tables are not in that figure)
+    markers = figures["delivery_markers"]
+    assert markers["cost_bytes"] >= markers["bytes"] > 0, markers
+    assert "census" in figures  # the steady part's census of keys (too short a run for one)
     assert figures["repository_keys"]["repositories"] == 3
     assert figures["repository_keys"]["keys"] >= 3
     # The verdict is the soak's: over so short a run only the quests and the processes are
