@@ -372,6 +372,18 @@ class Journal(JournalReads):
         while len(self._cache) > self.cache_size:
             self._cache.popitem(last=False)
 
+    async def snapshot(self, quest_id: str) -> tuple[int, Quest | None]:
+        """``JournalReads.snapshot``, from this writer's memory when it holds the quest at the
+        version Redis holds: the quest at a version is the fold of the same entries whoever
+        reads it, and the stored snapshot may lag (``snapshots``), which would cost a reader
+        a second round trip and a fold. One small ``HGET`` instead."""
+        held = self._cache.get(quest_id)
+        if held is not None:
+            v = await self.client.hget(quest_keys(quest_id).snap, "v")
+            if v is not None and int(v) == held[0]:
+                return held[0], held[1]
+        return await super().snapshot(quest_id)
+
     def held(self) -> tuple[int, int]:
         """How many quests' snapshots and stored policy digests this journal holds in memory:
         the live quests it writes, not every quest it ever did (a test of the bound reads it)."""

@@ -140,3 +140,17 @@ async def test_a_lagging_snapshot_whose_entries_are_gone_is_reported(
     await redis_async.xtrim(quest_keys("q-1").events, maxlen=0)
     with pytest.raises(CorruptJournal, match="replay"):
         await Journal(redis_async).snapshot("q-1")
+
+
+async def test_a_writer_reads_a_quest_it_holds_from_memory_while_redis_holds_that_version(
+        redis_async: redis.asyncio.Redis) -> None:
+    writer, other = Journal(redis_async), Journal(redis_async)
+    b = JournalBuilder("q-1").sense().to_ready()
+    for event in b.inputs:
+        await writer.apply(event, Policy())
+    assert await writer.snapshot("q-1") == await Journal(redis_async).snapshot("q-1")
+    # another writer moves the quest on: the first one's memory is stale, and it reads Redis
+    later = b.add("claimed", actor="m")
+    await other.apply(later, Policy())
+    assert await writer.snapshot("q-1") == await Journal(redis_async).snapshot("q-1")
+    assert (await writer.snapshot("q-1"))[1] == b.quest
