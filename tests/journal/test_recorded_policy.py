@@ -123,9 +123,8 @@ async def test_a_policy_that_changed_mid_quest_is_recorded_from_where_it_took_ov
 
 async def test_entries_written_before_policies_were_recorded_replay_with_the_given_one(
         journal: Journal, redis_async: redis.asyncio.Redis) -> None:
-    from bot.journal.recovery import read_recorded
-
     from bot.journal.records import as_release
+    from bot.journal.recovery import read_recorded
 
     b = patched_twice()
     with as_release(quest=1):  # an older release: a whole snapshot every apply
