@@ -28,6 +28,7 @@ from bot.core import EVENT_ADAPTER, Effect, EffectType, Event, Policy
 from bot.journal import Journal, rebuild
 from bot.journal.records import dump_event
 from bot.runner import Adapters, EffectRunner
+from bot.worker import collector
 from questbot_testing.journals import EPOCH, main_line
 from questbot_testing.redis_server import RedisServer
 
@@ -98,6 +99,7 @@ async def worker(url: str, name: str) -> None:
     runner = EffectRunner(Journal(client), Adapters({t: count for t in EffectType}), POLICY,
                           consumer=name, concurrency=16, batch=256)
     await runner.setup()
+    collector.settle()  # as a worker's start-up does
     await client.incr("bench:ready")
     while not await client.exists("bench:go"):  # start together, once both have started up
         await asyncio.sleep(0.005)
@@ -161,6 +163,7 @@ async def big_run(url: str, quests: int, events_total: int, batch: int) -> dict[
 
 
 async def main(args: argparse.Namespace) -> dict[str, float]:
+    collector.settle()  # as a worker's start-up does: the garbage collector's settings
     url = args.url
     quick = args.quick
     quests = 300 if quick else 3000

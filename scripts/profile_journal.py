@@ -22,6 +22,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
+import gc
 import glob
 import os
 import pstats
@@ -37,6 +38,7 @@ import redis.asyncio
 from bench_journal import bench_apply, bench_xadd, workload  # scripts/, run as a script
 
 from bot.journal import wire
+from bot.worker import collector
 from questbot_testing.redis_server import RedisServer, free_port
 
 
@@ -49,15 +51,39 @@ async def server_stats(client: redis.asyncio.Redis) -> dict[str, Any]:
     return stats
 
 
+class Collections:
+    """CPU time in the garbage collector, by generation (``gc.callbacks``)."""
+
+    def __init__(self) -> None:
+        self.seconds = [0.0, 0.0, 0.0]
+        self.counts = [0, 0, 0]
+        self._start = 0.0
+        gc.callbacks.append(self._note)
+
+    def _note(self, phase: str, info: dict[str, int]) -> None:
+        if phase == "start":
+            self._start = time.process_time()
+        else:
+            self.seconds[info["generation"]] += time.process_time() - self._start
+            self.counts[info["generation"]] += 1
+
+    def reset(self) -> None:
+        self.seconds, self.counts = [0.0, 0.0, 0.0], [0, 0, 0]
+
+
 def report(name: str, rate: float, n: int, cpu: float, trips: int, a: dict[str, Any],
-           b: dict[str, Any]) -> dict[str, float]:
+           b: dict[str, Any], collections: Collections) -> dict[str, float]:
     server = (b["_cpu"] - a["_cpu"]) / n * 1e6
     figures = {"per_s": round(rate), "client_us": round(cpu / n * 1e6, 1),
                "server_us": round(server, 1), "bytes_in": round((b["_in"] - a["_in"]) / n),
-               "trips": round(trips / n, 4)}
+               "trips": round(trips / n, 4),
+               "gc_us": round(sum(collections.seconds) / n * 1e6, 1)}
     print(f"{name:6}: {rate:8.0f}/s  client {figures['client_us']:6.1f} µs  server "
           f"{figures['server_us']:6.1f} µs  sent {figures['bytes_in']:5d} B  round trips "
           f"{figures['trips']:.4f}  (per event)")
+    print(f"        of the client's: garbage collection {figures['gc_us']:.1f} µs (young, middle, "
+          f"full: {collections.counts} collections, "
+          f"{', '.join(f'{s / n * 1e6:.1f}' for s in collections.seconds)} µs)")
     for key, row in sorted(b.items(), key=lambda kv: str(kv[0])):
         if str(key).startswith("_") or not isinstance(row, dict):
             continue
@@ -71,6 +97,8 @@ def report(name: str, rate: float, n: int, cpu: float, trips: int, a: dict[str, 
 
 
 async def main(args: argparse.Namespace) -> None:
+    collector.settle()  # as a worker's start-up does
+    collections = Collections()
     server = RedisServer()
     server.start()
     client = redis.asyncio.Redis.from_url(server.url)
@@ -87,6 +115,7 @@ async def main(args: argparse.Namespace) -> None:
         events = workload(args.quests, "p")
         n = len(events)
         a, trips[0] = await server_stats(client), 0
+        collections.reset()
         profile = cProfile.Profile() if args.profile else None
         t = time.process_time()
         if profile:
@@ -95,11 +124,14 @@ async def main(args: argparse.Namespace) -> None:
         if profile:
             profile.disable()
         cpu = time.process_time() - t
-        applied = report("apply", rate, n, cpu, trips[0], a, await server_stats(client))
+        applied = report("apply", rate, n, cpu, trips[0], a, await server_stats(client),
+                         collections)
         a, trips[0] = await server_stats(client), 0
+        collections.reset()
         t = time.process_time()
         rate = await bench_xadd(server.url, events, args.batch, args.tasks)
-        raw = report("xadd", rate, n, time.process_time() - t, 0, a, await server_stats(client))
+        raw = report("xadd", rate, n, time.process_time() - t, 0, a, await server_stats(client),
+                     collections)
         total = (raw["client_us"] + raw["server_us"]) / (applied["client_us"]
                                                          + applied["server_us"])
         print(f"CPU ratio (xadd's client + server CPU / apply's): {total:.3f}")
@@ -128,6 +160,7 @@ def _inclusive(dump: str, function: str) -> int:
 
 
 async def _run(url: str, mode: str, quests: int, prefix: str, batch: int, tasks: int) -> None:
+    collector.settle()
     events = workload(quests, prefix)  # built by stepping each quest's journal: "none" counts it
     if mode == "apply":
         await bench_apply(url, events, batch, tasks)

@@ -94,7 +94,7 @@ from bot.journal.keys import (
 )
 from bot.journal.lessons import lesson_trail
 from bot.journal.policies import parse_policies
-from bot.journal.records import RecordError, dump_quest, load_event, load_quest
+from bot.journal.records import RecordError, dump_quest, load_event, load_quest, load_quest_at
 from bot.journal.views import views_key
 from bot.journal.wire import RedisClient, stream_rows, text
 
@@ -235,6 +235,9 @@ def _in(value: Any) -> bytes:
 
 
 Row = tuple[str, dict[str, bytes]]
+_LEFT_OUT_V2 = "q2"
+"""In a record's snapshot fields (never in Redis's hash): the quest left out was a version 2
+record (``records.dump_quest(quest, at)``), which its fold gives back at the quest's version."""
 
 
 @dataclass(frozen=True)
@@ -262,7 +265,8 @@ class Compacted:
                                  f"readable snapshot: {exc}") from exc
 
     def snap_quest(self) -> bytes:
-        """The snapshot's ``quest`` field as it was stored."""
+        """The snapshot's ``quest`` field as it was stored: a record left out was version 2
+        (at the quest's version) where the snapshot hash's fields say ``q2``, else version 1."""
         kept = self.snap.get("quest")
         if kept is not None:
             return kept
@@ -270,7 +274,7 @@ class Compacted:
         if quest is None:
             raise CorruptJournal(f"the compacted record of quest {self.quest_id} holds no "
                                  "snapshot and its journal folds to none")
-        return dump_quest(quest)
+        return dump_quest(quest, self.version if _LEFT_OUT_V2 in self.snap else None)
 
     def folded(self) -> Quest | None:
         """The fold of the record's journal, each entry under its recorded policy."""
@@ -479,8 +483,9 @@ async def compact(client: RedisClient, quest_id: str, *,
     if "quest" not in snap or "v" not in snap:
         return Outcome.GONE
     quest = Compacted(quest_id, snap, []).quest()
-    if quest.state not in TERMINAL:
-        return Outcome.LIVE
+    at = load_quest_at(snap["quest"])[1]
+    if quest.state not in TERMINAL or (at is not None and at != int(snap["v"])):
+        return Outcome.LIVE  # (an ended quest's snapshot never lags: ``snapshots.due``)
     if int(replies[-2]) or int(replies[-1]):
         return Outcome.BUSY
     if await client.zscore(views_key(shard_of(quest_id, shards)), quest_id) is not None:
@@ -506,8 +511,12 @@ async def compact(client: RedisClient, quest_id: str, *,
     for name in [n for n, h in record.hashes.items() if not h]:
         del record.hashes[name]
     try:  # the snapshot is left out where the journal folds to exactly its bytes
-        if dump_quest(record.folded() or quest) == snap["quest"]:
+        folded = record.folded() or quest
+        if dump_quest(folded) == snap["quest"]:
             del record.snap["quest"]
+        elif dump_quest(folded, record.version) == snap["quest"]:
+            del record.snap["quest"]
+            record.snap[_LEFT_OUT_V2] = b"1"
     except (CorruptJournal, InvalidTransition, ValueError):
         pass  # kept: the record reads it, not a fold
     blob = record.dump()
@@ -539,7 +548,7 @@ async def thaw(client: RedisClient, quest_id: str) -> bool:
         raise CorruptJournal(f"the compacted record of quest {quest_id} cannot be read: "
                              f"{exc}; it was left as it is") from exc
     args: list[Raw | int] = [held]
-    snap = {k: v for k, v in record.snap.items() if k != "z"}
+    snap = {k: v for k, v in record.snap.items() if k not in ("z", _LEFT_OUT_V2)}
     snap["quest"] = record.snap_quest()
     _put_hash(args, snap)
     _put_rows(args, record.events)

@@ -20,6 +20,7 @@ from bot.journal.keys import quest_keys
 from bot.journal.policies import read_policies
 from bot.journal.records import RecordError, load_event
 from bot.journal.records import load_quest as _load_quest
+from bot.journal.snapshots import catch_up, parse
 from bot.journal.wire import RedisClient, stream_rows, text
 
 
@@ -29,14 +30,16 @@ class JournalReads:
     client: RedisClient
 
     async def snapshot(self, quest_id: str) -> tuple[int, Quest | None]:
-        """The stored version and quest (``(0, None)`` for a quest never seen)."""
+        """The stored version and the quest at it (``(0, None)`` for a quest never seen): the
+        snapshot with the entries after it folded in (``bot.journal.snapshots``)."""
         v, qjson = await self.client.hmget(quest_keys(quest_id).snap, ["v", "quest"])
         if v is not None and qjson is None:
             record = await read_compacted(self.client, quest_id)
             if record is not None:
                 return record.version, record.quest()
-        return ((int(v) if v is not None else 0),
-                (load_snapshot(qjson) if qjson is not None else None))
+        stored = parse(quest_id, v, qjson)
+        await catch_up(self.client, [stored])  # the entries after a snapshot that lags
+        return stored.version, stored.quest
 
     async def entries(self, quest_id: str, *, batch: int = 1000) -> AsyncIterator[JournalEntry]:
         """The journal of one quest, oldest first, read in batches."""

@@ -52,7 +52,7 @@ Kind = Literal["quest", "event", "effect", "policy"]
 MODEL_KINDS = ("lesson", "lesson_draft", "reflection", "reflection_attempt",
                "reflection_review", "review")
 """Records of one pydantic model each, kept beside the journal (``dump_model``)."""
-SCHEMA_VERSION: dict[str, int] = {"quest": 1, "event": 1, "effect": 1, "policy": 1,
+SCHEMA_VERSION: dict[str, int] = {"quest": 2, "event": 1, "effect": 1, "policy": 1,
                                   "evidence": 2, "push_note": 2,
                                   **{kind: 2 for kind in MODEL_KINDS}}
 """The version of each kind of record this release writes, and the newest it reads."""
@@ -92,9 +92,10 @@ def versions() -> Mapping[str, int]:
 def as_release(**older: int) -> Iterator[None]:
     """Within it (and in tasks started within it), read and write each kind named at the
     version given, as the release that knew no later one did: ``as_release(evidence=1)``.
-    The journal's own kinds (quest, event, effect, policy) are only read at the version given:
-    their fast writers know one version, today's; a release that bumps one of them teaches its
-    writer the older form before an upgrade test can run it as the release before."""
+    The journal's own kinds (event, effect, policy) are only read at the version given: their
+    fast writers know one version, today's; a release that bumps one of them teaches its
+    writer the older form before an upgrade test can run it as the release before, as
+    ``dump_quest`` knows version 1 (and ``Journal`` then writes the snapshot every apply)."""
     unknown = set(older) - set(SCHEMA_VERSION)
     if unknown or any(not 1 <= v <= SCHEMA_VERSION[k] for k, v in older.items()):
         raise ValueError(f"no release wrote {older}")
@@ -110,6 +111,8 @@ def as_release(**older: int) -> Iterator[None]:
 _OPTIONS = orjson.OPT_UTC_Z
 _HEAD = {kind: f'{{"v":{version},"kind":"{kind}","data":'.encode()
          for kind, version in SCHEMA_VERSION.items()}
+_QUEST_V1 = b'{"v":1,"kind":"quest","data":'
+_QUEST_V2 = b'{"v":2,"kind":"quest","at":%d,"data":'
 
 
 def _fields(value: object) -> dict[str, Any]:
@@ -130,12 +133,18 @@ def dump_event(event: Event) -> bytes:
     return _envelope("event", data)
 
 
-def dump_quest(quest: Quest) -> bytes:
+def dump_quest(quest: Quest, at: int | None = None) -> bytes:
+    """The quest's snapshot record. Version 2 names the journal version ``at`` it is the fold
+    of, which may lag the snapshot hash's ``v`` (the entries after it are folded on reading:
+    ``bot.journal.snapshots``); version 1 (``at`` not given, or ``as_release(quest=1)``) is the
+    quest at the hash's ``v``, as every release before wrote it every apply."""
     try:
         data = orjson.dumps(quest.__dict__, default=_fields, option=_OPTIONS)
     except TypeError:
         data = quest.model_dump_json().encode()
-    return _envelope("quest", data)
+    if at is None or versions()["quest"] == 1:
+        return _QUEST_V1 + data + b"}"
+    return _QUEST_V2 % at + data + b"}"
 
 
 def dump_effect(effect: Effect) -> bytes:
@@ -167,6 +176,11 @@ def policy_digest(policy: Policy) -> str:
 
 
 def _load(kind: str, text: str | bytes) -> dict[str, Any]:
+    return _load_envelope(kind, text)[0]
+
+
+def _load_envelope(kind: str, text: str | bytes) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The record's data, upcast to the version this release reads, and its envelope."""
     try:
         record = json.loads(text)
     except json.JSONDecodeError as exc:
@@ -191,11 +205,23 @@ def _load(kind: str, text: str | bytes) -> dict[str, Any]:
             raise RecordError(f"no upcaster for {kind} from schema version {version}")
         data = upcast(data)
         version += 1
-    return data
+    return data, record
 
 
 def load_quest(text: str | bytes) -> Quest:
-    return Quest.model_validate(_load("quest", text))
+    return load_quest_at(text)[0]
+
+
+def load_quest_at(text: str | bytes) -> tuple[Quest, int | None]:
+    """The snapshot record's quest and the journal version it is at: ``None`` for a version 1
+    record, which is the quest at its hash's ``v``."""
+    data, record = _load_envelope("quest", text)
+    at = record.get("at")
+    if record.get("v") == 1 or at is None:
+        return Quest.model_validate(data), None
+    if not isinstance(at, int) or isinstance(at, bool) or at < 1:
+        raise RecordError(f"stored quest names no journal version it is at: {at!r}")
+    return Quest.model_validate(data), at
 
 
 def load_event(text: str | bytes) -> Event:
@@ -242,6 +268,15 @@ def _evidence_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
 
 
 UPCASTERS[("evidence", 1)] = _evidence_v1_to_v2
+
+
+def _quest_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """The quest is the same: version 2 only adds, beside the data, the journal version the
+    snapshot is at (version 1's is its hash's ``v``: ``load_quest_at`` answers ``None``)."""
+    return data
+
+
+UPCASTERS[("quest", 1)] = _quest_v1_to_v2
 
 
 def _into_the_envelope(data: dict[str, Any]) -> dict[str, Any]:

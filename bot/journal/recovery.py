@@ -105,7 +105,8 @@ async def rebuild(journal: Journal, quest_id: str, policy: Policy, *,
         quest = rebuilt.result.quest
         if repair and not rebuilt.matches and quest is not None:
             pipe.multi()  # type: ignore[no-untyped-call]
-            pipe.hset(k.snap, mapping={"v": len(events), "quest": dump_quest(quest)})
+            pipe.hset(k.snap, mapping={"v": len(events),
+                                       "quest": dump_quest(quest, len(events))})
             await pipe.execute()  # raises WatchError if an apply won the race
             journal.forget(quest_id)
             indexes = IndexWrites()

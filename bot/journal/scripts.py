@@ -19,7 +19,8 @@ APPLY = """
 -- KEYS: snap, events, ids, outbox, policies
 -- ARGV: expected version, policy digest, policy json ('' when the quest holds it already),
 --   entry count n, n pairs of event id and event json (the event, then its follow-ups),
---   quest json, then effect key/json pairs
+--   quest json ('' when the snapshot is not written this time: bot.journal.snapshots), then
+--   effect key/json pairs
 -- Answers one status line, '<dup|conflict|compacted> <version> <outbox length>' or 'ok
 -- <version>': a simple string is one line for the client to read, where an array of four took
 -- seven (issue 26, item 5). An 'ok' that appended effects left the outbox non-empty, and one
@@ -52,7 +53,11 @@ for i = 5, last, 2 do
   redis.call('XADD', KEYS[2], '*', 'id', ARGV[i], 'v', vs, 'e', ARGV[i + 1])
   redis.call('HSET', KEYS[3], ARGV[i], vs)
 end
-redis.call('HSET', KEYS[1], 'v', vs, 'quest', ARGV[last + 1], 'p', ARGV[2])
+if ARGV[last + 1] == '' then
+  redis.call('HSET', KEYS[1], 'v', vs, 'p', ARGV[2])
+else
+  redis.call('HSET', KEYS[1], 'v', vs, 'quest', ARGV[last + 1], 'p', ARGV[2])
+end
 for i = last + 2, #ARGV, 2 do
   redis.call('XADD', KEYS[4], '*', 'k', ARGV[i], 'e', ARGV[i + 1])
 end

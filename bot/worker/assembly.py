@@ -43,6 +43,7 @@ from bot.reflection.runs import model_runs
 from bot.runner import Leases
 from bot.runner.outbox import Adapter
 from bot.settings.process import Config
+from bot.worker import collector
 from bot.worker.compaction_sweep import CompactionSweep
 from bot.worker.github_effects import GitHubEffects
 from bot.worker.http import make_worker_app
@@ -209,6 +210,7 @@ async def _serve(config: Config) -> None:
     else:
         log.info("the model agent uses %s over the %s protocol at %s", endpoint.model,
                  endpoint.wire.value, endpoint.base_url)
+    collector.settle()  # started: what start-up made is frozen (``bot.worker.collector``)
     loops = [runtime.worker.run(stop)]
     if runtime.redelivery is not None:
         loops.append(runtime.redelivery.run(stop, runtime.worker.outage))

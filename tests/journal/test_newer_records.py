@@ -221,7 +221,8 @@ async def test_a_timer_of_a_quest_a_newer_release_wrote_waits_and_the_others_fir
     for event in due:
         await timers.schedule(event, EPOCH)
     snap = quest_keys("q-1").snap
-    await redis_async.hset(snap, "quest", bumped(await redis_async.hget(snap, "quest"), 2))
+    await redis_async.hset(snap, "quest", bumped(await redis_async.hget(snap, "quest"),
+                                                    SCHEMA_VERSION["quest"] + 1))
     journal.forget()
     results = await timers.fire_due()
     assert [r.quest.id for r in results if not isinstance(r, Exception)] == ["q-2"]

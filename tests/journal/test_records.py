@@ -29,8 +29,14 @@ def reference(kind: str, data: dict[str, Any]) -> str:
     return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def reference_quest(quest: Quest) -> str:
-    return reference("quest", quest.model_dump(mode="json"))
+def reference_quest(quest: Quest, at: int | None = 7) -> str:
+    """A snapshot record: version 2 names the journal version ``at`` it is at; version 1
+    (``at=None``, the quest at its hash's ``v``) is what releases before it wrote."""
+    record: dict[str, Any] = {"v": SCHEMA_VERSION["quest"] if at else 1, "kind": "quest",
+                              "data": quest.model_dump(mode="json")}
+    if at:
+        record["at"] = at
+    return json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
 def reference_event(event: Event) -> str:
@@ -90,10 +96,19 @@ def test_the_corpus_covers_every_state_and_event_type() -> None:
 
 @pytest.mark.parametrize("quest", QUESTS, ids=lambda q: f"{q.id}-{q.state}")
 def test_quests_are_written_as_pydantic_writes_them(quest: Quest) -> None:
-    fast = records.dump_quest(quest)
+    fast = records.dump_quest(quest, 7)
     assert data(fast) == quest.model_dump_json().encode()
     assert json.loads(fast) == json.loads(reference_quest(quest))
     assert load_quest(fast) == load_quest(reference_quest(quest)) == quest
+    assert records.load_quest_at(fast) == (quest, 7)
+    older = records.dump_quest(quest)  # version 1, as the releases before wrote it
+    assert json.loads(older) == json.loads(reference_quest(quest, None))
+    assert records.load_quest_at(older) == (quest, None)
+    with records.as_release(quest=1):  # a worker run as the release before writes version 1
+        assert records.dump_quest(quest, 7) == older
+        assert load_quest(older) == quest
+        with pytest.raises(records.NewerRecord):
+            load_quest(fast)
 
 
 @pytest.mark.parametrize("event", EVENTS, ids=lambda e: f"{e.type}-{e.id}")
