@@ -93,13 +93,18 @@ class _Item:
     journaled after it in the same write."""
 
 
+IDLE_S = 120.0
+"""How long a journal holds a quest it has not written (``Journal._remember``)."""
+
+
 class Journal(JournalReads):
     """Quests in Redis: ``apply`` events, read snapshots and journals, ring doorbells."""
 
     def __init__(self, client: RedisClient, *, shards: int = DEFAULT_SHARDS,
                  durable: bool = False, durability_timeout_ms: int = 1000,
                  clock: Clock = utcnow, cache_size: int = 10_000,
-                 max_conflicts: int = 200) -> None:
+                 max_conflicts: int = 200, idle_s: float = IDLE_S,
+                 timer: Callable[[], float] = time.monotonic) -> None:
         self.client = client
         self.shards = shards
         self.durable = durable
@@ -109,7 +114,9 @@ class Journal(JournalReads):
         self.scripts = ScriptSet()
         self.cache_size = cache_size
         self.max_conflicts = max_conflicts
-        self._cache: OrderedDict[str, tuple[int, Quest]] = OrderedDict()
+        self.idle_s = idle_s
+        self.timer = timer
+        self._cache: OrderedDict[str, tuple[int, Quest, float]] = OrderedDict()
         self._policies = PolicyMemo(cache_size)
 
     # -- writing ---------------------------------------------------------------------------
@@ -199,7 +206,7 @@ class Journal(JournalReads):
             cached = not it.loaded
             it.loaded = False
             if cached:
-                it.version, it.before = self._cache[qid]
+                it.version, it.before, _at = self._cache[qid]
             it.policy = _policy(policy, qid)
             try:
                 t = step(it.before, it.event, it.policy)
@@ -348,10 +355,22 @@ class Journal(JournalReads):
             # the soak).
             self.forget(quest_id)
             return
-        self._cache[quest_id] = (version, quest)
+        now = self.timer()
+        self._cache[quest_id] = (version, quest, now)
         self._cache.move_to_end(quest_id)
         while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+            self._policies.forget(self._cache.popitem(last=False)[0])
+        # The quests this journal last wrote ``idle_s`` ago go too, oldest first (the cache is
+        # in the order of writes): another worker may have ended them, which this one never
+        # hears of, and each held a whole snapshot (~15-50 KB) until ``cache_size`` others had
+        # come — a worker's memory growing with the quests the *other* workers closed. A live
+        # quest idle that long costs one read when it moves again.
+        while self._cache:
+            oldest = next(iter(self._cache))
+            if now - self._cache[oldest][2] <= self.idle_s:
+                break
+            del self._cache[oldest]
+            self._policies.forget(oldest)
 
     def held(self) -> tuple[int, int]:
         """How many quests' snapshots and stored policy digests this journal holds in memory:
