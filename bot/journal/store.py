@@ -54,7 +54,13 @@ from bot.journal.compaction import thaw
 from bot.journal.durability import Durability
 from bot.journal.errors import ConcurrencyError
 from bot.journal.indexes import IndexWrites
-from bot.journal.keys import DEFAULT_SHARDS, doorbell_key, quest_keys, shard_of
+from bot.journal.keys import (
+    DEFAULT_SHARDS,
+    QUEST_KEYS_HELD,
+    doorbell_key,
+    quest_keys,
+    shard_of,
+)
 from bot.journal.policies import PolicyMemo
 from bot.journal.reads import JournalReads, load_snapshot
 from bot.journal.records import dump_effect, dump_event, dump_quest
@@ -431,7 +437,7 @@ class Journal(JournalReads):
         raise redis.exceptions.NoScriptError("the enqueue script could not be loaded")
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=QUEST_KEYS_HELD)  # ~0.6 KB each: as ``quest_keys``, the quests moving now
 def _apply_head(sha: str, quest_id: str) -> Head:
     """``EVALSHA <apply> 5 <the quest's snap, events, ids, outbox and policies keys>``, packed
     once."""

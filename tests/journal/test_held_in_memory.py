@@ -61,3 +61,27 @@ async def test_quests_another_worker_ended_leave_once_idle(
     applied = await mine.apply_many(more.events[6:], POLICY)
     assert all(not isinstance(a, Exception) for a in applied)
     assert mine.held() == (1, 1)  # q-other; q-live ended
+
+
+def test_the_key_names_kept_built_cost_a_worker_little() -> None:
+    """``quest_keys`` and the apply script's packed head are kept for the quests a worker is
+    moving, and the bound in all is what a worker can hold (before: 8,192 each, ~15 MB)."""
+    import tracemalloc
+
+    from bot.journal.keys import QUEST_KEYS_HELD, quest_keys
+    from bot.journal.store import _apply_head
+
+    quest_keys.cache_clear()
+    _apply_head.cache_clear()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(3 * QUEST_KEYS_HELD):
+            _apply_head("a" * 40, f"check-{n:06d}-0123456789abcdef")  # builds quest_keys too
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert quest_keys.cache_info().currsize == QUEST_KEYS_HELD
+    assert _apply_head.cache_info().currsize == QUEST_KEYS_HELD
+    assert held < 2_500_000, held  # ~1.8 KB a quest at the bound
+    assert quest_keys("check-x").events == "q:{check-x}:events"
