@@ -15,6 +15,11 @@ from bot.journal.errors import UnstorableId
 
 DEFAULT_SHARDS = 16
 RUNNERS_GROUP = "runners"
+QUEST_KEYS_HELD = 1024
+"""Quests whose key names are kept built: the ones a worker is moving now. Each costs ~1.2 KB
+(twelve names); at 8,192 the cache grew with every quest a soak's worker touched and held
+~10 MB at its bound (``docs/performance.md``, the soak). A quest not held builds its names
+again, a few microseconds."""
 
 
 def hash_tag(value: str) -> str:
@@ -62,7 +67,7 @@ class QuestKeys:
     under; ``@<version>`` → the digest of the policy from that journal entry on."""
 
 
-@lru_cache(maxsize=8192)  # every apply names four of them; building them is not free
+@lru_cache(maxsize=QUEST_KEYS_HELD)  # every apply names four of them; building them is not free
 def quest_keys(quest_id: str) -> QuestKeys:
     p = f"q:{hash_tag(quest_id)}"
     return QuestKeys(

@@ -57,7 +57,13 @@ from bot.journal.compaction import thaw
 from bot.journal.durability import Durability
 from bot.journal.errors import ConcurrencyError
 from bot.journal.indexes import IndexWrites
-from bot.journal.keys import DEFAULT_SHARDS, doorbell_key, quest_keys, shard_of
+from bot.journal.keys import (
+    DEFAULT_SHARDS,
+    QUEST_KEYS_HELD,
+    doorbell_key,
+    quest_keys,
+    shard_of,
+)
 from bot.journal.policies import PolicyMemo
 from bot.journal.reads import JournalReads
 from bot.journal.records import dump_effect, dump_event, dump_quest, versions
@@ -101,13 +107,18 @@ class _Item:
     journaled after it in the same write."""
 
 
+IDLE_S = 120.0
+"""How long a journal holds a quest it has not written (``Journal._remember``)."""
+
+
 class Journal(JournalReads):
     """Quests in Redis: ``apply`` events, read snapshots and journals, ring doorbells."""
 
     def __init__(self, client: RedisClient, *, shards: int = DEFAULT_SHARDS,
                  durable: bool = False, durability_timeout_ms: int = 1000,
                  clock: Clock = utcnow, cache_size: int = 10_000,
-                 max_conflicts: int = 200) -> None:
+                 max_conflicts: int = 200, idle_s: float = IDLE_S,
+                 timer: Callable[[], float] = time.monotonic) -> None:
         self.client = client
         self.shards = shards
         self.durable = durable
@@ -117,7 +128,11 @@ class Journal(JournalReads):
         self.scripts = ScriptSet()
         self.cache_size = cache_size
         self.max_conflicts = max_conflicts
-        self._cache: OrderedDict[str, tuple[int, Quest, int | None]] = OrderedDict()
+        self.idle_s = idle_s
+        self.timer = timer
+        self._cache: OrderedDict[str, tuple[int, Quest, int | None, float]] = OrderedDict()
+        """quest id → (version, quest at it, the version of the stored snapshot, when this
+        journal last wrote the quest)"""
         self._policies = PolicyMemo(cache_size)
 
     # -- writing ---------------------------------------------------------------------------
@@ -211,7 +226,7 @@ class Journal(JournalReads):
             cached = not it.loaded
             it.loaded = False
             if cached:
-                it.version, it.before, it.at = self._cache[qid]
+                it.version, it.before, it.at, _written = self._cache[qid]
             it.policy = _policy(policy, qid)
             try:
                 t = step(it.before, it.event, it.policy)
@@ -367,10 +382,22 @@ class Journal(JournalReads):
             # the soak).
             self.forget(quest_id)
             return
-        self._cache[quest_id] = (version, quest, at)
+        now = self.timer()
+        self._cache[quest_id] = (version, quest, at, now)
         self._cache.move_to_end(quest_id)
         while len(self._cache) > self.cache_size:
-            self._cache.popitem(last=False)
+            self._policies.forget(self._cache.popitem(last=False)[0])
+        # The quests this journal last wrote ``idle_s`` ago go too, oldest first (the cache is
+        # in the order of writes): another worker may have ended them, which this one never
+        # hears of, and each held a whole snapshot (~15-50 KB) until ``cache_size`` others had
+        # come — a worker's memory growing with the quests the *other* workers closed. A live
+        # quest idle that long costs one read when it moves again.
+        while self._cache:
+            oldest = next(iter(self._cache))
+            if now - self._cache[oldest][3] <= self.idle_s:
+                break
+            del self._cache[oldest]
+            self._policies.forget(oldest)
 
     async def snapshot(self, quest_id: str) -> tuple[int, Quest | None]:
         """``JournalReads.snapshot``, from this writer's memory when it holds the quest at the
@@ -443,7 +470,7 @@ class Journal(JournalReads):
         raise redis.exceptions.NoScriptError("the enqueue script could not be loaded")
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=QUEST_KEYS_HELD)  # ~0.6 KB each: as ``quest_keys``, the quests moving now
 def _apply_head(sha: str, quest_id: str) -> Head:
     """``EVALSHA <apply> 5 <the quest's snap, events, ids, outbox and policies keys>``, packed
     once."""

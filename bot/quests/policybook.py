@@ -15,8 +15,10 @@ not a path (issue 22: an attacker's repository once lent its policy to another's
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 
-from cachetools import LRUCache
+from cachetools import TTLCache
 
 from bot.adapters import SettingsSource
 from bot.core import Policy
@@ -32,12 +34,34 @@ class ForeignQuest(PermanentError):
     handle: the delivery is dropped with this error in the log."""
 
 
+HELD_S = 300.0
+"""How long the book holds a quest's repository, and a repository's policy, after it last
+prepared them: every ``prepare`` renews both, and ``__call__`` follows its ``prepare`` within
+the same apply."""
+
+
 class PolicyBook:
-    def __init__(self, settings: SettingsSource, journal: Journal) -> None:
+    """What it holds is what the quests moving now need, not every quest or repository it
+    ever served: whatever was not prepared for ``held_s`` leaves — an ended quest, a quest
+    another worker is moving, a repository whose quests are all quiet; the next event reads
+    the quest's snapshot once. Not forgotten at the moment a quest ends: a concurrent event's
+    ``prepare`` may stand between that and its own apply, which would then step it under the
+    default policy. Before, a quest's repository stayed until 100,000 others had come
+    (~35 MB at the bound) and a repository's policy (~3 KB) for good."""
+
+    def __init__(self, settings: SettingsSource, journal: Journal, *,
+                 held_s: float = HELD_S, timer: Callable[[], float] = time.monotonic) -> None:
         self._settings = settings
         self._journal = journal
-        self._repo_of: LRUCache[str, str] = LRUCache(maxsize=100_000)
-        self._policy_of_repo: dict[str, Policy] = {}
+        self._repo_of: TTLCache[str, str] = TTLCache(maxsize=10_000, ttl=held_s, timer=timer)
+        self._policy_of_repo: TTLCache[str, Policy] = TTLCache(maxsize=4_096, ttl=held_s,
+                                                               timer=timer)
+
+    def held(self) -> tuple[int, int]:
+        """How many quests' repositories and repositories' policies the book holds."""
+        self._repo_of.expire()
+        self._policy_of_repo.expire()
+        return len(self._repo_of), len(self._policy_of_repo)
 
     async def prepare(self, quest_id: str, repo: str | None = None) -> Policy:
         """Load the policy ``quest_id`` is stepped under: its own repository's. ``repo``, the

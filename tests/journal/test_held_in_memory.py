@@ -33,3 +33,55 @@ async def test_closed_quests_leave_nothing_behind_in_the_journal(
     applied = await journal.apply(reopened, POLICY)
     assert applied.quest.state is not State.CLOSED
     assert journal.held() == (2, 2)
+
+
+async def test_quests_another_worker_ended_leave_once_idle(
+        redis_async: redis.asyncio.Redis) -> None:
+    """A worker never hears that another worker ended a quest it wrote to; it lets the quest
+    go once it has not written it for ``idle_s``, rather than after ``cache_size`` others."""
+    now = [0.0]
+    mine = Journal(redis_async, shards=4, idle_s=120.0, timer=lambda: now[0])
+    other = Journal(redis_async, shards=4)
+    for n in range(40):
+        b = main_line(f"q-{n}")
+        await mine.apply_many(b.events[:6], POLICY)
+        await other.apply_many(b.events[6:], POLICY)
+        assert b.quest is not None and b.quest.state is State.CLOSED
+        now[0] += 1.0
+    assert mine.held() == (40, 40)  # all of them, though every one has ended
+    now[0] += 120.0
+    live = main_line("q-live")
+    await mine.apply_many(live.events[:6], POLICY)
+    assert mine.held() == (1, 1)
+    # a quest held past ``idle_s`` is read again when it moves, and written right
+    now[0] += 121.0
+    await mine.apply_many(main_line("q-other").events[:2], POLICY)  # lets q-live go
+    assert mine.held() == (1, 1)
+    more = main_line("q-live")
+    applied = await mine.apply_many(more.events[6:], POLICY)
+    assert all(not isinstance(a, Exception) for a in applied)
+    assert mine.held() == (1, 1)  # q-other; q-live ended
+
+
+def test_the_key_names_kept_built_cost_a_worker_little() -> None:
+    """``quest_keys`` and the apply script's packed head are kept for the quests a worker is
+    moving, and the bound in all is what a worker can hold (before: 8,192 each, ~15 MB)."""
+    import tracemalloc
+
+    from bot.journal.keys import QUEST_KEYS_HELD, quest_keys
+    from bot.journal.store import _apply_head
+
+    quest_keys.cache_clear()
+    _apply_head.cache_clear()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        for n in range(3 * QUEST_KEYS_HELD):
+            _apply_head("a" * 40, f"check-{n:06d}-0123456789abcdef")  # builds quest_keys too
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert quest_keys.cache_info().currsize == QUEST_KEYS_HELD
+    assert _apply_head.cache_info().currsize == QUEST_KEYS_HELD
+    assert held < 2_500_000, held  # ~1.8 KB a quest at the bound
+    assert quest_keys("check-x").events == "q:{check-x}:events"
