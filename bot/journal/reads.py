@@ -76,6 +76,16 @@ class JournalReads:
                 return record.policies()
         return found
 
+    async def recorded_policy(self, quest_id: str, default: Policy) -> Policy:
+        """The policy the quest's latest entry was decided under (``default`` if it recorded
+        none): what a process that does not read the repository's settings — the web's
+        reviews, the command line, a repository that is gone — decides the next event under,
+        as the worker would."""
+        bodies, took_over = await self.policies(quest_id)
+        if not took_over:
+            return default
+        return bodies.get(took_over[max(took_over)], default)
+
     async def contains(self, quest_id: str, event_id: str) -> bool:
         if await self.client.hexists(quest_keys(quest_id).ids, event_id):
             return True

@@ -36,14 +36,6 @@ class NotAbandoned:
     """In the operator's words: what the quest is, and what to do instead."""
 
 
-async def recorded_policy(journal: Journal, quest_id: str, default: Policy) -> Policy:
-    """The policy the quest's latest journal entry was decided under (``default`` if none)."""
-    stored, took_over = await journal.policies(quest_id)
-    if not took_over:
-        return default
-    return stored.get(took_over[max(took_over)], default)
-
-
 async def abandon(journal: Journal, quest_id: str, *, reason: str, at: datetime,
                   event_id: str, default: Policy | None = None) -> Abandoned | NotAbandoned:
     """End the parked ``quest_id`` with ``reason``; anything else is refused, saying why.
@@ -60,7 +52,7 @@ async def abandon(journal: Journal, quest_id: str, *, reason: str, at: datetime,
                             f"{quest.state.value}, not parked: the people on its pull request "
                             "end it with /kill there, or /pause it first")
     was = quest.park_note or (quest.park_reason.value if quest.park_reason else "parked")
-    policy = await recorded_policy(journal, quest_id, default or Policy())
+    policy = await journal.recorded_policy(quest_id, default or Policy())
     try:
         await journal.apply(Killed(id=event_id, quest_id=quest_id, at=at, reason=reason),
                             policy)

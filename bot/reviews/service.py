@@ -95,15 +95,6 @@ class Submitted(BaseModel):
     state: str
 
 
-async def recorded_policy(journal: Journal, quest_id: str) -> Policy:
-    """The policy the quest's latest entry was decided under (the worker's, from the
-    repository's settings), so an apply from the web process decides as the worker would."""
-    bodies, versions = await journal.policies(quest_id)
-    if not versions:
-        return Policy()
-    return bodies.get(versions[max(versions)], Policy())
-
-
 class Reviews:
     def __init__(self, journal: Journal, capabilities: Capabilities, *,
                  policy_of: PolicyOf | None = None, base_url: str | None = None,
@@ -111,7 +102,7 @@ class Reviews:
         self.journal = journal
         self.capabilities = capabilities
         self.context_of = context_of
-        self.policy_of = policy_of or (lambda qid: recorded_policy(journal, qid))
+        self.policy_of = policy_of or (lambda qid: journal.recorded_policy(qid, Policy()))
         self.base_url = base_url.rstrip("/") if base_url else None
 
     async def request(self, quest_id: str, role: ReviewRole, *,

@@ -29,9 +29,7 @@ async def live_quests(client: RedisClient, repo: str, default: Policy) -> Listed
         _version, quest = await journal.snapshot(quest_id)
         if quest is None:
             continue  # indexed, and its snapshot gone: nothing to say of it here
-        stored, took_over = await journal.policies(quest_id)
-        latest = took_over[max(took_over)] if took_over else None
-        out.append(status_and_next(quest, stored.get(latest, default) if latest else default))
+        out.append(status_and_next(quest, await journal.recorded_policy(quest_id, default)))
     return Listed(repo=repo, quests=tuple(out))
 
 
