@@ -216,6 +216,12 @@ def repo_gh_key(repo: str) -> str:
     return f"repo:{hash_tag(repo.lower())}:gh"
 
 
+def creating_key(hash_key: str, name: str) -> str:
+    """The lease on creating ``name`` recorded in ``hash_key`` (``ForgeMemory.creating``);
+    the owed views' look-up reads the view's to pass over a quest a worker is writing."""
+    return f"{hash_key}:creating:{name}"
+
+
 def evidence_key(quest_id: str) -> str:
     return f"q:{hash_tag(quest_id)}:evidence"
 

@@ -45,7 +45,7 @@ from redis.typing import EncodableT, FieldT
 
 from bot.errors import RetryLater
 from bot.journal.errors import JournalError
-from bot.journal.keys import quest_gh_key, repo_gh_key
+from bot.journal.keys import creating_key, quest_gh_key, repo_gh_key
 from bot.journal.wire import RedisClient, atomic
 
 log = logging.getLogger(__name__)
@@ -213,7 +213,7 @@ class ForgeMemory:
 
         Raises ``CreationBusy`` (retry later) after ``wait_s``. The block should read the
         record again first: whoever held the lease may have written it."""
-        lease = f"{hash_key}:creating:{name}"
+        lease = creating_key(hash_key, name)
         token = secrets.token_hex(8)
         deadline = time.monotonic() + wait_s
         pause = 0.01

@@ -23,7 +23,7 @@ import random
 import time
 from collections.abc import Sequence
 
-from bot.journal.keys import quest_gh_key, shard_of
+from bot.journal.keys import creating_key, quest_gh_key, shard_of
 from bot.journal.wire import RedisClient, text
 
 _DONE = """
@@ -43,7 +43,7 @@ def views_key(shard: int) -> str:
 def view_lease_key(quest_id: str) -> str:
     """The lease a worker holds while it writes the quest's view
     (``ForgeMemory.quest_creating(quest_id, "view")``, ``bot.views.projection``)."""
-    return f"{quest_gh_key(quest_id)}:creating:view"
+    return creating_key(quest_gh_key(quest_id), "view")
 
 
 class OwedViews:
