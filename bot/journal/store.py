@@ -45,7 +45,6 @@ from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import lru_cache
 from typing import Any
 
 import redis.asyncio
@@ -59,7 +58,6 @@ from bot.journal.errors import ConcurrencyError
 from bot.journal.indexes import IndexWrites
 from bot.journal.keys import (
     DEFAULT_SHARDS,
-    QUEST_KEYS_HELD,
     doorbell_key,
     quest_keys,
     shard_of,
@@ -105,6 +103,8 @@ class _Item:
     follow_ups: tuple[Event, ...] = ()
     """What the event set off (``Transition.follow_ups``, applied with ``core.steps``),
     journaled after it in the same write."""
+    head: Head | None = None
+    """The apply script's call for this quest, packed once (``Journal._head``)."""
 
 
 IDLE_S = 120.0
@@ -130,9 +130,10 @@ class Journal(JournalReads):
         self.max_conflicts = max_conflicts
         self.idle_s = idle_s
         self.timer = timer
-        self._cache: OrderedDict[str, tuple[int, Quest, int | None, float]] = OrderedDict()
+        self._cache: OrderedDict[str, tuple[int, Quest, int | None, float, Head]] = \
+            OrderedDict()
         """quest id → (version, quest at it, the version of the stored snapshot, when this
-        journal last wrote the quest)"""
+        journal last wrote the quest, the apply script's call for it packed)"""
         self._policies = PolicyMemo(cache_size)
 
     # -- writing ---------------------------------------------------------------------------
@@ -209,7 +210,7 @@ class Journal(JournalReads):
             for it, stored, seen_at, outbox_len in read:
                 quest, version = stored.quest, stored.version
                 if quest is not None:
-                    self._remember(it.event.quest_id, version, quest, stored.at)
+                    self._remember(it.event.quest_id, version, quest, stored.at, it.head)
                 if seen_at is not None and quest is not None:
                     results[it.index] = Applied(it.event.id, quest, (), int(seen_at),
                                                 duplicate=True)
@@ -225,8 +226,12 @@ class Journal(JournalReads):
             qid = it.event.quest_id
             cached = not it.loaded
             it.loaded = False
+            held = self._cache.get(qid)
             if cached:
-                it.version, it.before, it.at, _written = self._cache[qid]
+                assert held is not None
+                it.version, it.before, it.at, _written, it.head = held
+            elif held is not None:  # read this round and held since: its call is packed
+                it.head = held[4]
             it.policy = _policy(policy, qid)
             try:
                 t = step(it.before, it.event, it.policy)
@@ -248,7 +253,6 @@ class Journal(JournalReads):
         # 3. one atomic write per event, all in one round trip
         if stepped:
             batch = Batch()
-            apply_sha = self.scripts.sha("apply")
             for it in stepped:
                 assert it.transition_quest is not None and it.policy is not None
                 if it.event_json is None:  # kept across retries: the event does not change
@@ -266,7 +270,9 @@ class Journal(JournalReads):
                 args.append(dump_quest(it.transition_quest, after) if it.sent else b"")
                 for effect in it.effects:
                     args += [effect.key, dump_effect(effect)]
-                batch.call(_apply_head(apply_sha, it.event.quest_id), *args)
+                if it.head is None:
+                    it.head = self._head(it.event.quest_id)
+                batch.call(it.head, *args)
             waitaof = self.durability.command() if wait else None
             if waitaof is not None:
                 batch.add(*waitaof)
@@ -290,7 +296,7 @@ class Journal(JournalReads):
                         self._policies.stored(qid, it.digest)
                     self._remember(qid, version, it.transition_quest,
                                    (version if versions()["quest"] > 1 else None)
-                                   if it.sent else it.at)
+                                   if it.sent else it.at, it.head)
                     results[it.index] = Applied(it.event.id, it.transition_quest, it.effects,
                                                 version - len(it.follow_ups),
                                                 absorbed=it.absorbed)
@@ -371,7 +377,19 @@ class Journal(JournalReads):
             for key, quests in lost:
                 await self.scripts.call(self.client, "ring", [key], list(quests))
 
-    def _remember(self, quest_id: str, version: int, quest: Quest, at: int | None) -> None:
+    def _head(self, quest_id: str) -> Head:
+        """``EVALSHA <apply> 5 <the quest's snap, events, ids, outbox and policies keys>``,
+        packed once for as long as the quest is held (``_remember``): the call is the same
+        for every apply to the quest, and packing it costs as much as the rest of the call's
+        arguments. Held beside the snapshot, it lives and goes with it — a cache of its own,
+        smaller than the quests a worker moves, was missed by every apply once more quests
+        moved than it held (issue 26, item 5)."""
+        k = quest_keys(quest_id)
+        return Head.of("EVALSHA", self.scripts.sha("apply"), 5, k.snap, k.events, k.ids,
+                       k.outbox, k.policies)
+
+    def _remember(self, quest_id: str, version: int, quest: Quest, at: int | None,
+                  head: Head | None = None) -> None:
         """Hold the quest at ``version``; ``at`` is the version its stored snapshot record is
         at (``None``: a version 1 record, so the next apply writes one in full)."""
         if quest.state in TERMINAL:
@@ -383,7 +401,7 @@ class Journal(JournalReads):
             self.forget(quest_id)
             return
         now = self.timer()
-        self._cache[quest_id] = (version, quest, at, now)
+        self._cache[quest_id] = (version, quest, at, now, head or self._head(quest_id))
         self._cache.move_to_end(quest_id)
         while len(self._cache) > self.cache_size:
             self._policies.forget(self._cache.popitem(last=False)[0])
@@ -468,14 +486,6 @@ class Journal(JournalReads):
                 await self.ring(trail_id)
             return added
         raise redis.exceptions.NoScriptError("the enqueue script could not be loaded")
-
-
-@lru_cache(maxsize=QUEST_KEYS_HELD)  # ~0.6 KB each: as ``quest_keys``, the quests moving now
-def _apply_head(sha: str, quest_id: str) -> Head:
-    """``EVALSHA <apply> 5 <the quest's snap, events, ids, outbox and policies keys>``, packed
-    once."""
-    k = quest_keys(quest_id)
-    return Head.of("EVALSHA", sha, 5, k.snap, k.events, k.ids, k.outbox, k.policies)
 
 
 def _policy(source: PolicySource, quest_id: str) -> Policy:

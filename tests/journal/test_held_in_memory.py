@@ -9,6 +9,7 @@ import redis.asyncio
 
 from bot.core import State
 from bot.journal import Journal
+from bot.journal.wire import Head
 from questbot_testing.journals import main_line
 from tests.journal.conftest import POLICY
 
@@ -64,24 +65,46 @@ async def test_quests_another_worker_ended_leave_once_idle(
 
 
 def test_the_key_names_kept_built_cost_a_worker_little() -> None:
-    """``quest_keys`` and the apply script's packed head are kept for the quests a worker is
-    moving, and the bound in all is what a worker can hold (before: 8,192 each, ~15 MB)."""
+    """``quest_keys`` are kept for the quests a worker is moving, and the bound in all is what a
+    worker can hold (before: 8,192, with the apply script's packed call beside them, ~15 MB;
+    the packed call now lives in the journal's held quest, and goes with it)."""
     import tracemalloc
 
     from bot.journal.keys import QUEST_KEYS_HELD, quest_keys
-    from bot.journal.store import _apply_head
 
     quest_keys.cache_clear()
-    _apply_head.cache_clear()
     tracemalloc.start()
     try:
         before = tracemalloc.get_traced_memory()[0]
         for n in range(3 * QUEST_KEYS_HELD):
-            _apply_head("a" * 40, f"check-{n:06d}-0123456789abcdef")  # builds quest_keys too
+            quest_keys(f"check-{n:06d}-0123456789abcdef")
         held = tracemalloc.get_traced_memory()[0] - before
     finally:
         tracemalloc.stop()
     assert quest_keys.cache_info().currsize == QUEST_KEYS_HELD
-    assert _apply_head.cache_info().currsize == QUEST_KEYS_HELD
-    assert held < 2_500_000, held  # ~1.8 KB a quest at the bound
+    assert held < 1_500_000, held  # ~1.2 KB a quest at the bound
     assert quest_keys("check-x").events == "q:{check-x}:events"
+
+
+async def test_a_held_quest_packs_its_script_call_once(
+        redis_async: redis.asyncio.Redis) -> None:
+    """The apply script's call (its keys) is packed once a quest while the journal holds it, however
+    many quests move at once: a cache of its own, smaller than the quests moving, was missed by
+    every apply (issue 26, item 5)."""
+    packed: list[str] = []
+
+    class Counting(Journal):
+        def _head(self, quest_id: str) -> Head:
+            packed.append(quest_id)
+            return super()._head(quest_id)
+
+    journal = Counting(redis_async, shards=4)
+    quests = [main_line(f"q-{n}") for n in range(40)]
+    for k in range(6):  # one event of each quest a round, as many quests moving do
+        applied = await journal.apply_many([b.events[k] for b in quests], POLICY)
+        assert all(not isinstance(a, Exception) for a in applied)
+    assert sorted(packed) == sorted(f"q-{n}" for n in range(40))
+    # a quest read back from Redis (another writer held it) is packed once more, then held
+    journal.forget("q-3")
+    await journal.apply(quests[3].events[6], POLICY)
+    assert packed.count("q-3") == 2
