@@ -17,13 +17,24 @@ process) is frozen, so no collection walks it again, and the young generation's 
 
 The price is a longer young collection, a few milliseconds now and then; the web process keeps
 the defaults for its p99 (``bot/web/app.py`` says why), the worker has no such deadline.
+
+Raised again, 10,000 → 100,000 (issue 26, item 5, on a machine ~2.5 times slower than the one
+above): the count is allocations *less deallocations*, and a worker in its stride frees an old
+version of a quest for each new one it makes, so the count climbs slowly while the young
+generation fills with every new version still held — each young collection then walked some
+15,000-25,000 objects (20-70 ms here) and the young and middle ones together took 10-25 µs of
+the ~100 µs of CPU an apply at 3,000 quests. At 100,000 a worker whose held quests are not
+growing all but never collects (0-1 young collections in a run of 36,000 applies, against 12):
+what a young collection would find is mostly versions that die by refcount anyway. What it
+gives up: garbage in cycles (rare here: some 150 objects in 36,000 applies, from exceptions'
+tracebacks) waits for up to 100,000 allocations before it is freed, a few MB at most.
 """
 
 from __future__ import annotations
 
 import gc
 
-YOUNG_THRESHOLD = 10_000
+YOUNG_THRESHOLD = 100_000
 """Allocations (less deallocations) between two young collections; Python's default is 700."""
 
 
