@@ -82,18 +82,20 @@ class IndexWrites:
     def _limits(self, before: Quest | None, after: Quest, now: datetime, *, full: bool) -> None:
         """The repository's limits (``core.limits``): a bad ending counted once, and the
         held quests listed while they are held."""
-        ms = int(now.timestamp() * 1000)
+        # most applies write neither: the time and the keys are made only when one is written
+        # (every apply of a round passes here: ``Journal._follow_up``)
         ending = bad_ending(before, after)
         if ending is not None:
             member = f"{after.id}:{after.revision}:{after.attempt_number}:{ending.value}"
-            self._scored.setdefault(repo_bad_endings_key(after.repo), {})[member] = ms
+            self._scored.setdefault(repo_bad_endings_key(after.repo), {})[member] = int(
+                now.timestamp() * 1000)
         held = after.held is not None and after.state is State.SENSED
         was = before is not None and before.held is not None and before.state is State.SENSED
-        key = repo_held_key(after.repo)
         if held and (full or not was):
-            self._scored.setdefault(key, {}).setdefault(after.id, ms)
+            self._scored.setdefault(repo_held_key(after.repo), {}).setdefault(
+                after.id, int(now.timestamp() * 1000))
         elif not held and (was or (full and before is not None)):
-            self._unscored.setdefault(key, {})[after.id] = None
+            self._unscored.setdefault(repo_held_key(after.repo), {})[after.id] = None
 
     def commands(self) -> Iterator[tuple[str | int, ...]]:
         for key, members in self._add.items():

@@ -81,7 +81,7 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
-@dataclass
+@dataclass(slots=True)
 class _Item:
     index: int
     event: Event
@@ -280,6 +280,7 @@ class Journal(JournalReads):
             if waitaof is not None:
                 await self.durability.check(self.client, replies[-1])
             reload_scripts = False
+            recorded_at = versions()["quest"] > 1  # a version 2 record names its version
             for it, reply in zip(stepped, replies, strict=False):
                 qid = it.event.quest_id
                 if isinstance(reply, redis.exceptions.NoScriptError):
@@ -295,7 +296,7 @@ class Journal(JournalReads):
                     if it.transition_quest.state not in TERMINAL:  # ``_remember`` says why
                         self._policies.stored(qid, it.digest)
                     self._remember(qid, version, it.transition_quest,
-                                   (version if versions()["quest"] > 1 else None)
+                                   (version if recorded_at else None)
                                    if it.sent else it.at, it.head)
                     results[it.index] = Applied(it.event.id, it.transition_quest, it.effects,
                                                 version - len(it.follow_ups),
@@ -342,21 +343,22 @@ class Journal(JournalReads):
         # A sync's ``begin`` score keeps its random fraction, so the two all but never compare
         # equal (as with the fractional scores before).
         owed = int(time.time() * 1000)
-        views: dict[str, list[str | int]] = {}
-        doorbells: dict[str, list[str]] = {}
+        by_shard: dict[int, list[str | int]] = {}  # the keys are named once a round, below
+        rung: dict[int, list[str]] = {}
         for before, after, effects, full, outbox_full in follow_up:
             shard = shard_of(after.id, self.shards)
-            views.setdefault(views_key(shard), []).extend((owed, after.id))
+            by_shard.setdefault(shard, []).extend((owed, after.id))
             indexes.transition(before, after, effects, now, full=full)
             # ring on every apply that adds effects, even to an outbox that held some
             # (whoever was told of those may be gone), and on a redelivery
             if outbox_full and (full or effects):
-                doorbells.setdefault(doorbell_key(shard), []).append(after.id)
+                rung.setdefault(shard, []).append(after.id)
+        doorbells = {doorbell_key(shard): quests for shard, quests in rung.items()}
         batch = Batch()
         for command in indexes.commands():
             batch.add(*command)
-        for key, pairs in views.items():
-            batch.add("ZADD", key, *pairs)
+        for shard, pairs in by_shard.items():
+            batch.add("ZADD", views_key(shard), *pairs)
         ring = self.scripts.sha("ring")
         for key, quests in doorbells.items():
             batch.add("EVALSHA", ring, 1, key, *quests)
