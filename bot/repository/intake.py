@@ -114,7 +114,7 @@ class RepositoryIntake:
     async def _deleted(self, c: RepositoryChanged, repo: str, quest_id: str) -> None:
         """The quest waits for its repository to be restored, for as long as GitHub allows."""
         await restorable.note_deleted(self.memory.client, self.memory, quest_id,
-                                      c.id_of(repo), self.ctx.clock())
+                                      c.id_of(repo), self.ctx.clock(), c.installation_id)
 
     async def _resume(self, c: RepositoryChanged, repo: str, desk: Desk) -> None:
         undone = {change.value for change in UNDOES[c.change]}
