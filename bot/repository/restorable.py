@@ -265,6 +265,9 @@ class RestorableSweep:
         await self.take_up("installation_repositories",
                            added_payload(group.installation_id, answer),
                            f"restored-{group.repository_id}-{group.deleted_ms}")
+        for quest_id in group.quests:  # taken up, or gone on before: nothing left to look for
+            if await self.memory.quest(quest_id, PARKED_BY_REPOSITORY) != Change.DELETED.value:
+                await let_go(self.client, quest_id)
         return 1
 
     async def pass_once(self) -> int:

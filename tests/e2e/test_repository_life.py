@@ -19,7 +19,7 @@ from bot.core.events import Killed
 from bot.journal import Indexes
 from bot.journal.compaction import due as compaction_due
 from bot.journal.memory import PARKED_BY_REPOSITORY
-from bot.repository.restorable import waiting
+from bot.repository.restorable import note_deleted, waiting
 from bot.tools.quests import listed_text, live_quests
 from bot.words.render import INBOX_TITLE
 from questbot_testing.scenario import MAINTAINER, REPO, Story
@@ -557,4 +557,50 @@ async def test_a_repository_in_another_installation_is_never_looked_at_through_t
     await stack.advance(CHECK_MINUTES)
     assert looks(stack, since) == [(f"/repositories/{repo_id}", 404, installation)] * 2
     assert all(held == installation for _, _, held in looks(stack))
+    assert (await stack.quest(story.quest_id)).state is State.PARKED
+
+
+async def test_on_all_repositories_an_added_webhook_takes_the_quest_up_before_any_look(
+        stack: Stack) -> None:
+    """Should GitHub send ``installation_repositories`` ``added`` for a restored repository on
+    an installation on all repositories (undocumented either way), it is taken as on selected
+    repositories, and the look has nothing left to ask."""
+    installation = on_all_repositories(stack)
+    story = await deleted_under_a_parked_quest(stack)
+    stack.fake.restore_repository(REPO, user=MAINTAINER)
+    await stack.fake.add_to_installation(REPO, installation, user=MAINTAINER)
+    added = [d.delivery.payload for d in stack.fake.deliveries
+             if d.delivery.event == "installation_repositories"][-1]
+    assert added["repository_selection"] == "all"
+    since = len(stack.fake.requests)
+    await story.step("restored, and added on all repositories", State.HYPOTHESISED)
+    assert looks(stack, since) == []
+    await stack.advance(CHECK_MINUTES)
+    assert looks(stack, since) == []
+
+
+async def test_a_look_asks_once_per_repository_and_at_most_its_batch(stack: Stack) -> None:
+    """Quests waiting on one repository cost one request a look; with more repositories
+    waiting than a look asks about, each is asked in turn."""
+    installation = on_all_repositories(stack)
+    story = await deleted_under_a_parked_quest(stack)
+    (repo_id,) = stack.fake.world.deleted
+    memory = stack.runtime.worker.intake.memory
+    at = stack.clock()
+    # a second quest on the same repository, and one on another deleted repository
+    await note_deleted(stack.web_client, memory, "q-second", repo_id, at, installation)
+    await note_deleted(stack.web_client, memory, "q-other", 987_654, at, installation)
+    sweep = stack.runtime.worker.restorable
+    assert sweep is not None
+    since = len(stack.fake.requests)
+    await stack.advance(CHECK_MINUTES)
+    assert sorted(looks(stack, since)) == [(f"/repositories/{repo_id}", 404, installation),
+                                           ("/repositories/987654", 404, installation)]
+    sweep.check_batch = 1
+    since = len(stack.fake.requests)
+    for _ in range(4):
+        await stack.advance(CHECK_MINUTES)
+    asked = [path for path, _, _ in looks(stack, since)]
+    assert len(asked) == 4 and set(asked[0::2]) != set(asked[1::2])
+    assert sorted(asked) == sorted([f"/repositories/{repo_id}", "/repositories/987654"] * 2)
     assert (await stack.quest(story.quest_id)).state is State.PARKED
