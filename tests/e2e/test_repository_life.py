@@ -441,6 +441,8 @@ async def test_on_all_repositories_a_restored_repository_is_found_and_its_quest_
     per waiting repository) finds it, takes the quest up as ``installation_repositories``
     ``added`` would, and the quest goes on to land."""
     installation = on_all_repositories(stack)
+    sweep = stack.runtime.worker.restorable
+    assert sweep is not None and sweep.check_s == CHECK_MINUTES * 60
     story = await deleted_under_a_parked_quest(stack)
     (repo_id,) = stack.fake.world.deleted
     sent = len(stack.fake.deliveries)
