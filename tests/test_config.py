@@ -398,6 +398,11 @@ def test_the_worker_and_redelivery_settings(env: dict[str, str]) -> None:
         ("QUESTBOT_EXPORT_AFTER_DAYS", "0", "QUESTBOT_EXPORT_AFTER_DAYS=0: is below 0.0001 days"),
         ("QUESTBOT_EXPORT_AFTER_DAYS", "40000", "QUESTBOT_EXPORT_AFTER_DAYS=40000: is not "
          "between 0 and 36500"),
+        ("QUESTBOT_RESTORED_CHECK_S", "59", "QUESTBOT_RESTORED_CHECK_S=59: is not between 60 "
+         "and 86400"),
+        ("QUESTBOT_RESTORED_CHECK_S", "90000", "QUESTBOT_RESTORED_CHECK_S=90000: is not "
+         "between 60 and 86400"),
+        ("QUESTBOT_RESTORED_CHECK_S", "6e2", "QUESTBOT_RESTORED_CHECK_S=6e2: is not a number"),
     ],
 )
 def test_malformed_settings(env: dict[str, str], name: str, value: str, expected: str) -> None:
@@ -596,3 +601,11 @@ def test_the_tools_read_redis_url_as_the_processes_do(
     assert redis_url() == "redis://file-host:6380/2"
     monkeypatch.setenv("REDIS_URL", "redis+cluster://env-host:7000/0")
     assert redis_url() == "redis+cluster://env-host:7000/0"
+
+
+def test_the_look_for_restored_repositories_is_every_ten_minutes_unless_set(
+        env: dict[str, str]) -> None:
+    """``bot.repository.restorable``: at most 50 repositories a look, so 300 requests an hour
+    at the default; a minute is the shortest (3,000 an hour at most)."""
+    assert load_config(env).restored_check_s == 600.0
+    assert load_config(env | {"QUESTBOT_RESTORED_CHECK_S": "60"}).restored_check_s == 60.0

@@ -28,8 +28,10 @@
   once for good instead of being retried. A quest the removal parked first keeps that note;
   it is marked as parked by the deletion either way. It waits while GitHub lets the
   repository be restored (``bot.repository.restorable``): the repository given back to the
-  App under its old id takes it up again; one made since under the name takes up nothing;
-  after the window the worker abandons it with the reason.
+  App under its old id takes it up again — or found back by the worker's own look, on an
+  installation on all repositories, which hands this intake the same ``added``; one made
+  since under the name takes up nothing; after the window the worker abandons it with the
+  reason.
 * Made private, or its default branch renamed: nothing to park. GitHub retargets open pull
   requests to the renamed branch, and the worker records the new default branch from every
   webhook (``bot.intake.intake``).
@@ -114,7 +116,7 @@ class RepositoryIntake:
     async def _deleted(self, c: RepositoryChanged, repo: str, quest_id: str) -> None:
         """The quest waits for its repository to be restored, for as long as GitHub allows."""
         await restorable.note_deleted(self.memory.client, self.memory, quest_id,
-                                      c.id_of(repo), self.ctx.clock())
+                                      c.id_of(repo), self.ctx.clock(), c.installation_id)
 
     async def _resume(self, c: RepositoryChanged, repo: str, desk: Desk) -> None:
         undone = {change.value for change in UNDOES[c.change]}

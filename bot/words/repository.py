@@ -91,12 +91,13 @@ def taken_up_text(change: Change, repo: str, actor: str = "") -> str:
 
 
 def restored_text(repo: str, actor: str = "") -> str:
-    """Said on the quest's pull request when its deleted repository was restored and given
-    back to the App: nothing could be said while it was gone."""
+    """Said on the quest's pull request when its deleted repository was restored and the App
+    reaches it again — given back to it, or found by questbot's own look on an installation
+    on all repositories: nothing could be said while it was gone."""
     by = f" (by {login(actor)})" if actor else ""
-    return (f"{repo} was deleted, so questbot parked this quest. It was restored and given "
-            f"back to questbot's App now{by}, and questbot took the quest up again where it "
-            "stopped.")
+    return (f"{repo} was deleted, so questbot parked this quest. It was restored, and "
+            f"questbot's App can reach it again{by}, so questbot took the quest up again where "
+            "it stopped.")
 
 
 def gone_reason(repo: str, days: float) -> str:

@@ -187,6 +187,7 @@ async def _serve(config: Config) -> None:
         probe_model=config.model_probe)
     if runtime.worker.restorable is not None:  # ``bot.repository.restorable``
         runtime.worker.restorable.days = config.restorable_days
+        runtime.worker.restorable.check_s = config.restored_check_s
     if config.compact_after_hours:  # ended quests compacted (``bot.worker.compaction_sweep``)
         runtime.worker.compaction = CompactionSweep(
             runtime.redis, config.compact_after_hours * 3600.0, export_dir=config.export_dir,

@@ -152,8 +152,9 @@ class Worker:
     owed: OwedSweep | None = None
     """The look at runs repositories still owe (``bot.worker.owed_sweep``)."""
     restorable: RestorableSweep | None = None
-    """Quests parked by their repository's deletion abandoned once GitHub no longer lets it be
-    restored (``bot.repository.restorable``)."""
+    """Quests parked by their repository's deletion: taken up again when the repository is
+    found restored, abandoned once GitHub no longer lets it be restored
+    (``bot.repository.restorable``)."""
     compaction: CompactionSweep | None = None
     """Ended quests compacted a while after they end (``bot.worker.compaction_sweep``);
     ``None``: never (tests and the demo, which drive time, call it themselves)."""
@@ -249,7 +250,7 @@ class Worker:
             if self.owed is not None:
                 busy += await self.owed.sweep_once()
             if self.restorable is not None:
-                busy += await self.restorable.sweep_once()
+                busy += await self.restorable.pass_once()
             if not busy:
                 return
 
@@ -355,7 +356,8 @@ def build_worker(client: RedisClient, forges: Forges, settings: SettingsSource,
     intake = Intake(ctx, forges, book, indexes)
     intake.reflections = Reflections(ctx, coordination.limits, coordination.release,
                                      runs=runs)
+    # a repository found restored is taken up as the webhook that gives it back would be
+    restorable = RestorableSweep(journal, ForgeMemory(client), clock=lambda: ctx.clock(),
+                                 forges=forges, take_up=intake.handle)
     return Worker(journal, Inbound(client, durable=durable), intake, runner, timers, projector,
-                  timings, outage, owed=OwedSweep(ctx),
-                  restorable=RestorableSweep(journal, ForgeMemory(client),
-                                             clock=lambda: ctx.clock()))
+                  timings, outage, owed=OwedSweep(ctx), restorable=restorable)

@@ -19,7 +19,7 @@ from bot.core.events import Killed
 from bot.journal import Indexes
 from bot.journal.compaction import due as compaction_due
 from bot.journal.memory import PARKED_BY_REPOSITORY
-from bot.repository.restorable import waiting
+from bot.repository.restorable import note_deleted, waiting
 from bot.tools.quests import listed_text, live_quests
 from bot.words.render import INBOX_TITLE
 from questbot_testing.scenario import MAINTAINER, REPO, Story
@@ -166,7 +166,10 @@ async def test_a_deleted_repository_parks_its_quests_says_why_where_it_can_and_r
     assert asked == []  # forgotten with its installation before anything was asked of it
     before = len(stack.fake.requests)
     await stack.advance(60)
-    assert stack.fake.requests[before:] == []
+    # nothing but the look for it restored (``bot.repository.restorable``), answered 404
+    (repo_id,) = stack.fake.world.deleted
+    assert [(e.method, e.path, e.status) for e in stack.fake.requests[before:]] == [
+        ("GET", f"/repositories/{repo_id}", 404)]
     assert (await stack.quest(story.quest_id)).state is State.PARKED
 
 
@@ -403,3 +406,203 @@ async def test_abandon_refuses_a_quest_that_is_not_parked_and_says_what_to_do(
     code = await asyncio.to_thread(main, ["abandon", story.quest_id, "--reason", "  ",
                                           "--redis", stack.redis_url])
     assert code == 2 and "--reason" in capsys.readouterr().err
+
+
+# Restored on an installation on all repositories, with nothing sent: questbot looks itself
+
+
+CHECK_MINUTES = 10
+"""``bot.repository.restorable.CHECK_S``: the worker's look for restored repositories."""
+
+
+def on_all_repositories(stack: Stack) -> int:
+    """The App's installation on ``octo`` covers all of its repositories; its id."""
+    installation = stack.fake.world.installation_for("octo")
+    installation.repository_selection = "all"
+    return installation.id
+
+
+def looks(stack: Stack, since: int = 0) -> list[tuple[str, int, int]]:
+    """Each ``GET /repositories/{id}`` questbot made: the path, its answer, and the installation
+    whose token asked."""
+    found = []
+    for e in stack.fake.requests[since:]:
+        if e.path.startswith("/repositories/"):
+            token = e.headers.get("authorization", "").removeprefix("token ")
+            held = stack.fake.world.tokens.get(token) or stack.fake.world.revoked.get(token)
+            found.append((e.path, e.status, held.installation_id if held else 0))
+    return found
+
+
+async def test_on_all_repositories_a_restored_repository_is_found_and_its_quest_goes_on(
+        stack: Stack) -> None:
+    """GitHub sends nothing when a repository restored on an installation on all repositories
+    is within the App's reach again; questbot's next look (``GET /repositories/{id}``, once
+    per waiting repository) finds it, takes the quest up as ``installation_repositories``
+    ``added`` would, and the quest goes on to land."""
+    installation = on_all_repositories(stack)
+    sweep = stack.runtime.worker.restorable
+    assert sweep is not None and sweep.check_s == CHECK_MINUTES * 60
+    story = await deleted_under_a_parked_quest(stack)
+    (repo_id,) = stack.fake.world.deleted
+    sent = len(stack.fake.deliveries)
+    stack.fake.restore_repository(REPO, user=MAINTAINER)
+    await stack.settle()
+    assert (await stack.quest(story.quest_id)).state is State.PARKED  # not looked yet
+    since = len(stack.fake.requests)
+    await stack.advance(CHECK_MINUTES)
+    about = {d.delivery.event for d in stack.fake.deliveries[sent:]}  # questbot's own doing
+    assert not about & {"repository", "installation", "installation_repositories"}, about
+    assert looks(stack, since) == [(f"/repositories/{repo_id}", 200, installation)]
+    quest = await stack.quest(story.quest_id)
+    assert (quest.state, quest.park_reason) == (State.HYPOTHESISED, None)
+    assert await waiting(stack.web_client) == []
+    (told,) = said(stack, story.pr_number(), "took the quest up again")
+    assert f"{REPO} was deleted" in told and "restored" in told
+    since = len(stack.fake.requests)
+    await story.approve("A", State.PLANNED)
+    await story.approve("B", State.READY)
+    quest = await story.approve("C", State.WATCHING)
+    assert stack.fake.repo(REPO).branch_sha("main") == quest.merge_sha
+    await stack.advance(CHECK_MINUTES)
+    assert looks(stack, since) == []  # nothing waits: nothing is asked
+
+
+async def test_on_all_repositories_a_repository_renamed_while_away_is_followed(
+        stack: Stack) -> None:
+    """The look asks by id: a repository back under another name (its rename's webhook never
+    reached questbot) is the same repository, and questbot follows it to its new name."""
+    on_all_repositories(stack)
+    story = await deleted_under_a_parked_quest(stack)
+    repo = stack.fake.restore_repository(REPO, user=MAINTAINER)
+    number = story.pr_number()
+    del stack.fake.world.repositories[REPO]  # renamed with nothing sent to the App
+    repo.name = "pager"
+    stack.fake.world.repositories["octo/pager"] = repo
+    stack.fake.world.renamed[REPO] = repo.id
+    await stack.advance(CHECK_MINUTES)
+    quest = await stack.quest(story.quest_id)
+    assert (quest.state, quest.repo) == (State.HYPOTHESISED, REPO)
+    since = len(stack.fake.requests)
+    await stack.fake.comment("octo/pager", number, "/approve A", user=MAINTAINER)
+    await story.step("approved A under the new name", State.PLANNED)
+    asked = stack.fake.requests[since:]
+    assert any(e.path.startswith("/repos/octo/pager/") for e in asked)
+    assert not any(e.path.startswith(f"/repos/{REPO}/") for e in asked)
+
+
+async def test_on_all_repositories_a_new_repository_under_the_name_takes_up_nothing(
+        stack: Stack) -> None:
+    installation = on_all_repositories(stack)
+    story = await deleted_under_a_parked_quest(stack)
+    (old_id,) = stack.fake.world.deleted
+    made = stack.fake.create_repository(REPO, {"README.md": "another"},
+                                        installation_id=installation)
+    since = len(stack.fake.requests)
+    await stack.advance(CHECK_MINUTES)
+    assert looks(stack, since) == [(f"/repositories/{old_id}", 404, installation)]
+    assert made.id != old_id
+    quest = await stack.quest(story.quest_id)
+    assert (quest.state, quest.park_reason) == (State.PARKED, ParkReason.REPOSITORY_CHANGED)
+    assert [q for q, _ in await waiting(stack.web_client)] == [story.quest_id]
+
+
+@pytest.mark.parametrize("fault", ["5xx", "secondary", "429"])
+async def test_a_look_that_fails_leaves_the_quest_waiting_until_the_next(
+        stack: Stack, fault: str) -> None:
+    """GitHub down, or a rate limit: the quest is neither taken up nor ended, and the next
+    look asks again."""
+    on_all_repositories(stack)
+    story = await deleted_under_a_parked_quest(stack)
+    (repo_id,) = stack.fake.world.deleted
+    stack.fake.restore_repository(REPO, user=MAINTAINER)
+    stack.fake.faults.aim(fault, "GET", f"/repositories/{repo_id}", times=5)
+    sweep = stack.runtime.worker.restorable
+    assert sweep is not None
+    await stack.advance(CHECK_MINUTES)
+    assert sweep.last_look.failed == 1 and sweep.last_look.back == 0
+    quest = await stack.quest(story.quest_id)
+    assert (quest.state, quest.park_reason) == (State.PARKED, ParkReason.REPOSITORY_CHANGED)
+    assert [q for q, _ in await waiting(stack.web_client)] == [story.quest_id]
+    stack.fake.faults.aimed.clear()
+    await stack.advance(CHECK_MINUTES)
+    assert sweep.last_look.back == 1
+    assert (await stack.quest(story.quest_id)).state is State.HYPOTHESISED
+
+
+async def test_a_look_that_keeps_failing_never_ends_the_quest_before_its_window(
+        stack: Stack) -> None:
+    on_all_repositories(stack)
+    story = await deleted_under_a_parked_quest(stack)
+    (repo_id,) = stack.fake.world.deleted
+    stack.fake.faults.aim("5xx", "GET", f"/repositories/{repo_id}", times=1000)
+    for _ in range(12):
+        await stack.advance(7 * 24 * 60)  # a week
+    quest = await stack.quest(story.quest_id)
+    assert (quest.state, quest.park_reason) == (State.PARKED, ParkReason.REPOSITORY_CHANGED)
+
+
+async def test_a_repository_in_another_installation_is_never_looked_at_through_this_one(
+        stack: Stack) -> None:
+    """questbot asks only through the installation the repository was deleted from. Restored
+    into another installation's reach (here: moved to another account on all repositories, with
+    nothing sent), it is not this installation's to see: 404, and the quest waits."""
+    installation = on_all_repositories(stack)
+    story = await deleted_under_a_parked_quest(stack)
+    (repo_id,) = stack.fake.world.deleted
+    repo = stack.fake.restore_repository(REPO, user=MAINTAINER)
+    elsewhere = stack.fake.world.installation_for("elsewhere")
+    elsewhere.repository_selection = "all"
+    repo.installation_id = elsewhere.id
+    since = len(stack.fake.requests)
+    await stack.advance(CHECK_MINUTES)
+    await stack.advance(CHECK_MINUTES)
+    assert looks(stack, since) == [(f"/repositories/{repo_id}", 404, installation)] * 2
+    assert all(held == installation for _, _, held in looks(stack))
+    assert (await stack.quest(story.quest_id)).state is State.PARKED
+
+
+async def test_on_all_repositories_an_added_webhook_takes_the_quest_up_before_any_look(
+        stack: Stack) -> None:
+    """Should GitHub send ``installation_repositories`` ``added`` for a restored repository on
+    an installation on all repositories (undocumented either way), it is taken as on selected
+    repositories, and the look has nothing left to ask."""
+    installation = on_all_repositories(stack)
+    story = await deleted_under_a_parked_quest(stack)
+    stack.fake.restore_repository(REPO, user=MAINTAINER)
+    await stack.fake.add_to_installation(REPO, installation, user=MAINTAINER)
+    added = [d.delivery.payload for d in stack.fake.deliveries
+             if d.delivery.event == "installation_repositories"][-1]
+    assert added["repository_selection"] == "all"
+    since = len(stack.fake.requests)
+    await story.step("restored, and added on all repositories", State.HYPOTHESISED)
+    assert looks(stack, since) == []
+    await stack.advance(CHECK_MINUTES)
+    assert looks(stack, since) == []
+
+
+async def test_a_look_asks_once_per_repository_and_at_most_its_batch(stack: Stack) -> None:
+    """Quests waiting on one repository cost one request a look; with more repositories
+    waiting than a look asks about, each is asked in turn."""
+    installation = on_all_repositories(stack)
+    story = await deleted_under_a_parked_quest(stack)
+    (repo_id,) = stack.fake.world.deleted
+    memory = stack.runtime.worker.intake.memory
+    at = stack.clock()
+    # a second quest on the same repository, and one on another deleted repository
+    await note_deleted(stack.web_client, memory, "q-second", repo_id, at, installation)
+    await note_deleted(stack.web_client, memory, "q-other", 987_654, at, installation)
+    sweep = stack.runtime.worker.restorable
+    assert sweep is not None
+    since = len(stack.fake.requests)
+    await stack.advance(CHECK_MINUTES)
+    assert sorted(looks(stack, since)) == [(f"/repositories/{repo_id}", 404, installation),
+                                           ("/repositories/987654", 404, installation)]
+    sweep.check_batch = 1
+    since = len(stack.fake.requests)
+    for _ in range(4):
+        await stack.advance(CHECK_MINUTES)
+    asked = [path for path, _, _ in looks(stack, since)]
+    assert len(asked) == 4 and set(asked[0::2]) != set(asked[1::2])
+    assert sorted(asked) == sorted([f"/repositories/{repo_id}", "/repositories/987654"] * 2)
+    assert (await stack.quest(story.quest_id)).state is State.PARKED

@@ -12,7 +12,12 @@ or a token: the worker and the agent get a Forge, or a ``GitHost``, from ``Forge
 
 from __future__ import annotations
 
+from typing import Any
+
+import gidgethub
+
 from bot.adapters import GitHost
+from bot.github.auth import InstallationTokenError
 from bot.github.client import GitHubClients
 from bot.github.forge.git import GitData
 from bot.github.forge.logs import JobLogs
@@ -81,6 +86,27 @@ class Forges:
 
     async def moved(self, known: str, now: str) -> None:
         await self.clients.moved(known, now)
+
+    async def repository_by_id(self, installation_id: int,
+                               repository_id: int) -> dict[str, Any] | None:
+        """The repository of ``repository_id`` as ``installation_id`` sees it now
+        (``GET /repositories/{id}``, where GitHub's redirects point: BEHAVIOUR §23), or
+        ``None`` when GitHub answers 404 — deleted, or out of the installation's reach — or
+        will not issue the installation a token (uninstalled: 404; suspended: 403). Anything
+        else (5xx, a timeout, a rate limit) is raised: the caller asks again later."""
+        try:
+            gh = await self.clients.for_installation(installation_id)
+        except InstallationTokenError as exc:
+            if exc.status in (401, 403, 404):
+                return None
+            raise
+        try:
+            answer = await gh.getitem(f"/repositories/{int(repository_id)}")
+        except gidgethub.BadRequest as exc:
+            if status_of(exc) == 404:
+                return None
+            raise
+        return answer if isinstance(answer, dict) else None
 
 
 __all__ = [

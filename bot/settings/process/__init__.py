@@ -37,6 +37,7 @@ questbot that cannot check signatures must not start at all.
 | ``QUESTBOT_EXPORT_DIR`` | unset | compacted records exported to files there |
 | ``QUESTBOT_EXPORT_AFTER_DAYS`` | ``30`` | days (or less: ``0.01``) after compaction to export |
 | ``QUESTBOT_RESTORABLE_DAYS`` | ``90`` | days a quest waits for its deleted repository |
+| ``QUESTBOT_RESTORED_CHECK_S`` | ``600`` | seconds between two looks for restored repositories |
 
 ``.env``. The values of ``./.env`` lie under the process environment, and a variable set in
 the environment wins (``bot.settings.process.environment``).
@@ -117,6 +118,12 @@ class Config(SandboxConfig, ModelConfig):
     """Days a quest parked by its repository's deletion waits for the repository to be
     restored before it is abandoned (``bot.repository.restorable``): GitHub's 90 by default,
     as long as it lets an owner restore one."""
+    restored_check_s: float = Field(default=600,
+                                    validation_alias="QUESTBOT_RESTORED_CHECK_S")
+    """Seconds between two looks on GitHub for a deleted repository restored with no event
+    sent (an installation on all repositories: ``bot.repository.restorable``): at most one
+    request per waiting repository a look, 50 at most, so at most ``50 * 3600 / this`` an
+    hour (300 by default). From 60 (a minute) to 86,400 (a day)."""
 
     _private_key: SecretStr = PrivateAttr()
     _warnings: tuple[str, ...] = PrivateAttr(default=())
@@ -281,6 +288,11 @@ class Config(SandboxConfig, ModelConfig):
     @classmethod
     def _restorable(cls, value: object) -> float:
         return checks.decimal(value, 0.001, 36_500)
+
+    @field_validator("restored_check_s", mode="before")
+    @classmethod
+    def _restored_check(cls, value: object) -> float:
+        return checks.decimal(value, 60, 86_400)
 
     @field_validator("export_dir")
     @classmethod

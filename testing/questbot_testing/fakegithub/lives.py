@@ -28,8 +28,11 @@ answers from then on, and sending the webhooks GitHub sends for it (BEHAVIOUR.md
   repositories/creating-and-managing-repositories/restoring-a-deleted-repository). It comes
   back under its name with its id, issues and pull requests. GitHub documents no webhook for
   it — the ``repository`` schemas have no such action and the REST description no endpoint —
-  so the fake sends none; and since the App was told the repository was removed, its tokens
-  reach it only once it is given access again (``installation_repositories`` ``added``).
+  so the fake sends none. On an installation on selected repositories, since the App was told
+  the repository was removed, its tokens reach it only once it is given access again
+  (``installation_repositories`` ``added``); on one on *all* repositories (every repository of
+  the account, "current and future") they reach it at once, and still nothing is sent — the
+  App finds it only by asking (``GET /repositories/{id}``, ``server._by_name``).
 * **A branch deleted:** ``push`` with ``deleted: true`` and an all-zero ``after``; an open
   pull request from it is closed by GitHub (``pull_request`` ``closed``, sent by whoever
   deleted the branch).
@@ -108,7 +111,7 @@ class Lives(Sending):
         await self._about_installation(
             "installation_repositories", "removed.payload.json", installation,
             {"repositories_removed": [self._listed(repo)], "repositories_added": [],
-             "repository_selection": "selected"}, sender=user)
+             "repository_selection": installation.repository_selection}, sender=user)
 
     async def add_to_installation(self, full_name: str, installation_id: int, *,
                                   user: str) -> None:
@@ -118,7 +121,9 @@ class Lives(Sending):
             "installation_repositories", "added.payload.json",
             self.world.installations[installation_id],
             {"repositories_added": [self._listed(repo)], "repositories_removed": [],
-             "repository_selection": "selected"}, sender=user)
+             "repository_selection":
+                 self.world.installations[installation_id].repository_selection},
+            sender=user)
 
     async def uninstall(self, installation_id: int, *, user: str) -> None:
         installation = self.world.installations.pop(installation_id)
@@ -201,19 +206,24 @@ class Lives(Sending):
         await self._about_installation(
             "installation_repositories", "removed.payload.json", installation,
             {"repositories_removed": [self._listed(repo)], "repositories_added": [],
-             "repository_selection": "selected"}, sender=user)
+             "repository_selection": installation.repository_selection}, sender=user)
 
     def restore_repository(self, full_name: str, *, user: str) -> Repository:
-        """An owner restores the deleted ``full_name``: it is back, id and all, but out of the
-        App's reach until it is added to the installation again; nothing is sent (GitHub
-        documents no event for a restore). ``user`` is who restored it, for the reader."""
+        """An owner restores the deleted ``full_name``: it is back, id and all; nothing is sent
+        (GitHub documents no event for a restore). An installation on all of the account's
+        repositories covers it again at once; one on selected repositories only once it is
+        added again. ``user`` is who restored it, for the reader."""
         del user  # GitHub tells the App nothing, so nobody is named anywhere
         if self.world.repository(full_name) is not None:
             raise ValueError(f"{full_name} exists: GitHub restores no repository over another")
         (repo,) = [r for r in self.world.deleted.values()
                    if r.full_name.lower() == full_name.lower()]
         del self.world.deleted[repo.id]
-        repo.installation_id = 0  # the App was sent ``removed``: it covers it no more
+        every = [i for i in self.world.installations.values()
+                 if i.account.lower() == repo.owner.lower() and i.repository_selection == "all"]
+        # the App was sent ``removed``: an installation on selected repositories covers it no
+        # more; one on all of them covers every repository the account has
+        repo.installation_id = every[0].id if every else 0
         self.world.repositories[repo.full_name.lower()] = repo
         return repo
 

@@ -282,6 +282,9 @@ class FakeGitHub(Credentials, Actions, Landing):
         if moved is not None:
             return moved, identity
         raw_path = self._by_name(raw_path)
+        gone = self._no_such_id(request, exchange, raw_path)
+        if gone is not None:
+            return gone, identity
         found = self.api.match(request.method, raw_path)
         if not isinstance(found, Match):
             problem = "method not documented for this path" if found else "no such operation"
@@ -409,6 +412,26 @@ class FakeGitHub(Credentials, Actions, Landing):
             if str(repo.id) == head:
                 return f"/repos/{repo.full_name}" + (f"/{rest}" if rest else "")
         return raw_path
+
+    def _no_such_id(self, request: web.Request, exchange: Exchange, raw_path: str) -> Reply | None:
+        """``/repositories/<id>/…`` for an id no repository has now — deleted, or never there:
+        GitHub answers 404 ``Not Found`` (after the credentials, as for any repository it does
+        not show). The operation is the one the path names by name (``repos/get`` for the
+        repository itself): GitHub's REST description has no ``/repositories/{id}`` paths, and
+        its redirects and pagination links are what point there (``_by_name``)."""
+        if not raw_path.startswith("/repositories/"):
+            return None
+        head, _, rest = raw_path.removeprefix("/repositories/").partition("/")
+        if not head.isdigit():
+            return None
+        found = self.api.match(request.method, "/repos/-/-" + (f"/{rest}" if rest else ""))
+        if isinstance(found, Match):
+            exchange.operation_id = found.operation.operation_id
+        try:
+            self._authenticate(request, raw_path)
+        except GitHubError as exc:
+            return exc.reply()
+        return not_found().reply()
 
     def _throttled(self) -> Reply:
         status = self._throttle.status

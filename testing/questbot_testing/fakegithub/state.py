@@ -44,6 +44,10 @@ class Installation:
     account_type: str = "Organization"
     suspended_at: str | None = None
     """Set while the installation is suspended: GitHub refuses its tokens (BEHAVIOUR §23)."""
+    repository_selection: str = "selected"
+    """``selected``: the repositories it was given; ``all``: every repository of the account,
+    "current and future" as the install page says, so a repository restored there is covered
+    again with nothing sent (**unconfirmed**: GitHub documents no event either way)."""
 
 
 @dataclass

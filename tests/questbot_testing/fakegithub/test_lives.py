@@ -282,3 +282,50 @@ async def test_a_repository_is_not_restored_over_one_made_under_its_name(
         fake.restore_repository(REPO, user="alice")
     assert fake.repo(REPO).id == made.id
     fake.assert_clean()
+
+
+async def test_a_repository_is_asked_for_by_id_through_the_installation_that_covers_it(
+        fake: FakeGitHub) -> None:
+    """``GET /repositories/{id}``: GitHub's redirects point there (BEHAVIOUR §23), and it
+    answers the repository as ``repos/get`` does — to a token of an installation that covers
+    it; 404 ``Not Found`` for a deleted repository, an id nobody has, or a repository outside
+    the installation. Restored on an installation on *all* repositories, the repository is
+    covered again at once and nothing is sent; on selected repositories, only once added."""
+    repo = fake.repo(REPO)
+    installation = fake.world.installations[repo.installation_id]
+    installation.repository_selection = "all"
+    auth = "token " + fake.installation_token(installation.id)
+    other = fake.world.installation_for("elsewhere")
+    theirs = fake.create_repository("elsewhere/tool", {"README.md": "x"},
+                                    installation_id=other.id)
+    status, body, _ = await _send(fake, "GET", f"/repositories/{repo.id}", auth=auth)
+    assert (status, body["id"], body["full_name"]) == (200, repo.id, REPO)
+    status, body, _ = await _send(fake, "GET", f"/repositories/{theirs.id}", auth=auth)
+    assert (status, body["message"]) == (404, "Not Found")  # another installation's
+    await fake.delete_repository(REPO, user="alice")
+    removed = _last(fake, "installation_repositories")
+    assert removed["repository_selection"] == "all"
+    assert _problems("installation_repositories", removed) == []
+    status, body, _ = await _send(fake, "GET", f"/repositories/{repo.id}", auth=auth)
+    assert (status, body["message"]) == (404, "Not Found")
+    status, _, _ = await _send(fake, "GET", "/repositories/1", auth="token nope")
+    assert status == 401  # the credentials first, as for any repository
+    sent = len(fake.deliveries)
+    fake.restore_repository(REPO, user="alice")
+    assert len(fake.deliveries) == sent
+    status, body, _ = await _send(fake, "GET", f"/repositories/{repo.id}", auth=auth)
+    assert (status, body["id"], body["full_name"]) == (200, repo.id, REPO)
+    asked = [e for e in fake.requests if e.path.startswith("/repositories/")]
+    assert {e.operation_id for e in asked} == {"repos/get"}
+    fake.assert_clean()  # each 200 checked against ``repos/get``'s published schema
+
+
+async def test_a_repository_restored_on_selected_repositories_stays_out_of_reach_by_id(
+        fake: FakeGitHub) -> None:
+    repo = fake.repo(REPO)
+    auth = "token " + fake.installation_token(repo.installation_id)
+    await fake.delete_repository(REPO, user="alice")
+    fake.restore_repository(REPO, user="alice")
+    status, _, _ = await _send(fake, "GET", f"/repositories/{repo.id}", auth=auth)
+    assert status == 404
+    fake.assert_clean()
