@@ -85,6 +85,8 @@ def utcnow() -> datetime:
 class _Item:
     index: int
     event: Event
+    qid: str
+    """The event's quest, read once: an attribute of a pydantic model is a slow look-up."""
     before: Quest | None = None
     version: int = 0
     transition_quest: Quest | None = None
@@ -153,13 +155,13 @@ class Journal(JournalReads):
         applied in the order given. Refusals are returned in place, not raised."""
         wait = self.durable if durable is None else durable
         results: list[Applied | InvalidTransition | None] = [None] * len(events)
-        queue = [_Item(i, e) for i, e in enumerate(events)]
+        queue = [_Item(i, e, e.quest_id) for i, e in enumerate(events)]
         while queue:
             this_round: list[_Item] = []
             later: list[_Item] = []
             seen: set[str] = set()
             for item in queue:
-                qid = item.event.quest_id
+                qid = item.qid
                 (later if qid in seen else this_round).append(item)
                 seen.add(qid)
             retry = await self._round(this_round, policy, results, wait)
@@ -176,16 +178,18 @@ class Journal(JournalReads):
         # 1. read the snapshots we do not hold (with the dedupe check and the outbox length)
         # a quest's first event needs no read: it is stepped on "no quest, version 0", and the
         # script's version check sends it back here if the quest exists after all
-        fresh = [it for it in items if it.event.type == "signal_sensed" and it.conflicts == 0
-                 and it.event.quest_id not in self._cache]
-        for it in fresh:
-            it.loaded, it.version, it.before, it.at = True, 0, None, None
-        uncached = [it for it in items if it.event.quest_id not in self._cache
-                    and not it.loaded]
+        uncached: list[_Item] = []
+        for it in items:
+            if it.qid in self._cache or it.loaded:
+                continue
+            if it.conflicts == 0 and it.event.type == "signal_sensed":  # fresh
+                it.loaded, it.version, it.before, it.at = True, 0, None, None
+            else:
+                uncached.append(it)
         if uncached:
             batch = Batch()
             for it in uncached:
-                k = quest_keys(it.event.quest_id)
+                k = quest_keys(it.qid)
                 batch.add("HMGET", k.snap, "v", "quest")
                 batch.add("HGET", k.ids, it.event.id)
                 batch.add("XLEN", k.outbox)
@@ -199,18 +203,18 @@ class Journal(JournalReads):
                         raise reply
                 v, qjson = snap
                 if v is not None and qjson is None:  # compacted: its keys come back first
-                    await thaw(self.client, it.event.quest_id)
+                    await thaw(self.client, it.qid)
                     it.conflicts += 1
                     it.loaded, it.version = False, -1  # read again next round
                     retry.append(it)
                     continue
-                read.append((it, parse(it.event.quest_id, v, qjson), seen_at, outbox_len))
+                read.append((it, parse(it.qid, v, qjson), seen_at, outbox_len))
             # a snapshot that lags is caught up with the entries after it (``snapshots``)
             await catch_up(self.client, [stored for _, stored, _, _ in read])
             for it, stored, seen_at, outbox_len in read:
                 quest, version = stored.quest, stored.version
                 if quest is not None:
-                    self._remember(it.event.quest_id, version, quest, stored.at, it.head)
+                    self._remember(it.qid, version, quest, stored.at, it.head)
                 if seen_at is not None and quest is not None:
                     results[it.index] = Applied(it.event.id, quest, (), int(seen_at),
                                                 duplicate=True)
@@ -223,7 +227,7 @@ class Journal(JournalReads):
         for it in items:
             if it.version == -1:
                 continue
-            qid = it.event.quest_id
+            qid = it.qid
             cached = not it.loaded
             it.loaded = False
             held = self._cache.get(qid)
@@ -259,7 +263,7 @@ class Journal(JournalReads):
                     it.event_json = dump_event(it.event)
                 digest = it.digest = self._policies.digest(it.policy)
                 args: list[bytes | str | int] = [
-                    it.version, digest, self._policies.body(it.event.quest_id, digest,
+                    it.version, digest, self._policies.body(it.qid, digest,
                                                             it.policy),
                     1 + len(it.follow_ups), it.event.id, it.event_json]
                 for then in it.follow_ups:
@@ -271,7 +275,7 @@ class Journal(JournalReads):
                 for effect in it.effects:
                     args += [effect.key, dump_effect(effect)]
                 if it.head is None:
-                    it.head = self._head(it.event.quest_id)
+                    it.head = self._head(it.qid)
                 batch.call(it.head, *args)
             waitaof = self.durability.command() if wait else None
             if waitaof is not None:
@@ -282,7 +286,7 @@ class Journal(JournalReads):
             reload_scripts = False
             recorded_at = versions()["quest"] > 1  # a version 2 record names its version
             for it, reply in zip(stepped, replies, strict=False):
-                qid = it.event.quest_id
+                qid = it.qid
                 if isinstance(reply, redis.exceptions.NoScriptError):
                     reload_scripts = True
                     retry.append(it)
