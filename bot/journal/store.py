@@ -214,6 +214,7 @@ class Journal(JournalReads):
             for it, stored, seen_at, outbox_len in read:
                 quest, version = stored.quest, stored.version
                 if quest is not None:
+                    it.head = it.head or self._head(it.qid)
                     self._remember(it.qid, version, quest, stored.at, it.head)
                 if seen_at is not None and quest is not None:
                     results[it.index] = Applied(it.event.id, quest, (), int(seen_at),
@@ -230,12 +231,8 @@ class Journal(JournalReads):
             qid = it.qid
             cached = not it.loaded
             it.loaded = False
-            held = self._cache.get(qid)
             if cached:
-                assert held is not None
-                it.version, it.before, it.at, _written, it.head = held
-            elif held is not None:  # read this round and held since: its call is packed
-                it.head = held[4]
+                it.version, it.before, it.at, _written, it.head = self._cache[qid]
             it.policy = _policy(policy, qid)
             try:
                 t = step(it.before, it.event, it.policy)
@@ -295,7 +292,7 @@ class Journal(JournalReads):
                     raise reply
                 status, version_, *_ = text(reply).split()
                 if status == "ok":
-                    assert it.transition_quest is not None
+                    assert it.transition_quest is not None and it.head is not None
                     version = int(version_)
                     if it.transition_quest.state not in TERMINAL:  # ``_remember`` says why
                         self._policies.stored(qid, it.digest)
@@ -395,7 +392,7 @@ class Journal(JournalReads):
                        k.outbox, k.policies)
 
     def _remember(self, quest_id: str, version: int, quest: Quest, at: int | None,
-                  head: Head | None = None) -> None:
+                  head: Head) -> None:
         """Hold the quest at ``version``; ``at`` is the version its stored snapshot record is
         at (``None``: a version 1 record, so the next apply writes one in full)."""
         if quest.state in TERMINAL:
@@ -407,7 +404,7 @@ class Journal(JournalReads):
             self.forget(quest_id)
             return
         now = self.timer()
-        self._cache[quest_id] = (version, quest, at, now, head or self._head(quest_id))
+        self._cache[quest_id] = (version, quest, at, now, head)
         self._cache.move_to_end(quest_id)
         while len(self._cache) > self.cache_size:
             self._policies.forget(self._cache.popitem(last=False)[0])
