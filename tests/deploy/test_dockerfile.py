@@ -12,7 +12,8 @@ from tests.deploy import files
 
 RUNTIME = {"git": "checkouts and pushes (git 2.31+)",
            "bubblewrap": "the sandbox of every proof, check and agent",
-           "util-linux": "prlimit, the sandbox's limits"}
+           "util-linux": "prlimit, the sandbox's limits",
+           "python-is-python3": "`python` for repositories' checks in the sandbox"}
 """What scripts/setup installs that the worker itself runs: the image must have each."""
 TEST_ONLY = {"redis-server": "the tests' Redis (compose.yaml runs Redis's own image)",
              "redis-tools": "redis-cli, for the tests' local cluster",
@@ -25,7 +26,6 @@ TEST_ONLY = {"redis-server": "the tests' Redis (compose.yaml runs Redis's own im
 belongs in the image."""
 IMAGE_OWN = {"python3": "the interpreter (Debian's, not a /usr/local build)",
              "python3-venv": "the virtual environment questbot is installed into",
-             "python-is-python3": "`python` for repositories' checks in the sandbox",
              "ca-certificates": "HTTPS to GitHub and the model endpoint",
              "tini": "PID 1: signals forwarded, orphans reaped"}
 """What the image installs that a developer's machine has already."""
