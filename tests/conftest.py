@@ -10,6 +10,7 @@ started once a session, flushed before each test). ``QUESTBOT_TEST_REDIS=cluster
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -68,6 +69,17 @@ def redis_sync(redis_url: str) -> Iterator[redis.Redis]:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cluster_too: run the module's redis_async tests on "
                             "one Redis and on the local Redis Cluster")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The files that hold a ``slow`` test first, then the rest by their number of tests, each
+    file's tests in their own order. scripts/test hands pytest-xdist whole files in this order
+    (``--no-loadscope-reorder``); its own order, by number of tests alone, left the files of a
+    test or two that take a minute (the image, the soak) to the end, where one or two of them
+    ran with nothing beside them for the last minutes of the run."""
+    slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    tests = Counter(item.path for item in items)
+    items.sort(key=lambda item: (item.path not in slow, -tests[item.path], str(item.path)))
 
 
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:

@@ -17,11 +17,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from questbot_testing.bugs import BY_NAME
 from questbot_testing.modelserver.make_bugs import conversations
 from questbot_testing.modelserver.server import ModelServer, recorded
 
 ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # each runs a script whole
 
 
 def run_bench(script: str, *args: str, timeout: float = 150) -> dict[str, Any]:

@@ -47,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CLIS = Path(os.environ.get("QUESTBOT_CACHE", ROOT / ".cache")) / "clis"
 KEY = "sk-questbot-test"
 
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.timeout(600), pytest.mark.slow]
 
 
 @pytest.fixture(scope="module")

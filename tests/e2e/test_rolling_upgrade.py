@@ -23,6 +23,8 @@ from questbot_testing.sample import sample_spec
 from questbot_testing.scenario import MAINTAINER, REPO, Story, setup_repository
 from questbot_testing.stack import Stack, unpaced
 
+pytestmark = pytest.mark.slow  # each takes quests through two releases' workers (~15 s)
+
 RELEASES = {"before evidence 2": {"evidence": 1, "quest": 1},
             "before the lagging snapshot": {"quest": 1}}
 

@@ -32,6 +32,7 @@ from bot.github.signature import sign
 
 ROOT = Path(__file__).resolve().parents[2]
 SECRET = "questbot-ingress-test-secret"
+pytestmark = pytest.mark.slow  # each waits out the web process's deadlines
 DEADLINE = 5.0
 """What the web process allows for a request's headers, and for its body."""
 MARGIN = 4.0
